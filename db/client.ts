@@ -1,0 +1,97 @@
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import path from "node:path";
+import postgres from "postgres";
+import { env } from "../server/env";
+import { acquireDataDirLock, releaseDataDirLock } from "./data-dir-lock";
+import * as schema from "./schema";
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+/** A transaction handle; domain operations take `Db | Tx` where they may run inside one. */
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+
+export interface Database {
+  db: Db;
+  driver: "pglite" | "postgres";
+  close(): Promise<void>;
+}
+
+export const migrationsFolder = path.join(process.cwd(), "db/migrations");
+
+export interface OpenOptions {
+  /** PostgreSQL URL; when absent, embedded PGlite. */
+  url?: string;
+  /** PGlite data directory; when absent (and no url), an in-memory database. */
+  dataDir?: string;
+  /** A PGlite snapshot (from dumpDataDir) to start from: tests use a migrated one. */
+  loadDataDir?: Blob;
+  migrate?: boolean;
+}
+
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  if (opts.url) {
+    if (opts.migrate !== false) await migrateOnPostgres(opts.url);
+    const client = postgres(opts.url, { max: 10, onnotice: () => {} });
+    return {
+      db: drizzlePostgres(client, { schema }) as unknown as Db,
+      driver: "postgres",
+      close: () => client.end({ timeout: 5 }),
+    };
+  }
+  if (opts.dataDir) acquireDataDirLock(opts.dataDir);
+  try {
+    const client = await PGlite.create({
+      dataDir: opts.dataDir ? path.join(opts.dataDir, "pglite") : undefined,
+      loadDataDir: opts.loadDataDir,
+    });
+    const db = drizzlePglite(client, { schema }) as unknown as Db;
+    if (opts.migrate !== false) await migratePglite(db as never, { migrationsFolder });
+    return {
+      db,
+      driver: "pglite",
+      close: async () => {
+        await client.close();
+        if (opts.dataDir) releaseDataDirLock(opts.dataDir);
+      },
+    };
+  } catch (err) {
+    if (opts.dataDir) releaseDataDirLock(opts.dataDir);
+    throw err;
+  }
+}
+
+/** Several processes may start at once (server, CLI, test workers): one migrates at a time. */
+async function migrateOnPostgres(url: string) {
+  const client = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await client`select pg_advisory_lock(727274)`;
+    await migratePostgres(drizzlePostgres(client), { migrationsFolder });
+  } finally {
+    await client`select pg_advisory_unlock(727274)`.catch(() => {});
+    await client.end({ timeout: 5 });
+  }
+}
+
+const holder = globalThis as unknown as { __gcsDatabase?: Promise<Database> };
+
+/** The process-wide database, opened and migrated on first use. */
+export function getDatabase(): Promise<Database> {
+  holder.__gcsDatabase ??= openDatabase({ url: env.databaseUrl, dataDir: env.dataDir }).catch((err) => {
+    holder.__gcsDatabase = undefined;
+    throw err;
+  });
+  return holder.__gcsDatabase;
+}
+
+export async function getDb(): Promise<Db> {
+  return (await getDatabase()).db;
+}
+
+/** Tests and scripts install their own database (a PGlite snapshot, a test database). */
+export function setDatabase(database: Promise<Database>) {
+  holder.__gcsDatabase = database;
+}

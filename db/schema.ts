@@ -1,0 +1,185 @@
+import { sql } from "drizzle-orm";
+import {
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from "drizzle-orm/pg-core";
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+const createdAt = () => ts("created_at").notNull().defaultNow();
+
+export const tenants = pgTable("tenants", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  channelLimit: integer("channel_limit").notNull().default(10),
+  createdAt: createdAt(),
+});
+
+export const users = pgTable("users", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+  email: text("email").notNull().unique(),
+  name: text("name").notNull(),
+  passwordHash: text("password_hash").notNull(),
+  createdAt: createdAt(),
+});
+
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** First characters of the key, shown in the dashboard to tell keys apart. */
+    prefix: text("prefix").notNull(),
+    keyHash: text("key_hash").notNull().unique(),
+    createdAt: createdAt(),
+    lastUsedAt: ts("last_used_at"),
+    revokedAt: ts("revoked_at"),
+  },
+  (t) => [index("api_keys_tenant_idx").on(t.tenantId)],
+);
+
+export const channels = pgTable(
+  "channels",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    status: text("status", { enum: ["connecting", "connected", "disconnected"] }).notNull(),
+    /** The provider's own name for the connection (an Evolution instance, a simulator device). */
+    providerRef: text("provider_ref").notNull(),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [index("channels_tenant_idx").on(t.tenantId, t.createdAt)],
+);
+
+export const segments = pgTable(
+  "segments",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [index("segments_tenant_idx").on(t.tenantId, t.createdAt)],
+);
+
+export const segmentChannels = pgTable(
+  "segment_channels",
+  {
+    segmentId: text("segment_id").notNull().references(() => segments.id, { onDelete: "cascade" }),
+    channelId: text("channel_id").notNull().references(() => channels.id, { onDelete: "cascade" }),
+    position: integer("position").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.segmentId, t.channelId] })],
+);
+
+export const segmentGroups = pgTable(
+  "segment_groups",
+  {
+    segmentId: text("segment_id").notNull().references(() => segments.id, { onDelete: "cascade" }),
+    groupId: text("id_group").notNull(),
+    /** The channel that sends to this group: the first of the segment's channels that has it. */
+    channelId: text("channel_id").notNull().references(() => channels.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    position: integer("position").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.segmentId, t.groupId] })],
+);
+
+export const monitoringGroups = pgTable("monitoring_groups", {
+  segmentId: text("segment_id").primaryKey().references(() => segments.id, { onDelete: "cascade" }),
+  channelId: text("channel_id").notNull().references(() => channels.id, { onDelete: "cascade" }),
+  groupId: text("id_group").notNull(),
+  name: text("name").notNull(),
+  createdAt: createdAt(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    /** sha256 of method, path and canonical body: a different request under the same key is refused. */
+    fingerprint: text("fingerprint").notNull(),
+    state: text("state", { enum: ["in_progress", "done"] }).notNull(),
+    responseStatus: integer("response_status"),
+    responseBody: text("response_body"),
+    /** An in-progress claim older than this was abandoned by a crashed request and may be taken over. */
+    lockedUntil: ts("locked_until").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.key] }), index("idempotency_created_idx").on(t.createdAt)],
+);
+
+/** Buckets of rate-limiter-flexible's RateLimiterDrizzle (columns named as it expects). */
+export const rateLimitBuckets = pgTable("rate_limit_buckets", {
+  key: text("key").primaryKey(),
+  points: integer("points").notNull().default(0),
+  expire: ts("expire"),
+});
+
+/** Events for webhooks, written in the same transaction as the change that causes them. */
+export const outboxEvents = pgTable(
+  "outbox_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    type: text("type", { enum: ["campaign_status", "campaign_progress", "channel_status"] }).notNull(),
+    payload: jsonb("payload").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("outbox_tenant_idx").on(t.tenantId, t.id)],
+);
+
+// --- Simulated messaging platform (used only while MESSAGING_PROVIDER=simulator) ---
+
+export const simulatorChannels = pgTable("simulator_channels", {
+  channelId: text("channel_id").primaryKey(),
+  /** false after POST /api/simulator/channels/{id}/state {"connected": false}. */
+  online: boolean("online").notNull().default(true),
+  pairsAt: ts("pairs_at").notNull(),
+  paired: boolean("paired").notNull().default(false),
+});
+
+export const simulatorFailures = pgTable("simulator_failures", {
+  groupId: text("id_group").primaryKey(),
+  failNext: integer("fail_next").notNull().default(0),
+  always: boolean("always").notNull().default(false),
+});
+
+export const simulatorConfig = pgTable("simulator_config", {
+  id: integer("id").primaryKey().default(1),
+  latencyMs: integer("latency_ms").notNull().default(0),
+});
+
+export const simulatorMessages = pgTable(
+  "simulator_messages",
+  {
+    deliveryKey: text("delivery_key").primaryKey(),
+    messageId: text("message_id").notNull(),
+    channelId: text("id_channel").notNull(),
+    groupId: text("id_group").notNull(),
+    campaignId: text("id_campaign"),
+    messageType: text("message_type").notNull(),
+    text: text("text"),
+    mediaUrl: text("media_url"),
+    fileName: text("file_name"),
+    cards: jsonb("cards"),
+    mentionAll: boolean("mention_all").notNull().default(false),
+    linkPreview: boolean("link_preview").notNull().default(false),
+    sentAt: ts("sent_at").notNull().default(sql`now()`),
+    readAt: ts("read_at"),
+  },
+  (t) => [index("simulator_messages_channel_idx").on(t.channelId, t.sentAt)],
+);

@@ -1,0 +1,75 @@
+import { z } from "zod";
+import { ownerProcedure, router } from "../trpc";
+import { createChannel } from "./create-channel";
+import { editChannel } from "./edit-channel";
+import { listChannels } from "./list-channels";
+import { listGroups } from "./list-groups";
+import {
+  channelSummary,
+  createChannelInput,
+  createChannelOutput,
+  editChannelInput,
+  editChannelOutput,
+  listGroupsInput,
+  listGroupsOutput,
+} from "./schema";
+
+const tags = ["Channels"];
+
+export const channelsRouter = router({
+  create: ownerProcedure
+    .meta({
+      openapi: { method: "POST", path: "/external/create-channel", tags, summary: "Create a channel", protect: true, errorResponses: [400, 401, 403, 409, 422, 429, 500] },
+      successStatus: 201,
+      idempotent: true,
+    })
+    .input(createChannelInput)
+    .output(createChannelOutput)
+    .mutation(async ({ ctx, input }) => {
+      const ch = await createChannel(ctx.db, ctx.provider, ctx.tenantId, input.name, ctx.now);
+      return {
+        success: true as const,
+        name: ch.name,
+        id_channel: ch.id,
+        channel_ref: ch.providerRef,
+        status: ch.status,
+        timestamp: ctx.now.toISOString(),
+      };
+    }),
+
+  edit: ownerProcedure
+    .meta({ openapi: { method: "PUT", path: "/external/edit-channel/{id_channel}", tags, summary: "Rename a channel", protect: true, errorResponses: [400, 401, 404, 429, 500] } })
+    .input(editChannelInput)
+    .output(editChannelOutput)
+    .mutation(async ({ ctx, input }) => {
+      const ch = await editChannel(ctx.db, ctx.tenantId, input.id_channel, input.name, ctx.now);
+      return {
+        success: true as const,
+        id_channel: ch.id,
+        name: ch.name,
+        status: ch.status,
+        message: "Channel updated",
+        timestamp: ctx.now.toISOString(),
+      };
+    }),
+
+  groups: ownerProcedure
+    .meta({ openapi: { method: "GET", path: "/external/list-groups/{id_channel}", tags, summary: "List the groups of a connected channel", protect: true, errorResponses: [400, 401, 404, 429, 500, 503] } })
+    .input(listGroupsInput)
+    .output(listGroupsOutput)
+    .query(async ({ ctx, input }) => {
+      const { channel, groups } = await listGroups(ctx.db, ctx.provider, ctx.tenantId, input.id_channel);
+      return { success: true as const, id_channel: channel.id, total_groups: groups.length, groups, timestamp: ctx.now.toISOString() };
+    }),
+
+  /** Dashboard: the tenant's channels. */
+  list: ownerProcedure.output(z.array(channelSummary)).query(async ({ ctx }) =>
+    (await listChannels(ctx.db, ctx.tenantId)).map((c) => ({
+      id_channel: c.id,
+      name: c.name,
+      status: c.status,
+      channel_ref: c.providerRef,
+      created_at: c.createdAt.toISOString(),
+    })),
+  ),
+});

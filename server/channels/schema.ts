@@ -1,0 +1,56 @@
+import { z } from "zod";
+import { idPattern } from "../ids";
+
+export const channelStatus = z.enum(["connecting", "connected", "disconnected"]).meta({
+  description: "connecting (awaiting pairing) → connected ⇄ disconnected",
+});
+
+export const idChannel = z
+  .string()
+  .regex(idPattern("channel"), "must be a channel token of the form channel_<uuid>")
+  .meta({ description: "Channel token", example: "channel_0b6f1c3e-8f7a-4d0e-9a51-3c2d8e4f5a60" });
+
+export const idGroup = z
+  .string()
+  .regex(/^\d{5,40}@g\.us$/, "must be a group id of the form <digits>@g.us")
+  .meta({ example: "120363012345678901@g.us" });
+
+const channelName = z.string().trim().min(1, "is required").max(120, "must be at most 120 characters");
+
+export const createChannelInput = z.object({ name: channelName });
+export const createChannelOutput = z.object({
+  success: z.literal(true),
+  name: z.string(),
+  id_channel: z.string(),
+  channel_ref: z.string().meta({ description: "The messaging platform's own reference for this connection (gateway instance)." }),
+  status: channelStatus,
+  timestamp: z.iso.datetime({ offset: true }),
+});
+
+export const editChannelInput = z.object({ id_channel: idChannel, name: channelName });
+export const editChannelOutput = z.object({
+  success: z.literal(true),
+  id_channel: z.string(),
+  name: z.string(),
+  status: channelStatus,
+  message: z.string(),
+  timestamp: z.iso.datetime({ offset: true }),
+});
+
+export const listGroupsInput = z.object({ id_channel: idChannel });
+export const group = z.object({ id_group: z.string(), name: z.string() });
+export const listGroupsOutput = z.object({
+  success: z.literal(true),
+  id_channel: z.string(),
+  total_groups: z.number().int(),
+  groups: z.array(group),
+  timestamp: z.iso.datetime({ offset: true }),
+});
+
+export const channelSummary = z.object({
+  id_channel: z.string(),
+  name: z.string(),
+  status: channelStatus,
+  channel_ref: z.string(),
+  created_at: z.iso.datetime({ offset: true }),
+});

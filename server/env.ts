@@ -1,0 +1,63 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+/** Every environment variable the service reads, in one place (the README's table mirrors this). */
+export const env = {
+  get port() {
+    return Number(process.env.PORT ?? 3000);
+  },
+  get appUrl() {
+    return (process.env.APP_URL ?? `http://localhost:${this.port}`).replace(/\/$/, "");
+  },
+  get dataDir() {
+    return path.resolve(process.env.DATA_DIR ?? ".data");
+  },
+  get databaseUrl() {
+    return process.env.DATABASE_URL || undefined;
+  },
+  get messagingProvider(): "simulator" | "evolution" {
+    return process.env.MESSAGING_PROVIDER === "evolution" ? "evolution" : "simulator";
+  },
+  get simulatorPairingMs() {
+    return Number(process.env.SIMULATOR_PAIRING_MS ?? 0);
+  },
+  get simulatorGroupsPerChannel() {
+    return Number(process.env.SIMULATOR_GROUPS_PER_CHANNEL ?? 20);
+  },
+  get defaultChannelLimit() {
+    return Number(process.env.DEFAULT_CHANNEL_LIMIT ?? 10);
+  },
+  get segmentGroupLimit() {
+    return Number(process.env.SEGMENT_GROUP_LIMIT ?? 50_000);
+  },
+  rateLimit: {
+    get apiKeyPerMinute() {
+      return Number(process.env.RATE_LIMIT_API_KEY_PER_MINUTE ?? 300);
+    },
+    get partnerPerMinute() {
+      return Number(process.env.RATE_LIMIT_PARTNER_PER_MINUTE ?? 120);
+    },
+    get oauthIpPerMinute() {
+      return Number(process.env.RATE_LIMIT_OAUTH_IP_PER_MINUTE ?? 30);
+    },
+    get failedAuthPerMinute() {
+      return Number(process.env.RATE_LIMIT_FAILED_AUTH_PER_MINUTE ?? 20);
+    },
+  },
+  get isProduction() {
+    return process.env.NODE_ENV === "production";
+  },
+};
+
+/** A secret from the environment, or one generated once and kept under DATA_DIR. */
+export function persistentSecret(envName: string, fileName: string, bytes = 32): string {
+  const fromEnv = process.env[envName];
+  if (fromEnv) return fromEnv;
+  const file = path.join(env.dataDir, fileName);
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(env.dataDir, { recursive: true });
+  const secret = randomBytes(bytes).toString("base64url");
+  writeFileSync(file, secret, { mode: 0o600, flag: "wx" });
+  return secret;
+}

@@ -1,0 +1,26 @@
+import type { Db } from "../../db/client";
+import { verifyApiKey } from "../keys/verify-api-key";
+import type { Caller } from "../trpc";
+
+/** `x-api-key` is canonical; `api-key` is accepted as an alias. */
+export function presentedApiKey(headers: Headers): string | undefined {
+  return headers.get("x-api-key")?.trim() || headers.get("api-key")?.trim() || undefined;
+}
+
+/** Establishes who calls the REST facade. Authorization (what they may do) is the procedure ladder's job. */
+export async function resolveRestCaller(db: Db, headers: Headers, now: Date): Promise<Caller> {
+  const key = presentedApiKey(headers);
+  if (key) {
+    const found = await verifyApiKey(db, key, now);
+    return found ? { kind: "apiKey", ...found } : { kind: "anonymous", credentials: "invalid" };
+  }
+  if (headers.get("authorization")) {
+    // Partner bearer tokens are resolved here once the OAuth server exists; until then they are invalid.
+    return { kind: "anonymous", credentials: "invalid" };
+  }
+  return { kind: "anonymous", credentials: "missing" };
+}
+
+export function clientIp(headers: Headers): string {
+  return headers.get("x-forwarded-for")?.split(",")[0]?.trim() || headers.get("x-real-ip") || "unknown";
+}

@@ -1,0 +1,102 @@
+import { TRPCError } from "@trpc/server";
+import { STATUS_CODES } from "node:http";
+import { DomainError, RateLimited, type EnvelopeExtras } from "../errors";
+
+export interface HttpResult {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
+export const jsonHeaders = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" };
+
+export const reasonPhrase = (status: number) => STATUS_CODES[status] ?? "Error";
+
+const defaultCodes: Record<number, string> = {
+  400: "bad_request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  405: "method_not_allowed",
+  409: "conflict",
+  413: "payload_too_large",
+  415: "unsupported_media_type",
+  422: "unprocessable_entity",
+  429: "rate_limited",
+  500: "internal_error",
+  501: "not_implemented",
+  503: "service_unavailable",
+};
+
+/** The spec's error envelope: {success:false, error:<reason phrase>, message, code?, current?, max?, …}. */
+export function errorResult(
+  status: number,
+  message: string,
+  code?: string,
+  extras: EnvelopeExtras = {},
+  headers: Record<string, string> = {},
+): HttpResult {
+  const body = { success: false, error: reasonPhrase(status), message, code: code ?? defaultCodes[status], ...extras };
+  return { status, body: JSON.stringify(body), headers: { ...jsonHeaders, ...headers } };
+}
+
+export function domainErrorResult(err: DomainError): HttpResult {
+  const headers: Record<string, string> = err instanceof RateLimited ? { "retry-after": String(err.retryAfterSeconds) } : {};
+  return errorResult(err.status, err.message, err.code, err.extras, headers);
+}
+
+interface ZodLikeIssue {
+  path: PropertyKey[];
+  message: string;
+  code?: string;
+}
+
+/** "name: is required; groups.2: must be a group id …": every message names its field. */
+export function describeIssues(issues: ZodLikeIssue[]): string {
+  return issues
+    .map((i) => {
+      const field = i.path.map(String).join(".") || "body";
+      return `${field}: ${i.message}`;
+    })
+    .join("; ");
+}
+
+/** Maps whatever a tRPC procedure threw to the envelope. */
+export function trpcErrorResult(error: TRPCError): HttpResult {
+  const cause = error.cause as unknown;
+  if (cause instanceof DomainError) return domainErrorResult(cause);
+  if (error.code === "BAD_REQUEST" && cause instanceof Error && cause.name === "ZodError") {
+    return errorResult(400, describeIssues((cause as unknown as { issues: ZodLikeIssue[] }).issues), "validation_error");
+  }
+  switch (error.code) {
+    case "PARSE_ERROR":
+      return errorResult(400, "The request body is not valid JSON.", "malformed_json");
+    case "NOT_FOUND":
+      return errorResult(404, error.message || "Not found");
+    case "PAYLOAD_TOO_LARGE":
+      return errorResult(413, "The request body is too large.");
+    case "UNSUPPORTED_MEDIA_TYPE":
+      return errorResult(400, "The request body must be JSON (Content-Type: application/json).", "unsupported_media_type");
+    case "INTERNAL_SERVER_ERROR":
+      return errorResult(500, "Internal server error");
+    default: {
+      const status = trpcStatus[error.code] ?? 500;
+      return errorResult(status, status === 500 ? "Internal server error" : error.message);
+    }
+  }
+}
+
+const trpcStatus: Partial<Record<TRPCError["code"], number>> = {
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_SUPPORTED: 405,
+  CONFLICT: 409,
+  UNPROCESSABLE_CONTENT: 422,
+  TOO_MANY_REQUESTS: 429,
+  NOT_IMPLEMENTED: 501,
+  SERVICE_UNAVAILABLE: 503,
+};
+
+export const toResponse = (r: HttpResult) => new Response(r.body, { status: r.status, headers: r.headers });

@@ -1,0 +1,147 @@
+import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
+import { env } from "../env";
+import { reasonPhrase } from "./envelope";
+import { appRouter } from "../root";
+import { restPrefix, restRoutes } from "./routes";
+
+const description = `
+REST API of the group messaging campaign service. Every decision the published API document leaves
+open is recorded here (and in the README).
+
+**Authentication.** Send the API key (\`sk_live_\` + 40 base62 characters) in \`x-api-key\` (canonical)
+or \`api-key\` (alias). Keys are created in the dashboard or with \`npm run admin -- create-api-key\`,
+shown once and stored only as SHA-256 hashes.
+
+**Ids.** \`channel_<uuid>\`, \`segment_<uuid>\`, \`campaign_<uuid>\` (lower-case uuid). A resource of
+another tenant answers 404, exactly like a missing one. A malformed id in a path answers 400.
+
+**Success statuses.** create-channel, create-segment and monitoring/group answer 201; everything else 200.
+
+**Errors.** Every non-2xx answer is the envelope
+\`{"success":false,"error":"<HTTP reason phrase>","message":"…","code":"…"}\`, plus \`current\`/\`max\`
+on count limits. Validation messages name the field (\`groups.2: must be a group id …\`). A wrong
+method answers 405 with \`Allow\`; an unknown path 404.
+
+**Channel status.** \`connecting\` (awaiting pairing) → \`connected\` ⇄ \`disconnected\`. Default
+channel limit per tenant: 10 (403 with \`current\` and \`max\`).
+
+**Segments.** Every group must exist in the given channels (400 naming the missing ones); a group found
+in several channels is sent through the first listed channel that has it. At most ${env.segmentGroupLimit}
+groups per segment (403 with \`current\`/\`max\`). edit-segment accepts \`name\`, \`id_channel\`,
+\`groups\` (lists replace the old ones); the monitoring group must stay outside the segment.
+edit-monitoring/group accepts \`id_channel\` + \`id_group\`, together. An empty body is 400.
+
+**Idempotency** (IETF draft; Stripe's semantics). \`Idempotency-Key\` (1–255 printable ASCII characters)
+on create-channel, create-segment and the create-campaign paths. Keys are scoped to the tenant and
+kept 24 h. The same key with the same method, path and body (compared as canonical JSON) replays the
+stored status and body byte for byte with \`Idempotent-Replayed: true\`. Same key, different request:
+422 \`idempotency_key_reused\`. Same key while the first request runs: 409 \`idempotency_in_progress\`.
+2xx and 4xx answers are stored; a 5xx is not, so a retry runs again.
+
+**Rate limits.** Per API key ${env.rateLimit.apiKeyPerMinute} requests per minute, per partner grant
+${env.rateLimit.partnerPerMinute}/min, per client IP on failed authentication
+${env.rateLimit.failedAuthPerMinute}/min, on the OAuth endpoints ${env.rateLimit.oauthIpPerMinute}/min. Every
+authenticated answer carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds);
+a 429 carries \`code: "rate_limited"\` and \`Retry-After\` (seconds). Buckets live in the database,
+shared by every process.
+`.trim();
+
+const envelopeSchema = {
+  type: "object",
+  required: ["success", "error", "message"],
+  properties: {
+    success: { type: "boolean", const: false },
+    error: { type: "string", description: "The HTTP reason phrase of the status", example: "Bad Request" },
+    message: { type: "string", description: "Human-readable; validation errors name the field", example: "name: is required" },
+    code: {
+      type: "string",
+      description: "Machine-readable reason",
+      examples: [
+        "validation_error",
+        "malformed_json",
+        "unauthorized",
+        "channel_limit_reached",
+        "not_found",
+        "conflict",
+        "idempotency_key_reused",
+        "idempotency_in_progress",
+        "rate_limited",
+        "service_unavailable",
+        "not_implemented",
+        "internal_error",
+      ],
+    },
+    current: { type: "integer", description: "Count in use, on limit errors" },
+    max: { type: "integer", description: "The limit, on limit errors" },
+    limitExceeded: { type: "boolean" },
+    limitType: { type: "string" },
+  },
+};
+
+const rateLimitHeaders = {
+  "RateLimit-Limit": { description: "Requests allowed per minute", schema: { type: "integer" } },
+  "RateLimit-Remaining": { description: "Requests left in the current window", schema: { type: "integer" } },
+  "RateLimit-Reset": { description: "Seconds until the window resets", schema: { type: "integer" } },
+};
+
+type Operation = {
+  parameters?: unknown[];
+  responses: Record<string, { description?: string; content?: unknown; headers?: unknown }>;
+  security?: unknown;
+};
+
+/** The document trpc-to-openapi generates, corrected to what the facade really answers. */
+export function buildOpenApiDocument(): OpenAPIObject {
+  const doc = generateOpenApiDocument(appRouter, {
+    title: "Group Messaging Campaign Service — External API",
+    version: "1.0.0",
+    description,
+    baseUrl: env.appUrl + restPrefix,
+    docsUrl: `${env.appUrl}/docs`,
+    securitySchemes: {
+      apiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "Canonical API key header" },
+      apiKeyAlias: { type: "apiKey", in: "header", name: "api-key", description: "Accepted alias of x-api-key" },
+    },
+  });
+  doc.servers = [{ url: env.appUrl }];
+  doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, ErrorEnvelope: envelopeSchema as never } };
+  const paths: Record<string, Record<string, Operation>> = {};
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    const full = restPrefix + path;
+    paths[full] = item as Record<string, Operation>;
+    for (const [method, op] of Object.entries(item as Record<string, Operation>)) {
+      const route = restRoutes.find((r) => r.path === full && r.method === method.toUpperCase());
+      if (!route) continue;
+      const success = route.meta.successStatus ?? 200;
+      const ok = op.responses["200"];
+      delete op.responses["200"];
+      op.responses[String(success)] = { ...ok, headers: rateLimitHeaders };
+      for (const status of Object.keys(op.responses)) {
+        if (Number(status) < 400) continue;
+        op.responses[status] = {
+          description: reasonPhrase(Number(status)),
+          headers: status === "429" ? { "Retry-After": { schema: { type: "integer" } }, ...rateLimitHeaders } : undefined,
+          content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
+        };
+      }
+      if (route.meta.idempotent) {
+        op.parameters = [
+          ...(op.parameters ?? []),
+          {
+            name: "Idempotency-Key",
+            in: "header",
+            required: false,
+            description: "Makes a retry safe: the same key and body replay the first answer for 24 h.",
+            schema: { type: "string", maxLength: 255 },
+          },
+        ];
+        op.responses[String(success)].headers = {
+          ...rateLimitHeaders,
+          "Idempotent-Replayed": { description: "true when this answer is a stored replay", schema: { type: "string" } },
+        };
+      }
+    }
+  }
+  doc.paths = paths as never;
+  return doc;
+}

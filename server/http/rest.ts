@@ -1,0 +1,142 @@
+import type { TRPCError } from "@trpc/server";
+import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
+import { getServices } from "../services";
+import { appRouter } from "../root";
+import type { Caller, Context } from "../trpc";
+import { clientIp, resolveRestCaller } from "./caller";
+import { errorResult, jsonHeaders, toResponse, trpcErrorResult, type HttpResult } from "./envelope";
+import { validateIdempotencyKey, withIdempotency } from "./idempotency";
+import { consume, peek } from "./rate-limit";
+import { matchRoute, restPrefix, type RestRoute } from "./routes";
+
+/** Per-request state handed to trpc-to-openapi's handler through the request object. */
+interface Exchange {
+  ctx: Context;
+  route: RestRoute;
+  error?: TRPCError;
+}
+
+const handlerHolder = globalThis as unknown as { __gcsOpenApiHandler?: ReturnType<typeof createOpenApiNodeHttpHandler> };
+
+/** Built once: the stock fetch adapter rebuilds it (and the whole OpenAPI document) on every request. */
+function openApiHandler() {
+  handlerHolder.__gcsOpenApiHandler ??= createOpenApiNodeHttpHandler({
+    router: appRouter,
+    createContext: ({ req }: { req: { exchange: Exchange } }) => req.exchange.ctx,
+    onError: ({ error, req }: { error: TRPCError; req: { exchange: Exchange } }) => {
+      req.exchange.error = error;
+    },
+  } as never);
+  return handlerHolder.__gcsOpenApiHandler;
+}
+
+/** Calls the tRPC procedure behind `route` through trpc-to-openapi, with the body already parsed. */
+async function runProcedure(req: Request, url: URL, body: unknown, exchange: Exchange): Promise<HttpResult> {
+  const innerUrl = `${url.origin}${url.pathname.slice(restPrefix.length)}${url.search}`;
+  const proxied = new Proxy(req, {
+    get: (target, prop) => {
+      if (prop === "url") return innerUrl;
+      if (prop === "body") return body;
+      if (prop === "exchange") return exchange;
+      if (prop === "headers") {
+        // The body was parsed here; the adapter only needs to know it is JSON.
+        const h = new Headers(target.headers);
+        if (!h.get("content-type")?.startsWith("application/json")) h.set("content-type", "application/json");
+        return h;
+      }
+      const value = (target as unknown as Record<PropertyKey, unknown>)[prop];
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    let statusCode = 200;
+    const res = {
+      setHeader: () => {},
+      get statusCode() {
+        return statusCode;
+      },
+      set statusCode(code: number) {
+        statusCode = code;
+      },
+      end: (chunk?: string) => resolve({ status: statusCode, text: chunk ?? "" }),
+    };
+    Promise.resolve((openApiHandler() as (req: unknown, res: unknown) => unknown)(proxied, res)).catch(reject);
+  });
+  if (status < 400 && !exchange.error) {
+    return { status: exchange.route.meta.successStatus ?? 200, body: text, headers: { ...jsonHeaders } };
+  }
+  if (exchange.error) {
+    const result = trpcErrorResult(exchange.error);
+    if (result.status === 500) console.error("[rest] unexpected error", exchange.route.procedurePath, exchange.error.cause ?? exchange.error);
+    return result;
+  }
+  return errorResult(status, "Request failed");
+}
+
+async function readBody(req: Request): Promise<{ body?: unknown; error?: HttpResult }> {
+  if (req.method === "GET" || req.method === "HEAD") return {};
+  const text = await req.text();
+  if (text.trim() === "") return { body: {} };
+  const type = req.headers.get("content-type");
+  if (type && !type.includes("json")) {
+    return { error: errorResult(400, "The request body must be JSON (Content-Type: application/json).", "unsupported_media_type") };
+  }
+  try {
+    return { body: JSON.parse(text) };
+  } catch {
+    return { error: errorResult(400, "The request body is not valid JSON.", "malformed_json") };
+  }
+}
+
+/** The REST facade: /api/external/* → auth, rate limit, idempotency → tRPC procedure → spec envelope. */
+export async function handleExternalRequest(req: Request): Promise<Response> {
+  let limitHeaders: Record<string, string> = {};
+  try {
+    const now = new Date();
+    const url = new URL(req.url);
+    const { db, provider } = await getServices();
+    const { route, allowed } = matchRoute(req.method, url.pathname);
+    if (!route) {
+      if (allowed.length > 0) {
+        return toResponse(
+          errorResult(405, `${req.method} is not allowed on ${url.pathname}; use ${allowed.join(", ")}.`, undefined, {}, { allow: allowed.join(", ") }),
+        );
+      }
+      return toResponse(errorResult(404, `No endpoint ${req.method} ${url.pathname}.`));
+    }
+
+    const ip = clientIp(req.headers);
+    const blocked = await peek(db, "failedAuth", ip);
+    if (!blocked.allowed) {
+      return toResponse(errorResult(429, "Too many failed authentication attempts from this address; retry later.", "rate_limited", {}, blocked.headers));
+    }
+    const caller: Caller = await resolveRestCaller(db, req.headers, now);
+    if (caller.kind === "anonymous") {
+      await consume(db, "failedAuth", ip);
+    } else {
+      const limit = caller.kind === "partner" ? await consume(db, "partner", caller.grantId) : await consume(db, "apiKey", caller.kind === "apiKey" ? caller.apiKeyId : caller.tenantId);
+      limitHeaders = limit.headers;
+      if (!limit.allowed) return toResponse(errorResult(429, "Rate limit exceeded; retry after the time in Retry-After.", "rate_limited", {}, limit.headers));
+    }
+
+    const { body, error } = await readBody(req);
+    if (error) return toResponse(withHeaders(error, limitHeaders));
+
+    const exchange: Exchange = { ctx: { db, provider, caller, now }, route };
+    const run = () => runProcedure(req, url, body, exchange);
+    const key = req.headers.get("idempotency-key");
+    let result: HttpResult;
+    if (key !== null && route.meta.idempotent && caller.kind === "apiKey") {
+      const invalid = validateIdempotencyKey(key);
+      result = invalid ?? (await withIdempotency(db, { tenantId: caller.tenantId, key, method: req.method, path: url.pathname, body, now }, run));
+    } else {
+      result = await run();
+    }
+    return toResponse(withHeaders(result, limitHeaders));
+  } catch (err) {
+    console.error("[rest] request failed", err);
+    return toResponse(withHeaders(errorResult(500, "Internal server error"), limitHeaders));
+  }
+}
+
+const withHeaders = (r: HttpResult, extra: Record<string, string>): HttpResult => ({ ...r, headers: { ...r.headers, ...extra } });

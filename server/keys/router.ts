@@ -1,0 +1,32 @@
+import { z } from "zod";
+import { router, sessionProcedure } from "../trpc";
+import { createApiKey } from "./create-api-key";
+import { listApiKeys, revokeApiKey } from "./manage-api-keys";
+
+const keySummary = z.object({
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  createdAt: z.date(),
+  lastUsedAt: z.date().nullable(),
+  revokedAt: z.date().nullable(),
+});
+
+/** Dashboard only: keys are managed by a signed-in person, never by another key. */
+export const apiKeysRouter = router({
+  list: sessionProcedure.output(z.array(keySummary)).query(({ ctx }) => listApiKeys(ctx.db, ctx.tenantId)),
+  create: sessionProcedure
+    .input(z.object({ name: z.string().trim().min(1).max(80) }))
+    .output(z.object({ id: z.string(), name: z.string(), prefix: z.string(), apiKey: z.string() }))
+    .mutation(async ({ ctx, input }) => {
+      const k = await createApiKey(ctx.db, ctx.tenantId, input.name);
+      return { id: k.id, name: k.name, prefix: k.prefix, apiKey: k.apiKey };
+    }),
+  revoke: sessionProcedure
+    .input(z.object({ id: z.string() }))
+    .output(z.object({ success: z.literal(true) }))
+    .mutation(async ({ ctx, input }) => {
+      await revokeApiKey(ctx.db, ctx.tenantId, input.id, ctx.now);
+      return { success: true as const };
+    }),
+});

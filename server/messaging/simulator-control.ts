@@ -1,0 +1,99 @@
+import { z } from "zod";
+import { findChannel } from "../channels/find-channel";
+import { listChannels } from "../channels/list-channels";
+import { DomainError, NotFound } from "../errors";
+import { describeIssues, domainErrorResult, errorResult, jsonHeaders, toResponse, type HttpResult } from "../http/envelope";
+import { resolveRestCaller } from "../http/caller";
+import { getServices } from "../services";
+import { SimulatorProvider } from "./simulator";
+
+const stateBody = z.object({ connected: z.boolean() });
+const failuresBody = z.union([
+  z.object({ fail_next: z.number().int().min(0).max(1_000_000) }),
+  z.object({ always: z.boolean() }),
+]);
+const latencyBody = z.object({ ms: z.number().int().min(0).max(60_000) });
+
+const ok = (data: Record<string, unknown>): HttpResult => ({ status: 200, body: JSON.stringify({ success: true, ...data }), headers: jsonHeaders });
+
+async function parse<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse((await req.text()) || "{}");
+  } catch {
+    throw new DomainError(400, "malformed_json", "The request body is not valid JSON.");
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new DomainError(400, "validation_error", describeIssues(parsed.error.issues));
+  return parsed.data;
+}
+
+/**
+ * /api/simulator/*: control and inspection of the simulated platform (CONTRACT.md §2),
+ * served only while the simulator is the provider, with the tenant's API key.
+ */
+export async function handleSimulatorRequest(req: Request): Promise<Response> {
+  try {
+    const { db, provider } = await getServices();
+    if (!(provider instanceof SimulatorProvider)) return toResponse(errorResult(404, "The simulator is not the messaging provider."));
+    const caller = await resolveRestCaller(db, req.headers, new Date());
+    if (caller.kind !== "apiKey") return toResponse(errorResult(401, "API key is invalid or absent. Send it in the x-api-key header."));
+    const tenantId = caller.tenantId;
+    const url = new URL(req.url);
+    const path = url.pathname.replace(/^\/api\/simulator/, "");
+    let m: RegExpMatchArray | null;
+
+    if (req.method === "GET" && path === "/messages") {
+      const q = url.searchParams;
+      const channelIds = (await listChannels(db, tenantId)).map((c) => c.id);
+      const wanted = q.get("id_channel");
+      const rows = await provider.messages({
+        channelIds: wanted ? channelIds.filter((id) => id === wanted) : channelIds,
+        groupId: q.get("id_group") ?? undefined,
+        campaignId: q.get("id_campaign") ?? undefined,
+      });
+      return toResponse(
+        ok({
+          messages: rows.map((r) => ({
+            id_channel: r.channelId,
+            id_group: r.groupId,
+            id_campaign: r.campaignId,
+            message_type: r.messageType,
+            text: r.text,
+            media_url: r.mediaUrl,
+            file_name: r.fileName,
+            cards: r.cards,
+            mention_all: r.mentionAll,
+            link_preview: r.linkPreview,
+            delivery_key: r.deliveryKey,
+            message_id: r.messageId,
+            sent_at: r.sentAt.toISOString(),
+            read_at: r.readAt?.toISOString() ?? null,
+          })),
+        }),
+      );
+    }
+    if (req.method === "POST" && (m = path.match(/^\/channels\/([^/]+)\/state$/))) {
+      const body = await parse(req, stateBody);
+      const channel = await findChannel(db, tenantId, decodeURIComponent(m[1]));
+      await provider.setOnline(channel.id, body.connected);
+      return toResponse(ok({ id_channel: channel.id, connected: body.connected }));
+    }
+    if (req.method === "POST" && (m = path.match(/^\/groups\/([^/]+)\/failures$/))) {
+      const body = await parse(req, failuresBody);
+      const groupId = decodeURIComponent(m[1]);
+      await provider.setFailures(groupId, "always" in body ? { always: body.always } : { failNext: body.fail_next });
+      return toResponse(ok({ id_group: groupId, ...body }));
+    }
+    if (req.method === "POST" && path === "/latency") {
+      const body = await parse(req, latencyBody);
+      await provider.setLatency(body.ms);
+      return toResponse(ok({ ms: body.ms }));
+    }
+    throw new NotFound(`No simulator endpoint ${req.method} ${url.pathname}.`);
+  } catch (err) {
+    if (err instanceof DomainError) return toResponse(domainErrorResult(err));
+    console.error("[simulator] request failed", err);
+    return toResponse(errorResult(500, "Internal server error"));
+  }
+}

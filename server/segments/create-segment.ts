@@ -1,0 +1,22 @@
+import type { Db } from "../../db/client";
+import { segments } from "../../db/schema";
+import { newId } from "../ids";
+import type { MessagingProvider } from "../messaging/provider";
+import { resolveGroups } from "./resolve-groups";
+import { writeSegmentMembers } from "./write-segment-members";
+
+export async function createSegment(
+  db: Db,
+  provider: MessagingProvider,
+  tenantId: string,
+  input: { name: string; id_channel: string[]; groups: string[] },
+  now: Date,
+) {
+  const resolved = await resolveGroups(db, provider, tenantId, input.id_channel, input.groups);
+  const id = newId("segment");
+  await db.transaction(async (tx) => {
+    await tx.insert(segments).values({ id, tenantId, name: input.name, createdAt: now, updatedAt: now });
+    await writeSegmentMembers(tx, id, resolved.channelIds, resolved.groups);
+  });
+  return { id, name: input.name, totalGroups: resolved.groups.length };
+}

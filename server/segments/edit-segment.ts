@@ -1,0 +1,40 @@
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { segments } from "../../db/schema";
+import { BadRequest } from "../errors";
+import type { MessagingProvider } from "../messaging/provider";
+import { countSegmentGroups, findMonitoringGroup, findSegment, segmentChannelIds, segmentGroupIds } from "./find-segment";
+import { resolveGroups } from "./resolve-groups";
+import { writeSegmentMembers } from "./write-segment-members";
+
+/** Partial edit: lists replace the old ones and every rule of create applies to the result. */
+export async function editSegment(
+  db: Db,
+  provider: MessagingProvider,
+  tenantId: string,
+  segmentId: string,
+  input: { name?: string; id_channel?: string[]; groups?: string[] },
+  now: Date,
+) {
+  const segment = await findSegment(db, tenantId, segmentId);
+  const membersChange = input.id_channel !== undefined || input.groups !== undefined;
+  let resolved: Awaited<ReturnType<typeof resolveGroups>> | undefined;
+  if (membersChange) {
+    const channelIds = input.id_channel ?? (await segmentChannelIds(db, segmentId));
+    const groupIds = input.groups ?? (await segmentGroupIds(db, segmentId));
+    resolved = await resolveGroups(db, provider, tenantId, channelIds, groupIds);
+    const monitoring = await findMonitoringGroup(db, segmentId);
+    if (monitoring && resolved.groups.some((g) => g.groupId === monitoring.id_group)) {
+      throw new BadRequest(`groups: ${monitoring.id_group} is the segment's monitoring group and cannot be one of its groups.`);
+    }
+  }
+  const name = input.name ?? segment.name;
+  await db.transaction(async (tx) => {
+    await tx
+      .update(segments)
+      .set({ name, updatedAt: now })
+      .where(and(eq(segments.id, segmentId), eq(segments.tenantId, tenantId)));
+    if (resolved) await writeSegmentMembers(tx, segmentId, resolved.channelIds, resolved.groups);
+  });
+  return { id: segmentId, name, totalGroups: resolved ? resolved.groups.length : await countSegmentGroups(db, segmentId) };
+}

@@ -1,0 +1,35 @@
+import { getDatabase, type Db } from "../db/client";
+import { recordChannelStatus } from "./channels/record-channel-status";
+import { createProvider } from "./messaging";
+import type { MessagingProvider } from "./messaging/provider";
+import { SimulatorProvider } from "./messaging/simulator";
+
+export interface Services {
+  db: Db;
+  provider: MessagingProvider;
+}
+
+const holder = globalThis as unknown as { __gcsServices?: Promise<Services> };
+
+/** The composition root: the database, the provider, and the provider's events wired to the domain. */
+export function getServices(): Promise<Services> {
+  holder.__gcsServices ??= (async () => {
+    const { db } = await getDatabase();
+    const provider = createProvider(db);
+    provider.subscribe(async (event) => {
+      if (event.type === "channel_status") await recordChannelStatus(db, event.channelId, event.status, event.at);
+    });
+    // Channels left mid-pairing by a restart pair now.
+    if (provider instanceof SimulatorProvider) await provider.pairDue();
+    return { db, provider };
+  })().catch((err) => {
+    holder.__gcsServices = undefined;
+    throw err;
+  });
+  return holder.__gcsServices;
+}
+
+/** Tests drop the cached services when they install another database. */
+export function resetServices() {
+  holder.__gcsServices = undefined;
+}

@@ -1,0 +1,93 @@
+import { initTRPC, TRPCError } from "@trpc/server";
+import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
+import type { OpenApiMeta } from "trpc-to-openapi";
+import type { Db } from "../db/client";
+import { DomainError, Forbidden, Unauthorized } from "./errors";
+import type { MessagingProvider } from "./messaging/provider";
+
+/** Who is calling, as established by the transport (REST facade: API key; /api/trpc: session). */
+export type Caller =
+  | { kind: "apiKey"; tenantId: string; apiKeyId: string }
+  | { kind: "session"; tenantId: string; userId: string }
+  | { kind: "partner"; tenantId: string; appId: string; grantId: string; scopes: string[] }
+  | { kind: "anonymous"; credentials: "missing" | "invalid" };
+
+export interface Context {
+  db: Db;
+  provider: MessagingProvider;
+  caller: Caller;
+  now: Date;
+}
+
+export type AppMeta = {
+  /** HTTP status of a successful REST answer (default 200). */
+  successStatus?: 200 | 201;
+  /** Accepts the Idempotency-Key header (CONTRACT.md §3). */
+  idempotent?: boolean;
+};
+
+const t = initTRPC
+  .context<Context>()
+  .meta<OpenApiMeta<AppMeta>>()
+  .create({
+    errorFormatter({ shape, error }) {
+      const domain = error.cause instanceof DomainError ? error.cause : undefined;
+      // Unexpected errors never leak their text (SQL, stack, another tenant's data).
+      const message = error.code === "INTERNAL_SERVER_ERROR" && !domain ? "Internal server error" : shape.message;
+      const { stack: _stack, ...data } = shape.data;
+      return { ...shape, message, data: { ...data, domainCode: domain?.code, extras: domain?.extras } };
+    },
+  });
+
+const trpcCodes: Record<number, TRPC_ERROR_CODE_KEY> = {
+  400: "BAD_REQUEST",
+  401: "UNAUTHORIZED",
+  403: "FORBIDDEN",
+  404: "NOT_FOUND",
+  409: "CONFLICT",
+  422: "UNPROCESSABLE_CONTENT",
+  429: "TOO_MANY_REQUESTS",
+  501: "NOT_IMPLEMENTED",
+  503: "SERVICE_UNAVAILABLE",
+};
+
+/** Domain errors thrown anywhere below become tRPC errors with the right code, the domain error kept as cause. */
+const domainErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof DomainError && result.error.code === "INTERNAL_SERVER_ERROR") {
+    const cause = result.error.cause;
+    throw new TRPCError({ code: trpcCodes[cause.status] ?? "INTERNAL_SERVER_ERROR", message: cause.message, cause });
+  }
+  return result;
+});
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+
+export const publicProcedure = t.procedure.use(domainErrors);
+
+/** The account owner: an API key (REST) or a dashboard session (tRPC). Gives ctx.tenantId. */
+export const ownerProcedure = publicProcedure.use(({ ctx, next }) => {
+  const c = ctx.caller;
+  if (c.kind === "apiKey" || c.kind === "session") return next({ ctx: { tenantId: c.tenantId } });
+  if (c.kind === "partner") throw new Unauthorized("This endpoint needs the account owner's API key; a partner token is not accepted.");
+  throw new Unauthorized();
+});
+
+/** Dashboard-only operations (API keys, account). Gives ctx.userId and ctx.tenantId. */
+export const sessionProcedure = publicProcedure.use(({ ctx, next }) => {
+  const c = ctx.caller;
+  if (c.kind !== "session") throw new Unauthorized("Sign in to the dashboard first.", "session_required");
+  return next({ ctx: { tenantId: c.tenantId, userId: c.userId } });
+});
+
+export type PartnerScope = "statistics:read" | "campaigns:read" | "settings:read";
+
+/** A partner app's bearer token carrying `scope`. Gives ctx.partner and ctx.tenantId. */
+export const partnerProcedure = (scope: PartnerScope) =>
+  publicProcedure.use(({ ctx, next }) => {
+    const c = ctx.caller;
+    if (c.kind !== "partner") throw new Unauthorized("A partner access token is required (Authorization: Bearer).", "invalid_token");
+    if (!c.scopes.includes(scope)) throw new Forbidden(`The token lacks the scope ${scope}.`, "insufficient_scope");
+    return next({ ctx: { tenantId: c.tenantId, partner: c } });
+  });

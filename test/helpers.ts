@@ -1,0 +1,61 @@
+import { randomUUID } from "node:crypto";
+import { getDb } from "../db/client";
+import { createTenant } from "../server/auth/create-tenant";
+
+export interface Api {
+  (method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse>;
+  key: string;
+  tenantId: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any;
+}
+
+/** A fresh tenant and a client that calls the REST facade with its API key. */
+export async function newTenant(baseUrl: string, opts: { name?: string } = {}): Promise<Api> {
+  const db = await getDb();
+  const email = `t-${randomUUID()}@example.test`;
+  const { tenantId, apiKey } = await createTenant(db, { name: opts.name ?? "Loja Teste", email, password: "senha-segura-123" });
+  const api = (async (method, path, body, headers = {}) =>
+    request(baseUrl, method, path, body, { "x-api-key": apiKey, ...headers })) as Api;
+  api.key = apiKey;
+  api.tenantId = tenantId;
+  return api;
+}
+
+export async function request(
+  baseUrl: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<ApiResponse> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+    (init.headers as Record<string, string>)["content-type"] ??= "application/json";
+  }
+  const res = await fetch(baseUrl + path, init);
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+/** Asserts the spec's error envelope and returns it. */
+export function expectEnvelope(res: ApiResponse, status: number, reason: string) {
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text}`);
+  const body = res.json;
+  if (body?.success !== false || body.error !== reason || typeof body.message !== "string" || body.message.length === 0) {
+    throw new Error(`not the error envelope: ${res.text}`);
+  }
+  return body as { success: false; error: string; message: string; code?: string; current?: number; max?: number };
+}
