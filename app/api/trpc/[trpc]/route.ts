@@ -1,0 +1,27 @@
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { getSession } from "@/server/auth/next-auth";
+import { appRouter } from "@/server/root";
+import { getServices } from "@/server/services";
+import type { Caller } from "@/server/trpc";
+
+export const dynamic = "force-dynamic";
+
+/** tRPC for the dashboard: the same routers as the REST facade, authenticated by the session cookie. */
+async function handler(req: Request) {
+  const { db, provider } = await getServices();
+  const session = await getSession();
+  const caller: Caller = session?.user?.tenantId
+    ? { kind: "session", tenantId: session.user.tenantId, userId: session.user.id }
+    : { kind: "anonymous", credentials: "missing" };
+  return fetchRequestHandler({
+    endpoint: "/api/trpc",
+    req,
+    router: appRouter,
+    createContext: () => ({ db, provider, caller, now: new Date() }),
+    onError: ({ error, path }) => {
+      if (error.code === "INTERNAL_SERVER_ERROR") console.error("[trpc]", path, error.cause ?? error);
+    },
+  });
+}
+
+export { handler as GET, handler as POST };
