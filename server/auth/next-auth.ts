@@ -36,7 +36,7 @@ export const authOptions: NextAuthOptions = {
   ],
   callbacks: {
     jwt({ token, user }) {
-      if (user) token.tenantId = (user as { tenantId: string }).tenantId;
+      if (user) token.tenantId = (user as unknown as { tenantId: string }).tenantId;
       return token;
     },
     session({ session, token }) {
