@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { eq } from "drizzle-orm";
 import { getDb } from "../db/client";
+import { tenants } from "../db/schema";
 import { createTenant } from "../server/auth/create-tenant";
 
 export interface Api {
@@ -16,10 +18,11 @@ export interface ApiResponse {
 }
 
 /** A fresh tenant and a client that calls the REST facade with its API key. */
-export async function newTenant(baseUrl: string, opts: { name?: string } = {}): Promise<Api> {
+export async function newTenant(baseUrl: string, opts: { name?: string; channelLimit?: number } = {}): Promise<Api> {
   const db = await getDb();
   const email = `t-${randomUUID()}@example.test`;
   const { tenantId, apiKey } = await createTenant(db, { name: opts.name ?? "Loja Teste", email, password: "senha-segura-123" });
+  if (opts.channelLimit) await db.update(tenants).set({ channelLimit: opts.channelLimit }).where(eq(tenants.id, tenantId));
   const api = (async (method, path, body, headers = {}) =>
     request(baseUrl, method, path, body, { "x-api-key": apiKey, ...headers })) as Api;
   api.key = apiKey;

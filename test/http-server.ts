@@ -18,7 +18,8 @@ async function toRequest(req: IncomingMessage, base: string): Promise<Request> {
   for await (const c of req) chunks.push(c as Buffer);
   const headers = new Headers();
   for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-  headers.set("x-forwarded-for", req.socket.remoteAddress ?? "127.0.0.1");
+  // Like a proxy in front of the app: keep a forwarded address when the test sets one.
+  if (!headers.has("x-forwarded-for")) headers.set("x-forwarded-for", req.socket.remoteAddress ?? "127.0.0.1");
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
   return new Request(new URL(req.url ?? "/", base), { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined });
 }

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { request } from "../helpers";
+import { startTestServer, type TestServer } from "../http-server";
+
+let server: TestServer;
+let doc: any;
+beforeAll(async () => {
+  server = await startTestServer();
+  doc = (await request(server.url, "GET", "/api/openapi.json")).json;
+});
+afterAll(() => server.close());
+
+describe("OpenAPI document", () => {
+  it("lists the spec's paths and methods", () => {
+    const ops = Object.entries(doc.paths).flatMap(([p, item]: [string, any]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`));
+    expect(ops).toEqual(
+      expect.arrayContaining([
+        "POST /api/external/create-channel",
+        "PUT /api/external/edit-channel/{id_channel}",
+        "GET /api/external/list-groups/{id_channel}",
+        "POST /api/external/create-segment",
+        "PUT /api/external/edit-segment/{id_segment}",
+        "POST /api/external/monitoring/group",
+        "PUT /api/external/edit-monitoring/group/{id_segment}",
+      ]),
+    );
+    expect(doc.servers[0].url).toMatch(/^http/);
+  });
+
+  it("documents both API key headers, 201s, Idempotency-Key and the error envelope", () => {
+    const schemes = Object.values(doc.components.securitySchemes) as any[];
+    expect(schemes.map((s) => s.name).sort()).toEqual(["api-key", "x-api-key"]);
+    const create = doc.paths["/api/external/create-channel"].post;
+    expect(Object.keys(create.responses)).toContain("201");
+    expect(create.responses["200"]).toBeUndefined();
+    expect(create.parameters.some((p: any) => p.name === "Idempotency-Key" && p.schema.maxLength === 255)).toBe(true);
+    expect(create.responses["403"].content["application/json"].schema.$ref).toBe("#/components/schemas/ErrorEnvelope");
+    expect(create.responses["429"].headers["Retry-After"]).toBeDefined();
+    expect(doc.components.schemas.ErrorEnvelope.required).toEqual(["success", "error", "message"]);
+    expect(doc.paths["/api/external/list-groups/{id_channel}"].get.responses["503"]).toBeDefined();
+    expect(doc.info.description).toContain("idempotency_key_reused");
+  });
+
+  it("publishes the channel status values", () => {
+    const schema = doc.paths["/api/external/edit-channel/{id_channel}"].put.responses["200"].content["application/json"].schema;
+    expect(schema.properties.status.enum).toEqual(["connecting", "connected", "disconnected"]);
+  });
+});

@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectEnvelope, newTenant, request } from "../helpers";
+import { startTestServer, type TestServer } from "../http-server";
+
+// This file's process has its own limiter settings (read when the limiters are first built).
+process.env.RATE_LIMIT_API_KEY_PER_MINUTE = "5";
+process.env.RATE_LIMIT_FAILED_AUTH_PER_MINUTE = "3";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.close());
+
+describe("rate limits", () => {
+  it("allows 5 requests a minute per API key, then 429 with Retry-After and RateLimit-* headers", async () => {
+    const t = await newTenant(server.url);
+    const remaining: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await t("POST", "/api/external/create-channel", { name: `C${i}` });
+      expect(res.status).toBe(201);
+      expect(res.headers.get("ratelimit-limit")).toBe("5");
+      remaining.push(res.headers.get("ratelimit-remaining")!);
+    }
+    expect(remaining).toEqual(["4", "3", "2", "1", "0"]);
+    const limited = await t("POST", "/api/external/create-channel", { name: "C6" });
+    expect(expectEnvelope(limited, 429, "Too Many Requests").code).toBe("rate_limited");
+    const retryAfter = Number(limited.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(limited.headers.get("ratelimit-remaining")).toBe("0");
+    expect(Number(limited.headers.get("ratelimit-reset"))).toBeGreaterThan(0);
+
+    const other = await newTenant(server.url);
+    expect((await other("POST", "/api/external/create-channel", { name: "free" })).status).toBe(201);
+  });
+
+  it("blocks an address after 3 failed authentications a minute, before checking the key", async () => {
+    const ip = { "x-forwarded-for": "203.0.113.7" };
+    for (let i = 0; i < 3; i++) {
+      expectEnvelope(await request(server.url, "GET", "/api/external/list-groups/channel_00000000-0000-4000-8000-000000000000", undefined, { ...ip, "x-api-key": "sk_live_wrong" }), 401, "Unauthorized");
+    }
+    const blocked = await request(server.url, "GET", "/api/external/list-groups/channel_00000000-0000-4000-8000-000000000000", undefined, ip);
+    expect(expectEnvelope(blocked, 429, "Too Many Requests").code).toBe("rate_limited");
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Another address is not affected.
+    const elsewhere = await request(server.url, "GET", "/api/external/list-groups/channel_00000000-0000-4000-8000-000000000000", undefined, { "x-forwarded-for": "203.0.113.8" });
+    expectEnvelope(elsewhere, 401, "Unauthorized");
+  });
+});
