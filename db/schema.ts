@@ -105,6 +105,17 @@ export const monitoringGroups = pgTable("monitoring_groups", {
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });
 
+/**
+ * A tenant's settings as last saved (the whole object, sections dispatch_rates, preferences, queue,
+ * sending_schedule). No row means the defaults; server/settings/get-settings.ts merges the stored
+ * object over server/settings/defaults.ts, so a field added later reads as its default.
+ */
+export const tenantSettings = pgTable("tenant_settings", {
+  tenantId: text("tenant_id").primaryKey().references(() => tenants.id, { onDelete: "cascade" }),
+  settings: jsonb("settings").notNull(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
 export const idempotencyKeys = pgTable(
   "idempotency_keys",
   {

@@ -2,6 +2,7 @@ import { accountRouter } from "./auth/router";
 import { channelsRouter } from "./channels/router";
 import { apiKeysRouter } from "./keys/router";
 import { segmentsRouter } from "./segments/router";
+import { settingsRouter } from "./settings/router";
 import { router } from "./trpc";
 
 export const appRouter = router({
@@ -9,6 +10,7 @@ export const appRouter = router({
   apiKeys: apiKeysRouter,
   channels: channelsRouter,
   segments: segmentsRouter,
+  settings: settingsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -7,6 +7,7 @@ import { clientIp, resolveRestCaller } from "./caller";
 import { errorResult, jsonHeaders, toResponse, trpcErrorResult, type HttpResult } from "./envelope";
 import { validateIdempotencyKey, withIdempotency } from "./idempotency";
 import { consume, peek } from "./rate-limit";
+import { pinBodyCoercion } from "./no-body-coercion";
 import { matchRoute, restPrefix, type RestRoute } from "./routes";
 
 /** Per-request state handed to trpc-to-openapi's handler through the request object. */
@@ -20,6 +21,7 @@ const handlerHolder = globalThis as unknown as { __gcsOpenApiHandler?: ReturnTyp
 
 /** Built once: the stock fetch adapter rebuilds it (and the whole OpenAPI document) on every request. */
 function openApiHandler() {
+  if (!handlerHolder.__gcsOpenApiHandler) pinBodyCoercion(appRouter);
   handlerHolder.__gcsOpenApiHandler ??= createOpenApiNodeHttpHandler({
     router: appRouter,
     createContext: ({ req }: { req: { exchange: Exchange } }) => req.exchange.ctx,

@@ -1,0 +1,158 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { CopyButton, EmptyState, ErrorAlert, Loading, PageHeader } from "../../_components/ui";
+import { formatDateTime } from "../../_lib/format";
+import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
+
+type NewKey = RouterOutputs["apiKeys"]["create"];
+
+export function ApiKeys() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const keys = useQuery(trpc.apiKeys.list.queryOptions());
+  const [created, setCreated] = useState<NewKey>();
+  const create = useMutation(
+    trpc.apiKeys.create.mutationOptions({
+      onSuccess: (key) => {
+        setCreated(key);
+        void queryClient.invalidateQueries(trpc.apiKeys.list.queryFilter());
+      },
+    }),
+  );
+
+  function onCreate(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const form = e.currentTarget;
+    const name = String(new FormData(form).get("name")).trim();
+    create.mutate({ name }, { onSuccess: () => form.reset() });
+  }
+
+  return (
+    <>
+      <PageHeader
+        title="Chaves de API"
+        description={
+          <>
+            Use uma chave no cabeçalho <code>x-api-key</code> para chamar a API. Veja a <a href="/docs">referência da API</a>.
+          </>
+        }
+      />
+
+      {created && (
+        <section className="card card-highlight" aria-labelledby="new-key-title">
+          <h2 id="new-key-title">Chave “{created.name}” criada</h2>
+          <p className="alert alert-warning" role="note">
+            Copie a chave agora: por segurança ela não será mostrada novamente.
+          </p>
+          <div className="field">
+            <label htmlFor="new-api-key">Nova chave de API</label>
+            <div className="row">
+              <input id="new-api-key" className="mono grow" readOnly value={created.apiKey} onFocus={(e) => e.currentTarget.select()} />
+              <CopyButton text={created.apiKey} label="Copiar chave" />
+            </div>
+          </div>
+          <button type="button" className="btn btn-ghost" onClick={() => setCreated(undefined)}>
+            Já copiei, fechar
+          </button>
+        </section>
+      )}
+
+      <section className="card">
+        <h2>Nova chave</h2>
+        <form className="row align-end" onSubmit={onCreate}>
+          <label className="field grow">
+            <span>Nome da chave</span>
+            <input name="name" required maxLength={80} placeholder="Ex.: Integração do CRM" />
+          </label>
+          <button className="btn btn-primary" type="submit" disabled={create.isPending}>
+            {create.isPending ? "Criando…" : "Criar chave"}
+          </button>
+        </form>
+        <ErrorAlert error={create.error} />
+      </section>
+
+      <section className="card">
+        <h2>Suas chaves</h2>
+        {keys.isPending ? (
+          <Loading />
+        ) : keys.error ? (
+          <ErrorAlert error={keys.error} />
+        ) : keys.data.length === 0 ? (
+          <EmptyState>Nenhuma chave ainda.</EmptyState>
+        ) : (
+          <table className="table">
+            <thead>
+              <tr>
+                <th scope="col">Nome</th>
+                <th scope="col">Prefixo</th>
+                <th scope="col">Criada em</th>
+                <th scope="col">Último uso</th>
+                <th scope="col">Situação</th>
+                <th scope="col">
+                  <span className="sr-only">Ações</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.map((k) => (
+                <KeyRow key={k.id} apiKey={k} />
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </>
+  );
+}
+
+function KeyRow({ apiKey: k }: { apiKey: RouterOutputs["apiKeys"]["list"][number] }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [confirming, setConfirming] = useState(false);
+  const revoke = useMutation(
+    trpc.apiKeys.revoke.mutationOptions({
+      onSuccess: () => {
+        setConfirming(false);
+        void queryClient.invalidateQueries(trpc.apiKeys.list.queryFilter());
+      },
+    }),
+  );
+  return (
+    <tr className={k.revokedAt ? "row-muted" : undefined}>
+      <td>{k.name}</td>
+      <td>
+        <code>{k.prefix}…</code>
+      </td>
+      <td>{formatDateTime(k.createdAt)}</td>
+      <td>{formatDateTime(k.lastUsedAt, "Nunca")}</td>
+      <td>
+        {k.revokedAt ? (
+          <span className="badge badge-disconnected">Revogada em {formatDateTime(k.revokedAt)}</span>
+        ) : (
+          <span className="badge badge-connected">Ativa</span>
+        )}
+      </td>
+      <td className="actions">
+        {!k.revokedAt &&
+          (confirming ? (
+            <span className="row">
+              <span>Revogar “{k.name}”? Integrações que a usam deixarão de funcionar.</span>
+              <button type="button" className="btn btn-danger" disabled={revoke.isPending} onClick={() => revoke.mutate({ id: k.id })}>
+                Confirmar revogação
+              </button>
+              <button type="button" className="btn btn-ghost" onClick={() => setConfirming(false)}>
+                Cancelar
+              </button>
+            </span>
+          ) : (
+            <button type="button" className="btn btn-ghost-danger" onClick={() => setConfirming(true)} aria-label={`Revogar a chave ${k.name}`}>
+              Revogar
+            </button>
+          ))}
+        <ErrorAlert error={revoke.error} />
+      </td>
+    </tr>
+  );
+}

@@ -1,0 +1,92 @@
+"use client";
+
+import { skipToken, useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState } from "react";
+import { EmptyState, ErrorAlert, Loading, PageHeader, StatusBadge } from "../../../_components/ui";
+import { useTRPC } from "../../../_lib/trpc";
+
+export function ChannelDetail({ id }: { id: string }) {
+  const trpc = useTRPC();
+  const channels = useQuery(
+    trpc.channels.list.queryOptions(undefined, {
+      refetchInterval: (q) => (q.state.data?.find((c) => c.id_channel === id)?.status === "connecting" ? 2000 : false),
+    }),
+  );
+  const channel = channels.data?.find((c) => c.id_channel === id);
+  const groups = useQuery(trpc.channels.groups.queryOptions(channel?.status === "connected" ? { id_channel: id } : skipToken));
+  const [search, setSearch] = useState("");
+
+  if (channels.isPending) return <Loading />;
+  if (channels.error) return <ErrorAlert error={channels.error} />;
+  if (!channel) {
+    return (
+      <>
+        <PageHeader title="Canal não encontrado" />
+        <p>
+          <Link href="/channels">Voltar aos canais</Link>
+        </p>
+      </>
+    );
+  }
+
+  const needle = search.trim().toLowerCase();
+  const shown = groups.data?.groups.filter((g) => !needle || g.name.toLowerCase().includes(needle) || g.id_group.includes(needle)) ?? [];
+
+  return (
+    <>
+      <nav className="breadcrumb" aria-label="Trilha">
+        <Link href="/channels">Canais</Link> / <span>{channel.name}</span>
+      </nav>
+      <PageHeader
+        title={channel.name}
+        description={
+          <>
+            <StatusBadge status={channel.status} /> <code className="muted">{channel.id_channel}</code>
+          </>
+        }
+      />
+      <section className="card">
+        <div className="row space-between">
+          <h2>Grupos{groups.data ? ` (${groups.data.total_groups})` : ""}</h2>
+          <label className="field search">
+            <span className="sr-only">Buscar grupos</span>
+            <input type="search" placeholder="Buscar por nome ou id" value={search} onChange={(e) => setSearch(e.target.value)} />
+          </label>
+        </div>
+        {channel.status !== "connected" ? (
+          <EmptyState>
+            {channel.status === "connecting"
+              ? "O canal ainda está conectando. Os grupos aparecem assim que a conexão for concluída."
+              : "O canal está desconectado: não é possível consultar os grupos agora."}
+          </EmptyState>
+        ) : groups.isPending ? (
+          <Loading label="Carregando grupos…" />
+        ) : groups.error ? (
+          <ErrorAlert error={groups.error} />
+        ) : shown.length === 0 ? (
+          <EmptyState>Nenhum grupo encontrado.</EmptyState>
+        ) : (
+          <table className="table" aria-label="Grupos do canal">
+            <thead>
+              <tr>
+                <th scope="col">Nome</th>
+                <th scope="col">ID do grupo</th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((g) => (
+                <tr key={g.id_group}>
+                  <td>{g.name}</td>
+                  <td>
+                    <code>{g.id_group}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </>
+  );
+}

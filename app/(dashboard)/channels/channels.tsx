@@ -1,0 +1,147 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState, type FormEvent } from "react";
+import { EmptyState, ErrorAlert, Loading, PageHeader, StatusBadge } from "../../_components/ui";
+import { formatDateTime } from "../../_lib/format";
+import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
+
+type Channel = RouterOutputs["channels"]["list"][number];
+
+export function Channels() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const channels = useQuery(
+    trpc.channels.list.queryOptions(undefined, {
+      // A new channel pairs in the background: poll until none is still connecting.
+      refetchInterval: (q) => (q.state.data?.some((c) => c.status === "connecting") ? 2000 : false),
+    }),
+  );
+  const create = useMutation(
+    trpc.channels.create.mutationOptions({
+      onSuccess: () => queryClient.invalidateQueries(trpc.channels.list.queryFilter()),
+    }),
+  );
+
+  function onCreate(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const form = e.currentTarget;
+    create.mutate({ name: String(new FormData(form).get("name")).trim() }, { onSuccess: () => form.reset() });
+  }
+
+  return (
+    <>
+      <PageHeader title="Canais" description="Cada canal é uma conta de mensagens conectada; seus grupos ficam disponíveis para segmentos e campanhas." />
+
+      <section className="card">
+        <h2>Novo canal</h2>
+        <form className="row align-end" onSubmit={onCreate}>
+          <label className="field grow">
+            <span>Nome do canal</span>
+            <input name="name" required maxLength={120} placeholder="Ex.: Lançamento de março" />
+          </label>
+          <button className="btn btn-primary" type="submit" disabled={create.isPending}>
+            {create.isPending ? "Criando…" : "Criar canal"}
+          </button>
+        </form>
+        <ErrorAlert error={create.error} />
+      </section>
+
+      <section className="card">
+        <h2>Seus canais</h2>
+        {channels.isPending ? (
+          <Loading />
+        ) : channels.error ? (
+          <ErrorAlert error={channels.error} />
+        ) : channels.data.length === 0 ? (
+          <EmptyState>Nenhum canal ainda. Crie o primeiro acima.</EmptyState>
+        ) : (
+          <table className="table">
+            <thead>
+              <tr>
+                <th scope="col">Nome</th>
+                <th scope="col">Situação</th>
+                <th scope="col">Criado em</th>
+                <th scope="col">
+                  <span className="sr-only">Ações</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {channels.data.map((c) => (
+                <ChannelRow key={c.id_channel} channel={c} />
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </>
+  );
+}
+
+function ChannelRow({ channel: c }: { channel: Channel }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [editing, setEditing] = useState(false);
+  const rename = useMutation(
+    trpc.channels.edit.mutationOptions({
+      onSuccess: async () => {
+        await queryClient.invalidateQueries(trpc.channels.list.queryFilter());
+        setEditing(false);
+      },
+    }),
+  );
+
+  function onRename(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    rename.mutate({ id_channel: c.id_channel, name: String(new FormData(e.currentTarget).get("name")).trim() });
+  }
+
+  return (
+    <tr>
+      <td>
+        {editing ? (
+          <form className="row" onSubmit={onRename}>
+            <label className="sr-only" htmlFor={`rename-${c.id_channel}`}>
+              Novo nome do canal {c.name}
+            </label>
+            <input id={`rename-${c.id_channel}`} name="name" defaultValue={c.name} required maxLength={120} autoFocus />
+            <button type="submit" className="btn btn-primary" disabled={rename.isPending}>
+              Salvar
+            </button>
+            <button
+              type="button"
+              className="btn btn-ghost"
+              onClick={() => {
+                rename.reset();
+                setEditing(false);
+              }}
+            >
+              Cancelar
+            </button>
+          </form>
+        ) : (
+          <Link href={`/channels/${c.id_channel}`} className="strong-link">
+            {c.name}
+          </Link>
+        )}
+        <ErrorAlert error={rename.error} />
+      </td>
+      <td>
+        <StatusBadge status={c.status} />
+      </td>
+      <td>{formatDateTime(c.created_at)}</td>
+      <td className="actions">
+        {!editing && (
+          <button type="button" className="btn btn-ghost" onClick={() => setEditing(true)} aria-label={`Renomear o canal ${c.name}`}>
+            Renomear
+          </button>
+        )}
+        <Link href={`/channels/${c.id_channel}`} className="btn btn-ghost" aria-label={`Ver grupos do canal ${c.name}`}>
+          Ver grupos
+        </Link>
+      </td>
+    </tr>
+  );
+}

@@ -1,0 +1,59 @@
+"use client";
+
+import Link from "next/link";
+import { usePathname } from "next/navigation";
+import { signOut } from "next-auth/react";
+
+/** Sections of the dashboard; the ones without `href` are announced but not built yet. */
+const sections: { label: string; href?: string }[] = [
+  { label: "Canais", href: "/channels" },
+  { label: "Segmentos", href: "/segments" },
+  { label: "Campanhas" },
+  { label: "Webhooks" },
+  { label: "Apps" },
+  { label: "Chaves de API", href: "/api-keys" },
+  { label: "Configurações" },
+];
+
+export function Sidebar({ userName, userEmail }: { userName: string; userEmail: string }) {
+  const pathname = usePathname();
+  return (
+    <aside className="sidebar">
+      <div className="brand">
+        <span className="brand-mark" aria-hidden="true">◆</span> Campanhas em Grupos
+      </div>
+      <nav aria-label="Navegação principal">
+        <ul>
+          {sections.map((s) =>
+            s.href ? (
+              <li key={s.label}>
+                <Link
+                  href={s.href}
+                  className={pathname === s.href || pathname.startsWith(`${s.href}/`) ? "nav-link active" : "nav-link"}
+                  aria-current={pathname === s.href ? "page" : undefined}
+                >
+                  {s.label}
+                </Link>
+              </li>
+            ) : (
+              <li key={s.label}>
+                <span className="nav-link disabled" title="Em breve">
+                  {s.label} <small>em breve</small>
+                </span>
+              </li>
+            ),
+          )}
+        </ul>
+      </nav>
+      <div className="sidebar-footer">
+        <div className="user">
+          <strong>{userName}</strong>
+          <span className="muted">{userEmail}</span>
+        </div>
+        <button type="button" className="btn btn-ghost" onClick={() => signOut({ callbackUrl: "/login" })}>
+          Sair
+        </button>
+      </div>
+    </aside>
+  );
+}

@@ -1,0 +1,8 @@
+import { redirect } from "next/navigation";
+import { getSession } from "@/server/auth/next-auth";
+
+export const dynamic = "force-dynamic";
+
+export default async function Home() {
+  redirect((await getSession()) ? "/channels" : "/login");
+}

@@ -1,0 +1,175 @@
+/**
+ * The operator's CLI (CONTRACT.md §1): `npm run admin -- <command> [options]`.
+ * Success prints one JSON line on stdout; a failure prints one plain line on stderr and exits
+ * 1 (2 for a usage error). On PGlite the data directory belongs to one process: stop the server first.
+ */
+import { eq } from "drizzle-orm";
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { openDatabase, type Database, type Db } from "../db/client";
+import { DataDirInUseError } from "../db/data-dir-lock";
+import { tenants, users } from "../db/schema";
+import { createTenant } from "../server/auth/create-tenant";
+import { signUpInput } from "../server/auth/router";
+import { env } from "../server/env";
+import { DomainError } from "../server/errors";
+import { createApiKey } from "../server/keys/create-api-key";
+
+const usage = `Usage: npm run admin -- <command> [options]
+
+Commands:
+  migrate                                   apply pending database migrations
+  create-tenant --name NAME --email EMAIL --password PW
+                                            create a tenant, its owner and a first API key;
+                                            prints {"tenant_id":"…","api_key":"sk_live_…"}
+  create-api-key --email EMAIL              issue another API key for that account's tenant
+  set-channel-limit --email EMAIL --max N   set how many channels the tenant may have
+  create-partner-app --email EMAIL --name N --redirect-uri U [--redirect-uri U2]
+                     --scopes "statistics:read campaigns:read" [--public]
+                                            register a partner app (not available yet)
+
+Database: PostgreSQL when DATABASE_URL is set, else embedded PGlite under DATA_DIR (default ./.data).
+On PGlite stop the server first: one process owns the data directory.`;
+
+/** Wrong command line: exit code 2. */
+class UsageError extends Error {}
+/** A refusal the operator can act on: exit code 1, message shown as is. */
+class AdminError extends Error {}
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+interface Command {
+  options: Options;
+  /** Checks its arguments first, then opens the database through `db` only when it needs it. */
+  run(values: Values, db: () => Promise<Db>): Promise<Record<string, unknown>>;
+}
+
+const commands: Record<string, Command> = {
+  migrate: {
+    options: {},
+    async run(_values, db) {
+      await db(); // opening migrates
+      return env.databaseUrl ? { migrated: true, database: "postgres" } : { migrated: true, database: "pglite", data_dir: env.dataDir };
+    },
+  },
+
+  "create-tenant": {
+    options: { name: { type: "string" }, email: { type: "string" }, password: { type: "string" } },
+    async run(values, db) {
+      const parsed = signUpInput.safeParse({ name: values.name, email: values.email, password: values.password });
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        const field = String(issue.path[0] ?? "");
+        throw new UsageError(values[field] === undefined ? `--${field} is required` : `--${field} ${issue.message}`);
+      }
+      const { tenantId, apiKey } = await createTenant(await db(), parsed.data);
+      return { tenant_id: tenantId, api_key: apiKey };
+    },
+  },
+
+  "create-api-key": {
+    options: { email: { type: "string" } },
+    async run(values, db) {
+      const email = required(values, "email");
+      const conn = await db();
+      const tenantId = await tenantOf(conn, email);
+      const key = await createApiKey(conn, tenantId, "Admin CLI key");
+      return { tenant_id: tenantId, api_key: key.apiKey };
+    },
+  },
+
+  "set-channel-limit": {
+    options: { email: { type: "string" }, max: { type: "string" } },
+    async run(values, db) {
+      const email = required(values, "email");
+      const max = required(values, "max");
+      if (!/^\d{1,9}$/.test(max)) throw new UsageError(`--max must be a whole number ≥ 0, got "${max}"`);
+      const conn = await db();
+      const tenantId = await tenantOf(conn, email);
+      await conn.update(tenants).set({ channelLimit: Number(max) }).where(eq(tenants.id, tenantId));
+      return { tenant_id: tenantId, channel_limit: Number(max) };
+    },
+  },
+
+  "create-partner-app": {
+    options: {
+      email: { type: "string" },
+      name: { type: "string" },
+      "redirect-uri": { type: "string", multiple: true },
+      scopes: { type: "string" },
+      public: { type: "boolean" },
+    },
+    async run() {
+      throw new AdminError("create-partner-app is not available yet in this version of the service.");
+    },
+  },
+};
+
+function required(values: Values, name: string): string {
+  const value = values[name];
+  if (typeof value !== "string" || value.trim() === "") throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+async function tenantOf(db: Db, email: string): Promise<string> {
+  const [user] = await db
+    .select({ tenantId: users.tenantId })
+    .from(users)
+    .where(eq(users.email, email.trim().toLowerCase()));
+  if (!user) throw new AdminError(`no account with e-mail ${email}`);
+  return user.tenantId;
+}
+
+/** One line for the operator: what went wrong, never a stack trace (ADMIN_DEBUG=1 shows it). */
+function explain(err: unknown): string {
+  if (err instanceof UsageError) return `${err.message} (usage: npm run admin -- --help)`;
+  if (err instanceof AdminError || err instanceof DataDirInUseError || err instanceof DomainError) return err.message;
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e?.code ?? e?.cause?.code;
+  if (env.databaseUrl && (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "3D000" || code === "28P01")) {
+    return `cannot use the PostgreSQL database of DATABASE_URL (${safeUrl(env.databaseUrl)}): ${e.cause?.message ?? e.message ?? code}`;
+  }
+  return `admin failed: ${e?.cause?.message ?? e?.message ?? String(err)}`;
+}
+
+const safeUrl = (url: string) => url.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@");
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === "--help" || name === "-h" || name === "help") {
+    console.log(usage);
+    return 0;
+  }
+  const command = name === undefined ? undefined : commands[name];
+  let database: Database | undefined;
+  try {
+    if (name === undefined) throw new UsageError(`a command is required: ${Object.keys(commands).join(", ")}`);
+    if (!command) throw new UsageError(`unknown command "${name}"`);
+    if (rest.includes("--help") || rest.includes("-h")) {
+      console.log(usage);
+      return 0;
+    }
+    let values: Values;
+    try {
+      values = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: false }).values;
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    const db = async () => {
+      database ??= await openDatabase({ url: env.databaseUrl, dataDir: env.dataDir });
+      return database.db;
+    };
+    const result = await command.run(values, db);
+    console.log(JSON.stringify(result));
+    return 0;
+  } catch (err) {
+    console.error(explain(err).replace(/\s*\n\s*/g, " "));
+    if (process.env.ADMIN_DEBUG) console.error(err);
+    return err instanceof UsageError ? 2 : 1;
+  } finally {
+    await database?.close().catch(() => {});
+  }
+}
+
+// Exit explicitly: a database driver left with an open handle must not keep the CLI alive.
+main(process.argv.slice(2)).then((code) => process.exit(code));

@@ -1,0 +1,255 @@
+/**
+ * End-to-end runner (`npm run test:e2e`, or `npx tsx scripts/e2e.ts [name filter]`): builds when
+ * needed, starts the production server on a free port with its own data directory, runs every
+ * e2e/*.spec.ts in Chromium through playwright-core, stops the server, removes the data.
+ * The last line is always `e2e: <n> passed, <m> failed`.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { chromium, type Browser } from "playwright-core";
+import type { E2EContext, E2ETest } from "../e2e/harness";
+import { ensureBuild } from "./ensure-build";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const e2eDir = path.join(root, "e2e");
+const artifactsDir = path.join(e2eDir, "artifacts");
+const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const testTimeoutMs = Number(process.env.E2E_TEST_TIMEOUT_MS ?? 180_000);
+
+const log = (line: string) => console.log(`[e2e] ${line}`);
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer()
+      .once("error", () => resolve(false))
+      .once("listening", () => probe.close(() => resolve(true)));
+    probe.listen(port, "127.0.0.1");
+  });
+}
+
+/** 3100 + random: never 3000, where a developer's own server usually runs. */
+async function freePort(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const port = 3100 + Math.floor(Math.random() * 900);
+    if (await portIsFree(port)) return port;
+  }
+  throw new Error("no free port between 3100 and 3999");
+}
+
+interface RunningServer {
+  url: string;
+  child: ChildProcess;
+  logFile: string;
+  dataDir: string;
+}
+
+async function startServer(): Promise<RunningServer> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  // A fresh data directory per run: the PGlite database (one process per directory) and the
+  // generated secrets. With DATABASE_URL, PostgreSQL is used as given and only secrets live here.
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "gcs-e2e-"));
+  mkdirSync(artifactsDir, { recursive: true });
+  const logFile = path.join(artifactsDir, "server.log");
+  const out = createWriteStream(logFile);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: "production",
+    NEXT_TELEMETRY_DISABLED: "1",
+    PORT: String(port),
+    APP_URL: url,
+    NEXTAUTH_URL: url,
+    SIMULATOR_PAIRING_MS: process.env.SIMULATOR_PAIRING_MS ?? "0",
+  };
+  env.DATA_DIR = dataDir;
+  // node + the bin file (not npx/npm, which leave an orphan), in its own process group so the
+  // whole server goes down with one signal.
+  const child = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(port), "-H", "127.0.0.1"], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  child.stdout!.pipe(out);
+  child.stderr!.pipe(out);
+  const server = { url, child, logFile, dataDir };
+  log(`server starting on ${url} (${process.env.DATABASE_URL ? "PostgreSQL from DATABASE_URL" : `PGlite in ${dataDir}`}), pid ${child.pid}`);
+  try {
+    await waitForServer(server, 90_000);
+  } catch (err) {
+    await stopServer(server);
+    console.error(`[e2e] last server log lines:\n${tail(logFile, 30)}`);
+    throw err;
+  }
+  return server;
+}
+
+async function waitForServer(server: RunningServer, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  const t0 = Date.now();
+  while (Date.now() < deadline) {
+    if (server.child.exitCode !== null || server.child.signalCode !== null) {
+      throw new Error(`the server exited early (${server.child.signalCode ?? server.child.exitCode}); see ${server.logFile}`);
+    }
+    try {
+      // The login page renders only once the app (and its database, via instrumentation) is up.
+      const res = await fetch(`${server.url}/login`, { signal: AbortSignal.timeout(5000) });
+      if (res.ok) {
+        log(`server ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        return;
+      }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`the server did not answer within ${timeoutMs / 1000} s; see ${server.logFile}`);
+}
+
+function exited(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals) {
+  try {
+    process.kill(-child.pid!, signal); // the group we created with detached: true
+  } catch {
+    try {
+      child.kill(signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+async function stopServer(server: RunningServer) {
+  if (server.child.pid) {
+    signalGroup(server.child, "SIGTERM");
+    if (!(await exited(server.child, 8000))) {
+      log("server ignored SIGTERM; sending SIGKILL");
+      signalGroup(server.child, "SIGKILL");
+      await exited(server.child, 3000);
+    }
+  }
+  rmSync(server.dataDir, { recursive: true, force: true });
+}
+
+async function loadTests(filter?: string): Promise<E2ETest[]> {
+  const files = readdirSync(e2eDir).filter((f) => f.endsWith(".spec.ts")).sort();
+  const tests: E2ETest[] = [];
+  for (const f of files) {
+    const mod = (await import(pathToFileURL(path.join(e2eDir, f)).href)) as { tests?: E2ETest[] };
+    for (const t of mod.tests ?? []) tests.push({ ...t, name: `${f.replace(/\.spec\.ts$/, "")} › ${t.name}` });
+  }
+  return filter ? tests.filter((t) => t.name.toLowerCase().includes(filter.toLowerCase())) : tests;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms / 1000} s`)), ms);
+    }),
+  ]);
+}
+
+function tail(file: string, lines: number) {
+  if (!existsSync(file)) return "";
+  return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+}
+
+async function main(): Promise<number> {
+  const filter = process.argv[2];
+  const tests = await loadTests(filter);
+  if (tests.length === 0) {
+    log(filter ? `no test matches "${filter}"` : "no tests found");
+    console.log("e2e: 0 passed, 0 failed");
+    return 1;
+  }
+  if (!existsSync(chromiumPath)) {
+    throw new Error(`Chromium not found at ${chromiumPath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`);
+  }
+  await ensureBuild({ log });
+  // Screenshots and the server log of this run only.
+  rmSync(artifactsDir, { recursive: true, force: true });
+  mkdirSync(artifactsDir, { recursive: true });
+
+  let server: RunningServer | undefined;
+  let browser: Browser | undefined;
+  let passed = 0;
+  let failed = 0;
+  const stopAll = async () => {
+    await browser?.close().catch(() => {});
+    if (server) await stopServer(server);
+    browser = undefined;
+    server = undefined;
+  };
+  // Ctrl-C or a CI time-out: still stop the server and remove its data.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping`);
+      void stopAll().finally(() => process.exit(130));
+    });
+  }
+
+  try {
+    server = await startServer();
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      headless: true,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    });
+    for (const t of tests) {
+      const ctx: E2EContext = {
+        baseUrl: server.url,
+        browser,
+        artifactsDir,
+        screenshot: async (page, name) => {
+          await page.screenshot({ path: path.join(artifactsDir, `${name}.png`), fullPage: true });
+        },
+        log: (line) => log(`  ${line}`),
+      };
+      const t0 = Date.now();
+      log(`▶ ${t.name}`);
+      try {
+        await withTimeout(t.run(ctx), testTimeoutMs, t.name);
+        passed++;
+        log(`✓ ${t.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      } catch (err) {
+        failed++;
+        log(`✗ ${t.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+        console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+      }
+    }
+  } catch (err) {
+    failed += Math.max(1, tests.length - passed - failed);
+    console.error(`[e2e] ${err instanceof Error ? err.message : String(err)}`);
+  } finally {
+    const logFile = server?.logFile;
+    await stopAll();
+    if (failed > 0 && logFile) console.error(`[e2e] last server log lines (${logFile}):\n${tail(logFile, 30)}`);
+  }
+  console.log(`e2e: ${passed} passed, ${failed} failed`);
+  return failed > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(`[e2e] ${err instanceof Error ? err.message : String(err)}`);
+    console.log("e2e: 0 passed, 1 failed");
+    process.exit(1);
+  },
+);

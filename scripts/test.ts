@@ -1,0 +1,145 @@
+/**
+ * `npm test` (CONTRACT.md §1): type check, vitest, then the Playwright e2e suite, and one line at
+ * the end, `tests: N passed, M failed[, K skipped]`. Exits non-zero when anything failed or nothing ran.
+ * DATABASE_URL passes through: set, every stage runs on PostgreSQL; unset, on embedded PGlite.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const bin = (p: string) => path.join(root, "node_modules", p);
+
+interface Counts {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+interface StageResult {
+  name: string;
+  ok: boolean;
+  seconds: number;
+  note: string;
+}
+
+const stages: StageResult[] = [];
+const total: Counts = { passed: 0, failed: 0, skipped: 0 };
+
+/** Runs a command with the project's environment; `onStdout` sees stdout while it is also shown. */
+function run(args: string[], onStdout?: (chunk: string) => void): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, {
+      cwd: root,
+      env: process.env,
+      stdio: ["ignore", onStdout ? "pipe" : "inherit", "inherit"],
+    });
+    child.stdout?.on("data", (chunk: Buffer) => {
+      process.stdout.write(chunk);
+      onStdout?.(chunk.toString("utf8"));
+    });
+    child.on("error", (err) => {
+      console.error(`[test] could not start ${args.join(" ")}: ${err.message}`);
+      resolve(1);
+    });
+    child.on("close", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+async function stage(name: string, body: () => Promise<{ ok: boolean; note: string }>) {
+  console.log(`\n[test] ── ${name} ──`);
+  const started = Date.now();
+  const { ok, note } = await body();
+  const seconds = Math.round((Date.now() - started) / 100) / 10;
+  stages.push({ name, ok, seconds, note });
+  console.log(`[test] ${name}: ${note} (${seconds} s)`);
+}
+
+async function typecheck() {
+  const code = await run([bin("typescript/bin/tsc"), "--noEmit"]);
+  return { ok: code === 0, note: code === 0 ? "no type errors" : `tsc exited with ${code}` };
+}
+
+async function vitest() {
+  const report = path.join(root, ".test-data", "vitest-report.json");
+  mkdirSync(path.dirname(report), { recursive: true });
+  rmSync(report, { force: true });
+  const code = await run([bin("vitest/vitest.mjs"), "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`]);
+  if (!existsSync(report)) {
+    total.failed += 1;
+    return { ok: false, note: `vitest exited with ${code} and wrote no report (counted as 1 failure)` };
+  }
+  const r = JSON.parse(readFileSync(report, "utf8")) as {
+    numPassedTests: number;
+    numFailedTests: number;
+    numPendingTests: number;
+    numTodoTests: number;
+    numFailedTestSuites: number;
+  };
+  let failed = r.numFailedTests;
+  let extra = "";
+  // A file that fails to load, or an unhandled error, fails the run without failing a test.
+  if (code !== 0 && failed === 0) {
+    failed = Math.max(1, r.numFailedTestSuites);
+    extra = `; vitest exited with ${code}: ${failed} failed file(s) or unhandled error(s) counted as failures`;
+  }
+  const counts = { passed: r.numPassedTests, failed, skipped: r.numPendingTests + r.numTodoTests };
+  add(counts);
+  return { ok: code === 0 && failed === 0, note: describe(counts) + extra };
+}
+
+async function e2e() {
+  const script = path.join(root, "scripts", "e2e.ts");
+  if (!existsSync(script)) return { ok: true, note: "SKIPPED: scripts/e2e.ts does not exist yet, no e2e tests ran" };
+  let tail = "";
+  const code = await run([bin("tsx/dist/cli.mjs"), script], (chunk) => {
+    tail = (tail + chunk).slice(-64_000);
+  });
+  const matches = [...tail.matchAll(/^e2e: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$/gm)];
+  const last = matches.at(-1);
+  const counts = last
+    ? { passed: Number(last[1]), failed: Number(last[2]), skipped: Number(last[3] ?? 0) }
+    : { passed: 0, failed: 0, skipped: 0 };
+  let extra = "";
+  if (code !== 0 && counts.failed === 0) {
+    counts.failed = 1;
+    extra = `; e2e runner exited with ${code}${last ? "" : " without its summary line"} (counted as 1 failure)`;
+  } else if (!last) {
+    extra = "; the e2e runner printed no `e2e: N passed, M failed` line";
+  }
+  add(counts);
+  return { ok: code === 0 && counts.failed === 0, note: describe(counts) + extra };
+}
+
+function add(c: Counts) {
+  total.passed += c.passed;
+  total.failed += c.failed;
+  total.skipped += c.skipped;
+}
+
+function describe(c: Counts) {
+  return `${c.passed} passed, ${c.failed} failed${c.skipped ? `, ${c.skipped} skipped` : ""}`;
+}
+
+async function main() {
+  const database = process.env.DATABASE_URL ? "PostgreSQL (DATABASE_URL)" : "embedded PGlite";
+  console.log(`[test] database: ${database}`);
+  await stage("typecheck (tsc --noEmit)", typecheck);
+  await stage("unit and API tests (vitest)", vitest);
+  await stage("end-to-end (scripts/e2e.ts)", e2e);
+
+  console.log("\n[test] summary");
+  for (const s of stages) console.log(`  ${s.ok ? "ok  " : "FAIL"}  ${s.name}: ${s.note} (${s.seconds} s)`);
+  const ran = total.passed + total.failed;
+  if (ran === 0) console.log("  FAIL  no tests ran");
+  const failed = stages.some((s) => !s.ok) || total.failed > 0 || ran === 0;
+  console.log(`tests: ${describe({ ...total })}`);
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((err) => {
+  console.error(err);
+  console.log(`tests: ${describe(total)}`);
+  process.exit(1);
+});

@@ -1,0 +1,187 @@
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getDb, openDatabase, type Database } from "../../db/client";
+import { tenants } from "../../db/schema";
+import { apiKeyPattern } from "../../server/keys/api-key-format";
+import { verifyApiKey } from "../../server/keys/verify-api-key";
+
+const root = path.resolve(__dirname, "../..");
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `npm run admin -- …` the way an operator would, minus npm: node with the tsx loader. */
+function admin(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+    for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
+    execFile(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], { cwd: root, env: childEnv }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** A successful command: exactly one JSON line on stdout. */
+function jsonLine(r: CliResult) {
+  expect(r, r.stderr).toMatchObject({ code: 0 });
+  const lines = r.stdout.trim().split("\n");
+  expect(lines).toHaveLength(1);
+  return JSON.parse(lines[0]);
+}
+
+/** A refusal: one plain line on stderr, no stack trace. */
+function plainError(r: CliResult, code: number) {
+  expect(r.code, r.stdout + r.stderr).toBe(code);
+  expect(r.stdout).toBe("");
+  const lines = r.stderr.trim().split("\n");
+  expect(lines, r.stderr).toHaveLength(1);
+  expect(r.stderr).not.toMatch(/^\s+at /m);
+  return lines[0];
+}
+
+const email = () => `cli-${randomUUID()}@example.com`;
+
+describe("admin CLI without a database", () => {
+  const env = { DATABASE_URL: undefined, DATA_DIR: path.join(tmpdir(), "gcs-admin-never-created") };
+
+  it("prints usage for --help", async () => {
+    const r = await admin(["--help"], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("create-tenant --name NAME --email EMAIL --password PW");
+    expect(r.stdout).toContain("set-channel-limit --email EMAIL --max N");
+  });
+
+  it("exits 2 with one plain line on usage errors, before touching the database", async () => {
+    const results = await Promise.all([
+      admin([], env),
+      admin(["frobnicate"], env),
+      admin(["create-tenant", "--name", "Loja", "--email", email()], env),
+      admin(["create-tenant", "--name", "Loja", "--email", "not-an-email", "--password", "senha-segura"], env),
+      admin(["create-api-key", "--email", email(), "--bogus"], env),
+      admin(["set-channel-limit", "--email", email(), "--max", "lots"], env),
+    ]);
+    const messages = results.map((r) => plainError(r, 2));
+    expect(messages[0]).toMatch(/command is required/);
+    expect(messages[1]).toMatch(/unknown command "frobnicate"/);
+    expect(messages[2]).toMatch(/--password is required/);
+    expect(messages[3]).toMatch(/--email must be an email address/);
+    expect(messages[4]).toMatch(/--bogus/);
+    expect(messages[5]).toMatch(/--max must be a whole number/);
+  });
+});
+
+describe("admin CLI on PGlite", () => {
+  let dir: string;
+  let env: Record<string, string | undefined>;
+  const owner = email();
+  let first: { tenant_id: string; api_key: string };
+  let second: { tenant_id: string; api_key: string };
+
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), "gcs-admin-"));
+    env = { DATABASE_URL: undefined, DATA_DIR: path.join(dir, "data") };
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("migrates a fresh data directory", async () => {
+    expect(jsonLine(await admin(["migrate"], env))).toEqual({ migrated: true, database: "pglite", data_dir: env.DATA_DIR });
+  });
+
+  it("create-tenant prints one JSON line with the tenant and its key", async () => {
+    first = jsonLine(await admin(["create-tenant", "--name", "Loja CLI", "--email", owner, "--password", "senha-segura-123"], env));
+    expect(Object.keys(first).sort()).toEqual(["api_key", "tenant_id"]);
+    expect(first.tenant_id).toMatch(/^tenant_/);
+    expect(first.api_key).toMatch(apiKeyPattern);
+  });
+
+  it("refuses a second account with the same e-mail, whatever its case", async () => {
+    const r = await admin(["create-tenant", "--name", "Outra", "--email", owner.toUpperCase(), "--password", "senha-segura-123"], env);
+    expect(plainError(r, 1)).toMatch(/already exists/);
+  });
+
+  it("create-api-key issues another key for the same tenant", async () => {
+    second = jsonLine(await admin(["create-api-key", "--email", owner], env));
+    expect(second.tenant_id).toBe(first.tenant_id);
+    expect(second.api_key).toMatch(apiKeyPattern);
+    expect(second.api_key).not.toBe(first.api_key);
+  });
+
+  it("set-channel-limit changes the tenant's limit", async () => {
+    expect(jsonLine(await admin(["set-channel-limit", "--email", owner, "--max", "25"], env))).toEqual({
+      tenant_id: first.tenant_id,
+      channel_limit: 25,
+    });
+  });
+
+  it("names an unknown e-mail plainly", async () => {
+    const r = await admin(["create-api-key", "--email", "nobody@example.com"], env);
+    expect(plainError(r, 1)).toBe("no account with e-mail nobody@example.com");
+  });
+
+  it("wrote durably: the keys verify and the limit is set when the directory is opened afterwards", async () => {
+    const database = await openDatabase({ dataDir: env.DATA_DIR, migrate: false });
+    try {
+      const now = new Date();
+      expect(await verifyApiKey(database.db, first.api_key, now)).toMatchObject({ tenantId: first.tenant_id });
+      expect(await verifyApiKey(database.db, second.api_key, now)).toMatchObject({ tenantId: first.tenant_id });
+      const [tenant] = await database.db.select().from(tenants).where(eq(tenants.id, first.tenant_id));
+      expect(tenant.channelLimit).toBe(25);
+
+      // While this process owns the directory, as the running server would, the CLI refuses plainly.
+      const r = await admin(["create-api-key", "--email", owner], env);
+      const message = plainError(r, 1);
+      expect(message).toContain(`is in use by another process (pid ${process.pid})`);
+      expect(message).toMatch(/stop the server first/);
+    } finally {
+      await database.close();
+    }
+  });
+
+  it("works again once the directory is released", async () => {
+    expect(jsonLine(await admin(["migrate"], env))).toMatchObject({ migrated: true });
+  });
+});
+
+describe.runIf(process.env.DATABASE_URL)("admin CLI on PostgreSQL", () => {
+  const env = { DATABASE_URL: process.env.DATABASE_URL, DATA_DIR: path.join(tmpdir(), "gcs-admin-unused") };
+  const owner = email();
+  let database: Database | undefined;
+
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it("creates a tenant, a key and a limit beside another open connection", async () => {
+    // Another process holding connections (the running server) does not stop the CLI on PostgreSQL.
+    database = await openDatabase({ url: process.env.DATABASE_URL, migrate: false });
+    expect(jsonLine(await admin(["migrate"], env))).toEqual({ migrated: true, database: "postgres" });
+
+    const created = jsonLine(await admin(["create-tenant", "--name", "Loja PG", "--email", owner, "--password", "senha-segura-123"], env));
+    const key = jsonLine(await admin(["create-api-key", "--email", owner], env));
+    expect(key.tenant_id).toBe(created.tenant_id);
+    jsonLine(await admin(["set-channel-limit", "--email", owner, "--max", "3"], env));
+
+    const db = await getDb();
+    expect(await verifyApiKey(db, created.api_key, new Date())).toMatchObject({ tenantId: created.tenant_id });
+    expect(await verifyApiKey(db, key.api_key, new Date())).toMatchObject({ tenantId: created.tenant_id });
+    const [tenant] = await db.select().from(tenants).where(eq(tenants.id, created.tenant_id));
+    expect(tenant.channelLimit).toBe(3);
+  });
+
+  it("refuses a duplicate e-mail and an unknown one plainly", async () => {
+    const [dup, unknown] = await Promise.all([
+      admin(["create-tenant", "--name", "Outra", "--email", owner, "--password", "senha-segura-123"], env),
+      admin(["set-channel-limit", "--email", "nobody-pg@example.com", "--max", "1"], env),
+    ]);
+    expect(plainError(dup, 1)).toMatch(/already exists/);
+    expect(plainError(unknown, 1)).toBe("no account with e-mail nobody-pg@example.com");
+  });
+});
