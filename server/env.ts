@@ -11,7 +11,7 @@ export const env = {
     return (process.env.APP_URL ?? `http://localhost:${this.port}`).replace(/\/$/, "");
   },
   get dataDir() {
-    return path.resolve(process.env.DATA_DIR ?? ".data");
+    return path.resolve(/*turbopackIgnore: true*/ process.env.DATA_DIR ?? ".data");
   },
   get databaseUrl() {
     return process.env.DATABASE_URL || undefined;
@@ -51,13 +51,21 @@ export const env = {
 };
 
 /** A secret from the environment, or one generated once and kept under DATA_DIR. */
+const secrets = new Map<string, string>();
+
 export function persistentSecret(envName: string, fileName: string, bytes = 32): string {
   const fromEnv = process.env[envName];
   if (fromEnv) return fromEnv;
   const file = path.join(env.dataDir, fileName);
-  if (existsSync(file)) return readFileSync(file, "utf8").trim();
-  mkdirSync(env.dataDir, { recursive: true });
-  const secret = randomBytes(bytes).toString("base64url");
-  writeFileSync(file, secret, { mode: 0o600, flag: "wx" });
+  let secret = secrets.get(file);
+  if (secret) return secret;
+  if (existsSync(file)) {
+    secret = readFileSync(file, "utf8").trim();
+  } else {
+    mkdirSync(env.dataDir, { recursive: true });
+    secret = randomBytes(bytes).toString("base64url");
+    writeFileSync(file, secret, { mode: 0o600, flag: "wx" });
+  }
+  secrets.set(file, secret);
   return secret;
 }

@@ -17,7 +17,10 @@ declare module "next-auth" {
 }
 
 export const authOptions: NextAuthOptions = {
-  secret: persistentSecret("NEXTAUTH_SECRET", "nextauth-secret"),
+  // Read on first use, not at import: `next build` imports this module and must not write secrets.
+  get secret() {
+    return persistentSecret("NEXTAUTH_SECRET", "nextauth-secret");
+  },
   session: { strategy: "jwt", maxAge: 7 * 24 * 60 * 60 },
   pages: { signIn: "/login" },
   providers: [

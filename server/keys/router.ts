@@ -7,14 +7,23 @@ const keySummary = z.object({
   id: z.string(),
   name: z.string(),
   prefix: z.string(),
-  createdAt: z.date(),
-  lastUsedAt: z.date().nullable(),
-  revokedAt: z.date().nullable(),
+  createdAt: z.iso.datetime(),
+  lastUsedAt: z.iso.datetime().nullable(),
+  revokedAt: z.iso.datetime().nullable(),
 });
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 /** Dashboard only: keys are managed by a signed-in person, never by another key. */
 export const apiKeysRouter = router({
-  list: sessionProcedure.output(z.array(keySummary)).query(({ ctx }) => listApiKeys(ctx.db, ctx.tenantId)),
+  list: sessionProcedure.output(z.array(keySummary)).query(async ({ ctx }) =>
+    (await listApiKeys(ctx.db, ctx.tenantId)).map((k) => ({
+      ...k,
+      createdAt: k.createdAt.toISOString(),
+      lastUsedAt: iso(k.lastUsedAt),
+      revokedAt: iso(k.revokedAt),
+    })),
+  ),
   create: sessionProcedure
     .input(z.object({ name: z.string().trim().min(1).max(80) }))
     .output(z.object({ id: z.string(), name: z.string(), prefix: z.string(), apiKey: z.string() }))
