@@ -9,6 +9,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  uniqueIndex,
 } from "drizzle-orm/pg-core";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
@@ -193,4 +194,75 @@ export const simulatorMessages = pgTable(
     readAt: ts("read_at"),
   },
   (t) => [index("simulator_messages_channel_idx").on(t.channelId, t.sentAt)],
+);
+
+// --- Campaigns and their per-group deliveries ---
+
+export const campaignStatuses = ["pending", "sending", "paused", "completed", "failed", "canceled"] as const;
+export const deliveryStates = ["pending", "sending", "sent", "failed"] as const;
+
+export const campaigns = pgTable(
+  "campaigns",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    segmentId: text("segment_id").notNull().references(() => segments.id),
+    name: text("name").notNull(),
+    status: text("status", { enum: campaignStatuses }).notNull(),
+    /** Why a paused campaign is paused: `user` waits for resume; the others resume by themselves. */
+    pauseReason: text("pause_reason", { enum: ["user", "schedule", "channel_offline", "send_errors"] }),
+    messageType: text("message_type", { enum: ["text", "image", "video", "audio", "document", "carousel"] }).notNull(),
+    /** {message, media_url?, file_name?, cards?}: what every group receives. */
+    content: jsonb("content").notNull(),
+    linkPreview: boolean("link_preview"),
+    mentionAll: boolean("mention_all").notNull().default(false),
+    scheduledAt: ts("scheduled_at"),
+    /** Counters kept in the transaction of every delivery change, so info-campaign reads one row. */
+    total: integer("total").notNull(),
+    sent: integer("sent").notNull().default(0),
+    failed: integer("failed").notNull().default(0),
+    /** When the engine should look at this campaign again. */
+    nextRunAt: ts("next_run_at").notNull(),
+    /** A worker holds the campaign while it runs one step; an expired lease is free. */
+    leaseUntil: ts("lease_until"),
+    /** Consecutive failed sends per channel: 10 on one channel pause the campaign. */
+    failureStreaks: jsonb("failure_streaks").notNull().default({}),
+    lastProgressAt: ts("last_progress_at"),
+    startedAt: ts("started_at"),
+    finishedAt: ts("finished_at"),
+    /** Set when it finishes: the next queued campaign starts no earlier (min/max_campaign_interval). */
+    queueReadyAt: ts("queue_ready_at"),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [index("campaigns_tenant_idx").on(t.tenantId, t.createdAt), index("campaigns_due_idx").on(t.status, t.nextRunAt)],
+);
+
+export const deliveries = pgTable(
+  "deliveries",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    campaignId: text("campaign_id").notNull().references(() => campaigns.id, { onDelete: "cascade" }),
+    groupId: text("id_group").notNull(),
+    channelId: text("channel_id").notNull().references(() => channels.id, { onDelete: "cascade" }),
+    groupName: text("group_name").notNull(),
+    isMonitoring: boolean("is_monitoring").notNull().default(false),
+    position: integer("position").notNull(),
+    state: text("state", { enum: deliveryStates }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    /** A failed attempt is retried no earlier than this. */
+    notBefore: ts("not_before"),
+    /** A `sending` row whose lease expired was in flight when its worker died: reconcile it. */
+    leaseUntil: ts("lease_until"),
+    providerMessageId: text("provider_message_id"),
+    error: text("error"),
+    sentAt: ts("sent_at"),
+    ackedAt: ts("acked_at"),
+    readAt: ts("read_at"),
+    updatedAt: ts("updated_at"),
+  },
+  (t) => [
+    uniqueIndex("deliveries_campaign_group_uq").on(t.campaignId, t.groupId),
+    index("deliveries_claim_idx").on(t.campaignId, t.state, t.position),
+  ],
 );

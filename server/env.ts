@@ -69,3 +69,7 @@ export function persistentSecret(envName: string, fileName: string, bytes = 32):
   secrets.set(file, secret);
   return secret;
 }
+
+/** Inngest drives dispatch when it is configured; otherwise the in-process runner does. */
+export const inngestConfigured = () =>
+  Boolean(process.env.INNGEST_EVENT_KEY || process.env.INNGEST_SIGNING_KEY || process.env.INNGEST_DEV);

@@ -1,4 +1,5 @@
 import { accountRouter } from "./auth/router";
+import { campaignsRouter } from "./campaigns/router";
 import { channelsRouter } from "./channels/router";
 import { apiKeysRouter } from "./keys/router";
 import { segmentsRouter } from "./segments/router";
@@ -8,6 +9,7 @@ import { router } from "./trpc";
 export const appRouter = router({
   account: accountRouter,
   apiKeys: apiKeysRouter,
+  campaigns: campaignsRouter,
   channels: channelsRouter,
   segments: segmentsRouter,
   settings: settingsRouter,

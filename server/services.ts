@@ -1,5 +1,7 @@
 import { getDatabase, type Db } from "../db/client";
 import { recordChannelStatus } from "./channels/record-channel-status";
+import { recordReceipt } from "./dispatch/record-receipt";
+import { wakeDispatch } from "./dispatch/wake";
 import { createProvider } from "./messaging";
 import type { MessagingProvider } from "./messaging/provider";
 import { SimulatorProvider } from "./messaging/simulator";
@@ -17,7 +19,12 @@ export function getServices(): Promise<Services> {
     const { db } = await getDatabase();
     const provider = createProvider(db);
     provider.subscribe(async (event) => {
-      if (event.type === "channel_status") await recordChannelStatus(db, event.channelId, event.status, event.at);
+      if (event.type === "channel_status") {
+        await recordChannelStatus(db, event.channelId, event.status, event.at);
+        if (event.status === "connected") wakeDispatch();
+      } else {
+        await recordReceipt(db, event.type === "message_ack" ? "ack" : "read", event.deliveryKey, event.at);
+      }
     });
     // Channels left mid-pairing by a restart pair now.
     if (provider instanceof SimulatorProvider) await provider.pairDue();

@@ -49,32 +49,27 @@ function plainError(r: CliResult, code: number) {
 
 const email = () => `cli-${randomUUID()}@example.com`;
 
-describe("admin CLI without a database", () => {
+describe("admin CLI arguments", () => {
   const env = { DATABASE_URL: undefined, DATA_DIR: path.join(tmpdir(), "gcs-admin-never-created") };
 
-  it("prints usage for --help", async () => {
-    const r = await admin(["--help"], env);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain("create-tenant --name NAME --email EMAIL --password PW");
-    expect(r.stdout).toContain("set-channel-limit --email EMAIL --max N");
-  });
-
-  it("exits 2 with one plain line on usage errors, before touching the database", async () => {
-    const results = await Promise.all([
+  it("prints usage for --help, and exits 2 with one plain line on usage errors", async () => {
+    const [help, ...results] = await Promise.all([
+      admin(["--help"], env),
       admin([], env),
       admin(["frobnicate"], env),
       admin(["create-tenant", "--name", "Loja", "--email", email()], env),
-      admin(["create-tenant", "--name", "Loja", "--email", "not-an-email", "--password", "senha-segura"], env),
       admin(["create-api-key", "--email", email(), "--bogus"], env),
       admin(["set-channel-limit", "--email", email(), "--max", "lots"], env),
     ]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("create-tenant --name NAME --email EMAIL --password PW");
+    expect(help.stdout).toContain("set-channel-limit --email EMAIL --max N");
     const messages = results.map((r) => plainError(r, 2));
     expect(messages[0]).toMatch(/command is required/);
     expect(messages[1]).toMatch(/unknown command "frobnicate"/);
     expect(messages[2]).toMatch(/--password is required/);
-    expect(messages[3]).toMatch(/--email must be an email address/);
-    expect(messages[4]).toMatch(/--bogus/);
-    expect(messages[5]).toMatch(/--max must be a whole number/);
+    expect(messages[3]).toMatch(/--bogus/);
+    expect(messages[4]).toMatch(/--max must be a whole number/);
   });
 });
 
@@ -126,7 +121,7 @@ describe("admin CLI on PGlite", () => {
     expect(plainError(r, 1)).toBe("no account with e-mail nobody@example.com");
   });
 
-  it("wrote durably: the keys verify and the limit is set when the directory is opened afterwards", async () => {
+  it("wrote durably, and refuses plainly while another process owns the directory", async () => {
     const database = await openDatabase({ dataDir: env.DATA_DIR, migrate: false });
     try {
       const now = new Date();
@@ -143,10 +138,6 @@ describe("admin CLI on PGlite", () => {
     } finally {
       await database.close();
     }
-  });
-
-  it("works again once the directory is released", async () => {
-    expect(jsonLine(await admin(["migrate"], env))).toMatchObject({ migrated: true });
   });
 });
 

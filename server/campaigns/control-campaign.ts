@@ -1,0 +1,46 @@
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { campaigns } from "../../db/schema";
+import { Conflict, NotFound } from "../errors";
+import { transition } from "../dispatch/transition";
+import { wakeDispatch } from "../dispatch/wake";
+
+async function find(db: Db, tenantId: string, campaignId: string) {
+  const [c] = await db
+    .select()
+    .from(campaigns)
+    .where(and(eq(campaigns.id, campaignId), eq(campaigns.tenantId, tenantId)));
+  if (!c) throw new NotFound(`Campaign ${campaignId} not found.`);
+  return c;
+}
+
+const refuse = (id: string, status: string, action: string) =>
+  new Conflict(`Campaign ${id} is ${status} and cannot be ${action}.`, "invalid_campaign_status");
+
+/** Pauses until resumed by the user (a campaign paused by the schedule or a channel becomes user-paused). */
+export async function pauseCampaign(db: Db, tenantId: string, campaignId: string, now: Date) {
+  const c = await find(db, tenantId, campaignId);
+  if (c.status === "paused" && c.pauseReason === "user") return c;
+  const row = await transition(db, campaignId, ["pending", "sending", "paused"], "paused", now, { pauseReason: "user" });
+  if (!row) throw refuse(campaignId, c.status, "paused");
+  return row;
+}
+
+/** Resumes a paused campaign where it stopped (the failure streaks that auto-paused it are forgiven). */
+export async function resumeCampaign(db: Db, tenantId: string, campaignId: string, now: Date) {
+  const c = await find(db, tenantId, campaignId);
+  if (c.status !== "paused") throw refuse(campaignId, c.status, "resumed");
+  const to = c.startedAt ? "sending" : "pending";
+  const row = await transition(db, campaignId, ["paused"], to, now, { nextRunAt: now });
+  if (!row) throw refuse(campaignId, c.status, "resumed");
+  await db.update(campaigns).set({ failureStreaks: {} }).where(eq(campaigns.id, campaignId));
+  wakeDispatch(campaignId);
+  return row;
+}
+
+export async function cancelCampaign(db: Db, tenantId: string, campaignId: string, now: Date) {
+  const c = await find(db, tenantId, campaignId);
+  const row = await transition(db, campaignId, ["pending", "sending", "paused"], "canceled", now, { finishedAt: now });
+  if (!row) throw refuse(campaignId, c.status, "canceled");
+  return row;
+}

@@ -1,0 +1,81 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { campaigns, channels, deliveries, monitoringGroups, segmentChannels, segmentGroups } from "../../db/schema";
+import { BadRequest } from "../errors";
+import { newId } from "../ids";
+import { recordEvent } from "../outbox/record-event";
+import { findSegment } from "../segments/find-segment";
+import type { CampaignContent } from "./content";
+import { parseScheduledAt } from "./scheduled-at";
+
+export interface NewCampaign {
+  name: string;
+  segmentId: string;
+  messageType: "text" | "image" | "video" | "audio" | "document" | "carousel";
+  content: CampaignContent;
+  linkPreview?: boolean;
+  mentionAll: boolean;
+  scheduledAt?: string;
+}
+
+/**
+ * Creates the campaign and one delivery per segment group (plus the monitoring group's copy) in one
+ * transaction: a campaign never exists half fanned out.
+ */
+export async function createCampaign(db: Db, tenantId: string, input: NewCampaign, now: Date) {
+  const scheduledAt = input.scheduledAt ? parseScheduledAt(input.scheduledAt, now) : null;
+  const segment = await findSegment(db, tenantId, input.segmentId);
+  const [connected] = await db
+    .select({ id: channels.id })
+    .from(segmentChannels)
+    .innerJoin(channels, eq(channels.id, segmentChannels.channelId))
+    .where(and(eq(segmentChannels.segmentId, segment.id), eq(channels.status, "connected")))
+    .limit(1);
+  if (!connected) throw new BadRequest(`id_segment: segment ${segment.id} has no connected channel`, "no_connected_channel");
+
+  const id = newId("campaign");
+  const total = await db.transaction(async (tx) => {
+    await tx.insert(campaigns).values({
+      id,
+      tenantId,
+      segmentId: segment.id,
+      name: input.name,
+      status: "pending",
+      messageType: input.messageType,
+      content: input.content,
+      linkPreview: input.linkPreview ?? null,
+      mentionAll: input.mentionAll,
+      scheduledAt,
+      total: 0,
+      nextRunAt: scheduledAt ?? now,
+      createdAt: now,
+      updatedAt: now,
+    });
+    // One statement fans out any number of groups.
+    const fanned = await tx.execute(sql`
+      insert into ${deliveries} (campaign_id, id_group, channel_id, group_name, is_monitoring, position)
+      select ${id}, ${segmentGroups.groupId}, ${segmentGroups.channelId}, ${segmentGroups.name}, false, ${segmentGroups.position}
+      from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id}
+      union all
+      select ${id}, ${monitoringGroups.groupId}, ${monitoringGroups.channelId}, ${monitoringGroups.name}, true, -1
+      from ${monitoringGroups} where ${monitoringGroups.segmentId} = ${segment.id}
+      on conflict do nothing`);
+    const count = affectedRows(fanned);
+    await tx.update(campaigns).set({ total: count }).where(eq(campaigns.id, id));
+    await recordEvent(
+      tx,
+      tenantId,
+      "campaign_status",
+      { id_campaign: id, name: input.name, status: "pending", groups: { total: count, sent: 0, pending: count, failed: 0 } },
+      now,
+    );
+    return count;
+  });
+  return { id, name: input.name, status: "pending" as const, scheduledAt, total };
+}
+
+/** Row count of an INSERT on either driver (postgres-js: `count`; PGlite: `affectedRows`). */
+function affectedRows(result: unknown): number {
+  const r = result as { count?: number; affectedRows?: number };
+  return Number(r.count ?? r.affectedRows ?? 0);
+}

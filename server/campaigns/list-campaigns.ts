@@ -1,0 +1,44 @@
+import { and, asc, desc, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { campaigns, deliveries, segments } from "../../db/schema";
+import { NotFound } from "../errors";
+
+export async function listCampaigns(db: Db, tenantId: string) {
+  const rows = await db
+    .select({ c: campaigns, segmentName: segments.name })
+    .from(campaigns)
+    .innerJoin(segments, eq(segments.id, campaigns.segmentId))
+    .where(eq(campaigns.tenantId, tenantId))
+    .orderBy(desc(campaigns.createdAt))
+    .limit(200);
+  return rows.map(({ c, segmentName }) => ({
+    id_campaign: c.id,
+    name: c.name,
+    status: c.status,
+    pause_reason: c.pauseReason,
+    message_type: c.messageType,
+    segment_name: segmentName,
+    groups: { total: c.total, sent: c.sent, pending: c.total - c.sent - c.failed, failed: c.failed },
+    scheduled_at: c.scheduledAt?.toISOString() ?? null,
+    created_at: c.createdAt.toISOString(),
+  }));
+}
+
+/** Per-group delivery state, for the dashboard's campaign page. */
+export async function listDeliveries(db: Db, tenantId: string, campaignId: string) {
+  const [c] = await db.select({ id: campaigns.id }).from(campaigns).where(and(eq(campaigns.id, campaignId), eq(campaigns.tenantId, tenantId)));
+  if (!c) throw new NotFound(`Campaign ${campaignId} not found.`);
+  const rows = await db.select().from(deliveries).where(eq(deliveries.campaignId, campaignId)).orderBy(desc(deliveries.isMonitoring), asc(deliveries.position));
+  return rows.map((d) => ({
+    id_group: d.groupId,
+    name: d.groupName,
+    id_channel: d.channelId,
+    monitoring: d.isMonitoring,
+    state: d.state,
+    attempts: d.attempts,
+    error: d.error,
+    sent_at: d.sentAt?.toISOString() ?? null,
+    acked_at: d.ackedAt?.toISOString() ?? null,
+    read_at: d.readAt?.toISOString() ?? null,
+  }));
+}

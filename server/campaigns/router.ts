@@ -1,0 +1,157 @@
+import { z } from "zod";
+import { ownerProcedure, router } from "../trpc";
+import { wakeDispatch } from "../dispatch/wake";
+import { cancelCampaign, pauseCampaign, resumeCampaign } from "./control-campaign";
+import { createCampaign } from "./create-campaign";
+import { infoCampaign } from "./info-campaign";
+import { listCampaigns, listDeliveries } from "./list-campaigns";
+import {
+  anyMessageType,
+  campaignAction,
+  campaignActionOutput,
+  campaignStatus,
+  createCarouselCampaignInput,
+  createCarouselCampaignOutput,
+  createMessageCampaignInput,
+  createMessageCampaignOutput,
+  groupCounters,
+  idCampaign,
+  infoCampaignInput,
+  infoCampaignOutput,
+} from "./schema";
+import { toBrasiliaIso } from "./scheduled-at";
+
+const tags = ["Campaigns"];
+const createErrors = [400, 401, 403, 404, 409, 422, 429, 500];
+const actionErrors = [400, 401, 404, 409, 429, 500];
+
+const action = (verb: "pause" | "resume" | "cancel", summary: string, run: typeof pauseCampaign, message: string) =>
+  ownerProcedure
+    .meta({ openapi: { method: "POST", path: `/external/${verb}-campaign/{id_campaign}`, tags, summary, protect: true, errorResponses: actionErrors } })
+    .input(campaignAction)
+    .output(campaignActionOutput)
+    .mutation(async ({ ctx, input }) => {
+      const c = await run(ctx.db, ctx.tenantId, input.id_campaign, ctx.now);
+      return { success: true as const, message, id_campaign: c.id, status: c.status };
+    });
+
+export const campaignsRouter = router({
+  createMessage: ownerProcedure
+    .meta({
+      openapi: { method: "POST", path: "/external/create-campaign/message", tags, summary: "Create a text or media campaign", protect: true, errorResponses: createErrors },
+      successStatus: 201,
+      idempotent: true,
+    })
+    .input(createMessageCampaignInput)
+    .output(createMessageCampaignOutput)
+    .mutation(async ({ ctx, input }) => {
+      const c = await createCampaign(
+        ctx.db,
+        ctx.tenantId,
+        {
+          name: input.name,
+          segmentId: input.id_segment,
+          messageType: input.message_type,
+          content: { message: input.message, media_url: input.media_url, file_name: input.file_name },
+          linkPreview: input.link_preview,
+          mentionAll: input.mention_all,
+          scheduledAt: input.scheduled_at,
+        },
+        ctx.now,
+      );
+      wakeDispatch(c.id);
+      return {
+        success: true as const,
+        id_campaign: c.id,
+        name: c.name,
+        status: c.status,
+        message_type: input.message_type,
+        scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
+        timestamp: ctx.now.toISOString(),
+      };
+    }),
+
+  createCarousel: ownerProcedure
+    .meta({
+      openapi: { method: "POST", path: "/external/create-campaign/carousel", tags, summary: "Create a carousel campaign", protect: true, errorResponses: createErrors },
+      successStatus: 201,
+      idempotent: true,
+    })
+    .input(createCarouselCampaignInput)
+    .output(createCarouselCampaignOutput)
+    .mutation(async ({ ctx, input }) => {
+      const c = await createCampaign(
+        ctx.db,
+        ctx.tenantId,
+        {
+          name: input.name,
+          segmentId: input.id_segment,
+          messageType: "carousel",
+          content: { message: input.carousel_data.message, cards: input.carousel_data.cards },
+          linkPreview: input.link_preview,
+          mentionAll: input.mention_all,
+          scheduledAt: input.scheduled_at,
+        },
+        ctx.now,
+      );
+      wakeDispatch(c.id);
+      return {
+        success: true as const,
+        id_campaign: c.id,
+        name: c.name,
+        status: c.status,
+        message_type: "carousel" as const,
+        cards_count: input.carousel_data.cards.length,
+        scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
+        timestamp: ctx.now.toISOString(),
+      };
+    }),
+
+  info: ownerProcedure
+    .meta({ openapi: { method: "GET", path: "/external/info-campaign/{id_campaign}", tags, summary: "Status and progress of a campaign", protect: true, errorResponses: [400, 401, 404, 429, 500] } })
+    .input(infoCampaignInput)
+    .output(infoCampaignOutput)
+    .query(({ ctx, input }) => infoCampaign(ctx.db, ctx.tenantId, input.id_campaign)),
+
+  pause: action("pause", "Pause a campaign (until resumed)", pauseCampaign, "Campaign paused"),
+  resume: action("resume", "Resume a paused campaign", resumeCampaign, "Campaign resumed"),
+  cancel: action("cancel", "Cancel a campaign (groups not yet sent stay unsent)", cancelCampaign, "Campaign canceled"),
+
+  /** Dashboard: the tenant's campaigns with live counters, and one campaign's deliveries. */
+  list: ownerProcedure
+    .output(
+      z.array(
+        z.object({
+          id_campaign: z.string(),
+          name: z.string(),
+          status: campaignStatus,
+          pause_reason: z.string().nullable(),
+          message_type: anyMessageType,
+          segment_name: z.string(),
+          groups: groupCounters,
+          scheduled_at: z.string().nullable(),
+          created_at: z.string(),
+        }),
+      ),
+    )
+    .query(({ ctx }) => listCampaigns(ctx.db, ctx.tenantId)),
+  deliveries: ownerProcedure
+    .input(z.object({ id_campaign: idCampaign }))
+    .output(
+      z.array(
+        z.object({
+          id_group: z.string(),
+          name: z.string(),
+          id_channel: z.string(),
+          monitoring: z.boolean(),
+          state: z.enum(["pending", "sending", "sent", "failed"]),
+          attempts: z.number(),
+          error: z.string().nullable(),
+          sent_at: z.string().nullable(),
+          acked_at: z.string().nullable(),
+          read_at: z.string().nullable(),
+        }),
+      ),
+    )
+    .query(({ ctx, input }) => listDeliveries(ctx.db, ctx.tenantId, input.id_campaign)),
+});

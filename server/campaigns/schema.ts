@@ -1,0 +1,110 @@
+import { z } from "zod";
+import { idPattern } from "../ids";
+import { idSegment } from "../segments/schema";
+
+export const campaignStatus = z.enum(["pending", "sending", "paused", "completed", "failed", "canceled"]).meta({
+  description:
+    "pending (waiting for its time, the queue or a sending window) → sending ⇄ paused → completed (every group processed) | failed (no group could be sent) | canceled",
+});
+export const messageType = z.enum(["text", "image", "video", "audio", "document"]);
+export const anyMessageType = z.enum(["text", "image", "video", "audio", "document", "carousel"]);
+
+export const idCampaign = z
+  .string()
+  .regex(idPattern("campaign"), "must be a campaign token of the form campaign_<uuid>")
+  .meta({ example: "campaign_7c9e6679-7425-40de-944b-e07fc1f90ae7" });
+
+const httpsUrl = z
+  .url({ protocol: /^https$/, error: "must be an https URL" })
+  .max(2048, "must be at most 2048 characters");
+
+const scheduledAt = z
+  .string()
+  .meta({ description: "DD/MM/YYYY - HH:mm in Brasília time (America/Sao_Paulo), strictly in the future", example: "25/12/2026 - 09:30" })
+  .optional();
+
+const common = {
+  name: z.string().trim().min(1, "is required").max(200, "must be at most 200 characters"),
+  id_segment: idSegment,
+  scheduled_at: scheduledAt,
+  mention_all: z.boolean().default(false).meta({ description: "Mention every participant without @names in the text" }),
+  link_preview: z.boolean().optional().meta({ description: "Show a link preview; used when the tenant's link_preview_mode is ask_always" }),
+};
+
+export const createMessageCampaignInput = z
+  .object({
+    ...common,
+    message: z.string().max(65_536, "must be at most 65536 characters").default("").meta({ description: "The text, or the caption of a media message" }),
+    message_type: messageType.default("text"),
+    media_url: httpsUrl.optional().meta({ description: "Required for image, video, audio and document" }),
+    file_name: z.string().trim().min(1).max(255).optional().meta({ description: "File name shown for a document" }),
+  })
+  .superRefine((v, ctx) => {
+    if (v.message_type === "text") {
+      if (v.message.trim() === "") ctx.addIssue({ code: "custom", path: ["message"], message: "is required for a text campaign" });
+      if (v.media_url !== undefined) ctx.addIssue({ code: "custom", path: ["media_url"], message: "is only for media message types" });
+    } else if (v.media_url === undefined) {
+      ctx.addIssue({ code: "custom", path: ["media_url"], message: `is required for message_type ${v.message_type}` });
+    }
+    if (v.file_name !== undefined && v.message_type !== "document") {
+      ctx.addIssue({ code: "custom", path: ["file_name"], message: "is only for message_type document" });
+    }
+  });
+
+const button = z.object({
+  label: z.string().trim().min(1, "is required").max(25, "must be at most 25 characters"),
+  type: z.enum(["URL"], { error: "must be URL (the only button type allowed)" }),
+  url: httpsUrl,
+});
+const card = z.object({
+  image_url: httpsUrl,
+  text: z.string().trim().min(1, "is required").max(1024, "must be at most 1024 characters"),
+  buttons: z.array(button).max(2, "at most 2 buttons per card").default([]),
+});
+
+export const createCarouselCampaignInput = z.object({
+  ...common,
+  carousel_data: z.object({
+    message: z.string().max(4096, "must be at most 4096 characters").default(""),
+    cards: z.array(card).min(1, "at least 1 card").max(4, "at most 4 cards"),
+  }),
+});
+
+const createdFields = {
+  success: z.literal(true),
+  id_campaign: z.string(),
+  name: z.string(),
+  status: campaignStatus,
+  scheduled_at: z.string().nullable().meta({ description: "ISO 8601 with offset; null when sent immediately" }),
+  timestamp: z.iso.datetime({ offset: true }),
+};
+
+export const createMessageCampaignOutput = z.object({ ...createdFields, message_type: messageType });
+export const createCarouselCampaignOutput = z.object({ ...createdFields, message_type: z.literal("carousel"), cards_count: z.number().int() });
+
+export const groupCounters = z.object({
+  total: z.number().int().meta({ description: "Every destination, the monitoring group included" }),
+  sent: z.number().int(),
+  pending: z.number().int().meta({ description: "Neither sent nor failed yet" }),
+  failed: z.number().int(),
+});
+
+export const infoCampaignInput = z.object({ id_campaign: idCampaign });
+export const infoCampaignOutput = z.object({
+  success: z.literal(true),
+  id_campaign: z.string(),
+  name: z.string(),
+  status: campaignStatus,
+  message_type: anyMessageType,
+  id_segment: z.string(),
+  segment_name: z.string(),
+  groups: groupCounters,
+  scheduled_at: z.string().nullable(),
+  created_at: z.string(),
+});
+
+export const campaignAction = z.object({ id_campaign: idCampaign });
+export const campaignActionOutput = z.object({ success: z.literal(true), message: z.string(), id_campaign: z.string(), status: campaignStatus });
+
+export type CreateMessageCampaign = z.infer<typeof createMessageCampaignInput>;
+export type CreateCarouselCampaign = z.infer<typeof createCarouselCampaignInput>;

@@ -1,0 +1,37 @@
+import type { campaigns, deliveries } from "../../db/schema";
+import type { CampaignContent } from "../campaigns/content";
+import type { OutboundMessage } from "../messaging/provider";
+import type { Settings } from "../settings/schema";
+import { deliveryKey } from "./reconcile";
+
+/** The provider message for one delivery: content, link preview decision, mention, forwarding. */
+export function buildMessage(
+  c: typeof campaigns.$inferSelect,
+  d: typeof deliveries.$inferSelect,
+  settings: Settings,
+  forwardOf?: OutboundMessage["forwardOf"],
+): OutboundMessage {
+  const content = c.content as CampaignContent;
+  const prefs = settings.preferences;
+  const preview = prefs.link_preview_mode === "always" || (prefs.link_preview_mode === "ask_always" && c.linkPreview === true);
+  const base = {
+    channelId: d.channelId,
+    groupId: d.groupId,
+    deliveryKey: deliveryKey(c.id, d.groupId),
+    campaignId: c.id,
+    linkPreview: preview ? { type: prefs.link_preview_type } : (false as const),
+    mentionAll: c.mentionAll,
+    forwardOf,
+  };
+  switch (c.messageType) {
+    case "text":
+      return { ...base, content: { type: "text", text: content.message } };
+    case "carousel":
+      return { ...base, content: { type: "carousel", text: content.message, cards: content.cards ?? [] } };
+    default:
+      return {
+        ...base,
+        content: { type: c.messageType, mediaUrl: content.media_url!, caption: content.message, fileName: content.file_name },
+      };
+  }
+}

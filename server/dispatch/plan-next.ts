@@ -1,0 +1,91 @@
+import type { Settings } from "../settings/schema";
+import { localDate, windowState } from "./sending-window";
+
+/** What the planner needs to know about a campaign; the engine gathers it, the planner decides. */
+export interface PlanCampaign {
+  status: "pending" | "sending" | "paused" | "completed" | "failed" | "canceled";
+  pauseReason: "user" | "schedule" | "channel_offline" | "send_errors" | null;
+  scheduledAt: Date | null;
+  /** Pacing: the earliest time of the next loop. */
+  nextRunAt: Date;
+  /** Deliveries neither sent nor failed. */
+  pending: number;
+  /** Pending deliveries that could be sent right now (channel connected, no retry delay, not in flight). */
+  sendableNow: number;
+  /** Every pending delivery's channel is offline. */
+  channelsOffline: boolean;
+  /** Earliest retry time among pending deliveries waiting for one. */
+  nextRetryAt: Date | null;
+  /** Before it starts: when the queue lets it (null: free now). */
+  queueFreeAt: Date | null;
+}
+
+export type Plan =
+  | { kind: "idle" }
+  | { kind: "wait"; until: Date; reason: "scheduled" | "window" | "queue" | "pacing" | "retry" | "in_flight" }
+  | { kind: "send"; batchSize: number }
+  | { kind: "pause"; reason: "schedule" | "channel_offline"; until: Date | null }
+  | { kind: "finish" }
+  | { kind: "cancel"; reason: "outside_hours" };
+
+const recheckMs = 1000;
+
+/**
+ * The dispatch decision, pure: settings × campaign state × time → the next thing to do.
+ * Every engine (Inngest, the in-process runner) calls this and only executes what it says.
+ */
+export function planNext(c: PlanCampaign, settings: Settings, now: Date): Plan {
+  if (c.status === "completed" || c.status === "failed" || c.status === "canceled") return { kind: "idle" };
+  if (c.status === "paused" && (c.pauseReason === "user" || c.pauseReason === "send_errors")) return { kind: "idle" };
+  if (c.pending === 0) return { kind: "finish" };
+
+  const schedule = settings.sending_schedule;
+  const win = windowState(schedule, now);
+  const later = (until: Date | undefined) => until ?? new Date(now.getTime() + 60 * 60_000);
+
+  if (c.status === "pending") {
+    if (c.scheduledAt && c.scheduledAt > now) return { kind: "wait", until: c.scheduledAt, reason: "scheduled" };
+    if (!win.current) {
+      const nextIsLaterDay = !win.next || localDate(win.next.start) !== localDate(now);
+      if (schedule.cancel_outside_hours && (schedule.cancel_mode === "always" || nextIsLaterDay)) {
+        return { kind: "cancel", reason: "outside_hours" };
+      }
+      return { kind: "wait", until: later(win.next?.start), reason: "window" };
+    }
+    if (c.queueFreeAt && c.queueFreeAt > now) return { kind: "wait", until: c.queueFreeAt, reason: "queue" };
+    return sendOrWait(c, settings, now, true);
+  }
+
+  // Started (sending, or paused by the schedule or an offline channel).
+  if (!win.current) {
+    const keepGoing =
+      schedule.finish_queued_on_end &&
+      c.pauseReason !== "schedule" &&
+      (schedule.finish_queued_mode === "between_days" || (win.lastEnd !== undefined && localDate(win.lastEnd) === localDate(now)));
+    if (!keepGoing) {
+      return c.status === "paused" && c.pauseReason === "schedule"
+        ? { kind: "wait", until: later(win.next?.start), reason: "window" }
+        : { kind: "pause", reason: "schedule", until: later(win.next?.start) };
+    }
+  }
+  if (c.channelsOffline) {
+    return c.status === "paused" && c.pauseReason === "channel_offline"
+      ? { kind: "wait", until: new Date(now.getTime() + 30_000), reason: "in_flight" }
+      : { kind: "pause", reason: "channel_offline", until: null };
+  }
+  return sendOrWait(c, settings, now, false);
+}
+
+function sendOrWait(c: PlanCampaign, settings: Settings, now: Date, starting: boolean): Plan {
+  if (c.sendableNow === 0) {
+    if (c.nextRetryAt && c.nextRetryAt > now) return { kind: "wait", until: c.nextRetryAt, reason: "retry" };
+    return { kind: "wait", until: new Date(now.getTime() + recheckMs), reason: "in_flight" };
+  }
+  if (!starting && c.status === "sending" && c.nextRunAt > now) return { kind: "wait", until: c.nextRunAt, reason: "pacing" };
+  return { kind: "send", batchSize: settings.dispatch_rates.dispatches_per_loop };
+}
+
+/** A random pause in [min, max] seconds, in milliseconds (`random` in [0,1) passed in for tests). */
+export function randomPauseMs(min: number, max: number, random: number) {
+  return Math.round((min + (max - min) * random) * 1000);
+}

@@ -1,0 +1,49 @@
+import { and, eq, inArray, max, ne, or, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { campaigns, segmentChannels } from "../../db/schema";
+import type { Settings } from "../settings/schema";
+
+const recheckMs = 1000;
+
+/**
+ * When may this pending campaign start, per queue.concurrent_mode?
+ * `disabled`: one campaign at a time per tenant, FIFO by start time; `per_channel`: one at a time per
+ * channel; `enabled`: no queue. After a campaign finishes, the next waits its random interval
+ * (queue_ready_at). Returns null when it may start now.
+ */
+export async function queueFreeAt(db: Db, c: typeof campaigns.$inferSelect, settings: Settings, now: Date): Promise<Date | null> {
+  const mode = settings.queue.concurrent_mode;
+  if (mode === "enabled") return null;
+
+  const sameQueue = [eq(campaigns.tenantId, c.tenantId), ne(campaigns.id, c.id)];
+  if (mode === "per_channel") {
+    const mine = db.select({ id: segmentChannels.channelId }).from(segmentChannels).where(eq(segmentChannels.segmentId, c.segmentId));
+    const sharing = db.select({ id: segmentChannels.segmentId }).from(segmentChannels).where(inArray(segmentChannels.channelId, mine));
+    sameQueue.push(inArray(campaigns.segmentId, sharing));
+  }
+  const myStart = c.scheduledAt ?? c.createdAt;
+  const startOf = sql`coalesce(${campaigns.scheduledAt}, ${campaigns.createdAt})`;
+  const [blocking] = await db
+    .select({ id: campaigns.id })
+    .from(campaigns)
+    .where(
+      and(
+        ...sameQueue,
+        or(
+          // running (a user-paused campaign frees the queue)
+          eq(campaigns.status, "sending"),
+          and(eq(campaigns.status, "paused"), inArray(campaigns.pauseReason, ["schedule", "channel_offline"])),
+          // due before this one (FIFO by start time)
+          and(eq(campaigns.status, "pending"), sql`${startOf} <= ${now}`, sql`(${startOf}, ${campaigns.id}) < (${myStart}, ${c.id})`),
+        ),
+      ),
+    )
+    .limit(1);
+  if (blocking) return new Date(now.getTime() + recheckMs);
+
+  const [{ readyAt }] = await db
+    .select({ readyAt: max(campaigns.queueReadyAt) })
+    .from(campaigns)
+    .where(and(...sameQueue));
+  return readyAt && readyAt > now ? readyAt : null;
+}

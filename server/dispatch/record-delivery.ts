@@ -1,0 +1,77 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { campaigns, deliveries } from "../../db/schema";
+import { recordProgressEvent } from "./campaign-events";
+
+/** Retry delays of a failed send (CONTRACT.md: about 2 s and 10 s; SEND_RETRY_SCHEDULE overrides, in ms). */
+export function sendRetrySchedule(): number[] {
+  const raw = process.env.SEND_RETRY_SCHEDULE;
+  if (!raw) return [2000, 10_000];
+  return raw
+    .split(",")
+    .map((s) => Number(s.trim()))
+    .filter((n) => Number.isFinite(n) && n >= 0);
+}
+
+export const autoPauseAfterFailures = 10;
+
+/** The delivery is sent: state, message id and the campaign's counter move together, exactly once. */
+export async function recordSent(db: Db, d: { id: number; campaignId: string; channelId: string }, messageId: string, at: Date) {
+  await db.transaction(async (tx) => {
+    const moved = await tx
+      .update(deliveries)
+      .set({ state: "sent", providerMessageId: messageId, sentAt: at, leaseUntil: null, error: null, updatedAt: at })
+      .where(and(eq(deliveries.id, d.id), eq(deliveries.state, "sending")))
+      .returning({ id: deliveries.id });
+    if (moved.length === 0) return;
+    const [c] = await tx
+      .update(campaigns)
+      .set({ sent: sql`${campaigns.sent} + 1`, failureStreaks: sql`${campaigns.failureStreaks} - ${d.channelId}::text` })
+      .where(eq(campaigns.id, d.campaignId))
+      .returning();
+    await recordProgressEvent(tx, c, at);
+  });
+}
+
+/**
+ * A send failed. Transient failures are retried on the schedule; after the last retry (or at once for
+ * a permanent failure) the group is `failed`. Returns the channel's consecutive failure count.
+ */
+export async function recordFailure(
+  db: Db,
+  d: { id: number; campaignId: string; channelId: string; attempts: number },
+  error: string,
+  transient: boolean,
+  at: Date,
+): Promise<number> {
+  const schedule = sendRetrySchedule();
+  const retryIn = transient ? schedule[d.attempts - 1] : undefined;
+  return db.transaction(async (tx) => {
+    const moved = await tx
+      .update(deliveries)
+      .set(
+        retryIn !== undefined
+          ? { state: "pending", notBefore: new Date(at.getTime() + retryIn), leaseUntil: null, error, updatedAt: at }
+          : { state: "failed", leaseUntil: null, error, updatedAt: at },
+      )
+      .where(and(eq(deliveries.id, d.id), eq(deliveries.state, "sending")))
+      .returning({ id: deliveries.id });
+    if (moved.length === 0) return 0;
+    const streak = sql`jsonb_set(${campaigns.failureStreaks}, array[${d.channelId}::text], to_jsonb(coalesce((${campaigns.failureStreaks} ->> ${d.channelId}::text)::int, 0) + 1))`;
+    const [c] = await tx
+      .update(campaigns)
+      .set(retryIn !== undefined ? { failureStreaks: streak } : { failed: sql`${campaigns.failed} + 1`, failureStreaks: streak })
+      .where(eq(campaigns.id, d.campaignId))
+      .returning();
+    if (retryIn === undefined) await recordProgressEvent(tx, c, at);
+    return Number((c.failureStreaks as Record<string, number>)[d.channelId] ?? 0);
+  });
+}
+
+/** The channel went offline mid-send: back to pending, the attempt not counted. */
+export async function releaseDelivery(db: Db, id: number, at: Date) {
+  await db
+    .update(deliveries)
+    .set({ state: "pending", attempts: sql`greatest(${deliveries.attempts} - 1, 0)`, leaseUntil: null, updatedAt: at })
+    .where(and(eq(deliveries.id, id), eq(deliveries.state, "sending")));
+}

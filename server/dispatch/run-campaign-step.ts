@@ -1,0 +1,154 @@
+import { and, eq, isNull, lt, or } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { campaigns, deliveries } from "../../db/schema";
+import { ProviderSendError, ProviderUnavailableError, type MessagingProvider, type OutboundMessage } from "../messaging/provider";
+import { getSettings } from "../settings/get-settings";
+import type { Settings } from "../settings/schema";
+import { buildMessage } from "./build-message";
+import { claimDeliveries, deliveryOutlook } from "./claim-deliveries";
+import { planNext, randomPauseMs, type Plan } from "./plan-next";
+import { autoPauseAfterFailures, recordFailure, recordSent, releaseDelivery } from "./record-delivery";
+import { reconcileInFlight } from "./reconcile";
+import { queueFreeAt } from "./queue";
+import { transition } from "./transition";
+
+export interface DispatchDeps {
+  db: Db;
+  provider: MessagingProvider;
+  clock?: () => Date;
+  random?: () => number;
+}
+
+export interface StepOutcome {
+  plan: Plan["kind"] | "busy" | "gone";
+  status?: string;
+  /** When to run the next step; null: nothing to do until something external happens (resume, reconnect). */
+  nextRunAt: Date | null;
+  sent: number;
+}
+
+const campaignLeaseMs = 60_000;
+
+/**
+ * One step of one campaign, the unit every engine runs: take the campaign's lease, reconcile sends
+ * left in flight, ask planNext, do what it says, let go. Safe to call from several workers at once.
+ */
+export async function runCampaignStep(deps: DispatchDeps, campaignId: string): Promise<StepOutcome> {
+  const clock = deps.clock ?? (() => new Date());
+  const random = deps.random ?? Math.random;
+  const { db, provider } = deps;
+  const now = clock();
+  const [leased] = await db
+    .update(campaigns)
+    .set({ leaseUntil: new Date(now.getTime() + campaignLeaseMs) })
+    .where(and(eq(campaigns.id, campaignId), or(isNull(campaigns.leaseUntil), lt(campaigns.leaseUntil, now))))
+    .returning();
+  if (!leased) {
+    const [exists] = await db.select({ id: campaigns.id }).from(campaigns).where(eq(campaigns.id, campaignId));
+    return { plan: exists ? "busy" : "gone", nextRunAt: exists ? new Date(now.getTime() + 1000) : null, sent: 0 };
+  }
+  let next: Date | null = null;
+  let sent = 0;
+  let plan: Plan = { kind: "idle" };
+  try {
+    await reconcileInFlight(db, provider, campaignId, now);
+    const [c] = await db.select().from(campaigns).where(eq(campaigns.id, campaignId));
+    const settings = await getSettings(db, c.tenantId);
+    const outlook = await deliveryOutlook(db, campaignId, now);
+    plan = planNext(
+      {
+        status: c.status,
+        pauseReason: c.pauseReason,
+        scheduledAt: c.scheduledAt,
+        nextRunAt: c.nextRunAt,
+        pending: c.total - c.sent - c.failed,
+        ...outlook,
+        queueFreeAt: c.status === "pending" ? await queueFreeAt(db, c, settings, now) : null,
+      },
+      settings,
+      now,
+    );
+    const rates = settings.dispatch_rates;
+    switch (plan.kind) {
+      case "idle":
+        break;
+      case "wait":
+        next = plan.until;
+        break;
+      case "pause":
+        await transition(db, campaignId, [c.status], "paused", now, { pauseReason: plan.reason });
+        next = plan.until ?? new Date(now.getTime() + 30_000);
+        break;
+      case "cancel":
+        await transition(db, campaignId, [c.status], "canceled", now, { finishedAt: now });
+        break;
+      case "finish": {
+        const final = c.sent === 0 && c.failed > 0 ? "failed" : "completed";
+        const pause = randomPauseMs(rates.min_campaign_interval, rates.max_campaign_interval, random());
+        await transition(db, campaignId, [c.status], final, now, { finishedAt: now, queueReadyAt: new Date(now.getTime() + pause) });
+        break;
+      }
+      case "send": {
+        if (c.status !== "sending") await transition(db, campaignId, [c.status], "sending", now, { startedAt: c.startedAt ?? now });
+        const result = await sendBatch(deps, c, settings, plan.batchSize, clock);
+        sent = result.sent;
+        if (result.autoPaused) break;
+        const pause = randomPauseMs(rates.min_dispatch_rate, rates.max_dispatch_rate, random());
+        next = new Date(clock().getTime() + pause);
+        // Nothing left: finish right away rather than after the pacing pause.
+        const [after] = await db.select().from(campaigns).where(eq(campaigns.id, campaignId));
+        if (after.total - after.sent - after.failed === 0) next = clock();
+        break;
+      }
+    }
+  } finally {
+    await db
+      .update(campaigns)
+      .set({ leaseUntil: null, ...(next ? { nextRunAt: next } : {}) })
+      .where(eq(campaigns.id, campaignId));
+  }
+  const [final] = await db.select({ status: campaigns.status }).from(campaigns).where(eq(campaigns.id, campaignId));
+  const active = final.status === "pending" || final.status === "sending" || (final.status === "paused" && next !== null);
+  return { plan: plan.kind, status: final.status, nextRunAt: active ? next : null, sent };
+}
+
+async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, settings: Settings, size: number, clock: () => Date) {
+  const { db, provider } = deps;
+  const batch = await claimDeliveries(db, c.id, size, clock());
+  let sent = 0;
+  let forwardOf: OutboundMessage["forwardOf"];
+  if (settings.preferences.forward_message_enabled && provider.capabilities.forward) forwardOf = await firstSent(db, c.id);
+  for (const d of batch) {
+    try {
+      const receipt = await provider.send(buildMessage(c, d, settings, forwardOf));
+      await recordSent(db, d, receipt.messageId, clock());
+      sent++;
+      if (settings.preferences.forward_message_enabled && provider.capabilities.forward && !forwardOf) {
+        forwardOf = { groupId: d.groupId, messageId: receipt.messageId };
+      }
+    } catch (err) {
+      if (err instanceof ProviderUnavailableError) {
+        await releaseDelivery(db, d.id, clock());
+        continue;
+      }
+      const transient = err instanceof ProviderSendError ? err.transient : true;
+      const streak = await recordFailure(db, d, err instanceof Error ? err.message : String(err), transient, clock());
+      if (streak >= autoPauseAfterFailures) {
+        // Release what is left of the batch, then pause: a broken channel must not burn through every group.
+        for (const rest of batch.slice(batch.indexOf(d) + 1)) await releaseDelivery(db, rest.id, clock());
+        await transition(db, c.id, ["sending"], "paused", clock(), { pauseReason: "send_errors" });
+        return { sent, autoPaused: true };
+      }
+    }
+  }
+  return { sent, autoPaused: false };
+}
+
+async function firstSent(db: Db, campaignId: string): Promise<OutboundMessage["forwardOf"]> {
+  const [d] = await db
+    .select({ groupId: deliveries.groupId, messageId: deliveries.providerMessageId })
+    .from(deliveries)
+    .where(and(eq(deliveries.campaignId, campaignId), eq(deliveries.state, "sent")))
+    .limit(1);
+  return d?.messageId ? { groupId: d.groupId, messageId: d.messageId } : undefined;
+}

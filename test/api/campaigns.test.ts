@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InProcessRunner } from "../../inngest/runner";
+import { getServices } from "../../server/services";
+import { expectEnvelope, newTenant, type Api } from "../helpers";
+import { startTestServer, type TestServer } from "../http-server";
+
+let server: TestServer;
+let runner: InProcessRunner;
+let api: Api;
+
+const zeroPacing = {
+  dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
+};
+
+beforeAll(async () => {
+  server = await startTestServer();
+  runner = new InProcessRunner(await getServices(), { maxSleepMs: 50 }).start();
+  api = await newTenant(server.url, { channelLimit: 50 });
+  expect((await api("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
+});
+afterAll(async () => {
+  await runner.stop();
+  await server.close();
+});
+
+async function segmentWithGroups(t: Api, count: number, monitoring = false) {
+  const { json: ch } = await t("POST", "/api/external/create-channel", { name: "Canal" });
+  const groups = (await t("GET", `/api/external/list-groups/${ch.id_channel}`)).json.groups.map((g: { id_group: string }) => g.id_group);
+  const { json: seg } = await t("POST", "/api/external/create-segment", { name: "Seg", id_channel: [ch.id_channel], groups: groups.slice(0, count) });
+  if (monitoring) await t("POST", "/api/external/monitoring/group", { id_segment: seg.id_segment, id_channel: ch.id_channel, id_group: groups[19] });
+  return { channel: ch.id_channel as string, segment: seg.id_segment as string, groups: groups as string[] };
+}
+
+async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("create-campaign/message", () => {
+  it("creates a pending text campaign (201) and sends it once to every group and the monitoring group", async () => {
+    const s = await segmentWithGroups(api, 8, true);
+    const res = await api("POST", "/api/external/create-campaign/message", { name: "Oferta", id_segment: s.segment, message: "Olá!" });
+    expect(res.status).toBe(201);
+    expect(res.json).toMatchObject({ success: true, name: "Oferta", status: "pending", message_type: "text", scheduled_at: null });
+    expect(res.json.id_campaign).toMatch(/^campaign_[0-9a-f-]{36}$/);
+    const info = await until(
+      () => api("GET", `/api/external/info-campaign/${res.json.id_campaign}`),
+      (r) => r.json.status === "completed",
+    );
+    expect(info.json).toMatchObject({
+      success: true,
+      status: "completed",
+      message_type: "text",
+      id_segment: s.segment,
+      segment_name: "Seg",
+      groups: { total: 9, sent: 9, pending: 0, failed: 0 },
+    });
+    const log = await api("GET", `/api/simulator/messages?id_campaign=${res.json.id_campaign}`);
+    expect(log.json.messages).toHaveLength(9);
+    expect(new Set(log.json.messages.map((m: { id_group: string }) => m.id_group)).size).toBe(9);
+    expect(log.json.messages[0]).toMatchObject({ text: "Olá!", message_type: "text" });
+  });
+
+  it("sends media with its caption and mention_all", async () => {
+    const s = await segmentWithGroups(api, 2);
+    const res = await api("POST", "/api/external/create-campaign/message", {
+      name: "Vídeo",
+      id_segment: s.segment,
+      message: "Veja",
+      message_type: "video",
+      media_url: "https://cdn.example.com/v.mp4",
+      mention_all: true,
+    });
+    expect(res.status).toBe(201);
+    await until(() => api("GET", `/api/external/info-campaign/${res.json.id_campaign}`), (r) => r.json.status === "completed");
+    const log = await api("GET", `/api/simulator/messages?id_campaign=${res.json.id_campaign}`);
+    expect(log.json.messages[0]).toMatchObject({ message_type: "video", media_url: "https://cdn.example.com/v.mp4", text: "Veja", mention_all: true });
+  });
+
+  it("validates the body, naming the field", async () => {
+    const s = await segmentWithGroups(api, 1);
+    const cases: [unknown, string][] = [
+      [{ id_segment: s.segment, message: "x" }, "name"],
+      [{ name: "x", id_segment: s.segment }, "message"],
+      [{ name: "x", id_segment: s.segment, message: "x", message_type: "image" }, "media_url"],
+      [{ name: "x", id_segment: s.segment, message: "", message_type: "image", media_url: "http://insecure.example.com/a.png" }, "media_url"],
+      [{ name: "x", id_segment: s.segment, message: "x", message_type: "sticker" }, "message_type"],
+      [{ name: "x", id_segment: s.segment, message: "x", scheduled_at: "2030-01-01 10:00" }, "scheduled_at"],
+      [{ name: "x", id_segment: s.segment, message: "x", scheduled_at: "01/01/2020 - 10:00" }, "scheduled_at"],
+      [{ name: "x", id_segment: s.segment, message: "x", scheduled_at: "31/02/2030 - 10:00" }, "scheduled_at"],
+      [{ name: "x", id_segment: s.segment, message: "x", mention_all: "false" }, "mention_all"],
+      [{ name: "x", id_segment: "nope", message: "x" }, "id_segment"],
+    ];
+    for (const [body, field] of cases) {
+      const env = expectEnvelope(await api("POST", "/api/external/create-campaign/message", body), 400, "Bad Request");
+      expect(env.message, JSON.stringify(body)).toContain(field);
+    }
+  });
+
+  it("404 for an unknown or foreign segment; 400 when no channel of the segment is connected", async () => {
+    expectEnvelope(await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: "segment_00000000-0000-4000-8000-000000000000", message: "x" }), 404, "Not Found");
+    const other = await newTenant(server.url);
+    const theirs = await segmentWithGroups(other, 1);
+    expectEnvelope(await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: theirs.segment, message: "x" }), 404, "Not Found");
+    const s = await segmentWithGroups(api, 1);
+    await api("POST", `/api/simulator/channels/${s.channel}/state`, { connected: false });
+    expect(expectEnvelope(await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: s.segment, message: "x" }), 400, "Bad Request").code).toBe("no_connected_channel");
+  });
+
+  it("keeps a scheduled campaign pending and answers scheduled_at in Brasília time", async () => {
+    const s = await segmentWithGroups(api, 1);
+    const res = await api("POST", "/api/external/create-campaign/message", { name: "Natal", id_segment: s.segment, message: "x", scheduled_at: "25/12/2099 - 09:30" });
+    expect(res.status).toBe(201);
+    expect(res.json.scheduled_at).toBe("2099-12-25T09:30:00-03:00");
+    await new Promise((r) => setTimeout(r, 300));
+    const info = await api("GET", `/api/external/info-campaign/${res.json.id_campaign}`);
+    expect(info.json).toMatchObject({ status: "pending", groups: { total: 1, sent: 0, pending: 1, failed: 0 }, scheduled_at: "2099-12-25T09:30:00-03:00" });
+  });
+
+  it("replays with Idempotency-Key and creates one campaign", async () => {
+    const s = await segmentWithGroups(api, 1);
+    const body = { name: "Uma vez", id_segment: s.segment, message: "x", scheduled_at: "01/01/2099 - 10:00" };
+    const a = await api("POST", "/api/external/create-campaign/message", body, { "idempotency-key": "camp-1" });
+    const b = await api("POST", "/api/external/create-campaign/message", body, { "idempotency-key": "camp-1" });
+    expect(b.headers.get("idempotent-replayed")).toBe("true");
+    expect(b.json.id_campaign).toBe(a.json.id_campaign);
+  });
+});
+
+describe("create-campaign/carousel", () => {
+  const card = (n: number) => ({ image_url: `https://cdn.example.com/${n}.png`, text: `Card ${n}`, buttons: [{ label: "Comprar", type: "URL", url: "https://loja.example.com" }] });
+
+  it("creates and sends a carousel (201, cards_count)", async () => {
+    const s = await segmentWithGroups(api, 2);
+    const res = await api("POST", "/api/external/create-campaign/carousel", { name: "Vitrine", id_segment: s.segment, carousel_data: { message: "Confira", cards: [card(1), card(2)] } });
+    expect(res.status).toBe(201);
+    expect(res.json).toMatchObject({ success: true, message_type: "carousel", cards_count: 2, status: "pending" });
+    await until(() => api("GET", `/api/external/info-campaign/${res.json.id_campaign}`), (r) => r.json.status === "completed");
+    const log = await api("GET", `/api/simulator/messages?id_campaign=${res.json.id_campaign}`);
+    expect(log.json.messages[0].cards).toHaveLength(2);
+  });
+
+  it("400 for 0 or 5 cards, 3 buttons, a button type other than URL", async () => {
+    const s = await segmentWithGroups(api, 1);
+    const post = (carousel_data: unknown) => api("POST", "/api/external/create-campaign/carousel", { name: "x", id_segment: s.segment, carousel_data });
+    expect(expectEnvelope(await post({ message: "x", cards: [] }), 400, "Bad Request").message).toContain("carousel_data.cards");
+    expect(expectEnvelope(await post({ message: "x", cards: [1, 2, 3, 4, 5].map(card) }), 400, "Bad Request").message).toContain("at most 4");
+    const three = { ...card(1), buttons: [0, 1, 2].map(() => card(1).buttons[0]) };
+    expect(expectEnvelope(await post({ message: "x", cards: [three] }), 400, "Bad Request").message).toContain("carousel_data.cards.0.buttons");
+    const call = { ...card(1), buttons: [{ label: "Ligar", type: "CALL", url: "https://x.example.com" }] };
+    expect(expectEnvelope(await post({ message: "x", cards: [call] }), 400, "Bad Request").message).toMatch(/buttons\.0\.type: must be URL/);
+  });
+});
+
+describe("info-campaign and operations", () => {
+  it("400 malformed id, 404 unknown and foreign", async () => {
+    expectEnvelope(await api("GET", "/api/external/info-campaign/xyz"), 400, "Bad Request");
+    expectEnvelope(await api("GET", "/api/external/info-campaign/campaign_00000000-0000-4000-8000-000000000000"), 404, "Not Found");
+    const s = await segmentWithGroups(api, 1);
+    const { json } = await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: s.segment, message: "x", scheduled_at: "01/01/2099 - 10:00" });
+    const other = await newTenant(server.url);
+    expectEnvelope(await other("GET", `/api/external/info-campaign/${json.id_campaign}`), 404, "Not Found");
+  });
+
+  it("pause, resume and cancel through REST, with 409 for a finished campaign", async () => {
+    const s = await segmentWithGroups(api, 3);
+    const { json } = await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: s.segment, message: "x", scheduled_at: "01/01/2099 - 10:00" });
+    const paused = await api("POST", `/api/external/pause-campaign/${json.id_campaign}`);
+    expect(paused.json).toMatchObject({ success: true, status: "paused" });
+    const resumed = await api("POST", `/api/external/resume-campaign/${json.id_campaign}`);
+    expect(resumed.json).toMatchObject({ success: true, status: "pending" });
+    const canceled = await api("POST", `/api/external/cancel-campaign/${json.id_campaign}`);
+    expect(canceled.json).toMatchObject({ success: true, status: "canceled" });
+    expectEnvelope(await api("POST", `/api/external/resume-campaign/${json.id_campaign}`), 409, "Conflict");
+    expectEnvelope(await api("POST", `/api/external/cancel-campaign/${json.id_campaign}`), 409, "Conflict");
+  });
+
+  it("retries a failing group, then marks it failed; the others are sent", async () => {
+    process.env.SEND_RETRY_SCHEDULE = "10,10";
+    const s = await segmentWithGroups(api, 3);
+    await api("POST", `/api/simulator/groups/${encodeURIComponent(s.groups[1])}/failures`, { always: true });
+    const { json } = await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: s.segment, message: "x" });
+    const info = await until(() => api("GET", `/api/external/info-campaign/${json.id_campaign}`), (r) => r.json.status === "completed");
+    expect(info.json.groups).toEqual({ total: 3, sent: 2, pending: 0, failed: 1 });
+    await api("POST", `/api/simulator/groups/${encodeURIComponent(s.groups[1])}/failures`, { always: false });
+  });
+});
