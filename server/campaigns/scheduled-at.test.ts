@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { DomainError } from "../errors";
+import { parseScheduledAt, toBrasiliaIso } from "./scheduled-at";
+
+const now = new Date("2026-11-21T20:40:30Z"); // 17:40:30 in Brasília
+
+describe("scheduled_at", () => {
+  it("reads DD/MM/YYYY - HH:mm as Brasília time (UTC-3)", () => {
+    expect(parseScheduledAt("25/12/2026 - 09:30", now).toISOString()).toBe("2026-12-25T12:30:00.000Z");
+    expect(toBrasiliaIso(new Date("2026-12-25T12:30:00Z"))).toBe("2026-12-25T09:30:00-03:00");
+  });
+
+  it("crosses midnight: 00:15 Brasília is 03:15 UTC of the same date", () => {
+    expect(parseScheduledAt("22/11/2026 - 00:15", now).toISOString()).toBe("2026-11-22T03:15:00.000Z");
+  });
+
+  it("a minute that has already begun is past; the next minute is future", () => {
+    expect(() => parseScheduledAt("21/11/2026 - 17:40", now)).toThrow(DomainError);
+    expect(parseScheduledAt("21/11/2026 - 17:41", now).toISOString()).toBe("2026-11-21T20:41:00.000Z");
+  });
+
+  it("refuses malformed and impossible dates, naming the field", () => {
+    for (const bad of ["2026-12-25 09:30", "25/12/2026 09:30", "25/12/2026 - 9:30", "31/02/2027 - 10:00", "10/13/2027 - 10:00", "10/10/2027 - 24:00"]) {
+      expect(() => parseScheduledAt(bad, now), bad).toThrow(/scheduled_at/);
+    }
+  });
+});
