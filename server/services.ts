@@ -1,6 +1,6 @@
 import { getDatabase, type Db } from "../db/client";
 import { recordChannelStatus } from "./channels/record-channel-status";
-import { recordReceipt } from "./dispatch/record-receipt";
+import { ReceiptBuffer } from "./dispatch/record-receipt";
 import { wakeDispatch } from "./dispatch/wake";
 import { createProvider } from "./messaging";
 import type { MessagingProvider } from "./messaging/provider";
@@ -18,12 +18,13 @@ export function getServices(): Promise<Services> {
   holder.__gcsServices ??= (async () => {
     const { db } = await getDatabase();
     const provider = createProvider(db);
+    const receipts = new ReceiptBuffer(db);
     provider.subscribe(async (event) => {
       if (event.type === "channel_status") {
         await recordChannelStatus(db, event.channelId, event.status, event.at);
         if (event.status === "connected") wakeDispatch();
       } else {
-        await recordReceipt(db, event.type === "message_ack" ? "ack" : "read", event.deliveryKey, event.at);
+        receipts.add(event.type === "message_ack" ? "ack" : "read", event.receipts, event.at);
       }
     });
     // Channels left mid-pairing by a restart pair now.

@@ -3,7 +3,7 @@ import type { Db } from "../../db/client";
 import { campaigns } from "../../db/schema";
 import { Conflict, NotFound } from "../errors";
 import { transition } from "../dispatch/transition";
-import { wakeDispatch } from "../dispatch/wake";
+import { notifyCampaignCanceled, wakeDispatch } from "../dispatch/wake";
 
 async function find(db: Db, tenantId: string, campaignId: string) {
   const [c] = await db
@@ -42,5 +42,6 @@ export async function cancelCampaign(db: Db, tenantId: string, campaignId: strin
   const c = await find(db, tenantId, campaignId);
   const row = await transition(db, campaignId, ["pending", "sending", "paused"], "canceled", now, { finishedAt: now });
   if (!row) throw refuse(campaignId, c.status, "canceled");
+  notifyCampaignCanceled(campaignId);
   return row;
 }

@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
+import { asyncCommit, tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { channels, deliveries } from "../../db/schema";
 
@@ -11,6 +12,7 @@ export const deliveryLeaseMs = 60_000;
  */
 export async function claimDeliveries(db: Db, campaignId: string, limit: number, now: Date) {
   return db.transaction(async (tx) => {
+    await tx.execute(asyncCommit);
     const picked = await tx
       .select({ id: deliveries.id })
       .from(deliveries)
@@ -44,10 +46,10 @@ export async function claimDeliveries(db: Db, campaignId: string, limit: number,
 export async function deliveryOutlook(db: Db, campaignId: string, now: Date) {
   const [row] = await db
     .select({
-      sendable: sql<number>`count(*) filter (where ${deliveries.state} = 'pending' and (${deliveries.notBefore} is null or ${deliveries.notBefore} <= ${now}) and ${channels.status} = 'connected')`.mapWith(Number),
+      sendable: sql<number>`count(*) filter (where ${deliveries.state} = 'pending' and (${deliveries.notBefore} is null or ${deliveries.notBefore} <= ${tsParam(now)}) and ${channels.status} = 'connected')`.mapWith(Number),
       waitingOnline: sql<number>`count(*) filter (where ${deliveries.state} in ('pending', 'sending') and ${channels.status} = 'connected')`.mapWith(Number),
       open: sql<number>`count(*) filter (where ${deliveries.state} in ('pending', 'sending'))`.mapWith(Number),
-      nextRetryAt: sql<string | null>`min(${deliveries.notBefore}) filter (where ${deliveries.state} = 'pending' and ${deliveries.notBefore} > ${now})`,
+      nextRetryAt: sql<string | null>`min(${deliveries.notBefore}) filter (where ${deliveries.state} = 'pending' and ${deliveries.notBefore} > ${tsParam(now)})`,
     })
     .from(deliveries)
     .innerJoin(channels, eq(channels.id, deliveries.channelId))

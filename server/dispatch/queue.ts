@@ -1,4 +1,5 @@
 import { and, eq, inArray, max, ne, or, sql } from "drizzle-orm";
+import { tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { campaigns, segmentChannels } from "../../db/schema";
 import type { Settings } from "../settings/schema";
@@ -34,7 +35,7 @@ export async function queueFreeAt(db: Db, c: typeof campaigns.$inferSelect, sett
           eq(campaigns.status, "sending"),
           and(eq(campaigns.status, "paused"), inArray(campaigns.pauseReason, ["schedule", "channel_offline"])),
           // due before this one (FIFO by start time)
-          and(eq(campaigns.status, "pending"), sql`${startOf} <= ${now}`, sql`(${startOf}, ${campaigns.id}) < (${myStart}, ${c.id})`),
+          and(eq(campaigns.status, "pending"), sql`${startOf} <= ${tsParam(now)}`, sql`(${startOf}, ${campaigns.id}) < (${tsParam(myStart)}, ${c.id})`),
         ),
       ),
     )

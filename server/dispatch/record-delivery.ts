@@ -1,4 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
+import { asyncCommit } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries } from "../../db/schema";
 import { recordProgressEvent } from "./campaign-events";
@@ -17,17 +18,34 @@ export const autoPauseAfterFailures = 10;
 
 /** The delivery is sent: state, message id and the campaign's counter move together, exactly once. */
 export async function recordSent(db: Db, d: { id: number; campaignId: string; channelId: string }, messageId: string, at: Date) {
+  await recordSentMany(db, d.campaignId, [{ id: d.id, channelId: d.channelId, messageId }], at);
+}
+
+/** A loop's sent deliveries in one transaction: one UPDATE for the rows, one for the counters. */
+export async function recordSentMany(db: Db, campaignId: string, sent: { id: number; channelId: string; messageId: string }[], at: Date) {
+  if (sent.length === 0) return;
   await db.transaction(async (tx) => {
+    await tx.execute(asyncCommit);
+    const values = sql.join(
+      sent.map((s) => sql`(${s.id}::bigint, ${s.messageId}::text)`),
+      sql`, `,
+    );
     const moved = await tx
       .update(deliveries)
-      .set({ state: "sent", providerMessageId: messageId, sentAt: at, leaseUntil: null, error: null, updatedAt: at })
-      .where(and(eq(deliveries.id, d.id), eq(deliveries.state, "sending")))
-      .returning({ id: deliveries.id });
+      .set({ state: "sent", providerMessageId: sql`v.message_id`, sentAt: at, leaseUntil: null, error: null, updatedAt: at })
+      .from(sql`(values ${values}) as v(id, message_id)`)
+      .where(and(sql`${deliveries.id} = v.id`, eq(deliveries.campaignId, campaignId), eq(deliveries.state, "sending")))
+      .returning({ channelId: deliveries.channelId });
     if (moved.length === 0) return;
+    const channels = [...new Set(moved.map((m) => m.channelId))];
     const [c] = await tx
       .update(campaigns)
-      .set({ sent: sql`${campaigns.sent} + 1`, failureStreaks: sql`${campaigns.failureStreaks} - ${d.channelId}::text` })
-      .where(eq(campaigns.id, d.campaignId))
+      .set({
+        sent: sql`${campaigns.sent} + ${moved.length}`,
+        // A success ends the channel's run of consecutive failures.
+        failureStreaks: sql`${campaigns.failureStreaks} - ${sql.raw(`array[${channels.map((id) => `'${id.replace(/'/g, "''")}'`).join(",")}]`)}::text[]`,
+      })
+      .where(eq(campaigns.id, campaignId))
       .returning();
     await recordProgressEvent(tx, c, at);
   });
@@ -47,6 +65,7 @@ export async function recordFailure(
   const schedule = sendRetrySchedule();
   const retryIn = transient ? schedule[d.attempts - 1] : undefined;
   return db.transaction(async (tx) => {
+    await tx.execute(asyncCommit);
     const moved = await tx
       .update(deliveries)
       .set(

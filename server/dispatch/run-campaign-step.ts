@@ -1,13 +1,13 @@
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries } from "../../db/schema";
-import { ProviderSendError, ProviderUnavailableError, type MessagingProvider, type OutboundMessage } from "../messaging/provider";
+import { ProviderUnavailableError, type MessagingProvider, type OutboundMessage, type SendOutcome } from "../messaging/provider";
 import { getSettings } from "../settings/get-settings";
 import type { Settings } from "../settings/schema";
 import { buildMessage } from "./build-message";
 import { claimDeliveries, deliveryOutlook } from "./claim-deliveries";
 import { planNext, randomPauseMs, type Plan } from "./plan-next";
-import { autoPauseAfterFailures, recordFailure, recordSent, releaseDelivery } from "./record-delivery";
+import { autoPauseAfterFailures, recordFailure, recordSentMany, releaseDelivery } from "./record-delivery";
 import { reconcileInFlight } from "./reconcile";
 import { queueFreeAt } from "./queue";
 import { transition } from "./transition";
@@ -115,33 +115,40 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
 async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, settings: Settings, size: number, clock: () => Date) {
   const { db, provider } = deps;
   const batch = await claimDeliveries(db, c.id, size, clock());
-  let sent = 0;
-  let forwardOf: OutboundMessage["forwardOf"];
-  if (settings.preferences.forward_message_enabled && provider.capabilities.forward) forwardOf = await firstSent(db, c.id);
-  for (const d of batch) {
-    try {
-      const receipt = await provider.send(buildMessage(c, d, settings, forwardOf));
-      await recordSent(db, d, receipt.messageId, clock());
-      sent++;
-      if (settings.preferences.forward_message_enabled && provider.capabilities.forward && !forwardOf) {
-        forwardOf = { groupId: d.groupId, messageId: receipt.messageId };
-      }
-    } catch (err) {
-      if (err instanceof ProviderUnavailableError) {
-        await releaseDelivery(db, d.id, clock());
-        continue;
-      }
-      const transient = err instanceof ProviderSendError ? err.transient : true;
-      const streak = await recordFailure(db, d, err instanceof Error ? err.message : String(err), transient, clock());
-      if (streak >= autoPauseAfterFailures) {
-        // Release what is left of the batch, then pause: a broken channel must not burn through every group.
-        for (const rest of batch.slice(batch.indexOf(d) + 1)) await releaseDelivery(db, rest.id, clock());
-        await transition(db, c.id, ["sending"], "paused", clock(), { pauseReason: "send_errors" });
-        return { sent, autoPaused: true };
-      }
+  if (batch.length === 0) return { sent: 0, autoPaused: false };
+  const forwarding = settings.preferences.forward_message_enabled && provider.capabilities.forward;
+  let forwardOf = forwarding ? await firstSent(db, c.id) : undefined;
+  // Forwarding needs one message out first; everything else goes in one provider call.
+  const first = forwarding && !forwardOf ? batch.slice(0, 1) : [];
+  const outcomes: SendOutcome[] = [];
+  if (first.length) {
+    outcomes.push(...(await provider.sendMany(first.map((d) => buildMessage(c, d, settings)))));
+    const o = outcomes[0];
+    if (o.ok) forwardOf = { groupId: first[0].groupId, messageId: o.receipt.messageId };
+  }
+  outcomes.push(...(await provider.sendMany(batch.slice(first.length).map((d) => buildMessage(c, d, settings, forwardOf)))));
+
+  const now = clock();
+  const sent = batch.flatMap((d, i) => {
+    const o = outcomes[i];
+    return o.ok ? [{ id: d.id, channelId: d.channelId, messageId: o.receipt.messageId }] : [];
+  });
+  await recordSentMany(db, c.id, sent, now);
+  for (const [i, d] of batch.entries()) {
+    const o = outcomes[i];
+    if (o.ok) continue;
+    if (o.error instanceof ProviderUnavailableError) {
+      await releaseDelivery(db, d.id, now);
+      continue;
+    }
+    const streak = await recordFailure(db, d, o.error.message, o.error.transient, now);
+    if (streak >= autoPauseAfterFailures) {
+      // A broken channel must not burn through every group: pause (the rest of this loop was already answered).
+      await transition(db, c.id, ["sending"], "paused", now, { pauseReason: "send_errors" });
+      return { sent: sent.length, autoPaused: true };
     }
   }
-  return { sent, autoPaused: false };
+  return { sent: sent.length, autoPaused: false };
 }
 
 async function firstSent(db: Db, campaignId: string): Promise<OutboundMessage["forwardOf"]> {

@@ -1,7 +1,7 @@
 /** Engines register here to be told that a campaign may have work now (created, resumed, reconnected). */
 type Waker = (campaignId?: string) => void;
 
-const holder = globalThis as unknown as { __gcsWakers?: Set<Waker> };
+const holder = globalThis as unknown as { __gcsWakers?: Set<Waker>; __gcsCancelListeners?: Set<CancelListener> };
 const wakers = (holder.__gcsWakers ??= new Set());
 
 export function onDispatchWake(waker: Waker) {
@@ -11,4 +11,17 @@ export function onDispatchWake(waker: Waker) {
 
 export function wakeDispatch(campaignId?: string) {
   for (const w of wakers) w(campaignId);
+}
+
+/** Engines that keep a run per campaign (Inngest) register here to stop it when the user cancels. */
+type CancelListener = (campaignId: string) => void;
+const cancelListeners = (holder.__gcsCancelListeners ??= new Set());
+
+export function onCampaignCanceled(listener: CancelListener) {
+  cancelListeners.add(listener);
+  return () => cancelListeners.delete(listener);
+}
+
+export function notifyCampaignCanceled(campaignId: string) {
+  for (const l of cancelListeners) l(campaignId);
 }

@@ -45,10 +45,20 @@ export interface ProviderCapabilities {
   mentionAll: boolean;
 }
 
+export interface Receipt {
+  channelId: string;
+  deliveryKey: string;
+  messageId: string;
+}
+
+/** Receipts come in batches (a gateway reports many at once); `at` is when the platform saw them. */
 export type ProviderEvent =
   | { type: "channel_status"; channelId: string; status: ChannelStatus; at: Date }
-  | { type: "message_ack"; channelId: string; deliveryKey: string; messageId: string; at: Date }
-  | { type: "message_read"; channelId: string; deliveryKey: string; messageId: string; at: Date };
+  | { type: "message_ack"; receipts: Receipt[]; at: Date }
+  | { type: "message_read"; receipts: Receipt[]; at: Date };
+
+/** The outcome of one message of a sendMany call: its receipt or why it failed. */
+export type SendOutcome = { ok: true; receipt: SendReceipt } | { ok: false; error: ProviderSendError | ProviderUnavailableError };
 
 /** The platform cannot answer now (offline channel, gateway down): callers answer 503 or retry. */
 export class ProviderUnavailableError extends Error {
@@ -79,8 +89,27 @@ export interface MessagingProvider {
   listGroups(channelId: string): Promise<ProviderGroup[]>;
   /** Throws ProviderSendError or ProviderUnavailableError. Idempotent per deliveryKey. */
   send(message: OutboundMessage): Promise<SendReceipt>;
+  /**
+   * Sends a loop's messages, in order, one outcome per message (never throws for one message's
+   * failure). A gateway that sends one at a time implements it with `sendEach`.
+   */
+  sendMany(messages: OutboundMessage[]): Promise<SendOutcome[]>;
   /** Reconciliation after a crash: was this delivery key already sent? */
   findSent(channelId: string, deliveryKey: string): Promise<SendReceipt | null>;
   /** Status changes, acks and read receipts. Returns an unsubscribe function. */
   subscribe(listener: (event: ProviderEvent) => Promise<void> | void): () => void;
+}
+
+/** sendMany for providers that can only send one message at a time. */
+export async function sendEach(provider: Pick<MessagingProvider, "send">, messages: OutboundMessage[]): Promise<SendOutcome[]> {
+  const outcomes: SendOutcome[] = [];
+  for (const m of messages) {
+    try {
+      outcomes.push({ ok: true, receipt: await provider.send(m) });
+    } catch (err) {
+      if (err instanceof ProviderSendError || err instanceof ProviderUnavailableError) outcomes.push({ ok: false, error: err });
+      else outcomes.push({ ok: false, error: new ProviderSendError(err instanceof Error ? err.message : String(err), true) });
+    }
+  }
+  return outcomes;
 }

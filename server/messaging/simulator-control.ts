@@ -34,8 +34,12 @@ async function parse<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
  */
 export async function handleSimulatorRequest(req: Request): Promise<Response> {
   try {
-    const { db, provider } = await getServices();
-    if (!(provider instanceof SimulatorProvider)) return toResponse(errorResult(404, "The simulator is not the messaging provider."));
+    const services = await getServices();
+    const db = services.db;
+    // Not `instanceof`: under `next start` the services are built by instrumentation's bundle and this
+    // route has its own copy of the SimulatorProvider class, so instanceof is always false there.
+    if (services.provider.name !== "simulator") return toResponse(errorResult(404, "The simulator is not the messaging provider."));
+    const provider = services.provider as SimulatorProvider;
     const caller = await resolveRestCaller(db, req.headers, new Date());
     if (caller.kind !== "apiKey") return toResponse(errorResult(401, "API key is invalid or absent. Send it in the x-api-key header."));
     const tenantId = caller.tenantId;

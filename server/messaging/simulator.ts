@@ -10,6 +10,8 @@ import {
   type OutboundMessage,
   type ProviderEvent,
   type ProviderGroup,
+  type Receipt,
+  type SendOutcome,
   type SendReceipt,
 } from "./provider";
 
@@ -140,59 +142,106 @@ export class SimulatorProvider implements MessagingProvider {
     return this.latencyMs;
   }
 
-  /** Consumes one injected failure for the group, if any. */
-  private async injectedFailure(groupId: string) {
-    const [row] = await this.db
+  async send(message: OutboundMessage): Promise<SendReceipt> {
+    const [outcome] = await this.sendMany([message]);
+    if (!outcome.ok) throw outcome.error;
+    return outcome.receipt;
+  }
+
+  /**
+   * A loop's messages in a handful of queries: channel states, already-sent keys (dedupe), injected
+   * failures, then one insert. Latency applies per message, as a real gateway's would.
+   */
+  async sendMany(messages: OutboundMessage[]): Promise<SendOutcome[]> {
+    if (messages.length === 0) return [];
+    const ms = await this.latency();
+    if (ms > 0) await new Promise((r) => setTimeout(r, ms * messages.length));
+    const channelIds = [...new Set(messages.map((m) => m.channelId))];
+    const states = await this.db.select().from(simulatorChannels).where(inArray(simulatorChannels.channelId, channelIds));
+    const online = new Set(states.filter((c) => c.paired && c.online).map((c) => c.channelId));
+    const keys = messages.map((m) => m.deliveryKey);
+    const known = new Map((await this.sentByKey(keys)).map((r) => [r.deliveryKey, r]));
+
+    const outcomes = new Map<string, SendOutcome>();
+    const fresh: OutboundMessage[] = [];
+    for (const m of messages) {
+      const existing = known.get(m.deliveryKey);
+      if (existing && existing.channelId === m.channelId) outcomes.set(m.deliveryKey, { ok: true, receipt: existing });
+      else if (!online.has(m.channelId)) outcomes.set(m.deliveryKey, { ok: false, error: new ProviderUnavailableError(`Channel ${m.channelId} is not connected.`) });
+      else fresh.push(m);
+    }
+    const failing = new Set(fresh.length ? await this.consumeFailures(fresh.map((m) => m.groupId)) : []);
+    const toInsert = fresh.filter((m) => {
+      if (!failing.has(m.groupId)) return true;
+      outcomes.set(m.deliveryKey, { ok: false, error: new ProviderSendError(`Simulated failure sending to ${m.groupId}.`, true) });
+      return false;
+    });
+    if (toInsert.length > 0) {
+      const inserted = await this.db
+        .insert(simulatorMessages)
+        .values(toInsert.map((m) => this.row(m)))
+        .onConflictDoNothing()
+        .returning({ deliveryKey: simulatorMessages.deliveryKey, messageId: simulatorMessages.messageId, sentAt: simulatorMessages.sentAt });
+      // A concurrent send under the same key won the insert: answer with its receipt.
+      const lost = toInsert.filter((m) => !inserted.some((r) => r.deliveryKey === m.deliveryKey)).map((m) => m.deliveryKey);
+      for (const r of [...inserted, ...(lost.length ? await this.sentByKey(lost) : [])]) {
+        outcomes.set(r.deliveryKey, { ok: true, receipt: { messageId: r.messageId, sentAt: r.sentAt } });
+      }
+      const receipts = toInsert.map((m) => ({ channelId: m.channelId, deliveryKey: m.deliveryKey, messageId: (outcomes.get(m.deliveryKey) as { receipt: SendReceipt }).receipt.messageId }));
+      void this.deliverReceipts(receipts);
+    }
+    return messages.map((m) => outcomes.get(m.deliveryKey)!);
+  }
+
+  private row(message: OutboundMessage) {
+    const c = message.content;
+    return {
+      deliveryKey: message.deliveryKey,
+      messageId: `SIM${randomUUID().replaceAll("-", "").slice(0, 20).toUpperCase()}`,
+      channelId: message.channelId,
+      groupId: message.groupId,
+      campaignId: message.campaignId ?? null,
+      messageType: c.type,
+      text: c.type === "text" || c.type === "carousel" ? c.text : c.caption,
+      mediaUrl: c.type === "text" || c.type === "carousel" ? null : c.mediaUrl,
+      fileName: c.type === "document" ? (c.fileName ?? null) : null,
+      cards: c.type === "carousel" ? c.cards : null,
+      mentionAll: message.mentionAll,
+      linkPreview: message.linkPreview !== false,
+    };
+  }
+
+  /** Consumes one injected failure for each group that has one; returns those groups. */
+  private async consumeFailures(groupIds: string[]) {
+    // Read first: almost always nothing is injected, and a read costs no commit.
+    const armed = await this.db
+      .select({ groupId: simulatorFailures.groupId })
+      .from(simulatorFailures)
+      .where(and(inArray(simulatorFailures.groupId, groupIds), sql`(${simulatorFailures.always} or ${simulatorFailures.failNext} > 0)`));
+    if (armed.length === 0) return [];
+    const rows = await this.db
       .update(simulatorFailures)
       .set({ failNext: sql`greatest(${simulatorFailures.failNext} - 1, 0)` })
-      .where(and(eq(simulatorFailures.groupId, groupId), sql`(${simulatorFailures.always} or ${simulatorFailures.failNext} > 0)`))
-      .returning();
-    return row !== undefined;
+      .where(and(inArray(simulatorFailures.groupId, groupIds), sql`(${simulatorFailures.always} or ${simulatorFailures.failNext} > 0)`))
+      .returning({ groupId: simulatorFailures.groupId });
+    return rows.map((r) => r.groupId);
   }
 
-  async send(message: OutboundMessage): Promise<SendReceipt> {
-    const ms = await this.latency();
-    if (ms > 0) await new Promise((r) => setTimeout(r, ms));
-    const status = await this.getStatus(message.channelId);
-    if (status !== "connected") throw new ProviderUnavailableError(`Channel ${message.channelId} is ${status}.`);
-    const existing = await this.findSent(message.channelId, message.deliveryKey);
-    if (existing) return existing;
-    if (await this.injectedFailure(message.groupId)) {
-      throw new ProviderSendError(`Simulated failure sending to ${message.groupId}.`, true);
-    }
-    const c = message.content;
-    const [row] = await this.db
-      .insert(simulatorMessages)
-      .values({
-        deliveryKey: message.deliveryKey,
-        messageId: `SIM${randomUUID().replaceAll("-", "").slice(0, 20).toUpperCase()}`,
-        channelId: message.channelId,
-        groupId: message.groupId,
-        campaignId: message.campaignId ?? null,
-        messageType: c.type,
-        text: c.type === "text" || c.type === "carousel" ? c.text : c.caption,
-        mediaUrl: c.type === "text" || c.type === "carousel" ? null : c.mediaUrl,
-        fileName: c.type === "document" ? (c.fileName ?? null) : null,
-        cards: c.type === "carousel" ? c.cards : null,
-        mentionAll: message.mentionAll,
-        linkPreview: message.linkPreview !== false,
-      })
-      .onConflictDoNothing()
-      .returning();
-    // A concurrent send under the same key won the insert: answer with its receipt.
-    if (!row) return (await this.findSent(message.channelId, message.deliveryKey))!;
-    const receipt = { messageId: row.messageId, sentAt: row.sentAt };
-    void this.deliverReceipts(message, row.messageId);
-    return receipt;
+  private async sentByKey(keys: string[]) {
+    return this.db
+      .select({ deliveryKey: simulatorMessages.deliveryKey, channelId: simulatorMessages.channelId, messageId: simulatorMessages.messageId, sentAt: simulatorMessages.sentAt })
+      .from(simulatorMessages)
+      .where(inArray(simulatorMessages.deliveryKey, keys));
   }
 
-  private async deliverReceipts(message: OutboundMessage, messageId: string) {
-    const base = { channelId: message.channelId, deliveryKey: message.deliveryKey, messageId };
-    await this.emit({ type: "message_ack", ...base, at: new Date() });
-    if (!isRead(message.deliveryKey)) return;
+  /** Every message is acked; a deterministic share is also read, a moment later. */
+  private async deliverReceipts(receipts: Receipt[]) {
+    await this.emit({ type: "message_ack", receipts, at: new Date() });
+    const read = receipts.filter((r) => isRead(r.deliveryKey));
+    if (read.length === 0) return;
     const at = new Date();
-    await this.db.update(simulatorMessages).set({ readAt: at }).where(eq(simulatorMessages.deliveryKey, message.deliveryKey));
-    await this.emit({ type: "message_read", ...base, at });
+    await this.db.update(simulatorMessages).set({ readAt: at }).where(inArray(simulatorMessages.deliveryKey, read.map((r) => r.deliveryKey)));
+    await this.emit({ type: "message_read", receipts: read, at });
   }
 
   async findSent(channelId: string, deliveryKey: string) {
