@@ -13,13 +13,16 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+const clientAddress = `198.18.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
+
 async function toRequest(req: IncomingMessage, base: string): Promise<Request> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
   const headers = new Headers();
   for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-  // Like a proxy in front of the app: keep a forwarded address when the test sets one.
-  if (!headers.has("x-forwarded-for")) headers.set("x-forwarded-for", req.socket.remoteAddress ?? "127.0.0.1");
+  // Like a proxy in front of the app: keep a forwarded address when the test sets one. Otherwise each
+  // test server is its own client, so failed-auth buckets (shared on PostgreSQL) don't cross test files.
+  if (!headers.has("x-forwarded-for")) headers.set("x-forwarded-for", clientAddress);
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
   return new Request(new URL(req.url ?? "/", base), { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined });
 }
