@@ -3,16 +3,22 @@
  * Success prints one JSON line on stdout; a failure prints one plain line on stderr and exits
  * 1 (2 for a usage error). On PGlite the data directory belongs to one process: stop the server first.
  */
-import { eq } from "drizzle-orm";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { openDatabase, type Database, type Db } from "../db/client";
+import type { Database, Db } from "../db/client";
 import { DataDirInUseError } from "../db/data-dir-lock";
-import { tenants, users } from "../db/schema";
-import { createTenant } from "../server/auth/create-tenant";
-import { signUpInput } from "../server/auth/router";
 import { env } from "../server/env";
 import { DomainError } from "../server/errors";
-import { createApiKey } from "../server/keys/create-api-key";
+
+// The database stack loads in about a second: imported when a command gets that far, so --help
+// and usage errors answer at once.
+const load = {
+  client: () => import("../db/client"),
+  schema: () => import("../db/schema"),
+  drizzle: () => import("drizzle-orm"),
+  signUpInput: async () => (await import("../server/auth/router")).signUpInput,
+  createTenant: async () => (await import("../server/auth/create-tenant")).createTenant,
+  createApiKey: async () => (await import("../server/keys/create-api-key")).createApiKey,
+};
 
 const usage = `Usage: npm run admin -- <command> [options]
 
@@ -56,12 +62,13 @@ const commands: Record<string, Command> = {
   "create-tenant": {
     options: { name: { type: "string" }, email: { type: "string" }, password: { type: "string" } },
     async run(values, db) {
-      const parsed = signUpInput.safeParse({ name: values.name, email: values.email, password: values.password });
+      const parsed = (await load.signUpInput()).safeParse({ name: values.name, email: values.email, password: values.password });
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         const field = String(issue.path[0] ?? "");
         throw new UsageError(values[field] === undefined ? `--${field} is required` : `--${field} ${issue.message}`);
       }
+      const createTenant = await load.createTenant();
       const { tenantId, apiKey } = await createTenant(await db(), parsed.data);
       return { tenant_id: tenantId, api_key: apiKey };
     },
@@ -73,7 +80,7 @@ const commands: Record<string, Command> = {
       const email = required(values, "email");
       const conn = await db();
       const tenantId = await tenantOf(conn, email);
-      const key = await createApiKey(conn, tenantId, "Admin CLI key");
+      const key = await (await load.createApiKey())(conn, tenantId, "Admin CLI key");
       return { tenant_id: tenantId, api_key: key.apiKey };
     },
   },
@@ -86,6 +93,7 @@ const commands: Record<string, Command> = {
       if (!/^\d{1,9}$/.test(max)) throw new UsageError(`--max must be a whole number ≥ 0, got "${max}"`);
       const conn = await db();
       const tenantId = await tenantOf(conn, email);
+      const [{ tenants }, { eq }] = await Promise.all([load.schema(), load.drizzle()]);
       await conn.update(tenants).set({ channelLimit: Number(max) }).where(eq(tenants.id, tenantId));
       return { tenant_id: tenantId, channel_limit: Number(max) };
     },
@@ -112,6 +120,7 @@ function required(values: Values, name: string): string {
 }
 
 async function tenantOf(db: Db, email: string): Promise<string> {
+  const [{ users }, { eq }] = await Promise.all([load.schema(), load.drizzle()]);
   const [user] = await db
     .select({ tenantId: users.tenantId })
     .from(users)
@@ -156,6 +165,7 @@ async function main(argv: string[]): Promise<number> {
       throw new UsageError((err as Error).message);
     }
     const db = async () => {
+      const { openDatabase } = await load.client();
       database ??= await openDatabase({ url: env.databaseUrl, dataDir: env.dataDir });
       return database.db;
     };

@@ -75,14 +75,17 @@ async function vitest() {
     numFailedTests: number;
     numPendingTests: number;
     numTodoTests: number;
-    numFailedTestSuites: number;
+    testResults: { name: string; status: string; message?: string; assertionResults: { status: string }[] }[];
   };
-  let failed = r.numFailedTests;
-  let extra = "";
-  // A file that fails to load, or an unhandled error, fails the run without failing a test.
+  // A file that fails to load or in a hook fails without a failed test: count each such file once.
+  const brokenFiles = r.testResults.filter((f) => f.status === "failed" && !f.assertionResults.some((a) => a.status === "failed"));
+  let failed = r.numFailedTests + brokenFiles.length;
+  let extra = brokenFiles.length
+    ? `; ${brokenFiles.length} file(s) failed outside any test, counted as failures: ${brokenFiles.map((f) => path.relative(root, f.name)).join(", ")}`
+    : "";
   if (code !== 0 && failed === 0) {
-    failed = Math.max(1, r.numFailedTestSuites);
-    extra = `; vitest exited with ${code}: ${failed} failed file(s) or unhandled error(s) counted as failures`;
+    failed = 1;
+    extra = `; vitest exited with ${code} without a failed test (unhandled error?), counted as 1 failure`;
   }
   const counts = { passed: r.numPassedTests, failed, skipped: r.numPendingTests + r.numTodoTests };
   add(counts);

@@ -49,7 +49,10 @@ function plainError(r: CliResult, code: number) {
 
 const email = () => `cli-${randomUUID()}@example.com`;
 
-describe("admin CLI arguments", () => {
+// Each case spawns the CLI (1-3 s on an idle machine); a loaded 2-core machine can triple that.
+const slow = { timeout: 60_000 };
+
+describe("admin CLI arguments", slow, () => {
   const env = { DATABASE_URL: undefined, DATA_DIR: path.join(tmpdir(), "gcs-admin-never-created") };
 
   it("prints usage for --help, and exits 2 with one plain line on usage errors", async () => {
@@ -73,7 +76,7 @@ describe("admin CLI arguments", () => {
   });
 });
 
-describe("admin CLI on PGlite", () => {
+describe("admin CLI on PGlite", slow, () => {
   let dir: string;
   let env: Record<string, string | undefined>;
   const owner = email();
@@ -141,7 +144,7 @@ describe("admin CLI on PGlite", () => {
   });
 });
 
-describe.runIf(process.env.DATABASE_URL)("admin CLI on PostgreSQL", () => {
+describe.runIf(process.env.DATABASE_URL)("admin CLI on PostgreSQL", slow, () => {
   const env = { DATABASE_URL: process.env.DATABASE_URL, DATA_DIR: path.join(tmpdir(), "gcs-admin-unused") };
   const owner = email();
   let database: Database | undefined;
