@@ -1,0 +1,8 @@
+import { serve } from "inngest/next";
+import { inngest } from "@/inngest/client";
+import { functions } from "@/inngest/functions";
+
+export const dynamic = "force-dynamic";
+
+/** Inngest calls this to discover (PUT), inspect (GET) and run (POST) the functions. */
+export const { GET, POST, PUT } = serve({ client: inngest, functions });

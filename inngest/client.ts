@@ -1,0 +1,33 @@
+import { eventType, Inngest, staticSchema } from "inngest";
+import { inArray } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { campaigns } from "../db/schema";
+
+/**
+ * The Inngest client. The SDK reads its own environment: INNGEST_DEV (1, or the dev server's URL)
+ * selects dev mode; INNGEST_EVENT_KEY sends events and INNGEST_SIGNING_KEY verifies Inngest's calls
+ * in cloud mode. server/env.ts `inngestConfigured()` looks at the same variables to pick the engine.
+ */
+export const inngest = new Inngest({ id: "group-campaigns" });
+
+/** A campaign may have work: run its dispatch loop. tenant_id is informational (logs, filters). */
+export const dispatchRequested = eventType("campaign/dispatch.requested", {
+  schema: staticSchema<{ id_campaign: string; tenant_id?: string }>(),
+});
+
+/** The user canceled a campaign: stop its run (cancelOn), rather than let it find out at its next step. */
+export const campaignCanceled = eventType("campaign/canceled", {
+  schema: staticSchema<{ id_campaign: string }>(),
+});
+
+export type DispatchRequestedData = { id_campaign: string; tenant_id?: string };
+
+/** `campaign/dispatch.requested` events for these campaigns, with their tenant (unknown ids are dropped). */
+export async function dispatchRequests(db: Db, campaignIds: string[]) {
+  if (campaignIds.length === 0) return [];
+  const rows = await db
+    .select({ id: campaigns.id, tenantId: campaigns.tenantId })
+    .from(campaigns)
+    .where(inArray(campaigns.id, campaignIds));
+  return rows.map((r) => ({ name: dispatchRequested.name, data: { id_campaign: r.id, tenant_id: r.tenantId } satisfies DispatchRequestedData }));
+}

@@ -1,0 +1,67 @@
+import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
+import { getServices } from "../server/services";
+import { startTestServer, type TestServer } from "../test/http-server";
+import { inngest } from "./client";
+import { startDispatchEngine, type DispatchEngine } from "./engine";
+import { brasiliaMinute, createCampaign, dispatchEvent, tenantWithSegment } from "./test-campaigns";
+
+let server: TestServer;
+let engine: DispatchEngine | undefined;
+const inngestEnv = ["INNGEST_EVENT_KEY", "INNGEST_SIGNING_KEY", "INNGEST_DEV"] as const;
+const saved = Object.fromEntries(inngestEnv.map((k) => [k, process.env[k]]));
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterEach(async () => {
+  await engine?.stop();
+  engine = undefined;
+  vi.restoreAllMocks();
+  for (const k of inngestEnv) {
+    if (saved[k] === undefined) delete process.env[k];
+    else process.env[k] = saved[k];
+  }
+});
+afterAll(async () => {
+  await server.close();
+});
+
+it("with Inngest configured, a wake-up sends campaign/dispatch.requested and a cancel sends campaign/canceled", async () => {
+  process.env.INNGEST_EVENT_KEY = "test-event-key";
+  const send = vi.spyOn(inngest, "send").mockResolvedValue({ ids: ["evt"] });
+  engine = startDispatchEngine(await getServices());
+  expect(engine.kind).toBe("inngest");
+
+  const { api, segment } = await tenantWithSegment(server.url, 2);
+  // Scheduled for tomorrow: no runner of another test file (PostgreSQL is shared) finishes it before the cancel.
+  const { id_campaign } = await createCampaign(api, segment, { scheduled_at: brasiliaMinute(new Date(Date.now() + 24 * 60 * 60_000)) });
+  await vi.waitFor(() => expect(send).toHaveBeenCalledWith([dispatchEvent(api, id_campaign)]));
+
+  expect((await api("POST", `/api/external/cancel-campaign/${id_campaign}`)).json.status).toBe("canceled");
+  await vi.waitFor(() =>
+    expect(send).toHaveBeenCalledWith(expect.objectContaining({ name: "campaign/canceled", data: { id_campaign } })),
+  );
+});
+
+it("without Inngest, the in-process runner dispatches and nothing is sent to Inngest", async () => {
+  for (const k of inngestEnv) delete process.env[k];
+  const send = vi.spyOn(inngest, "send");
+  engine = startDispatchEngine(await getServices());
+  expect(engine.kind).toBe("in-process");
+
+  const { api, segment } = await tenantWithSegment(server.url, 3);
+  const { id_campaign } = await createCampaign(api, segment);
+  await vi.waitFor(
+    async () => expect((await api("GET", `/api/external/info-campaign/${id_campaign}`)).json.status).toBe("completed"),
+    { timeout: 15_000, interval: 50 },
+  );
+  expect(send).not.toHaveBeenCalled();
+});
+
+it("serves both functions at /api/inngest", async () => {
+  process.env.INNGEST_DEV = "1";
+  const { GET } = await import("../app/api/inngest/route");
+  const res = await GET(new Request("http://localhost:3000/api/inngest") as never, undefined);
+  expect(res.status).toBe(200);
+  expect(await res.json()).toMatchObject({ function_count: 2, mode: "dev" });
+});

@@ -1,0 +1,33 @@
+import { formatInTimeZone } from "date-fns-tz";
+import { expect } from "vitest";
+import { newTenant, type Api } from "../test/helpers";
+
+/** Test fixtures for the engine tests: a tenant with a paced (or unpaced) setting and a segment of N groups. */
+export async function tenantWithSegment(baseUrl: string, groupCount: number, dispatchesPerLoop = 5) {
+  const api = await newTenant(baseUrl);
+  const settings = await api("PATCH", "/api/external/edit-settings", {
+    dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: dispatchesPerLoop, min_campaign_interval: 0, max_campaign_interval: 0 },
+  });
+  expect(settings.status).toBe(200);
+  const { json: ch } = await api("POST", "/api/external/create-channel", { name: "Canal" });
+  const groups: string[] = (await api("GET", `/api/external/list-groups/${ch.id_channel}`)).json.groups
+    .slice(0, groupCount)
+    .map((g: { id_group: string }) => g.id_group);
+  const { json: seg } = await api("POST", "/api/external/create-segment", { name: "Seg", id_channel: [ch.id_channel], groups });
+  expect(seg.id_segment).toBeTruthy();
+  return { api, segment: seg.id_segment as string, groups };
+}
+
+export async function createCampaign(api: Api, segment: string, extra: Record<string, unknown> = {}) {
+  const res = await api("POST", "/api/external/create-campaign/message", { name: "Oferta", id_segment: segment, message: "Olá!", ...extra });
+  expect(res.status).toBe(201);
+  return res.json as { id_campaign: string; scheduled_at: string | null };
+}
+
+/** scheduled_at as the API takes it: DD/MM/YYYY - HH:mm in Brasília time. */
+export const brasiliaMinute = (at: Date) => formatInTimeZone(at, "America/Sao_Paulo", "dd/MM/yyyy - HH:mm");
+
+export const dispatchEvent = (api: Api, id: string) => ({
+  name: "campaign/dispatch.requested",
+  data: { id_campaign: id, tenant_id: api.tenantId },
+});
