@@ -3,13 +3,11 @@
  * channel, build a segment with a monitoring group. The key read from the page is then used on the
  * REST API, and revoked.
  */
-import type { Page } from "playwright-core";
+import { nav } from "./flows";
 import { assert, eventually, expectCount, expectHidden, expectText, expectUrl, expectVisible, type E2ETest } from "./harness";
 
 const unique = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 const account = { company: `Empresa E2E ${unique}`, email: `e2e-${unique}@example.com`, password: "senha-segura-123" };
-
-const nav = (page: Page, label: string) => page.getByRole("navigation", { name: "Navegação principal" }).getByRole("link", { name: label });
 
 export const tests: E2ETest[] = [
   {

@@ -8,11 +8,11 @@ import { signOut } from "next-auth/react";
 const sections: { label: string; href?: string }[] = [
   { label: "Canais", href: "/channels" },
   { label: "Segmentos", href: "/segments" },
-  { label: "Campanhas" },
+  { label: "Campanhas", href: "/campaigns" },
   { label: "Webhooks" },
   { label: "Apps" },
   { label: "Chaves de API", href: "/api-keys" },
-  { label: "Configurações" },
+  { label: "Configurações", href: "/settings" },
 ];
 
 export function Sidebar({ userName, userEmail }: { userName: string; userEmail: string }) {

@@ -1,8 +1,8 @@
 "use client";
 
-import { useState, type ReactNode } from "react";
+import { useId, useState, type ReactNode } from "react";
 import { errorMessage } from "../_lib/errors";
-import { channelStatusLabel } from "../_lib/format";
+import { campaignStatusLabel, channelStatusLabel, pauseReasonLabel } from "../_lib/format";
 
 export function PageHeader({ title, description, actions }: { title: string; description?: ReactNode; actions?: ReactNode }) {
   return (
@@ -28,6 +28,67 @@ export function ErrorAlert({ error }: { error: unknown }) {
 
 export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${status}`}>{channelStatusLabel[status] ?? status}</span>;
+}
+
+/** A campaign's status; a paused one says why. */
+export function CampaignStatusBadge({ status, pauseReason }: { status: string; pauseReason?: string | null }) {
+  const reason = status === "paused" && pauseReason ? pauseReasonLabel[pauseReason] ?? pauseReason : undefined;
+  return (
+    <span className={`badge badge-${status}`}>
+      {campaignStatusLabel[status] ?? status}
+      {reason && <span className="badge-detail"> · {reason}</span>}
+    </span>
+  );
+}
+
+/** Groups processed out of the total: sent in one colour, failed in another. */
+export function ProgressBar({ total, sent, failed, label = "Progresso do envio" }: { total: number; sent: number; failed: number; label?: string }) {
+  const pct = (n: number) => (total > 0 ? `${Math.min(100, (n / total) * 100)}%` : "0%");
+  const done = sent + failed;
+  return (
+    <div
+      className="progress"
+      role="progressbar"
+      aria-label={label}
+      aria-valuemin={0}
+      aria-valuemax={total}
+      aria-valuenow={done}
+      aria-valuetext={`${done} de ${total} grupos processados: ${sent} enviados, ${failed} com falha`}
+    >
+      <span className="progress-sent" style={{ width: pct(sent) }} />
+      <span className="progress-failed" style={{ width: pct(failed) }} />
+    </div>
+  );
+}
+
+/**
+ * A labelled form control with an optional hint. The hint sits outside the <label> (tied with
+ * aria-describedby), so the control's accessible name is the label alone.
+ */
+export function Field({
+  label,
+  hint,
+  className,
+  children,
+}: {
+  label: ReactNode;
+  hint?: ReactNode;
+  className?: string;
+  children: (control: { id: string; "aria-describedby"?: string }) => ReactNode;
+}) {
+  const id = useId();
+  const hintId = `${id}-hint`;
+  return (
+    <div className={className ? `field ${className}` : "field"}>
+      <label htmlFor={id}>{label}</label>
+      {children({ id, "aria-describedby": hint ? hintId : undefined })}
+      {hint && (
+        <small id={hintId} className="muted">
+          {hint}
+        </small>
+      )}
+    </div>
+  );
 }
 
 export function CopyButton({ text, label = "Copiar" }: { text: string; label?: string }) {

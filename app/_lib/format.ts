@@ -16,3 +16,57 @@ export const channelStatusLabel: Record<string, string> = {
   connected: "Conectado",
   disconnected: "Desconectado",
 };
+
+const dayTimeSeconds = new Intl.DateTimeFormat("pt-BR", {
+  day: "2-digit",
+  month: "2-digit",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  timeZone: "America/Sao_Paulo",
+});
+
+/** Day, month and time to the second (no year): deliveries of one campaign are seconds apart. */
+export function formatDayTimeSeconds(value: Date | string | null | undefined, empty = "—"): string {
+  if (!value) return empty;
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? empty : dayTimeSeconds.format(d);
+}
+
+export const campaignStatusLabel: Record<string, string> = {
+  pending: "Pendente",
+  sending: "Enviando",
+  paused: "Pausada",
+  completed: "Concluída",
+  failed: "Falhou",
+  canceled: "Cancelada",
+};
+
+/** Why a campaign is paused (campaigns.list `pause_reason`). */
+export const pauseReasonLabel: Record<string, string> = {
+  user: "por você",
+  schedule: "fora do horário",
+  channel_offline: "canal desconectado",
+  send_errors: "erros de envio",
+};
+
+export const deliveryStateLabel: Record<string, string> = {
+  pending: "Pendente",
+  sending: "Enviando",
+  sent: "Enviado",
+  failed: "Falhou",
+};
+
+export const messageTypeLabel: Record<string, string> = {
+  text: "Texto",
+  image: "Imagem",
+  video: "Vídeo",
+  audio: "Áudio",
+  document: "Documento",
+  carousel: "Carrossel",
+};
+
+/** Statuses that can still change on their own: pages showing them keep polling. */
+export function isActiveCampaign(status: string): boolean {
+  return status === "pending" || status === "sending" || status === "paused";
+}

@@ -1,0 +1,118 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { CampaignStatusBadge, ErrorAlert, Loading, PageHeader, ProgressBar } from "../../../_components/ui";
+import { formatDateTime, isActiveCampaign, messageTypeLabel } from "../../../_lib/format";
+import { useTRPC } from "../../../_lib/trpc";
+import { CampaignActions } from "./campaign-actions";
+import { DeliveriesTable } from "./deliveries-table";
+
+const poll = 2000;
+
+export function CampaignDetail({ id }: { id: string }) {
+  const trpc = useTRPC();
+  const info = useQuery(
+    trpc.campaigns.info.queryOptions(
+      { id_campaign: id },
+      { refetchInterval: (q) => (q.state.data && isActiveCampaign(q.state.data.status) ? poll : false), retry: (n, err) => err.data?.httpStatus !== 404 && err.data?.httpStatus !== 400 && n < 2 },
+    ),
+  );
+  const active = info.data ? isActiveCampaign(info.data.status) : false;
+  // info-campaign does not say why a campaign is paused; the list does.
+  const listed = useQuery(
+    trpc.campaigns.list.queryOptions(undefined, {
+      enabled: info.data?.status === "paused",
+      refetchInterval: info.data?.status === "paused" ? poll : false,
+      select: (rows) => rows.find((c) => c.id_campaign === id),
+    }),
+  );
+  const deliveries = useQuery(
+    trpc.campaigns.deliveries.queryOptions({ id_campaign: id }, { enabled: !!info.data, refetchInterval: active ? poll : false }),
+  );
+
+  if (info.isPending) return <Loading />;
+  if (info.error) {
+    const status = info.error.data?.httpStatus;
+    return (
+      <>
+        <nav className="breadcrumb" aria-label="Trilha">
+          <Link href="/campaigns">Campanhas</Link>
+        </nav>
+        {status === 404 || status === 400 ? <PageHeader title="Campanha não encontrada" /> : <ErrorAlert error={info.error} />}
+      </>
+    );
+  }
+
+  const c = info.data;
+  const { total, sent, pending, failed } = c.groups;
+  return (
+    <>
+      <nav className="breadcrumb" aria-label="Trilha">
+        <Link href="/campaigns">Campanhas</Link> / <span>{c.name}</span>
+      </nav>
+      <PageHeader
+        title={c.name}
+        description={
+          <span className="header-meta">
+            <span data-testid="campaign-status">
+              <CampaignStatusBadge status={c.status} pauseReason={listed.data?.pause_reason} />
+            </span>
+            <span>{messageTypeLabel[c.message_type] ?? c.message_type}</span>
+            <span>
+              Segmento <Link href={`/segments/${c.id_segment}`}>{c.segment_name}</Link>
+            </span>
+          </span>
+        }
+        actions={<CampaignActions id={c.id_campaign} name={c.name} status={c.status} />}
+      />
+
+      <section className="card" aria-labelledby="progress-title">
+        <div className="row space-between wrap">
+          <h2 id="progress-title">Progresso</h2>
+          <p className="muted schedule-line" data-testid="campaign-schedule">
+            {c.scheduled_at ? (
+              <>
+                Agendada para <strong>{formatDateTime(c.scheduled_at)}</strong> (horário de Brasília)
+              </>
+            ) : (
+              <>Envio imediato</>
+            )}{" "}
+            · criada em {formatDateTime(c.created_at)}
+          </p>
+        </div>
+        <dl className="stats" aria-label="Contadores">
+          <Stat label="Total" value={total} />
+          <Stat label="Enviados" value={sent} tone="sent" />
+          <Stat label="Pendentes" value={pending} />
+          <Stat label="Falhas" value={failed} tone={failed > 0 ? "failed" : undefined} />
+        </dl>
+        <ProgressBar total={total} sent={sent} failed={failed} />
+        <p className="muted small legend">
+          <span className="legend-dot sent" /> enviados <span className="legend-dot failed" /> falhas <span className="legend-dot rest" /> pendentes
+          {active && <span className="live"> · atualizando a cada 2 s</span>}
+        </p>
+      </section>
+
+      <section className="card">
+        <h2>Entregas por grupo</h2>
+        {deliveries.isPending ? (
+          <Loading label="Carregando entregas…" />
+        ) : deliveries.error ? (
+          <ErrorAlert error={deliveries.error} />
+        ) : (
+          <DeliveriesTable deliveries={deliveries.data} sending={c.status === "sending"} />
+        )}
+      </section>
+    </>
+  );
+}
+
+function Stat({ label, value, tone }: { label: string; value: number; tone?: "sent" | "failed" }) {
+  return (
+    <div className={tone ? `stat stat-${tone}` : "stat"}>
+      <dt>{label}</dt>
+      <dd>{value}</dd>
+    </div>
+  );
+}

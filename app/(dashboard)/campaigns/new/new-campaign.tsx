@@ -1,0 +1,336 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useState, type FormEvent, type KeyboardEvent } from "react";
+import { EmptyState, ErrorAlert, Field, Loading, PageHeader } from "../../../_components/ui";
+import { brasiliaParts, describeSchedule, isFutureInBrasilia, suggestedSchedule, toScheduledAt } from "../../../_lib/brasilia-time";
+import { useTRPC } from "../../../_lib/trpc";
+import { CardsEditor } from "./cards-editor";
+import { campaignKinds, emptyCard, type CampaignKind, type MessageDraft } from "./draft";
+import { PhonePreview } from "./phone-preview";
+
+const httpsPattern = "https://.+";
+const httpsTitle = "Use um endereço que comece com https://";
+
+const mediaLabels: Record<Exclude<CampaignKind, "text" | "carousel">, { url: string; placeholder: string }> = {
+  image: { url: "URL da imagem", placeholder: "https://exemplo.com.br/imagens/promo.jpg" },
+  video: { url: "URL do vídeo", placeholder: "https://exemplo.com.br/videos/aula.mp4" },
+  audio: { url: "URL do áudio", placeholder: "https://exemplo.com.br/audios/recado.ogg" },
+  document: { url: "URL do documento", placeholder: "https://exemplo.com.br/materiais/apostila.pdf" },
+};
+
+const linkPreviewModeText: Record<string, string> = {
+  always: "As Configurações mandam mostrar sempre a prévia dos links.",
+  never: "As Configurações mandam nunca mostrar a prévia dos links.",
+};
+
+export function NewCampaign() {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const segments = useQuery(trpc.segments.list.queryOptions());
+  const settings = useQuery(trpc.settings.get.queryOptions());
+
+  const [name, setName] = useState("");
+  const [segmentId, setSegmentId] = useState("");
+  const [draft, setDraft] = useState<MessageDraft>(() => ({
+    kind: "text",
+    message: "",
+    media_url: "",
+    file_name: "",
+    cards: [emptyCard()],
+    mention_all: false,
+    link_preview: true,
+  }));
+  const [when, setWhen] = useState<"now" | "scheduled">("now");
+  const [date, setDate] = useState("");
+  const [time, setTime] = useState("");
+
+  const onCreated = async ({ id_campaign }: { id_campaign: string }) => {
+    await queryClient.invalidateQueries(trpc.campaigns.list.queryFilter());
+    router.push(`/campaigns/${id_campaign}`);
+  };
+  const createMessage = useMutation(trpc.campaigns.createMessage.mutationOptions({ onSuccess: onCreated }));
+  const createCarousel = useMutation(trpc.campaigns.createCarousel.mutationOptions({ onSuccess: onCreated }));
+  const pending = createMessage.isPending || createCarousel.isPending;
+
+  const update = (patch: Partial<MessageDraft>) => setDraft((d) => ({ ...d, ...patch }));
+  const segment = segments.data?.find((s) => s.id_segment === segmentId);
+  const previewMode = settings.data?.settings.preferences.link_preview_mode ?? "ask_always";
+  const linkPreview = previewMode === "always" || (previewMode === "ask_always" && draft.link_preview);
+  // Link previews exist for text: a plain message or the carousel's message.
+  const hasLinks = draft.kind === "text" || draft.kind === "carousel";
+  const scheduled = when === "scheduled" && date && time;
+  const scheduleInPast = scheduled ? !isFutureInBrasilia(date, time, new Date()) : false;
+  const nowInBrasilia = brasiliaParts(new Date());
+
+  function chooseWhen(value: "now" | "scheduled") {
+    setWhen(value);
+    if (value === "scheduled" && !date) {
+      const s = suggestedSchedule(new Date());
+      setDate(s.date);
+      setTime(s.time);
+    }
+  }
+
+  function onSubmit(e: FormEvent) {
+    e.preventDefault();
+    if (scheduleInPast) return;
+    createMessage.reset();
+    createCarousel.reset();
+    const common = {
+      name: name.trim(),
+      id_segment: segmentId,
+      mention_all: draft.mention_all,
+      // Only asked when the account leaves the choice to each campaign.
+      link_preview: previewMode === "ask_always" && hasLinks ? draft.link_preview : undefined,
+      scheduled_at: scheduled ? toScheduledAt(date, time) : undefined,
+    };
+    if (draft.kind === "carousel") {
+      createCarousel.mutate({
+        ...common,
+        carousel_data: {
+          message: draft.message,
+          cards: draft.cards.map((c) => ({
+            image_url: c.image_url.trim(),
+            text: c.text.trim(),
+            buttons: c.buttons.map((b) => ({ label: b.label.trim(), type: "URL" as const, url: b.url.trim() })),
+          })),
+        },
+      });
+    } else {
+      createMessage.mutate({
+        ...common,
+        message_type: draft.kind,
+        message: draft.kind === "audio" ? "" : draft.message,
+        media_url: draft.kind === "text" ? undefined : draft.media_url.trim(),
+        file_name: draft.kind === "document" && draft.file_name.trim() ? draft.file_name.trim() : undefined,
+      });
+    }
+  }
+
+  function onTabKey(e: KeyboardEvent<HTMLButtonElement>) {
+    const i = campaignKinds.findIndex((k) => k.kind === draft.kind);
+    const step = e.key === "ArrowRight" ? 1 : e.key === "ArrowLeft" ? -1 : 0;
+    if (!step) return;
+    e.preventDefault();
+    const next = campaignKinds[(i + step + campaignKinds.length) % campaignKinds.length];
+    update({ kind: next.kind });
+    document.getElementById(`kind-tab-${next.kind}`)?.focus();
+  }
+
+  if (segments.isPending) return <Loading />;
+  if (segments.error) return <ErrorAlert error={segments.error} />;
+
+  return (
+    <>
+      <nav className="breadcrumb" aria-label="Trilha">
+        <Link href="/campaigns">Campanhas</Link> / <span>Nova campanha</span>
+      </nav>
+      <PageHeader title="Nova campanha" description="Escreva a mensagem, escolha o segmento e quando enviar. A prévia ao lado mostra como os grupos vão recebê-la." />
+      {segments.data.length === 0 ? (
+        <EmptyState>
+          Você ainda não tem segmentos. <Link href="/segments/new">Crie um segmento</Link> para escolher os grupos que recebem a campanha.
+        </EmptyState>
+      ) : (
+        <div className="composer">
+          <form className="stack" onSubmit={onSubmit}>
+            <section className="card">
+              <h2>1. Campanha</h2>
+              <div className="form-grid">
+                <Field label="Nome da campanha" hint="Só você vê este nome.">
+                  {(c) => <input {...c} value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} placeholder="Ex.: Abertura do carrinho" />}
+                </Field>
+                <Field
+                  label="Segmento"
+                  hint={segment?.monitoring_group ? `Uma cópia vai para o grupo de monitoramento ${segment.monitoring_group.name}.` : "Os grupos do segmento recebem a mensagem."}
+                >
+                  {(c) => (
+                    <select {...c} value={segmentId} onChange={(e) => setSegmentId(e.target.value)} required>
+                      <option value="" disabled>
+                        Escolha um segmento
+                      </option>
+                      {segments.data.map((s) => (
+                        <option key={s.id_segment} value={s.id_segment}>
+                          {s.name} ({s.total_groups} {s.total_groups === 1 ? "grupo" : "grupos"})
+                        </option>
+                      ))}
+                    </select>
+                  )}
+                </Field>
+              </div>
+            </section>
+
+            <section className="card">
+              <h2>2. Mensagem</h2>
+              <div className="tabs" role="tablist" aria-label="Tipo de mensagem">
+                {campaignKinds.map((k) => (
+                  <button
+                    key={k.kind}
+                    id={`kind-tab-${k.kind}`}
+                    type="button"
+                    role="tab"
+                    aria-selected={draft.kind === k.kind}
+                    aria-controls="kind-panel"
+                    tabIndex={draft.kind === k.kind ? 0 : -1}
+                    className={draft.kind === k.kind ? "tab active" : "tab"}
+                    onClick={() => update({ kind: k.kind })}
+                    onKeyDown={onTabKey}
+                  >
+                    {k.label}
+                  </button>
+                ))}
+              </div>
+              <div id="kind-panel" role="tabpanel" aria-labelledby={`kind-tab-${draft.kind}`} className="stack tab-panel">
+                {draft.kind !== "text" && draft.kind !== "carousel" && (
+                  <Field label={mediaLabels[draft.kind].url} hint="Endereço público (https) de onde o arquivo será baixado no envio.">
+                    {(c) => (
+                      <input
+                        {...c}
+                        type="url"
+                        value={draft.media_url}
+                        onChange={(e) => update({ media_url: e.target.value })}
+                        required
+                        maxLength={2048}
+                        pattern={httpsPattern}
+                        title={httpsTitle}
+                        placeholder={mediaLabels[draft.kind as keyof typeof mediaLabels].placeholder}
+                      />
+                    )}
+                  </Field>
+                )}
+                {draft.kind === "document" && (
+                  <Field
+                    label={
+                      <>
+                        Nome do arquivo <small className="muted">(opcional)</small>
+                      </>
+                    }
+                    hint="Como o documento aparece para os participantes. Sem ele, vale o nome do arquivo na URL."
+                  >
+                    {(c) => <input {...c} value={draft.file_name} onChange={(e) => update({ file_name: e.target.value })} maxLength={255} placeholder="Ex.: Apostila - módulo 1.pdf" />}
+                  </Field>
+                )}
+                {draft.kind === "audio" ? (
+                  <p className="muted small">Áudios são enviados sem legenda.</p>
+                ) : (
+                  <Field
+                    label={
+                      <>
+                        {draft.kind === "text" ? "Mensagem" : draft.kind === "carousel" ? "Mensagem acima dos cartões" : "Legenda"}
+                        {draft.kind !== "text" && <small className="muted"> (opcional)</small>}
+                      </>
+                    }
+                    hint={<>Use *negrito*, _itálico_ e ~riscado~. {draft.message.length > 0 && `${draft.message.length} caracteres.`}</>}
+                  >
+                    {(c) => (
+                      <textarea
+                        {...c}
+                        value={draft.message}
+                        onChange={(e) => update({ message: e.target.value })}
+                        required={draft.kind === "text"}
+                        maxLength={draft.kind === "carousel" ? 4096 : 65536}
+                        rows={draft.kind === "text" ? 6 : 3}
+                        placeholder={draft.kind === "text" ? "Olá! As inscrições abrem hoje às 20h: https://…" : undefined}
+                      />
+                    )}
+                  </Field>
+                )}
+                {draft.kind === "carousel" && <CardsEditor cards={draft.cards} onChange={(cards) => update({ cards })} httpsPattern={httpsPattern} httpsTitle={httpsTitle} />}
+              </div>
+            </section>
+
+            <section className="card">
+              <h2>3. Opções</h2>
+              <div className="stack">
+                <label className="check">
+                  <input type="checkbox" checked={draft.mention_all} onChange={(e) => update({ mention_all: e.target.checked })} />
+                  Mencionar todos
+                </label>
+                <p className="muted small hint">Notifica todos os participantes do grupo, sem escrever @nomes no texto.</p>
+                {hasLinks && (
+                  <>
+                    <label className="check">
+                      <input
+                        type="checkbox"
+                        checked={linkPreview}
+                        disabled={previewMode !== "ask_always"}
+                        onChange={(e) => update({ link_preview: e.target.checked })}
+                      />
+                      Prévia de links
+                    </label>
+                    <p className="muted small hint">
+                      {linkPreviewModeText[previewMode] ?? "Mostra título e imagem do primeiro link da mensagem."}{" "}
+                      {previewMode !== "ask_always" && <Link href="/settings">Alterar nas Configurações</Link>}
+                    </p>
+                  </>
+                )}
+              </div>
+            </section>
+
+            <section className="card">
+              <fieldset>
+                <legend>
+                  <h2>4. Envio</h2>
+                </legend>
+                <div className="row wrap">
+                  <label className="check">
+                    <input type="radio" name="when" checked={when === "now"} onChange={() => chooseWhen("now")} />
+                    Enviar agora
+                  </label>
+                  <label className="check">
+                    <input type="radio" name="when" checked={when === "scheduled"} onChange={() => chooseWhen("scheduled")} />
+                    Agendar
+                  </label>
+                </div>
+                {when === "scheduled" && (
+                  <div className="schedule">
+                    <div className="row align-end wrap">
+                      <Field label="Data">{(c) => <input {...c} type="date" value={date} min={nowInBrasilia.date} onChange={(e) => setDate(e.target.value)} required />}</Field>
+                      <Field label="Hora">{(c) => <input {...c} type="time" value={time} onChange={(e) => setTime(e.target.value)} required />}</Field>
+                      <span className="badge badge-tz">Horário de Brasília</span>
+                    </div>
+                    <p className="muted small">
+                      Datas e horas em Brasília (America/Sao_Paulo). Agora em Brasília: {describeSchedule(nowInBrasilia.date, nowInBrasilia.time)}.
+                    </p>
+                    {scheduled && !scheduleInPast && (
+                      <p className="schedule-summary" data-testid="schedule-summary">
+                        Será enviada em <strong>{describeSchedule(date, time)}</strong>, horário de Brasília.
+                      </p>
+                    )}
+                    {scheduleInPast && (
+                      <p className="alert alert-error" role="alert">
+                        Escolha um horário no futuro.
+                      </p>
+                    )}
+                  </div>
+                )}
+              </fieldset>
+            </section>
+
+            <ErrorAlert error={createMessage.error ?? createCarousel.error} />
+            <div className="row">
+              <button className="btn btn-primary" type="submit" disabled={pending || scheduleInPast}>
+                {pending ? "Criando…" : when === "scheduled" ? "Agendar campanha" : "Criar e enviar agora"}
+              </button>
+              <Link href="/campaigns" className="btn btn-ghost">
+                Cancelar
+              </Link>
+            </div>
+          </form>
+          <aside className="composer-preview">
+            <PhonePreview
+              draft={draft}
+              groupName={segment?.name}
+              groupCount={segment?.total_groups}
+              linkPreview={linkPreview}
+              scheduled={scheduled ? { label: describeSchedule(date, time), time } : undefined}
+            />
+          </aside>
+        </div>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,343 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent, type ReactNode } from "react";
+import { ErrorAlert, Field, Loading, PageHeader } from "../../_components/ui";
+import { useTRPC } from "../../_lib/trpc";
+import { ScheduleEditor } from "./schedule-editor";
+import { buildPatch, fieldErrors, labelFor, settingsLimits, type Settings } from "./settings-fields";
+
+type Section<K extends keyof Settings> = Settings[K];
+
+const queueModes: { value: Settings["queue"]["concurrent_mode"]; label: string; help: string }[] = [
+  {
+    value: "disabled",
+    label: "Uma campanha por vez",
+    help: "As campanhas da conta fazem fila e saem na ordem do horário de início. É o modo mais seguro contra bloqueios.",
+  },
+  {
+    value: "per_channel",
+    label: "Uma por canal",
+    help: "Campanhas de canais diferentes enviam ao mesmo tempo; no mesmo canal, uma de cada vez.",
+  },
+  {
+    value: "enabled",
+    label: "Sem fila",
+    help: "Todas as campanhas enviam ao mesmo tempo, assim que chega a hora de cada uma. Mais rápido, com mais risco de bloqueio.",
+  },
+];
+
+export function SettingsForm() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const query = useQuery(trpc.settings.get.queryOptions());
+  // Edits live here until saved; null = showing exactly what the server has.
+  const [draft, setDraft] = useState<Settings | null>(null);
+  const [saved, setSaved] = useState<string[] | null>(null);
+  const edit = useMutation(
+    trpc.settings.edit.mutationOptions({
+      onSuccess: (result) => {
+        queryClient.setQueryData(trpc.settings.get.queryKey(), { success: true as const, settings: result.settings });
+        setDraft(null);
+        setSaved(result.updated);
+      },
+    }),
+  );
+
+  if (query.isPending) return <Loading />;
+  if (query.error) return <ErrorAlert error={query.error} />;
+
+  const server = query.data.settings;
+  const s = draft ?? server;
+  const patch = buildPatch(server, s);
+  const dirty = Object.keys(patch).length > 0;
+  const errors = fieldErrors(edit.error);
+  const invalid = (path: string) => errors.some((e) => e.path === path || e.path.startsWith(`${path}.`));
+
+  function set<K extends keyof Settings>(section: K, changes: Partial<Section<K>>) {
+    setSaved(null);
+    setDraft({ ...s, [section]: { ...s[section], ...changes } });
+  }
+  const rates = (changes: Partial<Section<"dispatch_rates">>) => set("dispatch_rates", changes);
+  const prefs = (changes: Partial<Section<"preferences">>) => set("preferences", changes);
+  const schedule = (changes: Partial<Section<"sending_schedule">>) => set("sending_schedule", changes);
+
+  function onSubmit(e: FormEvent) {
+    e.preventDefault();
+    if (!dirty) return;
+    setSaved(null);
+    edit.mutate(patch);
+  }
+  function discard() {
+    edit.reset();
+    setSaved(null);
+    setDraft(null);
+  }
+
+  const R = settingsLimits.dispatchRateSeconds;
+  const I = settingsLimits.campaignIntervalSeconds;
+  const L = settingsLimits.dispatchesPerLoop;
+  const sch = s.sending_schedule;
+
+  return (
+    <>
+      <PageHeader title="Configurações" description="Como e quando as campanhas da sua conta são enviadas. Valem para todas as campanhas, inclusive as já criadas." />
+      <form className="stack settings-form" onSubmit={onSubmit}>
+        <section className="card" aria-labelledby="rates-title">
+          <h2 id="rates-title">Taxas de envio</h2>
+          <p className="muted section-help">
+            Cada campanha envia em ciclos: a cada ciclo, algumas mensagens; entre um ciclo e outro, uma pausa aleatória entre o mínimo e o máximo. Pausas maiores
+            parecem mais naturais e reduzem o risco de bloqueio.
+          </p>
+          <div className="form-grid three">
+            <NumberField label="Pausa mínima entre envios" unit="segundos" path="dispatch_rates.min_dispatch_rate" value={s.dispatch_rates.min_dispatch_rate} max={R} invalid={invalid} onChange={(v) => rates({ min_dispatch_rate: v })} />
+            <NumberField label="Pausa máxima entre envios" unit="segundos" path="dispatch_rates.max_dispatch_rate" value={s.dispatch_rates.max_dispatch_rate} max={R} invalid={invalid} onChange={(v) => rates({ max_dispatch_rate: v })} />
+            <NumberField
+              label="Envios por ciclo"
+              unit="mensagens"
+              path="dispatch_rates.dispatches_per_loop"
+              value={s.dispatch_rates.dispatches_per_loop}
+              min={L.min}
+              max={L.max}
+              integer
+              invalid={invalid}
+              onChange={(v) => rates({ dispatches_per_loop: v })}
+            />
+            <NumberField
+              label="Intervalo mínimo entre campanhas"
+              unit="segundos"
+              path="dispatch_rates.min_campaign_interval"
+              value={s.dispatch_rates.min_campaign_interval}
+              max={I}
+              invalid={invalid}
+              onChange={(v) => rates({ min_campaign_interval: v })}
+            />
+            <NumberField
+              label="Intervalo máximo entre campanhas"
+              unit="segundos"
+              path="dispatch_rates.max_campaign_interval"
+              value={s.dispatch_rates.max_campaign_interval}
+              max={I}
+              invalid={invalid}
+              onChange={(v) => rates({ max_campaign_interval: v })}
+            />
+          </div>
+          <p className="muted small">O intervalo entre campanhas é a espera entre o fim de uma campanha da fila e o início da próxima.</p>
+        </section>
+
+        <section className="card" aria-labelledby="prefs-title">
+          <h2 id="prefs-title">Preferências</h2>
+          <div className="form-grid">
+            <Field label="Prévia de links" hint="Título e imagem do primeiro link da mensagem.">
+              {(c) => (
+                <select
+                  {...c}
+                  value={s.preferences.link_preview_mode}
+                  aria-invalid={invalid("preferences.link_preview_mode") || undefined}
+                  onChange={(e) => prefs({ link_preview_mode: e.target.value as Section<"preferences">["link_preview_mode"] })}
+                >
+                  <option value="ask_always">Escolher em cada campanha</option>
+                  <option value="always">Sempre mostrar</option>
+                  <option value="never">Nunca mostrar</option>
+                </select>
+              )}
+            </Field>
+            <Field label="Tamanho da prévia" hint="Automático deixa o aplicativo escolher.">
+              {(c) => (
+                <select
+                  {...c}
+                  value={s.preferences.link_preview_type}
+                  disabled={s.preferences.link_preview_mode === "never"}
+                  aria-invalid={invalid("preferences.link_preview_type") || undefined}
+                  onChange={(e) => prefs({ link_preview_type: e.target.value as Section<"preferences">["link_preview_type"] })}
+                >
+                  <option value="auto">Automático</option>
+                  <option value="large">Grande</option>
+                  <option value="small">Pequena</option>
+                </select>
+              )}
+            </Field>
+          </div>
+          <label className="check spaced">
+            <input type="checkbox" checked={s.preferences.forward_message_enabled} onChange={(e) => prefs({ forward_message_enabled: e.target.checked })} />
+            Encaminhar mensagens
+          </label>
+          <p className="muted small hint">Envia uma vez e encaminha a mesma mensagem aos outros grupos, quando o canal permite.</p>
+        </section>
+
+        <section className="card" aria-labelledby="queue-title">
+          <fieldset>
+            <legend>
+              <h2 id="queue-title">Fila</h2>
+            </legend>
+            <p className="muted section-help">O que acontece quando mais de uma campanha quer enviar ao mesmo tempo.</p>
+            <div className="choice-list">
+              {queueModes.map((m) => (
+                <label key={m.value} className={s.queue.concurrent_mode === m.value ? "choice selected" : "choice"}>
+                  <input type="radio" name="concurrent_mode" value={m.value} checked={s.queue.concurrent_mode === m.value} onChange={() => set("queue", { concurrent_mode: m.value })} />
+                  <span>
+                    <strong>{m.label}</strong>
+                    <small className="muted">{m.help}</small>
+                  </span>
+                </label>
+              ))}
+            </div>
+          </fieldset>
+        </section>
+
+        <section className="card" aria-labelledby="schedule-title">
+          <div className="row space-between">
+            <h2 id="schedule-title">Horário de envio</h2>
+            <span className="badge badge-tz">Horário de Brasília</span>
+          </div>
+          <label className="check">
+            <input type="checkbox" checked={sch.enabled} onChange={(e) => schedule({ enabled: e.target.checked })} />
+            Enviar só dentro do horário abaixo
+          </label>
+          <p className="muted small hint">Desligado, as campanhas enviam a qualquer hora, todos os dias.</p>
+
+          <div className={sch.enabled ? "schedule-rules" : "schedule-rules dimmed"}>
+            <div className="form-grid">
+              <div className="stack tight">
+                <label className="check">
+                  <input type="checkbox" checked={sch.finish_queued_on_end} onChange={(e) => schedule({ finish_queued_on_end: e.target.checked })} />
+                  Terminar campanhas em andamento quando o horário acaba
+                </label>
+                <p className="muted small hint">Desmarcado, a campanha pausa e continua na próxima janela.</p>
+                <Field label="Até quando terminar">
+                  {(c) => (
+                    <select
+                      {...c}
+                      value={sch.finish_queued_mode}
+                      disabled={!sch.finish_queued_on_end}
+                      onChange={(e) => schedule({ finish_queued_mode: e.target.value as Section<"sending_schedule">["finish_queued_mode"] })}
+                    >
+                      <option value="same_day">Só até a meia-noite</option>
+                      <option value="between_days">Mesmo depois da meia-noite</option>
+                    </select>
+                  )}
+                </Field>
+              </div>
+              <div className="stack tight">
+                <label className="check">
+                  <input type="checkbox" checked={sch.cancel_outside_hours} onChange={(e) => schedule({ cancel_outside_hours: e.target.checked })} />
+                  Cancelar campanhas que começariam fora do horário
+                </label>
+                <p className="muted small hint">Desmarcado, elas esperam a próxima janela.</p>
+                <Field label="Quando cancelar">
+                  {(c) => (
+                    <select
+                      {...c}
+                      value={sch.cancel_mode}
+                      disabled={!sch.cancel_outside_hours}
+                      onChange={(e) => schedule({ cancel_mode: e.target.value as Section<"sending_schedule">["cancel_mode"] })}
+                    >
+                      <option value="between_days">Só se a próxima janela for em outro dia</option>
+                      <option value="always">Sempre</option>
+                    </select>
+                  )}
+                </Field>
+              </div>
+            </div>
+            <h3>Semana</h3>
+            <p className="muted small">Um dia pode ter mais de uma janela (ex.: 08:00–12:00 e 14:00–18:00). Todos os horários são de Brasília.</p>
+            <ScheduleEditor days={sch.days} invalid={invalid} onChange={(days) => schedule({ days })} />
+          </div>
+        </section>
+
+        <div className="save-bar" role="region" aria-label="Salvar configurações">
+          <div className="grow" aria-live="polite">
+            {edit.error ? (
+              errors.length ? (
+                <div className="alert alert-error" role="alert">
+                  Não foi possível salvar:
+                  <ul className="error-list">
+                    {errors.map((e) => (
+                      <li key={e.path + e.message}>
+                        <strong>{labelFor(e.path)}</strong> <code>{e.path}</code>: {e.message}
+                      </li>
+                    ))}
+                  </ul>
+                </div>
+              ) : (
+                <ErrorAlert error={edit.error} />
+              )
+            ) : saved ? (
+              <p className="alert alert-success" role="status">
+                <strong>Salvo.</strong>{" "}
+                {saved.length === 0 ? (
+                  "Nada mudou."
+                ) : (
+                  <>
+                    Alterado: {saved.map((path, i) => (
+                      <span key={path} title={path}>
+                        {i > 0 && ", "}
+                        {labelFor(path)}
+                      </span>
+                    ))}
+                  </>
+                )}
+              </p>
+            ) : dirty ? (
+              <p className="muted">Há alterações não salvas.</p>
+            ) : (
+              <p className="muted">Nenhuma alteração.</p>
+            )}
+          </div>
+          <button type="button" className="btn btn-ghost" onClick={discard} disabled={!dirty || edit.isPending}>
+            Descartar
+          </button>
+          <button type="submit" className="btn btn-primary" disabled={!dirty || edit.isPending}>
+            {edit.isPending ? "Salvando…" : "Salvar alterações"}
+          </button>
+        </div>
+      </form>
+    </>
+  );
+}
+
+function NumberField({
+  label,
+  unit,
+  path,
+  value,
+  min = 0,
+  max,
+  integer,
+  invalid,
+  onChange,
+}: {
+  label: string;
+  unit: string;
+  path: string;
+  value: number;
+  min?: number;
+  max: number;
+  integer?: boolean;
+  invalid: (path: string) => boolean;
+  onChange: (value: number) => void;
+}): ReactNode {
+  return (
+    <Field label={label} hint={`de ${min} a ${max} ${unit}`}>
+      {(c) => (
+        <span className="input-unit">
+          <input
+            {...c}
+            type="number"
+            inputMode={integer ? "numeric" : "decimal"}
+            min={min}
+            max={max}
+            step={integer ? 1 : "any"}
+            required
+            value={Number.isNaN(value) ? "" : value}
+            aria-invalid={invalid(path) || undefined}
+            onChange={(e) => onChange(e.target.value === "" ? Number.NaN : Number(e.target.value))}
+          />
+          <span className="muted" aria-hidden="true">
+            {unit}
+          </span>
+        </span>
+      )}
+    </Field>
+  );
+}

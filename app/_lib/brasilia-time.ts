@@ -1,0 +1,51 @@
+/**
+ * Campaign times are chosen and shown in Brasília time (America/Sao_Paulo), whatever the browser's
+ * own zone: the API takes `scheduled_at` as "DD/MM/YYYY - HH:mm" in that zone.
+ */
+export const brasiliaTimeZone = "America/Sao_Paulo";
+
+const partsFormat = new Intl.DateTimeFormat("en-CA", {
+  timeZone: brasiliaTimeZone,
+  year: "numeric",
+  month: "2-digit",
+  day: "2-digit",
+  hour: "2-digit",
+  minute: "2-digit",
+  hourCycle: "h23",
+});
+
+/** An instant as the date (YYYY-MM-DD, as <input type="date"> holds it) and time (HH:mm) on a clock in Brasília. */
+export function brasiliaParts(instant: Date): { date: string; time: string } {
+  const p = Object.fromEntries(partsFormat.formatToParts(instant).map((x) => [x.type, x.value]));
+  return { date: `${p.year}-${p.month}-${p.day}`, time: `${p.hour}:${p.minute}` };
+}
+
+/** YYYY-MM-DD plus `days` calendar days. */
+export function addDays(date: string, days: number): string {
+  const [y, m, d] = date.split("-").map(Number);
+  return new Date(Date.UTC(y, m - 1, d + days)).toISOString().slice(0, 10);
+}
+
+/** Date and time inputs (read as Brasília time) → the API's "DD/MM/YYYY - HH:mm". */
+export function toScheduledAt(date: string, time: string): string {
+  const [y, m, d] = date.split("-");
+  return `${d}/${m}/${y} - ${time}`;
+}
+
+/** "DD/MM/YYYY às HH:mm", for people. */
+export function describeSchedule(date: string, time: string): string {
+  const [y, m, d] = date.split("-");
+  return `${d}/${m}/${y} às ${time}`;
+}
+
+/** The API refuses a minute that has already begun: the chosen one must come after the current minute in Brasília. */
+export function isFutureInBrasilia(date: string, time: string, now: Date): boolean {
+  const current = brasiliaParts(now);
+  return `${date}T${time}` > `${current.date}T${current.time}`;
+}
+
+/** A sensible default for "Agendar": about an hour from now, on a quarter hour. */
+export function suggestedSchedule(now: Date): { date: string; time: string } {
+  const quarter = 15 * 60_000;
+  return brasiliaParts(new Date(Math.ceil((now.getTime() + 60 * 60_000) / quarter) * quarter));
+}
