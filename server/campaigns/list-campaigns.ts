@@ -2,6 +2,7 @@ import { and, asc, desc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries, segments } from "../../db/schema";
 import { NotFound } from "../errors";
+import { toBrasiliaIso } from "./scheduled-at";
 
 export async function listCampaigns(db: Db, tenantId: string) {
   const rows = await db
@@ -19,8 +20,8 @@ export async function listCampaigns(db: Db, tenantId: string) {
     message_type: c.messageType,
     segment_name: segmentName,
     groups: { total: c.total, sent: c.sent, pending: c.total - c.sent - c.failed, failed: c.failed },
-    scheduled_at: c.scheduledAt?.toISOString() ?? null,
-    created_at: c.createdAt.toISOString(),
+    scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
+    created_at: toBrasiliaIso(c.createdAt),
   }));
 }
 
