@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { ownerProcedure, router } from "../trpc";
+import { ownerProcedure, router, type Context } from "../trpc";
 import { wakeDispatch } from "../dispatch/wake";
 import { cancelCampaign, pauseCampaign, resumeCampaign } from "./control-campaign";
-import { createCampaign } from "./create-campaign";
+import type { CampaignContent } from "./content";
+import { createCampaign, type NewCampaign } from "./create-campaign";
 import { infoCampaign } from "./info-campaign";
 import { listCampaigns, listDeliveries } from "./list-campaigns";
 import {
@@ -35,6 +36,35 @@ const action = (verb: "pause" | "resume" | "cancel", summary: string, run: typeo
       return { success: true as const, message, id_campaign: c.id, status: c.status };
     });
 
+type CommonInput = { name: string; id_segment: string; link_preview?: boolean; mention_all: boolean; scheduled_at?: string };
+
+/** Both create paths: the campaign with its deliveries, a wake-up for the engine, the common answer fields. */
+async function create(ctx: Context & { tenantId: string }, input: CommonInput, messageType: NewCampaign["messageType"], content: CampaignContent) {
+  const c = await createCampaign(
+    ctx.db,
+    ctx.tenantId,
+    {
+      name: input.name,
+      segmentId: input.id_segment,
+      messageType,
+      content,
+      linkPreview: input.link_preview,
+      mentionAll: input.mention_all,
+      scheduledAt: input.scheduled_at,
+    },
+    ctx.now,
+  );
+  wakeDispatch(c.id);
+  return {
+    success: true as const,
+    id_campaign: c.id,
+    name: c.name,
+    status: c.status,
+    scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
+    timestamp: ctx.now.toISOString(),
+  };
+}
+
 export const campaignsRouter = router({
   createMessage: ownerProcedure
     .meta({
@@ -44,32 +74,10 @@ export const campaignsRouter = router({
     })
     .input(createMessageCampaignInput)
     .output(createMessageCampaignOutput)
-    .mutation(async ({ ctx, input }) => {
-      const c = await createCampaign(
-        ctx.db,
-        ctx.tenantId,
-        {
-          name: input.name,
-          segmentId: input.id_segment,
-          messageType: input.message_type,
-          content: { message: input.message, media_url: input.media_url, file_name: input.file_name },
-          linkPreview: input.link_preview,
-          mentionAll: input.mention_all,
-          scheduledAt: input.scheduled_at,
-        },
-        ctx.now,
-      );
-      wakeDispatch(c.id);
-      return {
-        success: true as const,
-        id_campaign: c.id,
-        name: c.name,
-        status: c.status,
-        message_type: input.message_type,
-        scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
-        timestamp: ctx.now.toISOString(),
-      };
-    }),
+    .mutation(async ({ ctx, input }) => ({
+      ...(await create(ctx, input, input.message_type, { message: input.message, media_url: input.media_url, file_name: input.file_name })),
+      message_type: input.message_type,
+    })),
 
   createCarousel: ownerProcedure
     .meta({
@@ -79,33 +87,11 @@ export const campaignsRouter = router({
     })
     .input(createCarouselCampaignInput)
     .output(createCarouselCampaignOutput)
-    .mutation(async ({ ctx, input }) => {
-      const c = await createCampaign(
-        ctx.db,
-        ctx.tenantId,
-        {
-          name: input.name,
-          segmentId: input.id_segment,
-          messageType: "carousel",
-          content: { message: input.carousel_data.message, cards: input.carousel_data.cards },
-          linkPreview: input.link_preview,
-          mentionAll: input.mention_all,
-          scheduledAt: input.scheduled_at,
-        },
-        ctx.now,
-      );
-      wakeDispatch(c.id);
-      return {
-        success: true as const,
-        id_campaign: c.id,
-        name: c.name,
-        status: c.status,
-        message_type: "carousel" as const,
-        cards_count: input.carousel_data.cards.length,
-        scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
-        timestamp: ctx.now.toISOString(),
-      };
-    }),
+    .mutation(async ({ ctx, input }) => ({
+      ...(await create(ctx, input, "carousel", { message: input.carousel_data.message, cards: input.carousel_data.cards })),
+      message_type: "carousel" as const,
+      cards_count: input.carousel_data.cards.length,
+    })),
 
   info: ownerProcedure
     .meta({ openapi: { method: "GET", path: "/external/info-campaign/{id_campaign}", tags, summary: "Status and progress of a campaign", protect: true, errorResponses: [400, 401, 404, 429, 500] } })
