@@ -28,7 +28,15 @@ export function CampaignDetail({ id }: { id: string }) {
     }),
   );
   const deliveries = useQuery(
-    trpc.campaigns.deliveries.queryOptions({ id_campaign: id }, { enabled: !!info.data, refetchInterval: active ? poll : false }),
+    trpc.campaigns.deliveries.queryOptions(
+      { id_campaign: id },
+      {
+        enabled: !!info.data,
+        // Also after the campaign finished, until the rows caught up with it (the last poll may predate the last send).
+        refetchInterval: (q) =>
+          active || (info.data?.status === "completed" && q.state.data?.some((d) => d.state === "pending" || d.state === "sending")) ? poll : false,
+      },
+    ),
   );
 
   if (info.isPending) return <Loading />;
