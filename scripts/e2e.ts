@@ -198,8 +198,12 @@ async function main(): Promise<number> {
     server = undefined;
   };
   // Ctrl-C or a CI time-out: still stop the server and remove its data.
+  // `on`, not `once`: tsx relays the signal, so a second one arrives; it must not kill us before the server.
+  let stopping = false;
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
       log(`${signal}: stopping`);
       void stopAll().finally(() => process.exit(130));
     });

@@ -1,6 +1,7 @@
 import { getDatabase, type Db } from "../db/client";
 import { recordChannelStatus } from "./channels/record-channel-status";
 import { ReceiptBuffer } from "./dispatch/record-receipt";
+import { releaseAbandonedLeases } from "./dispatch/release-leases";
 import { wakeDispatch } from "./dispatch/wake";
 import { createProvider } from "./messaging";
 import type { MessagingProvider } from "./messaging/provider";
@@ -16,7 +17,9 @@ const holder = globalThis as unknown as { __gcsServices?: Promise<Services> };
 /** The composition root: the database, the provider, and the provider's events wired to the domain. */
 export function getServices(): Promise<Services> {
   holder.__gcsServices ??= (async () => {
-    const { db } = await getDatabase();
+    const { db, driver } = await getDatabase();
+    // On PostgreSQL other processes may hold leases legitimately; on PGlite only a dead one can have.
+    if (driver === "pglite") await releaseAbandonedLeases(db, new Date());
     const provider = createProvider(db);
     const receipts = new ReceiptBuffer(db);
     provider.subscribe(async (event) => {

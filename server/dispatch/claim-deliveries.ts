@@ -1,5 +1,5 @@
-import { and, asc, desc, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
-import { asyncCommit, tsParam } from "../../db/errors";
+import { and, asc, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
+import { tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { channels, deliveries } from "../../db/schema";
 
@@ -8,11 +8,12 @@ export const deliveryLeaseMs = 60_000;
 /**
  * Takes up to `limit` pending deliveries of the campaign whose channel is connected, marking them
  * `sending` under a lease. FOR UPDATE SKIP LOCKED: two workers never take the same row.
- * The monitoring group's copy goes first, then the segment's order.
+ * The monitoring group's copy goes first (position -1), then the segment's order.
  */
 export async function claimDeliveries(db: Db, campaignId: string, limit: number, now: Date) {
+  // A normal commit: a claim lost on a crash would put an already sent delivery back to pending without
+  // reconciliation. (Sent marks may commit asynchronously: a lost one leaves `sending`, which is reconciled.)
   return db.transaction(async (tx) => {
-    await tx.execute(asyncCommit);
     const picked = await tx
       .select({ id: deliveries.id })
       .from(deliveries)
@@ -25,7 +26,8 @@ export async function claimDeliveries(db: Db, campaignId: string, limit: number,
           eq(channels.status, "connected"),
         ),
       )
-      .orderBy(desc(deliveries.isMonitoring), asc(deliveries.position))
+      // The monitoring copy has position -1: ordering by position alone sends it first and uses the index.
+      .orderBy(asc(deliveries.position))
       .limit(limit)
       .for("update", { of: deliveries, skipLocked: true });
     if (picked.length === 0) return [];

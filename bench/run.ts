@@ -1,0 +1,286 @@
+/**
+ * `npm run bench [-- pglite|postgres]`: dispatch figures of the real server (`next start`, production
+ * build) on embedded PGlite and on PostgreSQL (a fresh database on 127.0.0.1:5432, or BENCH_PG_URL's
+ * server, created and dropped here). Not a test: a missed target is reported, never a failure.
+ *
+ *  - create_campaign_10k_ms: POST create-campaign/message for a 10,000-group segment (median of 5,
+ *    after one warm-up; scheduled two days ahead so dispatch does not run meanwhile, then canceled);
+ *  - sends_per_second: zero pacing, 0 ms simulator, dispatches_per_loop 100, from the create request
+ *    to `completed`;
+ *  - info_campaign p50/p99: 500 sequential GETs on that campaign once completed;
+ *  - server_peak_rss_mb: VmHWM of the server process (its process group) over the whole run.
+ *
+ * Prints each figure on its own line with its target, then one JSON line with all of them.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {
+  apiClient,
+  createDatabase,
+  createTenant,
+  freePort,
+  onAbnormalExit,
+  root,
+  startServer,
+  stopServer,
+  type Groups,
+  type ServerProcess,
+} from "../e2e/crash.spec";
+import { ensureBuild } from "../scripts/ensure-build";
+
+const GROUPS = 10_000;
+const CREATE_RUNS = 5;
+const INFO_GETS = 500;
+const DISPATCH_TIMEOUT_MS = Number(process.env.BENCH_DISPATCH_TIMEOUT_MS ?? 300_000);
+const pgBase = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+const targets = {
+  create_campaign_10k_ms: "< 300",
+  sends_per_second: ">= 1000",
+  info_campaign_p50_ms: "",
+  info_campaign_p99_ms: "< 10",
+  server_peak_rss_mb: "< 400",
+} as const;
+
+const loadAvg = () => round(os.loadavg()[0], 2);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+const log = (line: string) => console.log(`[bench] ${line}`);
+
+function quantile(values: number[], q: number) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+const median = (values: number[]) => quantile(values, 0.5);
+
+/** kB from a /proc/<pid>/status field. */
+function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
+  try {
+    const m = readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`^${field}:\\s+(\\d+) kB`, "m"));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Every process of the server's group (next start runs as one process today; children would count too). */
+function groupPids(pgid: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // pid (comm) state ppid pgrp …: comm may hold spaces, so split after the last ')'.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) === pgid) pids.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return pids;
+}
+
+/** Polls the group's RSS; `peakMb()` is the larger of the polled sum and the kernel's high-water marks. */
+function memoryWatcher(server: ServerProcess) {
+  let peakSumKb = 0;
+  const hwm = new Map<number, number>();
+  const sample = () => {
+    let sum = 0;
+    for (const pid of groupPids(server.pid)) {
+      sum += statusKb(pid, "VmRSS");
+      hwm.set(pid, Math.max(hwm.get(pid) ?? 0, statusKb(pid, "VmHWM")));
+    }
+    peakSumKb = Math.max(peakSumKb, sum);
+  };
+  sample();
+  const timer = setInterval(sample, 200);
+  return {
+    stop() {
+      sample();
+      clearInterval(timer);
+    },
+    peakMb: () => round(Math.max(peakSumKb, [...hwm.values()].reduce((a, b) => a + b, 0)) / 1024, 0),
+    /** Current RSS of the group, MB. */
+    nowMb: () => round(groupPids(server.pid).reduce((sum, pid) => sum + statusKb(pid, "VmRSS"), 0) / 1024, 0),
+    serverHwmMb: () => round((hwm.get(server.pid) ?? 0) / 1024, 0),
+  };
+}
+
+/** DD/MM/YYYY - HH:mm in Brasília (UTC-3, no DST since 2019), two days from now. */
+function scheduledInTwoDays() {
+  const d = new Date(Date.now() + 2 * 86_400_000 - 3 * 3_600_000);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${p(d.getUTCDate())}/${p(d.getUTCMonth() + 1)}/${d.getUTCFullYear()} - ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}`;
+}
+
+type Figures = Record<string, number | string | number[] | Record<string, number> | null>;
+
+async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "gcs-bench-"));
+  const forgetDir = onAbnormalExit(() => rmSync(dataDir, { recursive: true, force: true }));
+  const logFile = path.join(root, ".test-data", `bench-server-${kind}.log`);
+  rmSync(logFile, { force: true });
+  let database: Awaited<ReturnType<typeof createDatabase>> | undefined;
+  let server: ServerProcess | undefined;
+  let memory: ReturnType<typeof memoryWatcher> | undefined;
+  try {
+    if (kind === "postgres") {
+      database = await createDatabase(pgBase, "gcs_bench");
+      log(`${kind}: fresh database ${database.name}`);
+    }
+    const target = { dataDir, databaseUrl: database?.url };
+    const tenant = await createTenant({ ...target, name: "Bench", email: `bench-${Date.now().toString(36)}@example.com`, password: "senha-segura-bench-123" });
+    server = await startServer({
+      port: await freePort(),
+      ...target,
+      logFile,
+      log: (line) => log(`${kind}: ${line}`),
+      env: { SIMULATOR_GROUPS_PER_CHANNEL: String(GROUPS), RATE_LIMIT_API_KEY_PER_MINUTE: "1000000", SEGMENT_GROUP_LIMIT: "50000" },
+    });
+    memory = memoryWatcher(server);
+    const rssByPhase: Record<string, number> = { ready: memory.nowMb() };
+    const url = server.url;
+    const api = apiClient(() => url, tenant.api_key);
+
+    const channel = await api.post("/api/external/create-channel", { name: "Bench" });
+    const groups = ((await api.get(`/api/external/list-groups/${channel.id_channel as string}`)).groups as { id_group: string }[]).map((g) => g.id_group);
+    if (groups.length !== GROUPS) throw new Error(`expected ${GROUPS} groups, got ${groups.length}`);
+    const segment = await api.post("/api/external/create-segment", { name: "Bench 10k", id_channel: [channel.id_channel], groups });
+    await api.patch("/api/external/edit-settings", {
+      dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 100, min_campaign_interval: 0, max_campaign_interval: 0 },
+    });
+    await api.post("/api/simulator/latency", { ms: 0 });
+    log(`${kind}: tenant, channel, ${GROUPS}-group segment and settings ready`);
+    rssByPhase.segment_created = memory.nowMb();
+
+    // 1. create-campaign for 10k groups, scheduled (so the engine stays idle), then canceled.
+    const createMs: number[] = [];
+    for (let run = 0; run <= CREATE_RUNS; run++) {
+      const r = await api.request("POST", "/api/external/create-campaign/message", {
+        name: `Bench scheduled ${run}`,
+        id_segment: segment.id_segment,
+        message: "Bench",
+        scheduled_at: scheduledInTwoDays(),
+      });
+      if (r.status !== 201) throw new Error(`create-campaign answered ${r.status}: ${JSON.stringify(r.json)}`);
+      if (run > 0) createMs.push(round(r.ms));
+      await api.post(`/api/external/cancel-campaign/${r.json.id_campaign as string}`, {});
+    }
+    const create = round(median(createMs));
+    rssByPhase.campaigns_created = memory.nowMb();
+    log(`${kind}: create-campaign runs (ms, after one warm-up): ${createMs.join(", ")}`);
+
+    // 2. Dispatch throughput: from the create request to completed.
+    const t0 = performance.now();
+    const created = await api.request("POST", "/api/external/create-campaign/message", { name: "Bench run", id_segment: segment.id_segment, message: "Bench" });
+    if (created.status !== 201) throw new Error(`create-campaign answered ${created.status}: ${JSON.stringify(created.json)}`);
+    const idCampaign = created.json.id_campaign as string;
+    const samples: { t: number; sent: number }[] = [];
+    const pollMs: number[] = [];
+    let status = "pending";
+    let groupsNow: Groups = { total: GROUPS, sent: 0, pending: GROUPS, failed: 0 };
+    while (status !== "completed" && status !== "failed" && status !== "canceled") {
+      if (performance.now() - t0 > DISPATCH_TIMEOUT_MS) break;
+      await sleep(100);
+      const r = await api.request("GET", `/api/external/info-campaign/${idCampaign}`);
+      pollMs.push(r.ms);
+      status = r.json.status as string;
+      groupsNow = r.json.groups as Groups;
+      samples.push({ t: performance.now() - t0, sent: groupsNow.sent });
+    }
+    const elapsedS = (performance.now() - t0) / 1000;
+    const finished = status === "completed";
+    const overall = groupsNow.sent / elapsedS;
+    // Steady state: between the polls that saw 10% and 90% sent.
+    const a = samples.find((s) => s.sent >= GROUPS * 0.1);
+    const b = samples.find((s) => s.sent >= GROUPS * 0.9);
+    const steady = a && b && b.t > a.t ? (b.sent - a.sent) / ((b.t - a.t) / 1000) : null;
+    log(
+      `${kind}: campaign ${status} with ${groupsNow.sent}/${GROUPS} sent, ${groupsNow.failed} failed in ${round(elapsedS, 2)} s` +
+        `${finished ? "" : ` (gave up after ${DISPATCH_TIMEOUT_MS / 1000} s)`}; steady state 10–90%: ${steady ? round(steady, 0) : "n/a"} sends/s`,
+    );
+
+    rssByPhase.dispatched = memory.nowMb();
+
+    // 3. info-campaign latency on the finished campaign, sequential.
+    const infoMs: number[] = [];
+    for (let i = 0; i < INFO_GETS; i++) {
+      const r = await api.request("GET", `/api/external/info-campaign/${idCampaign}`);
+      if (r.status !== 200) throw new Error(`info-campaign answered ${r.status}`);
+      infoMs.push(r.ms);
+    }
+
+    memory.stop();
+    rssByPhase.end = memory.nowMb();
+    log(`${kind}: server RSS by phase (MB): ${JSON.stringify(rssByPhase)}`);
+    return {
+      create_campaign_10k_ms: create,
+      create_campaign_10k_runs_ms: createMs,
+      create_campaign_10k_immediate_ms: round(created.ms),
+      sends_per_second: round(overall, 0),
+      sends_per_second_steady: steady === null ? null : round(steady, 0),
+      dispatch_seconds: round(elapsedS, 2),
+      dispatch_completed: finished ? 1 : 0,
+      info_campaign_p50_ms: round(quantile(infoMs, 0.5), 2),
+      info_campaign_p99_ms: round(quantile(infoMs, 0.99), 2),
+      info_campaign_during_dispatch_p50_ms: pollMs.length ? round(quantile(pollMs, 0.5), 2) : null,
+      info_campaign_during_dispatch_p99_ms: pollMs.length ? round(quantile(pollMs, 0.99), 2) : null,
+      server_peak_rss_mb: memory.peakMb(),
+      server_rss_mb_by_phase: rssByPhase,
+    };
+  } finally {
+    memory?.stop();
+    if (server) await stopServer(server).catch(() => {});
+    if (database) await database.drop().catch((err: Error) => log(`could not drop ${database!.name}: ${err.message}`));
+    rmSync(dataDir, { recursive: true, force: true });
+    forgetDir();
+  }
+}
+
+function report(kind: string, f: Figures) {
+  for (const [key, target] of Object.entries(targets)) {
+    const value = f[key];
+    let verdict = "";
+    if (typeof value === "number" && target) {
+      const [op, limit] = target.split(" ") as [string, string];
+      const ok = op === "<" ? value < Number(limit) : value >= Number(limit);
+      verdict = ok ? " ok" : " MISSED";
+    }
+    console.log(`${kind} ${key}: ${value ?? "n/a"}${target ? ` (target ${target})${verdict}` : ""}`);
+  }
+  for (const key of ["sends_per_second_steady", "dispatch_seconds", "create_campaign_10k_immediate_ms", "info_campaign_during_dispatch_p50_ms", "info_campaign_during_dispatch_p99_ms", "server_rss_mb_by_phase"]) {
+    console.log(`${kind} ${key}: ${JSON.stringify(f[key] ?? null)}`);
+  }
+}
+
+async function main() {
+  const only = process.argv[2];
+  const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
+  if (kinds.length === 0) throw new Error(`unknown database "${only}": pglite or postgres`);
+  await ensureBuild({ log });
+  const loadStart = loadAvg();
+  const all: Record<string, Figures | { error: string }> = {};
+  for (const kind of kinds) {
+    log(`── ${kind} ──`);
+    try {
+      all[kind] = await benchOne(kind);
+      report(kind, all[kind] as Figures);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      log(`${kind} failed: ${message}`);
+      all[kind] = { error: message };
+    }
+  }
+  const machine = { cpus: os.cpus().length, node: process.version, load_avg_start: loadStart, load_avg_end: loadAvg() };
+  console.log(`load average (1 min) at start ${loadStart}, at end ${machine.load_avg_end}: figures drop sharply when other work shares the CPUs`);
+  console.log(JSON.stringify({ bench: "dispatch", machine, ...all }));
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(`[bench] ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);
