@@ -47,6 +47,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     const client = await PGlite.create({
       dataDir: opts.dataDir ? path.join(opts.dataDir, "pglite") : undefined,
       loadDataDir: opts.loadDataDir,
+      startParams: pgliteStartParams(),
     });
     const db = drizzlePglite(client, { schema }) as unknown as Db;
     if (opts.migrate !== false) await migratePglite(db as never, { migrationsFolder });
@@ -62,6 +63,15 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     if (opts.dataDir) releaseDataDirLock(opts.dataDir);
     throw err;
   }
+}
+
+/**
+ * PGlite's own start parameters plus smaller shared buffers: its default 128 MB sits inside the server's
+ * memory (peak RSS 440 → ~350 MB in the bench, no throughput loss measured).
+ */
+function pgliteStartParams(): string[] | undefined {
+  const defaults = (PGlite as unknown as { defaultStartParams?: string[] }).defaultStartParams;
+  return defaults ? [...defaults, "-c", "shared_buffers=32MB"] : undefined;
 }
 
 /** Several processes may start at once (server, CLI, test workers): one migrates at a time. */
