@@ -24,6 +24,9 @@ export function fingerprint(method: string, path: string, body: unknown) {
   return createHash("sha256").update(`${method} ${path}\n${canonical(body)}`).digest("hex");
 }
 
+const inProgress = () =>
+  errorResult(409, "A request with this Idempotency-Key is still being processed; retry later.", "idempotency_in_progress", {}, { "retry-after": "1" });
+
 export function validateIdempotencyKey(key: string): HttpResult | undefined {
   if (key.length === 0 || key.length > 255) {
     return errorResult(400, "Idempotency-Key: must be 1 to 255 characters long.", "validation_error");
@@ -76,9 +79,7 @@ export async function withIdempotency(
       };
     }
     if (existing.lockedUntil > req.now) {
-      return errorResult(409, "A request with this Idempotency-Key is still being processed; retry later.", "idempotency_in_progress", {}, {
-        "retry-after": "1",
-      });
+      return inProgress();
     }
     // Abandoned by a crashed request: take the claim over (compare-and-set on the lease).
     const taken = await db
@@ -87,9 +88,9 @@ export async function withIdempotency(
       .where(and(where, eq(idempotencyKeys.state, "in_progress"), eq(idempotencyKeys.lockedUntil, existing.lockedUntil)))
       .returning({ key: idempotencyKeys.key });
     claimed = taken.length > 0;
-    if (!claimed) return errorResult(409, "A request with this Idempotency-Key is still being processed; retry later.", "idempotency_in_progress");
+    if (!claimed) return inProgress();
   }
-  if (!claimed) return errorResult(409, "A request with this Idempotency-Key is still being processed; retry later.", "idempotency_in_progress");
+  if (!claimed) return inProgress();
 
   let result: HttpResult;
   try {

@@ -244,12 +244,9 @@ export class SimulatorProvider implements MessagingProvider {
     await this.emit({ type: "message_read", receipts: read, at });
   }
 
-  async findSent(channelId: string, deliveryKey: string) {
-    const [row] = await this.db
-      .select({ messageId: simulatorMessages.messageId, sentAt: simulatorMessages.sentAt })
-      .from(simulatorMessages)
-      .where(and(eq(simulatorMessages.deliveryKey, deliveryKey), eq(simulatorMessages.channelId, channelId)));
-    return row ?? null;
+  async findSent(channelId: string, deliveryKey: string): Promise<SendReceipt | null> {
+    const [row] = await this.sentByKey([deliveryKey]);
+    return row && row.channelId === channelId ? { messageId: row.messageId, sentAt: row.sentAt } : null;
   }
 
   /** The durable message log, for the inspection endpoint. */

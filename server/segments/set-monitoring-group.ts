@@ -15,9 +15,8 @@ interface Target {
   groupId: string;
 }
 
-/** The checks shared by configure and edit: the group exists on the channel and is outside the segment. */
+/** The checks shared by configure and edit (callers have found the segment): the group exists on the channel and is outside the segment. */
 async function resolveMonitoringTarget(db: Db, provider: MessagingProvider, t: Target) {
-  await findSegment(db, t.tenantId, t.segmentId);
   const channel = await findChannel(db, t.tenantId, t.channelId);
   const group = (await queryGroups(provider, channel.id)).find((g) => g.id_group === t.groupId);
   if (!group) throw new BadRequest(`id_group: ${t.groupId} not found in channel ${t.channelId}.`);
