@@ -51,7 +51,8 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
       createdAt: now,
       updatedAt: now,
     });
-    // One statement fans out any number of groups.
+    // One statement fans out any number of groups. Segment groups are unique by their primary key; the
+    // monitoring copy is skipped if the group is also in the segment (edits keep it out; this is the guard).
     const fanned = await tx.execute(sql`
       insert into ${deliveries} (campaign_id, id_group, channel_id, group_name, is_monitoring, position)
       select ${id}, ${segmentGroups.groupId}, ${segmentGroups.channelId}, ${segmentGroups.name}, false, ${segmentGroups.position}
@@ -59,7 +60,7 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
       union all
       select ${id}, ${monitoringGroups.groupId}, ${monitoringGroups.channelId}, ${monitoringGroups.name}, true, -1
       from ${monitoringGroups} where ${monitoringGroups.segmentId} = ${segment.id}
-      on conflict do nothing`);
+        and not exists (select 1 from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id} and ${segmentGroups.groupId} = ${monitoringGroups.groupId})`);
     const count = affectedRows(fanned);
     await tx.update(campaigns).set({ total: count }).where(eq(campaigns.id, id));
     await recordEvent(

@@ -7,58 +7,63 @@ export const deliveryLeaseMs = 60_000;
 
 /**
  * Takes up to `limit` pending deliveries of the campaign whose channel is connected, marking them
- * `sending` under a lease. FOR UPDATE SKIP LOCKED: two workers never take the same row.
- * The monitoring group's copy goes first (position -1), then the segment's order.
+ * `sending` under a lease, in one statement. FOR UPDATE SKIP LOCKED: two workers never take the same
+ * row. The monitoring group's copy goes first (position -1), then the segment's order.
  */
 export async function claimDeliveries(db: Db, campaignId: string, limit: number, now: Date) {
-  // A normal commit: a claim lost on a crash would put an already sent delivery back to pending without
-  // reconciliation. (Sent marks may commit asynchronously: a lost one leaves `sending`, which is reconciled.)
-  return db.transaction(async (tx) => {
-    const picked = await tx
-      .select({ id: deliveries.id })
-      .from(deliveries)
-      .innerJoin(channels, eq(channels.id, deliveries.channelId))
-      .where(
-        and(
-          eq(deliveries.campaignId, campaignId),
-          eq(deliveries.state, "pending"),
-          or(isNull(deliveries.notBefore), lte(deliveries.notBefore, now)),
-          eq(channels.status, "connected"),
-        ),
-      )
-      // The monitoring copy has position -1: ordering by position alone sends it first and uses the index.
-      .orderBy(asc(deliveries.position))
-      .limit(limit)
-      .for("update", { of: deliveries, skipLocked: true });
-    if (picked.length === 0) return [];
-    return tx
-      .update(deliveries)
-      .set({ state: "sending", attempts: sql`${deliveries.attempts} + 1`, leaseUntil: new Date(now.getTime() + deliveryLeaseMs), updatedAt: now })
-      .where(
-        inArray(
-          deliveries.id,
-          picked.map((p) => p.id),
-        ),
-      )
-      .returning();
-  });
-}
-
-/** What the planner needs about the campaign's deliveries, in one query. */
-export async function deliveryOutlook(db: Db, campaignId: string, now: Date) {
-  const [row] = await db
-    .select({
-      sendable: sql<number>`count(*) filter (where ${deliveries.state} = 'pending' and (${deliveries.notBefore} is null or ${deliveries.notBefore} <= ${tsParam(now)}) and ${channels.status} = 'connected')`.mapWith(Number),
-      waitingOnline: sql<number>`count(*) filter (where ${deliveries.state} in ('pending', 'sending') and ${channels.status} = 'connected')`.mapWith(Number),
-      open: sql<number>`count(*) filter (where ${deliveries.state} in ('pending', 'sending'))`.mapWith(Number),
-      nextRetryAt: sql<string | null>`min(${deliveries.notBefore}) filter (where ${deliveries.state} = 'pending' and ${deliveries.notBefore} > ${tsParam(now)})`,
-    })
+  // A normal (synchronous) commit: a claim lost on a crash would put an already sent delivery back to
+  // pending without reconciliation. (Sent marks may commit asynchronously: a lost one leaves `sending`,
+  // which is reconciled.)
+  const picked = db
+    .select({ id: deliveries.id })
     .from(deliveries)
     .innerJoin(channels, eq(channels.id, deliveries.channelId))
-    .where(eq(deliveries.campaignId, campaignId));
-  return {
-    sendableNow: row.sendable,
-    channelsOffline: row.open > 0 && row.waitingOnline === 0,
-    nextRetryAt: row.nextRetryAt ? new Date(row.nextRetryAt) : null,
-  };
+    .where(
+      and(
+        eq(deliveries.campaignId, campaignId),
+        eq(deliveries.state, "pending"),
+        or(isNull(deliveries.notBefore), lte(deliveries.notBefore, now)),
+        eq(channels.status, "connected"),
+      ),
+    )
+    // Position order walks deliveries_open_idx; the monitoring copy (position -1) comes first.
+    .orderBy(asc(deliveries.position))
+    .limit(limit)
+    .for("update", { of: deliveries, skipLocked: true });
+  const claimed = await db
+    .update(deliveries)
+    .set({ state: "sending", attempts: sql`${deliveries.attempts} + 1`, leaseUntil: new Date(now.getTime() + deliveryLeaseMs), updatedAt: now })
+    .where(inArray(deliveries.id, picked))
+    .returning();
+  return claimed.sort((a, b) => a.position - b.position);
 }
+
+/**
+ * What the planner needs about the campaign's open deliveries, in one query of existence checks that
+ * stop at the first matching row of deliveries_open_idx (no count over the whole campaign each loop).
+ * `sendableNow` is capped at 100, the largest dispatches_per_loop.
+ */
+export async function deliveryOutlook(db: Db, campaignId: string, now: Date) {
+  const at = tsParam(now);
+  const open = sql`from ${deliveries} d join ${channels} c on c.id = d.channel_id where d.campaign_id = ${campaignId}`;
+  const [row] = await db
+    .select({
+      sendable: sql<number>`(select count(*) from (select 1 ${open} and d.state = 'pending' and (d.not_before is null or d.not_before <= ${at}) and c.status = 'connected' limit 100) s)`.mapWith(Number),
+      waitingOnline: sql<boolean>`exists (select 1 ${open} and d.state in ('pending', 'sending') and c.status = 'connected')`,
+      anyOpen: sql<boolean>`exists (select 1 from ${deliveries} d where d.campaign_id = ${campaignId} and d.state in ('pending', 'sending'))`,
+    })
+    .from(sql`(select 1) as one`);
+  // Only when nothing can go now does the planner need the next retry (a walk over the open rows).
+  let nextRetryAt: Date | null = null;
+  if (row.sendable === 0) {
+    const [retry] = await db
+      .select({ at: sql<string | null>`min(${deliveries.notBefore})` })
+      .from(deliveries)
+      .where(and(eq(deliveries.campaignId, campaignId), sql`${deliveries.state} in ('pending', 'sending')`, eq(deliveries.state, "pending"), sql`${deliveries.notBefore} > ${at}`));
+    nextRetryAt = retry?.at ? new Date(retry.at) : null;
+  }
+  return { sendableNow: row.sendable, channelsOffline: bool(row.anyOpen) && !bool(row.waitingOnline), nextRetryAt };
+}
+
+/** PGlite answers booleans as booleans; postgres-js too, but raw sql fields may arrive as 't'/'f'. */
+const bool = (v: unknown) => v === true || v === "t" || v === "true";

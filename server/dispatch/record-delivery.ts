@@ -26,24 +26,22 @@ export async function recordSentMany(db: Db, campaignId: string, sent: { id: num
   if (sent.length === 0) return;
   await db.transaction(async (tx) => {
     await tx.execute(asyncCommit);
-    const values = sql.join(
-      sent.map((s) => sql`(${s.id}::bigint, ${s.messageId}::text)`),
-      sql`, `,
-    );
+    // One JSON parameter carries the loop's rows, however many (no per-row parameters to build and bind).
+    const rows = JSON.stringify(sent.map((s) => ({ id: s.id, message_id: s.messageId })));
     const moved = await tx
       .update(deliveries)
       .set({ state: "sent", providerMessageId: sql`v.message_id`, sentAt: at, leaseUntil: null, error: null, updatedAt: at })
-      .from(sql`(values ${values}) as v(id, message_id)`)
+      .from(sql`json_to_recordset(${rows}::json) as v(id bigint, message_id text)`)
       .where(and(sql`${deliveries.id} = v.id`, eq(deliveries.campaignId, campaignId), eq(deliveries.state, "sending")))
       .returning({ channelId: deliveries.channelId });
     if (moved.length === 0) return;
-    const channels = [...new Set(moved.map((m) => m.channelId))];
+    const channels = JSON.stringify([...new Set(moved.map((m) => m.channelId))]);
     const [c] = await tx
       .update(campaigns)
       .set({
         sent: sql`${campaigns.sent} + ${moved.length}`,
         // A success ends the channel's run of consecutive failures.
-        failureStreaks: sql`${campaigns.failureStreaks} - ${sql.raw(`array[${channels.map((id) => `'${id.replace(/'/g, "''")}'`).join(",")}]`)}::text[]`,
+        failureStreaks: sql`${campaigns.failureStreaks} - array(select json_array_elements_text(${channels}::json))`,
       })
       .where(eq(campaigns.id, campaignId))
       .returning();

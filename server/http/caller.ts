@@ -1,6 +1,7 @@
 import type { Db } from "../../db/client";
-import { verifyApiKey } from "../keys/verify-api-key";
+import { lookupApiKey, verifyApiKey } from "../keys/verify-api-key";
 import type { Caller } from "../trpc";
+import { bucketKey, outcomeOfBucket, peek, type LimitOutcome } from "./rate-limit";
 
 /** `x-api-key` is canonical; `api-key` is accepted as an alias. */
 export function presentedApiKey(headers: Headers): string | undefined {
@@ -23,4 +24,21 @@ export async function resolveRestCaller(db: Db, headers: Headers, now: Date): Pr
 
 export function clientIp(headers: Headers): string {
   return headers.get("x-forwarded-for")?.split(",")[0]?.trim() || headers.get("x-real-ip") || "unknown";
+}
+
+/**
+ * The REST facade's caller and whether the client address is blocked by failed authentications
+ * (checked before the credentials are). With an API key both come from one query.
+ */
+export async function resolveRestCallerAt(db: Db, headers: Headers, now: Date, ip: string): Promise<{ caller: Caller; blocked: LimitOutcome }> {
+  const key = presentedApiKey(headers);
+  if (!key) {
+    const blocked = await peek(db, "failedAuth", ip);
+    return { caller: blocked.allowed ? await resolveRestCaller(db, headers, now) : { kind: "anonymous", credentials: "invalid" }, blocked };
+  }
+  const found = await lookupApiKey(db, key, now, bucketKey(db, "failedAuth", ip));
+  return {
+    caller: found.key ? { kind: "apiKey", ...found.key } : { kind: "anonymous", credentials: "invalid" },
+    blocked: outcomeOfBucket(db, "failedAuth", found.bucket, now),
+  };
 }

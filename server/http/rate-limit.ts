@@ -63,9 +63,24 @@ export async function consume(db: Db, name: LimitName, key: string): Promise<Lim
 
 /** Reads a bucket without taking a point (failed-auth blocking is checked before the attempt). */
 export async function peek(db: Db, name: LimitName, key: string): Promise<LimitOutcome> {
+  const res = await limiter(db, name).get(key);
+  return blockedBy(db, name, res ? { points: res.consumedPoints, msBeforeNext: res.msBeforeNext } : null);
+}
+
+/** The stored key of `key`'s bucket, for reading it inside another query (see lookupApiKey). */
+export function bucketKey(db: Db, name: LimitName, key: string): string {
+  return limiter(db, name).getKey(key);
+}
+
+/** Whether a bucket read elsewhere (points and expiry) blocks the next attempt. */
+export function outcomeOfBucket(db: Db, name: LimitName, row: { points: number; expire: Date | null } | null, now: Date): LimitOutcome {
+  return blockedBy(db, name, row ? { points: row.points, msBeforeNext: row.expire ? Math.max(0, row.expire.getTime() - now.getTime()) : -1 } : null);
+}
+
+function blockedBy(db: Db, name: LimitName, used: { points: number; msBeforeNext: number } | null): LimitOutcome {
   const l = limiter(db, name);
-  const res = await l.get(key);
-  if (!res || res.consumedPoints < l.points) return { allowed: true, headers: {}, retryAfterSeconds: 0 };
-  const retryAfterSeconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+  if (!used || used.points < l.points) return { allowed: true, headers: {}, retryAfterSeconds: 0 };
+  const res = new RateLimiterRes(0, used.msBeforeNext, used.points);
+  const retryAfterSeconds = Math.max(1, Math.ceil(used.msBeforeNext / 1000));
   return { allowed: false, headers: { ...headersFor(l.points, res), "retry-after": String(retryAfterSeconds) }, retryAfterSeconds };
 }

@@ -2,11 +2,11 @@ import type { TRPCError } from "@trpc/server";
 import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 import { getServices } from "../services";
 import { appRouter } from "../root";
-import type { Caller, Context } from "../trpc";
-import { clientIp, resolveRestCaller } from "./caller";
+import type { Context } from "../trpc";
+import { clientIp, resolveRestCallerAt } from "./caller";
 import { errorResult, jsonHeaders, toResponse, trpcErrorResult, type HttpResult } from "./envelope";
 import { validateIdempotencyKey, withIdempotency } from "./idempotency";
-import { consume, peek } from "./rate-limit";
+import { consume } from "./rate-limit";
 import { pinBodyCoercion } from "./no-body-coercion";
 import { matchRoute, restPrefix, type RestRoute } from "./routes";
 
@@ -108,11 +108,10 @@ export async function handleExternalRequest(req: Request): Promise<Response> {
     }
 
     const ip = clientIp(req.headers);
-    const blocked = await peek(db, "failedAuth", ip);
+    const { caller, blocked } = await resolveRestCallerAt(db, req.headers, now, ip);
     if (!blocked.allowed) {
       return toResponse(errorResult(429, "Too many failed authentication attempts from this address; retry later.", "rate_limited", {}, blocked.headers));
     }
-    const caller: Caller = await resolveRestCaller(db, req.headers, now);
     if (caller.kind === "anonymous") {
       await consume(db, "failedAuth", ip);
     } else {

@@ -1,26 +1,56 @@
-import { and, eq, isNull, lt, or } from "drizzle-orm";
+import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { apiKeys } from "../../db/schema";
+import { apiKeys, rateLimitBuckets } from "../../db/schema";
+import { tsParam } from "../../db/errors";
 import { apiKeyPattern, sha256Hex } from "./api-key-format";
 
+export interface VerifiedKey {
+  apiKeyId: string;
+  tenantId: string;
+}
+
+/** A rate-limit bucket read alongside the key (points and expiry), or null when it has none. */
+export interface BucketRow {
+  points: number;
+  expire: Date | null;
+}
+
 /** Resolves a presented key to its tenant; null when unknown, revoked or malformed. */
-export async function verifyApiKey(db: Db, presented: string, now: Date) {
-  if (!apiKeyPattern.test(presented)) return null;
+export async function verifyApiKey(db: Db, presented: string, now: Date): Promise<VerifiedKey | null> {
+  return (await lookupApiKey(db, presented, now)).key;
+}
+
+/**
+ * The key and, when `bucketKey` is given, that rate-limit bucket, in one round trip: the REST facade
+ * reads the caller's failed-authentication bucket with the key it checks.
+ */
+export async function lookupApiKey(db: Db, presented: string, now: Date, bucketKey?: string): Promise<{ key: VerifiedKey | null; bucket: BucketRow | null }> {
+  const valid = apiKeyPattern.test(presented);
+  if (!valid && !bucketKey) return { key: null, bucket: null };
+  const hash = valid ? sha256Hex(presented) : "";
+  const at = tsParam(now);
+  const keyCol = (col: string) => sql.raw(col);
+  const ofKey = (col: string) => sql`(select ${keyCol(col)} from ${apiKeys} where key_hash = ${hash} and revoked_at is null limit 1)`;
+  const ofBucket = (col: string) =>
+    bucketKey ? sql`(select ${keyCol(col)} from ${rateLimitBuckets} where key = ${bucketKey} and (expire > ${at} or expire is null))` : sql`null`;
   const [row] = await db
-    .select({ id: apiKeys.id, tenantId: apiKeys.tenantId })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.keyHash, sha256Hex(presented)), isNull(apiKeys.revokedAt)))
-    .limit(1);
-  if (!row) return null;
-  // last_used_at at one-minute resolution: no write on every request.
-  await db
-    .update(apiKeys)
-    .set({ lastUsedAt: now })
-    .where(
-      and(
-        eq(apiKeys.id, row.id),
-        or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, new Date(now.getTime() - 60_000))),
-      ),
-    );
-  return { apiKeyId: row.id, tenantId: row.tenantId };
+    .select({
+      id: sql<string | null>`${ofKey("id")}`,
+      tenantId: sql<string | null>`${ofKey("tenant_id")}`,
+      lastUsedAt: sql<string | Date | null>`${ofKey("last_used_at")}`,
+      points: sql<number | null>`${ofBucket("points")}`,
+      expire: sql<string | Date | null>`${ofBucket("expire")}`,
+    })
+    .from(sql`(select 1) as one`);
+  const bucket = row.points === null || row.points === undefined ? null : { points: Number(row.points), expire: row.expire ? new Date(row.expire) : null };
+  if (!row.id || !row.tenantId) return { key: null, bucket };
+  // last_used_at at one-minute resolution: a write only when the stored value is older than that.
+  const lastUsed = row.lastUsedAt ? new Date(row.lastUsedAt).getTime() : 0;
+  if (now.getTime() - lastUsed >= 60_000) {
+    await db
+      .update(apiKeys)
+      .set({ lastUsedAt: now })
+      .where(and(eq(apiKeys.id, row.id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, new Date(now.getTime() - 60_000)))));
+  }
+  return { key: { apiKeyId: row.id, tenantId: row.tenantId }, bucket };
 }

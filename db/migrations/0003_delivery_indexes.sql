@@ -1,0 +1,6 @@
+ALTER TABLE "deliveries" DROP CONSTRAINT "deliveries_campaign_id_campaigns_id_fk";
+--> statement-breakpoint
+ALTER TABLE "deliveries" DROP CONSTRAINT "deliveries_channel_id_channels_id_fk";
+--> statement-breakpoint
+DROP INDEX "deliveries_claim_idx";--> statement-breakpoint
+CREATE INDEX "deliveries_open_idx" ON "deliveries" USING btree ("campaign_id","position") WHERE state in ('pending', 'sending');
