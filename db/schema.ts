@@ -267,5 +267,7 @@ export const deliveries = pgTable(
     uniqueIndex("deliveries_campaign_group_uq").on(t.campaignId, t.groupId),
     // Open rows only (pending or in flight): claims walk it in order; sent and failed rows leave it.
     index("deliveries_open_idx").on(t.campaignId, t.position).where(sql`state in ('pending', 'sending')`),
+    // In-flight rows only (a batch per campaign at most): reconciliation finds expired leases here.
+    index("deliveries_in_flight_idx").on(t.campaignId, t.leaseUntil).where(sql`state = 'sending'`),
   ],
 );

@@ -1,4 +1,5 @@
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import { inJson } from "../../db/params";
 import { tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { deliveries } from "../../db/schema";
@@ -20,7 +21,7 @@ export async function recordReceipts(db: Db, kind: "ack" | "read", receipts: Rec
       .where(
         and(
           eq(deliveries.campaignId, campaignId),
-          inArray(deliveries.groupId, groupIds),
+          inJson(deliveries.groupId, groupIds),
           isNull(kind === "ack" ? deliveries.ackedAt : deliveries.readAt),
         ),
       );

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { and, eq, gt, inArray, lte, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { inJson } from "../../db/params";
 import { simulatorChannels, simulatorConfig, simulatorFailures, simulatorMessages } from "../../db/schema";
 import {
   ProviderSendError,
@@ -177,9 +178,14 @@ export class SimulatorProvider implements MessagingProvider {
       return false;
     });
     if (toInsert.length > 0) {
+      // The loop's rows travel as one JSON parameter (a VALUES list would bind a dozen parameters per row).
+      const rows = JSON.stringify(toInsert.map((m) => this.row(m)));
       const inserted = await this.db
         .insert(simulatorMessages)
-        .values(toInsert.map((m) => this.row(m)))
+        .select(
+          sql`select v.delivery_key, v.message_id, v.id_channel, v.id_group, v.id_campaign, v.message_type, v.text, v.media_url, v.file_name, v.cards, v.mention_all, v.link_preview, now(), null::timestamptz
+              from json_to_recordset(${rows}::json) as v(delivery_key text, message_id text, id_channel text, id_group text, id_campaign text, message_type text, text text, media_url text, file_name text, cards jsonb, mention_all boolean, link_preview boolean)`,
+        )
         .onConflictDoNothing()
         .returning({ deliveryKey: simulatorMessages.deliveryKey, messageId: simulatorMessages.messageId, sentAt: simulatorMessages.sentAt });
       // A concurrent send under the same key won the insert: answer with its receipt.
@@ -193,21 +199,22 @@ export class SimulatorProvider implements MessagingProvider {
     return messages.map((m) => outcomes.get(m.deliveryKey)!);
   }
 
+  /** A message log row, keyed by column name. */
   private row(message: OutboundMessage) {
     const c = message.content;
     return {
-      deliveryKey: message.deliveryKey,
-      messageId: `SIM${randomUUID().replaceAll("-", "").slice(0, 20).toUpperCase()}`,
-      channelId: message.channelId,
-      groupId: message.groupId,
-      campaignId: message.campaignId ?? null,
-      messageType: c.type,
+      delivery_key: message.deliveryKey,
+      message_id: `SIM${randomUUID().replaceAll("-", "").slice(0, 20).toUpperCase()}`,
+      id_channel: message.channelId,
+      id_group: message.groupId,
+      id_campaign: message.campaignId ?? null,
+      message_type: c.type,
       text: c.type === "text" || c.type === "carousel" ? c.text : c.caption,
-      mediaUrl: c.type === "text" || c.type === "carousel" ? null : c.mediaUrl,
-      fileName: c.type === "document" ? (c.fileName ?? null) : null,
+      media_url: c.type === "text" || c.type === "carousel" ? null : c.mediaUrl,
+      file_name: c.type === "document" ? (c.fileName ?? null) : null,
       cards: c.type === "carousel" ? c.cards : null,
-      mentionAll: message.mentionAll,
-      linkPreview: message.linkPreview !== false,
+      mention_all: message.mentionAll,
+      link_preview: message.linkPreview !== false,
     };
   }
 
@@ -217,12 +224,12 @@ export class SimulatorProvider implements MessagingProvider {
     const armed = await this.db
       .select({ groupId: simulatorFailures.groupId })
       .from(simulatorFailures)
-      .where(and(inArray(simulatorFailures.groupId, groupIds), sql`(${simulatorFailures.always} or ${simulatorFailures.failNext} > 0)`));
+      .where(and(inJson(simulatorFailures.groupId, groupIds), sql`(${simulatorFailures.always} or ${simulatorFailures.failNext} > 0)`));
     if (armed.length === 0) return [];
     const rows = await this.db
       .update(simulatorFailures)
       .set({ failNext: sql`greatest(${simulatorFailures.failNext} - 1, 0)` })
-      .where(and(inArray(simulatorFailures.groupId, groupIds), sql`(${simulatorFailures.always} or ${simulatorFailures.failNext} > 0)`))
+      .where(and(inJson(simulatorFailures.groupId, groupIds), sql`(${simulatorFailures.always} or ${simulatorFailures.failNext} > 0)`))
       .returning({ groupId: simulatorFailures.groupId });
     return rows.map((r) => r.groupId);
   }
@@ -231,7 +238,7 @@ export class SimulatorProvider implements MessagingProvider {
     return this.db
       .select({ deliveryKey: simulatorMessages.deliveryKey, channelId: simulatorMessages.channelId, messageId: simulatorMessages.messageId, sentAt: simulatorMessages.sentAt })
       .from(simulatorMessages)
-      .where(inArray(simulatorMessages.deliveryKey, keys));
+      .where(inJson(simulatorMessages.deliveryKey, keys));
   }
 
   /** Every message is acked; a deterministic share is also read, a moment later. */
@@ -240,7 +247,7 @@ export class SimulatorProvider implements MessagingProvider {
     const read = receipts.filter((r) => isRead(r.deliveryKey));
     if (read.length === 0) return;
     const at = new Date();
-    await this.db.update(simulatorMessages).set({ readAt: at }).where(inArray(simulatorMessages.deliveryKey, read.map((r) => r.deliveryKey)));
+    await this.db.update(simulatorMessages).set({ readAt: at }).where(inJson(simulatorMessages.deliveryKey, read.map((r) => r.deliveryKey)));
     await this.emit({ type: "message_read", receipts: read, at });
   }
 
