@@ -15,18 +15,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {
-  apiClient,
-  createDatabase,
-  createTenant,
-  freePort,
-  onAbnormalExit,
-  root,
-  startServer,
-  stopServer,
-  type Groups,
-  type ServerProcess,
-} from "../e2e/crash.spec";
+import type { Groups } from "../e2e/crash.spec";
+import { apiClient, createDatabase, createTenant, freePort, onAbnormalExit, root, startServer, stopServer, type ServerProcess } from "../e2e/server-process";
 import { ensureBuild } from "../scripts/ensure-build";
 
 const GROUPS = 10_000;

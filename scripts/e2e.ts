@@ -4,14 +4,13 @@
  * e2e/*.spec.ts in Chromium through playwright-core, stops the server, removes the data.
  * The last line is always `e2e: <n> passed, <m> failed`.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { chromium, type Browser } from "playwright-core";
 import type { E2EContext, E2ETest } from "../e2e/harness";
+import { freePort, startServer as startNextServer, stopServer as stopNextServer, tail, type ServerProcess } from "../e2e/server-process";
 import { ensureBuild } from "./ensure-build";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -22,127 +21,42 @@ const testTimeoutMs = Number(process.env.E2E_TEST_TIMEOUT_MS ?? 180_000);
 
 const log = (line: string) => console.log(`[e2e] ${line}`);
 
-function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = createServer()
-      .once("error", () => resolve(false))
-      .once("listening", () => probe.close(() => resolve(true)));
-    probe.listen(port, "127.0.0.1");
-  });
-}
-
-/** 3100 + random: never 3000, where a developer's own server usually runs. */
-async function freePort(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const port = 3100 + Math.floor(Math.random() * 900);
-    // Next (like browsers) refuses the fetch spec's "bad ports"; 3659 is the one in this range.
-    if (port !== 3659 && (await portIsFree(port))) return port;
-  }
-  throw new Error("no free port between 3100 and 3999");
-}
-
 interface RunningServer {
   url: string;
-  child: ChildProcess;
+  process: ServerProcess;
   logFile: string;
   dataDir: string;
 }
 
+/**
+ * The production server on a free port in 3100–3999 with a fresh data directory: the PGlite database
+ * (one process per directory) and the generated secrets. With DATABASE_URL, PostgreSQL is used as
+ * given and only secrets live here.
+ */
 async function startServer(): Promise<RunningServer> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  // A fresh data directory per run: the PGlite database (one process per directory) and the
-  // generated secrets. With DATABASE_URL, PostgreSQL is used as given and only secrets live here.
+  const port = await freePort(3100);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "gcs-e2e-"));
   mkdirSync(artifactsDir, { recursive: true });
   const logFile = path.join(artifactsDir, "server.log");
-  const out = createWriteStream(logFile);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: "production",
-    NEXT_TELEMETRY_DISABLED: "1",
-    PORT: String(port),
-    APP_URL: url,
-    NEXTAUTH_URL: url,
-    SIMULATOR_PAIRING_MS: process.env.SIMULATOR_PAIRING_MS ?? "0",
-  };
-  env.DATA_DIR = dataDir;
-  // node + the bin file (not npx/npm, which leave an orphan), in its own process group so the
-  // whole server goes down with one signal.
-  const child = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(port), "-H", "127.0.0.1"], {
-    cwd: root,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  child.stdout!.pipe(out);
-  child.stderr!.pipe(out);
-  const server = { url, child, logFile, dataDir };
-  log(`server starting on ${url} (${process.env.DATABASE_URL ? "PostgreSQL from DATABASE_URL" : `PGlite in ${dataDir}`}), pid ${child.pid}`);
+  log(`server starting on port ${port} (${process.env.DATABASE_URL ? "PostgreSQL from DATABASE_URL" : `PGlite in ${dataDir}`})`);
   try {
-    await waitForServer(server, 90_000);
-  } catch (err) {
-    await stopServer(server);
-    console.error(`[e2e] last server log lines:\n${tail(logFile, 30)}`);
-    throw err;
-  }
-  return server;
-}
-
-async function waitForServer(server: RunningServer, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  const t0 = Date.now();
-  while (Date.now() < deadline) {
-    if (server.child.exitCode !== null || server.child.signalCode !== null) {
-      throw new Error(`the server exited early (${server.child.signalCode ?? server.child.exitCode}); see ${server.logFile}`);
-    }
-    try {
-      // The login page renders only once the app (and its database, via instrumentation) is up.
-      const res = await fetch(`${server.url}/login`, { signal: AbortSignal.timeout(5000) });
-      if (res.ok) {
-        log(`server ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-        return;
-      }
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`the server did not answer within ${timeoutMs / 1000} s; see ${server.logFile}`);
-}
-
-function exited(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve(true);
+    const proc = await startNextServer({
+      port,
+      dataDir,
+      databaseUrl: process.env.DATABASE_URL || undefined,
+      logFile,
+      log,
+      env: { SIMULATOR_PAIRING_MS: process.env.SIMULATOR_PAIRING_MS ?? "0" },
     });
-  });
-}
-
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals) {
-  try {
-    process.kill(-child.pid!, signal); // the group we created with detached: true
-  } catch {
-    try {
-      child.kill(signal);
-    } catch {
-      // already gone
-    }
+    return { url: proc.url, process: proc, logFile, dataDir };
+  } catch (err) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
   }
 }
 
 async function stopServer(server: RunningServer) {
-  if (server.child.pid) {
-    signalGroup(server.child, "SIGTERM");
-    if (!(await exited(server.child, 8000))) {
-      log("server ignored SIGTERM; sending SIGKILL");
-      signalGroup(server.child, "SIGKILL");
-      await exited(server.child, 3000);
-    }
-  }
+  await stopNextServer(server.process);
   rmSync(server.dataDir, { recursive: true, force: true });
 }
 
@@ -164,11 +78,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
       timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms / 1000} s`)), ms);
     }),
   ]);
-}
-
-function tail(file: string, lines: number) {
-  if (!existsSync(file)) return "";
-  return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
 }
 
 async function main(): Promise<number> {
