@@ -1,7 +1,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { partnerApps } from "../../db/schema";
-import { NotFound } from "../errors";
+import { BadRequest, NotFound } from "../errors";
 import { registerAppInput, type RegisterAppInput } from "./schema";
 import { autoApprovedScopes } from "./scopes";
 import { newClientId, newSecret, sha256 } from "./secrets";
@@ -64,7 +64,7 @@ async function ownApp(db: Db, tenantId: string, clientId: string) {
 /** A new secret for a confidential app; the old one stops working at once. */
 export async function rotateClientSecret(db: Db, tenantId: string, clientId: string, now: Date) {
   const app = await ownApp(db, tenantId, clientId);
-  if (app.clientType !== "confidential") throw new NotFound("A public app has no client secret.");
+  if (app.clientType !== "confidential") throw new BadRequest("A public app has no client secret.");
   const clientSecret = newSecret("pcs");
   await db.update(partnerApps).set({ clientSecretHash: sha256(clientSecret), secretRotatedAt: now }).where(eq(partnerApps.id, app.id));
   return { client_id: app.id, client_secret: clientSecret };
@@ -81,7 +81,7 @@ export async function approvePartnerScopes(db: Db, clientId: string, scopes?: st
   if (!app) throw new NotFound(`no partner app with client_id ${clientId}`);
   const wanted = scopes ?? app.requestedScopes;
   const unknown = wanted.filter((s) => !app.requestedScopes.includes(s));
-  if (unknown.length) throw new NotFound(`the app did not request: ${unknown.join(" ")}`);
+  if (unknown.length) throw new BadRequest(`the app did not request: ${unknown.join(" ")}`);
   const approved = [...new Set([...app.approvedScopes, ...wanted])];
   await db.update(partnerApps).set({ approvedScopes: approved }).where(eq(partnerApps.id, app.id));
   return { client_id: app.id, approved_scopes: approved };
