@@ -31,9 +31,9 @@ export const tests: E2ETest[] = [
           await page.getByLabel("URIs de redirecionamento").fill(redirectUri);
           await page.getByRole("checkbox", { name: /campaigns:read/ }).check();
           await page.getByRole("button", { name: "Registrar app" }).click();
-          await expectVisible(page.getByLabel("client_secret"));
-          clientId = await page.getByLabel("client_id").inputValue();
-          clientSecret = await page.getByLabel("client_secret").inputValue();
+          await expectVisible(page.getByLabel("client_secret", { exact: true }));
+          clientId = await page.getByLabel("client_id", { exact: true }).inputValue();
+          clientSecret = await page.getByLabel("client_secret", { exact: true }).inputValue();
           assert(/^client_/.test(clientId) && /^pcs_/.test(clientSecret), `unexpected credentials ${clientId} ${clientSecret}`);
           await screenshot(page, "oauth-01-portal");
           await page.getByRole("button", { name: "Já copiei, fechar" }).click();

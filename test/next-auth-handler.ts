@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import { authOptions } from "../server/auth/next-auth";
+import { parseCookies } from "../server/oauth/session";
 
 // next-auth's core is not in its package exports: loaded by file, as its own route handler does.
 const load = createRequire(import.meta.url);
@@ -18,11 +19,7 @@ export async function handleNextAuth(req: Request): Promise<Response> {
   const url = new URL(req.url);
   const [action, providerId] = url.pathname.replace(/^\/api\/auth\//, "").split("/");
   const query = Object.fromEntries(url.searchParams);
-  const cookies: Record<string, string> = {};
-  for (const part of (req.headers.get("cookie") ?? "").split(";")) {
-    const eq = part.indexOf("=");
-    if (eq > 0) cookies[part.slice(0, eq).trim()] = decodeURIComponent(part.slice(eq + 1).trim());
-  }
+  const cookies = parseCookies(req.headers.get("cookie"));
   const internal = await AuthHandler({
     req: {
       body: await getBody(req),

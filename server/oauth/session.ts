@@ -2,7 +2,7 @@ import { getToken } from "next-auth/jwt";
 import { authOptions } from "../auth/next-auth";
 import type { SignedInUser } from "./authorize";
 
-function parseCookies(header: string | null): Record<string, string> {
+export function parseCookies(header: string | null): Record<string, string> {
   const out: Record<string, string> = {};
   for (const part of (header ?? "").split(";")) {
     const eq = part.indexOf("=");
