@@ -271,3 +271,95 @@ export const deliveries = pgTable(
     index("deliveries_in_flight_idx").on(t.campaignId, t.leaseUntil).where(sql`state = 'sending'`),
   ],
 );
+
+// ---- OAuth partner apps ----
+
+export const partnerScopes = ["statistics:read", "campaigns:read", "settings:read"] as const;
+
+/** A third-party app registered by a tenant (its developer); `id` is the public client_id. */
+export const partnerApps = pgTable(
+  "partner_apps",
+  {
+    id: text("id").primaryKey(),
+    /** The developer's tenant, who registered the app (not the tenants who authorize it). */
+    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    logoUrl: text("logo_url").notNull().default(""),
+    homepageUrl: text("homepage_url").notNull().default(""),
+    privacyUrl: text("privacy_url").notNull().default(""),
+    /** The app's own webhook endpoint (delivery is the webhooks area's job). */
+    webhookUrl: text("webhook_url"),
+    redirectUris: jsonb("redirect_uris").$type<string[]>().notNull(),
+    requestedScopes: jsonb("requested_scopes").$type<string[]>().notNull(),
+    /** What users may grant: auto-approved scopes at registration, the rest by the operator. */
+    approvedScopes: jsonb("approved_scopes").$type<string[]>().notNull(),
+    clientType: text("client_type", { enum: ["public", "confidential"] }).notNull(),
+    /** SHA-256 of the client secret (confidential apps only). */
+    clientSecretHash: text("client_secret_hash"),
+    secretRotatedAt: ts("secret_rotated_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("partner_apps_tenant_idx").on(t.tenantId)],
+);
+
+/** A pending authorize request shown on the consent page; the decision must match one. */
+export const oauthAuthorizationRequests = pgTable(
+  "oauth_authorization_requests",
+  {
+    id: text("id").primaryKey(),
+    appId: text("app_id").notNull().references(() => partnerApps.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    /** SHA-256 of the request's fields, so the decision is bound to exactly what was shown. */
+    fingerprint: text("fingerprint").notNull(),
+    expiresAt: ts("expires_at").notNull(),
+    consumedAt: ts("consumed_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("oauth_requests_user_idx").on(t.userId, t.fingerprint)],
+);
+
+/** An authorization code (hashed): single use, 60 s. `grantId` is set when it is exchanged. */
+export const oauthCodes = pgTable("oauth_codes", {
+  codeHash: text("code_hash").primaryKey(),
+  appId: text("app_id").notNull().references(() => partnerApps.id, { onDelete: "cascade" }),
+  tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  redirectUri: text("redirect_uri").notNull(),
+  scopes: jsonb("scopes").$type<string[]>().notNull(),
+  codeChallenge: text("code_challenge"),
+  expiresAt: ts("expires_at").notNull(),
+  usedAt: ts("used_at"),
+  grantId: text("grant_id"),
+  createdAt: createdAt(),
+});
+
+/** One authorization of an app by a tenant: the family of every token issued from one code. */
+export const oauthGrants = pgTable(
+  "oauth_grants",
+  {
+    id: text("id").primaryKey(),
+    appId: text("app_id").notNull().references(() => partnerApps.id, { onDelete: "cascade" }),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    scopes: jsonb("scopes").$type<string[]>().notNull(),
+    createdAt: createdAt(),
+    revokedAt: ts("revoked_at"),
+  },
+  (t) => [index("oauth_grants_tenant_idx").on(t.tenantId, t.appId)],
+);
+
+/** Access and refresh tokens (hashed). A rotated refresh token is revoked; presenting it again revokes the grant. */
+export const oauthTokens = pgTable(
+  "oauth_tokens",
+  {
+    id: text("id").primaryKey(),
+    grantId: text("grant_id").notNull().references(() => oauthGrants.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["access", "refresh"] }).notNull(),
+    tokenHash: text("token_hash").notNull().unique(),
+    scopes: jsonb("scopes").$type<string[]>().notNull(),
+    expiresAt: ts("expires_at").notNull(),
+    revokedAt: ts("revoked_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("oauth_tokens_grant_idx").on(t.grantId)],
+);

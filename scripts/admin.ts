@@ -18,6 +18,8 @@ const load = {
   signUpInput: async () => (await import("../server/auth/router")).signUpInput,
   createTenant: async () => (await import("../server/auth/create-tenant")).createTenant,
   createApiKey: async () => (await import("../server/keys/create-api-key")).createApiKey,
+  partnerApps: () => import("../server/oauth/partner-apps"),
+  registerAppInput: async () => (await import("../server/oauth/schema")).registerAppInput,
 };
 
 const usage = `Usage: npm run admin -- <command> [options]
@@ -31,7 +33,10 @@ Commands:
   set-channel-limit --email EMAIL --max N   set how many channels the tenant may have
   create-partner-app --email EMAIL --name N --redirect-uri U [--redirect-uri U2]
                      --scopes "statistics:read campaigns:read" [--public]
-                                            register a partner app (not available yet)
+                                            register a partner app, its scopes approved; prints
+                                            {"client_id":"…","client_secret":"…"} (no secret with --public)
+  approve-partner-app --client-id ID [--scopes "settings:read"]
+                                            approve an app's requested scopes (all when omitted)
 
 Database: PostgreSQL when DATABASE_URL is set, else embedded PGlite under DATA_DIR (default ./.data).
 On PGlite stop the server first: one process owns the data directory.`;
@@ -107,8 +112,34 @@ const commands: Record<string, Command> = {
       scopes: { type: "string" },
       public: { type: "boolean" },
     },
-    async run() {
-      throw new AdminError("create-partner-app is not available yet in this version of the service.");
+    async run(values, db) {
+      const email = required(values, "email");
+      const input = {
+        name: required(values, "name"),
+        redirect_uris: (values["redirect-uri"] as string[] | undefined) ?? [],
+        scopes: required(values, "scopes").split(/[\s,]+/).filter(Boolean),
+        client_type: values.public ? ("public" as const) : ("confidential" as const),
+      };
+      const parsed = (await load.registerAppInput()).safeParse(input);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        const flag = { redirect_uris: "redirect-uri", scopes: "scopes", name: "name" }[String(issue.path[0])] ?? String(issue.path[0]);
+        throw new UsageError(`--${flag} ${issue.message}`);
+      }
+      const conn = await db();
+      const tenantId = await tenantOf(conn, email);
+      // The operator registers it, so its requested scopes are approved at once.
+      const { app, clientSecret } = await (await load.partnerApps()).registerPartnerApp(conn, tenantId, parsed.data, { approveAll: true });
+      return clientSecret ? { client_id: app.id, client_secret: clientSecret } : { client_id: app.id };
+    },
+  },
+
+  "approve-partner-app": {
+    options: { "client-id": { type: "string" }, scopes: { type: "string" } },
+    async run(values, db) {
+      const clientId = required(values, "client-id");
+      const scopes = typeof values.scopes === "string" ? values.scopes.split(/[\s,]+/).filter(Boolean) : undefined;
+      return (await load.partnerApps()).approvePartnerScopes(await db(), clientId, scopes);
     },
   },
 };

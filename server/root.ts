@@ -2,6 +2,8 @@ import { accountRouter } from "./auth/router";
 import { campaignsRouter } from "./campaigns/router";
 import { channelsRouter } from "./channels/router";
 import { apiKeysRouter } from "./keys/router";
+import { partnerAppsRouter } from "./oauth/router";
+import { partnerRouter } from "./partner/router";
 import { segmentsRouter } from "./segments/router";
 import { settingsRouter } from "./settings/router";
 import { router } from "./trpc";
@@ -11,6 +13,8 @@ export const appRouter = router({
   apiKeys: apiKeysRouter,
   campaigns: campaignsRouter,
   channels: channelsRouter,
+  partner: partnerRouter,
+  partnerApps: partnerAppsRouter,
   segments: segmentsRouter,
   settings: settingsRouter,
 });

@@ -67,12 +67,21 @@ export const createCallerFactory = t.createCallerFactory;
 export const publicProcedure = t.procedure.use(domainErrors);
 
 /** The account owner: an API key (REST) or a dashboard session (tRPC). Gives ctx.tenantId. */
-export const ownerProcedure = publicProcedure.use(({ ctx, next }) => {
+const owner = t.middleware(({ ctx, next }) => {
   const c = ctx.caller;
   if (c.kind === "apiKey" || c.kind === "session") return next({ ctx: { tenantId: c.tenantId } });
   if (c.kind === "partner") throw new Unauthorized("This endpoint needs the account owner's API key; a partner token is not accepted.");
   throw new Unauthorized();
 });
+export const ownerProcedure = publicProcedure.use(owner);
+
+/** The owner, where the spec answers a partner token 403 instead of 401 (test-webhook). */
+export const ownerPartnerForbiddenProcedure = publicProcedure
+  .use(({ ctx, next }) => {
+    if (ctx.caller.kind === "partner") throw new Forbidden("Partner apps cannot use this endpoint.", "partner_forbidden");
+    return next();
+  })
+  .use(owner);
 
 /** Dashboard-only operations (API keys, account). Gives ctx.userId and ctx.tenantId. */
 export const sessionProcedure = publicProcedure.use(({ ctx, next }) => {

@@ -3,6 +3,18 @@ import type { AddressInfo } from "node:net";
 import { GET as openapi } from "../app/api/openapi.json/route";
 import { handleExternalRequest } from "../server/http/rest";
 import { handleSimulatorRequest } from "../server/messaging/simulator-control";
+import { handleAuthorize, handleDecision, handleIntrospect, handleMetadata, handleRevoke, handleToken } from "../server/oauth/http";
+import { handleNextAuth } from "./next-auth-handler";
+
+/** The OAuth route handlers of app/api/oauth/* and app/.well-known/*, by method and path. */
+const oauthRoutes: Record<string, (req: Request) => Promise<Response>> = {
+  "GET /api/oauth/authorize": handleAuthorize,
+  "POST /api/oauth/authorize/decision": handleDecision,
+  "POST /api/oauth/token": handleToken,
+  "POST /api/oauth/revoke": handleRevoke,
+  "POST /api/oauth/introspect": handleIntrospect,
+  "GET /.well-known/oauth-authorization-server": handleMetadata,
+};
 
 /**
  * A real HTTP server on 127.0.0.1 in front of the same route handlers Next.js serves, so tests go
@@ -29,7 +41,11 @@ async function toRequest(req: IncomingMessage, base: string): Promise<Request> {
 
 async function send(res: ServerResponse, response: Response) {
   res.statusCode = response.status;
-  response.headers.forEach((v, k) => res.setHeader(k, v));
+  response.headers.forEach((v, k) => {
+    if (k !== "set-cookie") res.setHeader(k, v);
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length) res.setHeader("set-cookie", cookies);
   res.end(Buffer.from(await response.arrayBuffer()));
 }
 
@@ -43,6 +59,8 @@ export async function startTestServer(): Promise<TestServer> {
       if (path.startsWith("/api/external/")) response = await handleExternalRequest(request);
       else if (path.startsWith("/api/simulator/")) response = await handleSimulatorRequest(request);
       else if (path === "/api/openapi.json") response = openapi();
+      else if (path.startsWith("/api/auth/")) response = await handleNextAuth(request);
+      else if (oauthRoutes[`${request.method} ${path}`]) response = await oauthRoutes[`${request.method} ${path}`](request);
       else response = new Response("not found", { status: 404 });
       await send(res, response);
     } catch (err) {

@@ -10,7 +10,7 @@ const sections: { label: string; href?: string }[] = [
   { label: "Segmentos", href: "/segments" },
   { label: "Campanhas", href: "/campaigns" },
   { label: "Webhooks" },
-  { label: "Apps" },
+  { label: "Apps", href: "/apps" },
   { label: "Chaves de API", href: "/api-keys" },
   { label: "Configurações", href: "/settings" },
 ];

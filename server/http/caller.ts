@@ -1,5 +1,6 @@
 import type { Db } from "../../db/client";
 import { lookupApiKey, verifyApiKey } from "../keys/verify-api-key";
+import { resolveAccessToken } from "../oauth/tokens";
 import type { Caller } from "../trpc";
 import { bucketKey, outcomeOfBucket, peek, type LimitOutcome } from "./rate-limit";
 
@@ -15,9 +16,12 @@ export async function resolveRestCaller(db: Db, headers: Headers, now: Date): Pr
     const found = await verifyApiKey(db, key, now);
     return found ? { kind: "apiKey", ...found } : { kind: "anonymous", credentials: "invalid" };
   }
-  if (headers.get("authorization")) {
-    // Partner bearer tokens are resolved here once the OAuth server exists; until then they are invalid.
-    return { kind: "anonymous", credentials: "invalid" };
+  const authorization = headers.get("authorization");
+  if (authorization) {
+    // A partner app's access token (RFC 6750 §2.1); expired, revoked or unknown is invalid_token.
+    const bearer = authorization.match(/^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i)?.[1];
+    const partner = bearer ? await resolveAccessToken(db, bearer, now) : undefined;
+    return partner ? { kind: "partner", ...partner } : { kind: "anonymous", credentials: "invalid" };
   }
   return { kind: "anonymous", credentials: "missing" };
 }

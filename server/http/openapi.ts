@@ -3,6 +3,7 @@ import { env } from "../env";
 import { reasonPhrase } from "./envelope";
 import { appRouter } from "../root";
 import { restPrefix, restRoutes } from "./routes";
+import { partnerOAuthScheme, partnerRouteScopes } from "../oauth/openapi";
 
 const description = `
 REST API of the group messaging campaign service. Every decision the published API document leaves
@@ -37,6 +38,14 @@ kept 24 h. The same key with the same method, path and body (compared as canonic
 stored status and body byte for byte with \`Idempotent-Replayed: true\`. Same key, different request:
 422 \`idempotency_key_reused\`. Same key while the first request runs: 409 \`idempotency_in_progress\`.
 2xx and 4xx answers are stored; a 5xx is not, so a retry runs again.
+
+**Partner apps (OAuth 2.0).** Partner endpoints (\`/api/external/partner/…\`) take
+\`Authorization: Bearer <access_token>\` from the Authorization Code flow (PKCE S256; metadata at
+\`/.well-known/oauth-authorization-server\`, issuer \`${env.appUrl}\`). Access tokens are opaque and
+live 1 h; refresh tokens 30 days and rotate on every use (reusing one revokes the authorization);
+codes are single-use and live 60 s. A missing, expired or revoked token is 401 with
+\`WWW-Authenticate: Bearer error="invalid_token"\`; a token without the scope 403 \`insufficient_scope\`.
+An API key on a partner endpoint, or a partner token on an owner endpoint, is 401.
 
 **Rate limits.** Per API key ${env.rateLimit.apiKeyPerMinute} requests per minute, per partner grant
 ${env.rateLimit.partnerPerMinute}/min, per client IP on failed authentication
@@ -101,6 +110,7 @@ export function buildOpenApiDocument(): OpenAPIObject {
     securitySchemes: {
       apiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "Canonical API key header" },
       apiKeyAlias: { type: "apiKey", in: "header", name: "api-key", description: "Accepted alias of x-api-key" },
+      partnerOAuth: partnerOAuthScheme() as never,
     },
   });
   doc.servers = [{ url: env.appUrl }];
@@ -112,6 +122,8 @@ export function buildOpenApiDocument(): OpenAPIObject {
     for (const [method, op] of Object.entries(item as Record<string, Operation>)) {
       const route = restRoutes.find((r) => r.path === full && r.method === method.toUpperCase());
       if (!route) continue;
+      const partnerScope = partnerRouteScopes[route.procedurePath];
+      if (partnerScope) op.security = [{ partnerOAuth: [partnerScope] }];
       const success = route.meta.successStatus ?? 200;
       const ok = op.responses["200"];
       delete op.responses["200"];

@@ -2,7 +2,7 @@ import type { TRPCError } from "@trpc/server";
 import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 import { getServices } from "../services";
 import { appRouter } from "../root";
-import type { Context } from "../trpc";
+import type { Caller, Context } from "../trpc";
 import { clientIp, resolveRestCallerAt } from "./caller";
 import { errorResult, jsonHeaders, toResponse, trpcErrorResult, type HttpResult } from "./envelope";
 import { validateIdempotencyKey, withIdempotency } from "./idempotency";
@@ -133,7 +133,7 @@ export async function handleExternalRequest(req: Request): Promise<Response> {
     } else {
       result = await run();
     }
-    return toResponse(withHeaders(result, limitHeaders));
+    return toResponse(withHeaders(bearerChallenge(result, caller), limitHeaders));
   } catch (err) {
     console.error("[rest] request failed", err);
     return toResponse(withHeaders(errorResult(500, "Internal server error"), limitHeaders));
@@ -141,3 +141,16 @@ export async function handleExternalRequest(req: Request): Promise<Response> {
 }
 
 const withHeaders = (r: HttpResult, extra: Record<string, string>): HttpResult => ({ ...r, headers: { ...r.headers, ...extra } });
+
+/** RFC 6750 §3: a refused bearer token (or a partner endpoint called without one) gets a Bearer challenge. */
+function bearerChallenge(r: HttpResult, caller: Caller): HttpResult {
+  if (r.status !== 401 && r.status !== 403) return r;
+  const code = (JSON.parse(r.body) as { code?: string }).code;
+  const realm = 'Bearer realm="partner"';
+  if (code === "insufficient_scope") return withHeaders(r, { "www-authenticate": `${realm}, error="insufficient_scope"` });
+  if (code === "invalid_token" || (r.status === 401 && caller.kind === "partner")) {
+    const missing = caller.kind === "anonymous" && caller.credentials === "missing";
+    return withHeaders(r, { "www-authenticate": missing ? realm : `${realm}, error="invalid_token"` });
+  }
+  return r;
+}

@@ -29,7 +29,10 @@ describe("OpenAPI document", () => {
 
   it("documents both API key headers, 201s, Idempotency-Key and the error envelope", () => {
     const schemes = Object.values(doc.components.securitySchemes) as any[];
-    expect(schemes.map((s) => s.name).sort()).toEqual(["api-key", "x-api-key"]);
+    expect(schemes.filter((s) => s.type === "apiKey").map((s) => s.name).sort()).toEqual(["api-key", "x-api-key"]);
+    // Partner endpoints: OAuth 2.0 bearer tokens with their scope.
+    expect(doc.components.securitySchemes.partnerOAuth.flows.authorizationCode.tokenUrl).toMatch(/\/api\/oauth\/token$/);
+    expect(doc.paths["/api/external/partner/statistics"].get.security).toEqual([{ partnerOAuth: ["statistics:read"] }]);
     const create = doc.paths["/api/external/create-channel"].post;
     expect(Object.keys(create.responses)).toContain("201");
     expect(create.responses["200"]).toBeUndefined();

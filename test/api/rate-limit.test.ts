@@ -5,6 +5,7 @@ import { startTestServer, type TestServer } from "../http-server";
 // This file's process has its own limiter settings (read when the limiters are first built).
 process.env.RATE_LIMIT_API_KEY_PER_MINUTE = "5";
 process.env.RATE_LIMIT_FAILED_AUTH_PER_MINUTE = "3";
+process.env.RATE_LIMIT_OAUTH_IP_PER_MINUTE = "4";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -48,5 +49,20 @@ describe("rate limits", () => {
     // Another address is not affected.
     const elsewhere = await request(server.url, "GET", "/api/external/list-groups/channel_00000000-0000-4000-8000-000000000000", undefined, { "x-forwarded-for": `203.0.113.${octet + 1}` });
     expectEnvelope(elsewhere, 401, "Unauthorized");
+  });
+
+  it("limits the OAuth endpoints per client address (4 a minute here), in the OAuth error shape", async () => {
+    // Not a failed authentication (that limit is 3 here): a body of the wrong type, refused before client authentication.
+    const ip = { "x-forwarded-for": `203.0.113.${201 + Math.floor(Math.random() * 50)}`, "content-type": "text/plain" };
+    for (let i = 0; i < 4; i++) {
+      const res = await request(server.url, "POST", "/api/oauth/token", "grant_type=refresh_token", ip);
+      expect(res.status).toBe(400);
+      expect(res.json.error).toBe("invalid_request");
+    }
+    const limited = await request(server.url, "POST", "/api/oauth/token", "grant_type=refresh_token", ip);
+    expect(limited.status).toBe(429);
+    expect(limited.json.error).toBe("rate_limited");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(limited.headers.get("cache-control")).toBe("no-store");
   });
 });

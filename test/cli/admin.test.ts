@@ -6,7 +6,7 @@ import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb, openDatabase, type Database } from "../../db/client";
-import { tenants } from "../../db/schema";
+import { partnerApps, tenants } from "../../db/schema";
 import { apiKeyPattern } from "../../server/keys/api-key-format";
 import { verifyApiKey } from "../../server/keys/verify-api-key";
 
@@ -82,6 +82,7 @@ describe("admin CLI on PGlite", slow, () => {
   const owner = email();
   let first: { tenant_id: string; api_key: string };
   let second: { tenant_id: string; api_key: string };
+  let partnerClientId = "";
 
   beforeAll(() => {
     dir = mkdtempSync(path.join(tmpdir(), "gcs-admin-"));
@@ -119,6 +120,21 @@ describe("admin CLI on PGlite", slow, () => {
     });
   });
 
+  it("create-partner-app prints the client_id (and the secret of a confidential app) with its scopes approved", async () => {
+    const confidential = jsonLine(
+      await admin(["create-partner-app", "--email", owner, "--name", "BI Parceiro", "--redirect-uri", "https://bi.example.com/cb", "--redirect-uri", "http://127.0.0.1:9000/cb", "--scopes", "statistics:read settings:read"], env),
+    );
+    expect(Object.keys(confidential).sort()).toEqual(["client_id", "client_secret"]);
+    expect(confidential.client_secret).toMatch(/^pcs_[A-Za-z0-9_-]{43}$/);
+    partnerClientId = confidential.client_id;
+    const pub = jsonLine(await admin(["create-partner-app", "--email", owner, "--name", "App Móvel", "--redirect-uri", "http://localhost:7000/cb", "--scopes", "campaigns:read", "--public"], env));
+    expect(Object.keys(pub)).toEqual(["client_id"]);
+    expect(plainError(await admin(["create-partner-app", "--email", owner, "--name", "X", "--redirect-uri", "http://bi.example.com/cb", "--scopes", "statistics:read"], env), 2)).toMatch(
+      /--redirect-uri .*https/,
+    );
+    expect(plainError(await admin(["create-partner-app", "--email", owner, "--name", "X", "--redirect-uri", "https://bi.example.com/cb", "--scopes", "admin:write"], env), 2)).toMatch(/--scopes/);
+  });
+
   it("names an unknown e-mail plainly", async () => {
     const r = await admin(["create-api-key", "--email", "nobody@example.com"], env);
     expect(plainError(r, 1)).toBe("no account with e-mail nobody@example.com");
@@ -132,6 +148,9 @@ describe("admin CLI on PGlite", slow, () => {
       expect(await verifyApiKey(database.db, second.api_key, now)).toMatchObject({ tenantId: first.tenant_id });
       const [tenant] = await database.db.select().from(tenants).where(eq(tenants.id, first.tenant_id));
       expect(tenant.channelLimit).toBe(25);
+      const [app] = await database.db.select().from(partnerApps).where(eq(partnerApps.id, partnerClientId));
+      expect(app).toMatchObject({ tenantId: first.tenant_id, clientType: "confidential", approvedScopes: ["statistics:read", "settings:read"] });
+      expect(app.clientSecretHash).toMatch(/^[0-9a-f]{64}$/);
 
       // While this process owns the directory, as the running server would, the CLI refuses plainly.
       const r = await admin(["create-api-key", "--email", owner], env);

@@ -1,0 +1,5 @@
+import { handleMetadata } from "@/server/oauth/http";
+
+export const dynamic = "force-dynamic";
+
+export const GET = handleMetadata;

@@ -1,0 +1,5 @@
+import { handleDecision } from "@/server/oauth/http";
+
+export const dynamic = "force-dynamic";
+
+export const POST = handleDecision;

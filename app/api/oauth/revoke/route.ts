@@ -1,0 +1,5 @@
+import { handleRevoke } from "@/server/oauth/http";
+
+export const dynamic = "force-dynamic";
+
+export const POST = handleRevoke;

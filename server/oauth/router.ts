@@ -1,0 +1,45 @@
+import { z } from "zod";
+import { router, sessionProcedure } from "../trpc";
+import { listAuthorizedApps, revokeAppAccess } from "./authorized-apps";
+import { appSummary, listPartnerApps, registerPartnerApp, rotateClientSecret, setWebhookUrl } from "./partner-apps";
+import { authorizedAppSummary, partnerAppSummary, registerAppInput } from "./schema";
+import { scopeCatalog } from "./scopes";
+
+const clientId = z.object({ client_id: z.string().min(1).max(200) });
+
+/** Dashboard only: the developer portal (apps this tenant built) and the apps this tenant authorized. */
+export const partnerAppsRouter = router({
+  scopes: sessionProcedure
+    .output(z.array(z.object({ scope: z.string(), description: z.string(), sensitive: z.boolean(), autoApproved: z.boolean() })))
+    .query(() => Object.entries(scopeCatalog).map(([scope, s]) => ({ scope, ...s }))),
+
+  list: sessionProcedure.output(z.array(partnerAppSummary)).query(async ({ ctx }) => (await listPartnerApps(ctx.db, ctx.tenantId)).map(appSummary)),
+
+  register: sessionProcedure
+    .input(registerAppInput)
+    .output(z.object({ app: partnerAppSummary, client_secret: z.string().nullable() }))
+    .mutation(async ({ ctx, input }) => {
+      const { app, clientSecret } = await registerPartnerApp(ctx.db, ctx.tenantId, input);
+      return { app: appSummary(app), client_secret: clientSecret ?? null };
+    }),
+
+  rotateSecret: sessionProcedure
+    .input(clientId)
+    .output(z.object({ client_id: z.string(), client_secret: z.string() }))
+    .mutation(({ ctx, input }) => rotateClientSecret(ctx.db, ctx.tenantId, input.client_id, ctx.now)),
+
+  setWebhookUrl: sessionProcedure
+    .input(clientId.extend({ webhook_url: registerAppInput.shape.webhook_url }))
+    .output(z.object({ success: z.literal(true) }))
+    .mutation(async ({ ctx, input }) => {
+      await setWebhookUrl(ctx.db, ctx.tenantId, input.client_id, input.webhook_url || null);
+      return { success: true as const };
+    }),
+
+  authorized: sessionProcedure.output(z.array(authorizedAppSummary)).query(({ ctx }) => listAuthorizedApps(ctx.db, ctx.tenantId)),
+
+  revokeAccess: sessionProcedure
+    .input(clientId)
+    .output(z.object({ success: z.literal(true), revoked_grants: z.number().int() }))
+    .mutation(async ({ ctx, input }) => ({ success: true as const, revoked_grants: await revokeAppAccess(ctx.db, ctx.tenantId, input.client_id, ctx.now) })),
+});
