@@ -127,6 +127,8 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
       logFile,
       log: (line) => log(`${kind}: ${line}`),
       env: { SIMULATOR_GROUPS_PER_CHANNEL: String(GROUPS), RATE_LIMIT_API_KEY_PER_MINUTE: "1000000", SEGMENT_GROUP_LIMIT: "50000" },
+      // BENCH_CPU_PROF=<dir>: a V8 CPU profile of the server, written when it stops (open it in Chrome DevTools).
+      nodeArgs: process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : undefined,
     });
     memory = memoryWatcher(server);
     const rssByPhase: Record<string, number> = { ready: memory.nowMb() };
