@@ -1,8 +1,10 @@
-import { eq } from "drizzle-orm";
+import { and, count, eq, isNotNull } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
-import { oauthCodes } from "../../db/schema";
+import { deliveries, oauthCodes } from "../../db/schema";
+import { InProcessRunner } from "../../inngest/runner";
+import { getServices } from "../../server/services";
 import { sha256 } from "../../server/oauth/secrets";
 import { expectEnvelope, newTenant, request } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
@@ -10,6 +12,8 @@ import { approve, consentData, decide, registerApp, signedInUser, type EndUser }
 
 // Many OAuth calls from this one test address: the per-IP limit is tested in rate-limit.test.ts.
 process.env.RATE_LIMIT_OAUTH_IP_PER_MINUTE = "100000";
+// The dispatched campaign's failing group gives up at once (one immediate retry instead of 2 s and 10 s).
+process.env.SEND_RETRY_SCHEDULE = "0";
 
 const redirectUri = "http://127.0.0.1:8765/callback";
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
@@ -236,6 +240,52 @@ describe("the Authorization Code flow, as a partner's developer drives it", () =
     expect(stats.text).not.toContain("@g.us");
     for (const days of ["0", "366", "abc"]) {
       expect((await bearer(tokens.access_token, `/api/external/partner/statistics?days=${days}`)).json.period_days).toBe(30);
+    }
+  });
+
+  it("partner statistics count a dispatched campaign: sent and failed deliveries and the read receipts that arrived", async () => {
+    const owner = await signedInUser(server.url);
+    const api = (method: string, path: string, body?: unknown) => request(server.url, method, path, body, { "x-api-key": owner.apiKey });
+    const runner = new InProcessRunner(await getServices(), { maxSleepMs: 50 }).start();
+    try {
+      await api("PATCH", "/api/external/edit-settings", {
+        dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
+      });
+      const channel = (await api("POST", "/api/external/create-channel", { name: "Canal" })).json.id_channel;
+      const groups = (await api("GET", `/api/external/list-groups/${channel}`)).json.groups.map((g: { id_group: string }) => g.id_group);
+      const segment = (await api("POST", "/api/external/create-segment", { name: "Seg", id_channel: [channel], groups })).json.id_segment;
+      expect((await api("POST", `/api/simulator/groups/${groups[0]}/failures`, { always: true })).status).toBe(200);
+      const campaign = (await api("POST", "/api/external/create-campaign/message", { name: "Enviada", id_segment: segment, message: "Olá" })).json.id_campaign;
+
+      const { app, client_secret } = await registerApp(developerTenant);
+      const { verifier, state, fields } = await pkceRequest(app.client_id);
+      const landed = await approve(server.url, owner, fields);
+      const client = { client_id: app.client_id };
+      const params = oauth.validateAuthResponse(as, client, landed, state);
+      const tokens = await oauth.processAuthorizationCodeResponse(
+        as,
+        client,
+        await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretPost(client_secret!), params, redirectUri, verifier, insecure),
+      );
+
+      const db = await getDb();
+      const deadline = Date.now() + 30_000;
+      let stats: Record<string, number> = {};
+      let reads = -1;
+      // Done once the campaign completed and the buffered read receipts are all recorded.
+      while (Date.now() < deadline) {
+        const info = (await api("GET", `/api/external/info-campaign/${campaign}`)).json;
+        const [row] = await db.select({ n: count() }).from(deliveries).where(and(eq(deliveries.campaignId, campaign), isNotNull(deliveries.readAt)));
+        reads = row.n;
+        stats = (await bearer(tokens.access_token, "/api/external/partner/statistics?days=1")).json.statistics;
+        if (info.status === "completed" && stats.total_reads === reads && reads > 0) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(stats).toEqual({ campaigns: 1, total_reads: reads, messages_total: 20, messages_sent: 19, messages_failed: 1 });
+      expect(reads).toBeGreaterThan(0);
+      expect(reads).toBeLessThan(19);
+    } finally {
+      await runner.stop();
     }
   });
 });
