@@ -1,6 +1,7 @@
 "use client";
 
-import { useId, useState, type ReactNode } from "react";
+import Link from "next/link";
+import { useId, useState, type FormEvent, type ReactNode } from "react";
 import { errorMessage } from "../_lib/errors";
 import { campaignStatusLabel, channelStatusLabel, pauseReasonLabel } from "../_lib/format";
 
@@ -119,4 +120,73 @@ export function Loading({ label = "Carregando…" }: { label?: string }) {
 
 export function EmptyState({ children }: { children: ReactNode }) {
   return <div className="empty">{children}</div>;
+}
+
+/** The trail above a detail page: the list it belongs to, then the item when it is known. */
+export function Breadcrumb({ href, label, current }: { href: string; label: string; current?: string }) {
+  return (
+    <nav className="breadcrumb" aria-label="Trilha">
+      <Link href={href}>{label}</Link>
+      {current !== undefined && (
+        <>
+          {" / "}
+          <span>{current}</span>
+        </>
+      )}
+    </nav>
+  );
+}
+
+/** A detail page that cannot show its item: "not found" (404/400, or absent from its list), or the error. */
+export function DetailUnavailable({ href, label, notFound, error }: { href: string; label: string; notFound: string; error?: unknown }) {
+  const status = (error as { data?: { httpStatus?: number } | null } | undefined)?.data?.httpStatus;
+  const missing = !error || status === 404 || status === 400;
+  return (
+    <>
+      <Breadcrumb href={href} label={label} />
+      {missing ? <PageHeader title={notFound} /> : <ErrorAlert error={error} />}
+    </>
+  );
+}
+
+/** The "new …" card of a list page: one name field and a submit button; the form clears on success. */
+export function CreateByNameForm({
+  title,
+  label,
+  placeholder,
+  maxLength,
+  submitLabel,
+  pending,
+  error,
+  onCreate,
+}: {
+  title: string;
+  label: string;
+  placeholder: string;
+  maxLength: number;
+  submitLabel: string;
+  pending: boolean;
+  error: unknown;
+  onCreate: (name: string, done: () => void) => void;
+}) {
+  function onSubmit(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const form = e.currentTarget;
+    onCreate(String(new FormData(form).get("name")).trim(), () => form.reset());
+  }
+  return (
+    <section className="card">
+      <h2>{title}</h2>
+      <form className="row align-end" onSubmit={onSubmit}>
+        <label className="field grow">
+          <span>{label}</span>
+          <input name="name" required maxLength={maxLength} placeholder={placeholder} />
+        </label>
+        <button className="btn btn-primary" type="submit" disabled={pending}>
+          {pending ? "Criando…" : submitLabel}
+        </button>
+      </form>
+      <ErrorAlert error={error} />
+    </section>
+  );
 }

@@ -1,8 +1,8 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
-import { CopyButton, EmptyState, ErrorAlert, Loading, PageHeader } from "../../_components/ui";
+import { useState } from "react";
+import { CopyButton, CreateByNameForm, EmptyState, ErrorAlert, Loading, PageHeader } from "../../_components/ui";
 import { formatDateTime } from "../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
 
@@ -21,13 +21,6 @@ export function ApiKeys() {
       },
     }),
   );
-
-  function onCreate(e: FormEvent<HTMLFormElement>) {
-    e.preventDefault();
-    const form = e.currentTarget;
-    const name = String(new FormData(form).get("name")).trim();
-    create.mutate({ name }, { onSuccess: () => form.reset() });
-  }
 
   return (
     <>
@@ -59,19 +52,16 @@ export function ApiKeys() {
         </section>
       )}
 
-      <section className="card">
-        <h2>Nova chave</h2>
-        <form className="row align-end" onSubmit={onCreate}>
-          <label className="field grow">
-            <span>Nome da chave</span>
-            <input name="name" required maxLength={80} placeholder="Ex.: Integração do CRM" />
-          </label>
-          <button className="btn btn-primary" type="submit" disabled={create.isPending}>
-            {create.isPending ? "Criando…" : "Criar chave"}
-          </button>
-        </form>
-        <ErrorAlert error={create.error} />
-      </section>
+      <CreateByNameForm
+        title="Nova chave"
+        label="Nome da chave"
+        placeholder="Ex.: Integração do CRM"
+        maxLength={80}
+        submitLabel="Criar chave"
+        pending={create.isPending}
+        error={create.error}
+        onCreate={(name, done) => create.mutate({ name }, { onSuccess: done })}
+      />
 
       <section className="card">
         <h2>Suas chaves</h2>

@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
-import { EmptyState, ErrorAlert, Loading, PageHeader, StatusBadge } from "../../_components/ui";
+import { CreateByNameForm, EmptyState, ErrorAlert, Loading, PageHeader, StatusBadge } from "../../_components/ui";
 import { formatDateTime } from "../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
 
@@ -24,29 +24,20 @@ export function Channels() {
     }),
   );
 
-  function onCreate(e: FormEvent<HTMLFormElement>) {
-    e.preventDefault();
-    const form = e.currentTarget;
-    create.mutate({ name: String(new FormData(form).get("name")).trim() }, { onSuccess: () => form.reset() });
-  }
-
   return (
     <>
       <PageHeader title="Canais" description="Cada canal é uma conta de mensagens conectada; seus grupos ficam disponíveis para segmentos e campanhas." />
 
-      <section className="card">
-        <h2>Novo canal</h2>
-        <form className="row align-end" onSubmit={onCreate}>
-          <label className="field grow">
-            <span>Nome do canal</span>
-            <input name="name" required maxLength={120} placeholder="Ex.: Lançamento de março" />
-          </label>
-          <button className="btn btn-primary" type="submit" disabled={create.isPending}>
-            {create.isPending ? "Criando…" : "Criar canal"}
-          </button>
-        </form>
-        <ErrorAlert error={create.error} />
-      </section>
+      <CreateByNameForm
+        title="Novo canal"
+        label="Nome do canal"
+        placeholder="Ex.: Lançamento de março"
+        maxLength={120}
+        submitLabel="Criar canal"
+        pending={create.isPending}
+        error={create.error}
+        onCreate={(name, done) => create.mutate({ name }, { onSuccess: done })}
+      />
 
       <section className="card">
         <h2>Seus canais</h2>

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { CampaignStatusBadge, ErrorAlert, Loading, PageHeader, ProgressBar } from "../../../_components/ui";
+import { Breadcrumb, CampaignStatusBadge, DetailUnavailable, ErrorAlert, Loading, PageHeader, ProgressBar } from "../../../_components/ui";
 import { formatDateTime, isActiveCampaign, messageTypeLabel } from "../../../_lib/format";
 import { useTRPC } from "../../../_lib/trpc";
 import { CampaignActions } from "./campaign-actions";
@@ -40,25 +40,13 @@ export function CampaignDetail({ id }: { id: string }) {
   );
 
   if (info.isPending) return <Loading />;
-  if (info.error) {
-    const status = info.error.data?.httpStatus;
-    return (
-      <>
-        <nav className="breadcrumb" aria-label="Trilha">
-          <Link href="/campaigns">Campanhas</Link>
-        </nav>
-        {status === 404 || status === 400 ? <PageHeader title="Campanha não encontrada" /> : <ErrorAlert error={info.error} />}
-      </>
-    );
-  }
+  if (info.error) return <DetailUnavailable href="/campaigns" label="Campanhas" notFound="Campanha não encontrada" error={info.error} />;
 
   const c = info.data;
   const { total, sent, pending, failed } = c.groups;
   return (
     <>
-      <nav className="breadcrumb" aria-label="Trilha">
-        <Link href="/campaigns">Campanhas</Link> / <span>{c.name}</span>
-      </nav>
+      <Breadcrumb href="/campaigns" label="Campanhas" current={c.name} />
       <PageHeader
         title={c.name}
         description={

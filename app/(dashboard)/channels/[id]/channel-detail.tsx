@@ -1,9 +1,8 @@
 "use client";
 
 import { skipToken, useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import { useState } from "react";
-import { EmptyState, ErrorAlert, Loading, PageHeader, StatusBadge } from "../../../_components/ui";
+import { Breadcrumb, DetailUnavailable, EmptyState, ErrorAlert, Loading, PageHeader, StatusBadge } from "../../../_components/ui";
 import { useTRPC } from "../../../_lib/trpc";
 
 export function ChannelDetail({ id }: { id: string }) {
@@ -19,25 +18,14 @@ export function ChannelDetail({ id }: { id: string }) {
 
   if (channels.isPending) return <Loading />;
   if (channels.error) return <ErrorAlert error={channels.error} />;
-  if (!channel) {
-    return (
-      <>
-        <PageHeader title="Canal não encontrado" />
-        <p>
-          <Link href="/channels">Voltar aos canais</Link>
-        </p>
-      </>
-    );
-  }
+  if (!channel) return <DetailUnavailable href="/channels" label="Canais" notFound="Canal não encontrado" />;
 
   const needle = search.trim().toLowerCase();
   const shown = groups.data?.groups.filter((g) => !needle || g.name.toLowerCase().includes(needle) || g.id_group.includes(needle)) ?? [];
 
   return (
     <>
-      <nav className="breadcrumb" aria-label="Trilha">
-        <Link href="/channels">Canais</Link> / <span>{channel.name}</span>
-      </nav>
+      <Breadcrumb href="/channels" label="Canais" current={channel.name} />
       <PageHeader
         title={channel.name}
         description={

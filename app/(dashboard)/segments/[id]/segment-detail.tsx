@@ -1,9 +1,8 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import { useState } from "react";
-import { EmptyState, ErrorAlert, Loading, PageHeader } from "../../../_components/ui";
+import { Breadcrumb, DetailUnavailable, EmptyState, ErrorAlert, Loading, PageHeader } from "../../../_components/ui";
 import { formatDateTime } from "../../../_lib/format";
 import { useTRPC } from "../../../_lib/trpc";
 import { MonitoringGroupForm } from "./monitoring-group-form";
@@ -16,17 +15,7 @@ export function SegmentDetail({ id }: { id: string }) {
   const [search, setSearch] = useState("");
 
   if (segment.isPending) return <Loading />;
-  if (segment.error) {
-    const status = (segment.error.data as { httpStatus?: number } | null | undefined)?.httpStatus;
-    return (
-      <>
-        <nav className="breadcrumb" aria-label="Trilha">
-          <Link href="/segments">Segmentos</Link>
-        </nav>
-        {status === 404 || status === 400 ? <PageHeader title="Segmento não encontrado" /> : <ErrorAlert error={segment.error} />}
-      </>
-    );
-  }
+  if (segment.error) return <DetailUnavailable href="/segments" label="Segmentos" notFound="Segmento não encontrado" error={segment.error} />;
 
   const s = segment.data;
   const channelName = (cid: string) => channels.data?.find((c) => c.id_channel === cid)?.name ?? cid;
@@ -35,9 +24,7 @@ export function SegmentDetail({ id }: { id: string }) {
 
   return (
     <>
-      <nav className="breadcrumb" aria-label="Trilha">
-        <Link href="/segments">Segmentos</Link> / <span>{s.name}</span>
-      </nav>
+      <Breadcrumb href="/segments" label="Segmentos" current={s.name} />
       <PageHeader
         title={s.name}
         description={
