@@ -1,6 +1,7 @@
 import { accountRouter } from "./auth/router";
 import { campaignsRouter } from "./campaigns/router";
 import { channelsRouter } from "./channels/router";
+import { integrationsRouter } from "./integrations/router";
 import { apiKeysRouter } from "./keys/router";
 import { segmentsRouter } from "./segments/router";
 import { settingsRouter } from "./settings/router";
@@ -11,6 +12,7 @@ export const appRouter = router({
   apiKeys: apiKeysRouter,
   campaigns: campaignsRouter,
   channels: channelsRouter,
+  integrations: integrationsRouter,
   segments: segmentsRouter,
   settings: settingsRouter,
 });
