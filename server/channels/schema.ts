@@ -54,3 +54,14 @@ export const channelSummary = z.object({
   channel_ref: z.string(),
   created_at: z.iso.datetime({ offset: true }),
 });
+
+export const channelPairingOutput = z.object({
+  provider: z.enum(["simulator", "evolution"]),
+  status: channelStatus,
+  /** A data URL of the QR code to scan in WhatsApp › Linked devices. */
+  qr_code: z.string().nullable(),
+  /** An 8-character code to type on the phone instead (asked for with phone_number). */
+  pairing_code: z.string().nullable(),
+  /** The simulator pairs by itself. */
+  automatic: z.boolean(),
+});

@@ -5,12 +5,13 @@ import Link from "next/link";
 import { useState } from "react";
 import { EmptyState, ErrorAlert, Loading, PageHeader, StatusBadge } from "../../../_components/ui";
 import { useTRPC } from "../../../_lib/trpc";
+import { DisconnectButton, PairingPanel } from "./pairing-panel";
 
 export function ChannelDetail({ id }: { id: string }) {
   const trpc = useTRPC();
   const channels = useQuery(
     trpc.channels.list.queryOptions(undefined, {
-      refetchInterval: (q) => (q.state.data?.find((c) => c.id_channel === id)?.status === "connecting" ? 2000 : false),
+      refetchInterval: (q) => (q.state.data?.find((c) => c.id_channel === id)?.status === "connected" ? false : 2000),
     }),
   );
   const channel = channels.data?.find((c) => c.id_channel === id);
@@ -45,7 +46,9 @@ export function ChannelDetail({ id }: { id: string }) {
             <StatusBadge status={channel.status} /> <code className="muted">{channel.id_channel}</code>
           </>
         }
+        actions={channel.status === "connected" ? <DisconnectButton id={id} /> : undefined}
       />
+      {channel.status !== "connected" && <PairingPanel id={id} status={channel.status} />}
       <section className="card">
         <div className="row space-between">
           <h2>Grupos{groups.data ? ` (${groups.data.total_groups})` : ""}</h2>
