@@ -43,7 +43,7 @@ export const tests: E2ETest[] = [
         ctx.log("  integration configured and edited; API answers 409/501");
 
         await createChannel(page, "Canal Pareado");
-        await page.getByRole("link", { name: "Canal Pareado" }).click();
+        await page.getByRole("link", { name: "Canal Pareado", exact: true }).click();
         await expectVisible(page.getByRole("button", { name: "Desconectar" }));
         await ctx.screenshot(page, "channel-connected");
       });

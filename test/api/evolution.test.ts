@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { deliveries, outboxEvents } from "../../db/schema";
 import { InProcessRunner } from "../../inngest/runner";
+import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
+import { createCallerFactory } from "../../server/trpc";
 import { startFakeEvolution, type FakeEvolution } from "../fake-evolution";
 import { expectEnvelope, newTenant, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
@@ -79,6 +81,24 @@ describe("channels on Evolution API", () => {
     await fake.setState(id, "close");
     expect(await until(() => status(id), (s) => s === "disconnected")).toBe("disconnected");
     expectEnvelope(await api("GET", `/api/external/list-groups/${id}`), 503, "Service Unavailable");
+  });
+
+  it("dashboard pairing screen: live QR code, pairing code for a number; disconnect logs the number out", async () => {
+    const { db, provider } = await getServices();
+    const dashboard = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
+    const { json } = await api("POST", "/api/external/create-channel", { name: "Pareamento" });
+    const qr = await dashboard.channels.pairing({ id_channel: json.id_channel });
+    expect(qr).toMatchObject({ provider: "evolution", status: "connecting", automatic: false });
+    expect(qr.qr_code).toMatch(/^data:image\/png;base64,/);
+    expect((await dashboard.channels.pairing({ id_channel: json.id_channel, phone_number: "5511999998888" })).pairing_code).toBe("WZYEH1YY");
+    await expect(dashboard.channels.pairing({ id_channel: json.id_channel, phone_number: "abc" })).rejects.toThrow(/phone_number|digits/);
+
+    await fake.pair(json.id_channel);
+    await until(() => status(json.id_channel), (s) => s === "connected");
+    expect(await dashboard.channels.pairing({ id_channel: json.id_channel })).toMatchObject({ status: "connected", qr_code: null });
+    await dashboard.channels.disconnect({ id_channel: json.id_channel });
+    expect(fake.instances.get(json.id_channel)!.state).toBe("close");
+    expect(await until(() => status(json.id_channel), (s) => s === "disconnected")).toBe("disconnected");
   });
 
   it("a gateway that is down answers 503 on list-groups, never 500", async () => {
