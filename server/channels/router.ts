@@ -90,4 +90,9 @@ export const channelsRouter = router({
       await disconnectChannel(ctx.db, ctx.provider, ctx.tenantId, input.id_channel);
       return { success: true as const };
     }),
+
+  /** Dashboard: which platform is behind the channels and what it can send to groups. */
+  platform: ownerProcedure
+    .output(z.object({ provider: z.enum(["simulator", "evolution"]), capabilities: z.object({ carousel: z.boolean(), forward: z.boolean(), linkPreview: z.boolean(), mentionAll: z.boolean() }) }))
+    .query(({ ctx }) => ({ provider: ctx.provider.name, capabilities: { ...ctx.provider.capabilities } })),
 });

@@ -86,6 +86,8 @@ describe("channels on Evolution API", () => {
   it("dashboard pairing screen: live QR code, pairing code for a number; disconnect logs the number out", async () => {
     const { db, provider } = await getServices();
     const dashboard = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
+    // The composer learns that carousels go out as the fallback here.
+    expect(await dashboard.channels.platform()).toEqual({ provider: "evolution", capabilities: { carousel: false, forward: false, linkPreview: true, mentionAll: true } });
     const { json } = await api("POST", "/api/external/create-channel", { name: "Pareamento" });
     const qr = await dashboard.channels.pairing({ id_channel: json.id_channel });
     expect(qr).toMatchObject({ provider: "evolution", status: "connecting", automatic: false });
