@@ -149,6 +149,10 @@ export class EvolutionProvider implements MessagingProvider {
   /** Records a state the gateway reported; emits `channel_status` when the channel status changed. */
   private async applyState(channelId: string, state: string, at = new Date()) {
     const row = await this.instance(channelId);
+    // Baileys passes through `connecting` while it reconnects a paired number: not a status change
+    // (a real loss arrives as `close`), so campaigns don't pause and resume on every reconnect.
+    if (row.pairedOnce && state === "connecting") return channelStatus(row.state, true);
+    if (row.state === state) return channelStatus(state, row.pairedOnce);
     const pairedOnce = row.pairedOnce || state === "open";
     const before = channelStatus(row.state, row.pairedOnce);
     const after = channelStatus(state, pairedOnce);
@@ -162,7 +166,7 @@ export class EvolutionProvider implements MessagingProvider {
         ...(state === "open" ? { qrCode: null, pairingCode: null } : {}),
       })
       .where(eq(evolutionInstances.channelId, channelId));
-    if (before !== after || row.state !== state) await this.emit({ type: "channel_status", channelId, status: after, at });
+    if (before !== after) await this.emit({ type: "channel_status", channelId, status: after, at });
     return after;
   }
 

@@ -60,6 +60,22 @@ describe("Evolution provider: instance and webhook", () => {
     expect(row).toBeDefined();
   });
 
+  it("a paired number reconnecting (close → connecting → open) is disconnected once, never `connecting` again", async () => {
+    const { id } = await pairedChannel();
+    const seen: string[] = [];
+    const off = h.provider.subscribe((e) => void (e.type === "channel_status" && e.channelId === id && seen.push(e.status)));
+    try {
+      await h.fake.setState(id, "connecting"); // a blip: no change
+      expect(await h.provider.getStatus(id)).toBe("connected");
+      await h.fake.setState(id, "close");
+      await h.fake.setState(id, "connecting");
+      await h.fake.setState(id, "open");
+      expect(seen).toEqual(["disconnected", "connected"]);
+    } finally {
+      off();
+    }
+  });
+
   it("a second create of the same instance (a retried create) configures it again", async () => {
     const id = newId("channel");
     await (await getDb()).insert(channels).values({ id, tenantId, name: "Evo", status: "connecting", providerRef: "" });
