@@ -363,3 +363,65 @@ export const oauthTokens = pgTable(
   },
   (t) => [index("oauth_tokens_grant_idx").on(t.grantId)],
 );
+
+// ---- evolution (Evolution API v2 provider) ----
+
+/** One Evolution instance per channel: its webhook secret, last known state, pairing data and group cache. */
+export const evolutionInstances = pgTable("evolution_instances", {
+  channelId: text("channel_id")
+    .primaryKey()
+    .references(() => channels.id, { onDelete: "cascade" }),
+  instanceName: text("instance_name").notNull().unique(),
+  /** SHA-256 of the per-instance secret carried in the webhook URL (the secret itself is never stored). */
+  webhookTokenHash: text("webhook_token_hash").notNull(),
+  /** Evolution's connection state: `open`, `connecting` or `close`. */
+  state: text("state").notNull().default("connecting"),
+  /** Once paired, a lost connection is `disconnected`, not `connecting` again. */
+  pairedOnce: boolean("paired_once").notNull().default(false),
+  /** The latest QR code (data URL) and pairing code the gateway gave, for the dashboard. */
+  qrCode: text("qr_code"),
+  pairingCode: text("pairing_code"),
+  pairingUpdatedAt: ts("pairing_updated_at"),
+  groups: jsonb("groups").$type<{ id_group: string; name: string }[]>(),
+  groupsFetchedAt: ts("groups_fetched_at"),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+/**
+ * Every message sent through Evolution, keyed by the service's delivery key and part (a carousel
+ * fallback sends one message per card). `requestedId` is the message id we asked the gateway to use,
+ * derived from the key, so an unknown outcome can be looked up with /chat/findMessages.
+ */
+export const evolutionMessages = pgTable(
+  "evolution_messages",
+  {
+    deliveryKey: text("delivery_key").notNull(),
+    part: integer("part").notNull(),
+    channelId: text("channel_id").notNull(),
+    groupId: text("id_group").notNull(),
+    requestedId: text("requested_id").notNull(),
+    /** The gateway's key.id once it accepted the message; null while the outcome is unknown. */
+    messageId: text("message_id"),
+    sentAt: ts("sent_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.deliveryKey, t.part] }), index("evolution_messages_message_idx").on(t.messageId)],
+);
+
+// ---- integrations ----
+
+/** Marketplace credentials, one integration per type per tenant; `credentials` is encrypted JSON (secret-box). */
+export const integrations = pgTable(
+  "integrations",
+  {
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    type: text("type").notNull(),
+    label: text("label").notNull(),
+    credentials: text("credentials").notNull(),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.type] })],
+);

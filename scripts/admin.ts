@@ -31,6 +31,8 @@ Commands:
                                             prints {"tenant_id":"…","api_key":"sk_live_…"}
   create-api-key --email EMAIL              issue another API key for that account's tenant
   set-channel-limit --email EMAIL --max N   set how many channels the tenant may have
+  reencrypt-integrations                    after a key rotation: rewrite integration credentials
+                                            still under ENCRYPTION_KEY_PREVIOUS under ENCRYPTION_KEY
   create-partner-app --email EMAIL --name N --redirect-uri U [--redirect-uri U2]
                      --scopes "statistics:read campaigns:read" [--public]
                                             register a partner app, its scopes approved; prints
@@ -56,6 +58,14 @@ interface Command {
 }
 
 const commands: Record<string, Command> = {
+  "reencrypt-integrations": {
+    options: {},
+    async run(_values, db) {
+      const { reencryptIntegrations } = await import("../server/integrations/list-integrations");
+      return reencryptIntegrations(await db());
+    },
+  },
+
   migrate: {
     options: {},
     async run(_values, db) {

@@ -25,6 +25,28 @@ export const env = {
   get simulatorGroupsPerChannel() {
     return Number(process.env.SIMULATOR_GROUPS_PER_CHANNEL ?? 20);
   },
+  /** Evolution API v2 (MESSAGING_PROVIDER=evolution): the gateway's address, global API key, and how we call it. */
+  evolution: {
+    get apiUrl() {
+      return (process.env.EVOLUTION_API_URL ?? "http://localhost:8080").replace(/\/$/, "");
+    },
+    get apiKey() {
+      return process.env.EVOLUTION_API_KEY ?? "";
+    },
+    /** Where the gateway posts its webhooks (our /api/evolution/webhook/…); defaults to APP_URL. */
+    get webhookBaseUrl() {
+      return (process.env.EVOLUTION_WEBHOOK_BASE_URL ?? env.appUrl).replace(/\/$/, "");
+    },
+    get timeoutMs() {
+      return Number(process.env.EVOLUTION_TIMEOUT_MS ?? 20_000);
+    },
+    get retries() {
+      return Number(process.env.EVOLUTION_RETRIES ?? 2);
+    },
+    get groupsTtlSeconds() {
+      return Number(process.env.EVOLUTION_GROUPS_TTL_SECONDS ?? 600);
+    },
+  },
   get defaultChannelLimit() {
     return Number(process.env.DEFAULT_CHANNEL_LIMIT ?? 10);
   },

@@ -1,6 +1,7 @@
 import { accountRouter } from "./auth/router";
 import { campaignsRouter } from "./campaigns/router";
 import { channelsRouter } from "./channels/router";
+import { integrationsRouter } from "./integrations/router";
 import { apiKeysRouter } from "./keys/router";
 import { partnerAppsRouter } from "./oauth/router";
 import { partnerRouter } from "./partner/router";
@@ -13,6 +14,7 @@ export const appRouter = router({
   apiKeys: apiKeysRouter,
   campaigns: campaignsRouter,
   channels: channelsRouter,
+  integrations: integrationsRouter,
   partner: partnerRouter,
   partnerApps: partnerAppsRouter,
   segments: segmentsRouter,

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { GET as openapi } from "../app/api/openapi.json/route";
 import { handleExternalRequest } from "../server/http/rest";
+import { handleEvolutionWebhook } from "../server/messaging/evolution-webhook";
 import { handleSimulatorRequest } from "../server/messaging/simulator-control";
 import { handleAuthorize, handleDecision, handleIntrospect, handleMetadata, handleRevoke, handleToken } from "../server/oauth/http";
 import { handleNextAuth } from "./next-auth-handler";
@@ -58,6 +59,7 @@ export async function startTestServer(): Promise<TestServer> {
       let response: Response;
       if (path.startsWith("/api/external/")) response = await handleExternalRequest(request);
       else if (path.startsWith("/api/simulator/")) response = await handleSimulatorRequest(request);
+      else if (path.startsWith("/api/evolution/webhook/")) response = await handleEvolutionWebhook(request);
       else if (path === "/api/openapi.json") response = openapi();
       else if (path.startsWith("/api/auth/")) response = await handleNextAuth(request);
       else if (oauthRoutes[`${request.method} ${path}`]) response = await oauthRoutes[`${request.method} ${path}`](request);

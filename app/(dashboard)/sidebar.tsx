@@ -9,6 +9,7 @@ const sections: { label: string; href?: string }[] = [
   { label: "Canais", href: "/channels" },
   { label: "Segmentos", href: "/segments" },
   { label: "Campanhas", href: "/campaigns" },
+  { label: "Integrações", href: "/integrations" },
   { label: "Webhooks" },
   { label: "Apps", href: "/apps" },
   { label: "Chaves de API", href: "/api-keys" },

@@ -4,8 +4,11 @@ import { createChannel } from "./create-channel";
 import { editChannel } from "./edit-channel";
 import { listChannels } from "./list-channels";
 import { listGroups } from "./list-groups";
+import { channelPairing, disconnectChannel } from "./pair-channel";
 import {
+  channelPairingOutput,
   channelSummary,
+  idChannel,
   createChannelInput,
   createChannelOutput,
   editChannelInput,
@@ -72,4 +75,24 @@ export const channelsRouter = router({
       created_at: c.createdAt.toISOString(),
     })),
   ),
+
+  /** Dashboard: pairing screen (QR code, pairing code for a phone number, status). */
+  pairing: ownerProcedure
+    .input(z.object({ id_channel: idChannel, phone_number: z.string().regex(/^\d{10,15}$/, "must be the number with country code, digits only").optional() }))
+    .output(channelPairingOutput)
+    .query(({ ctx, input }) => channelPairing(ctx.db, ctx.provider, ctx.tenantId, input.id_channel, input.phone_number)),
+
+  /** Dashboard: log the number out of the platform. */
+  disconnect: ownerProcedure
+    .input(z.object({ id_channel: idChannel }))
+    .output(z.object({ success: z.literal(true) }))
+    .mutation(async ({ ctx, input }) => {
+      await disconnectChannel(ctx.db, ctx.provider, ctx.tenantId, input.id_channel);
+      return { success: true as const };
+    }),
+
+  /** Dashboard: which platform is behind the channels and what it can send to groups. */
+  platform: ownerProcedure
+    .output(z.object({ provider: z.enum(["simulator", "evolution"]), capabilities: z.object({ carousel: z.boolean(), forward: z.boolean(), linkPreview: z.boolean(), mentionAll: z.boolean() }) }))
+    .query(({ ctx }) => ({ provider: ctx.provider.name, capabilities: { ...ctx.provider.capabilities } })),
 });

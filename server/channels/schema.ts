@@ -22,7 +22,7 @@ export const createChannelOutput = z.object({
   success: z.literal(true),
   name: z.string(),
   id_channel: z.string(),
-  channel_ref: z.string().meta({ description: "The messaging platform's own reference for this connection (gateway instance)." }),
+  channel_ref: z.string().meta({ description: "The messaging platform's own reference for this connection: the Evolution API instance name (equal to id_channel) with MESSAGING_PROVIDER=evolution, `sim-…` with the simulator. A new channel is `connecting` until its number is paired (QR code or pairing code, in the dashboard)." }),
   status: channelStatus,
   timestamp: z.iso.datetime({ offset: true }),
 });
@@ -53,4 +53,15 @@ export const channelSummary = z.object({
   status: channelStatus,
   channel_ref: z.string(),
   created_at: z.iso.datetime({ offset: true }),
+});
+
+export const channelPairingOutput = z.object({
+  provider: z.enum(["simulator", "evolution"]),
+  status: channelStatus,
+  /** A data URL of the QR code to scan in WhatsApp › Linked devices. */
+  qr_code: z.string().nullable(),
+  /** An 8-character code to type on the phone instead (asked for with phone_number). */
+  pairing_code: z.string().nullable(),
+  /** The simulator pairs by itself. */
+  automatic: z.boolean(),
 });

@@ -1,5 +1,6 @@
 import type { Db } from "../../db/client";
 import { env } from "../env";
+import { EvolutionProvider } from "./evolution";
 import type { MessagingProvider } from "./provider";
 import { SimulatorProvider } from "./simulator";
 
@@ -8,6 +9,13 @@ export function createProvider(db: Db): MessagingProvider {
     case "simulator":
       return new SimulatorProvider(db, { pairingMs: env.simulatorPairingMs, groupsPerChannel: env.simulatorGroupsPerChannel });
     case "evolution":
-      throw new Error("MESSAGING_PROVIDER=evolution is not available in this build yet; use the simulator.");
+      return new EvolutionProvider(db, {
+        apiUrl: env.evolution.apiUrl,
+        apiKey: env.evolution.apiKey,
+        webhookBaseUrl: env.evolution.webhookBaseUrl,
+        timeoutMs: env.evolution.timeoutMs,
+        retries: env.evolution.retries,
+        groupsTtlMs: env.evolution.groupsTtlSeconds * 1000,
+      });
   }
 }

@@ -45,6 +45,15 @@ export interface ProviderCapabilities {
   mentionAll: boolean;
 }
 
+/** What the dashboard shows while a channel pairs: a QR code (data URL) and/or a pairing code. */
+export interface PairingInfo {
+  status: ChannelStatus;
+  qrCode: string | null;
+  pairingCode: string | null;
+  /** The simulator pairs by itself; a real gateway waits for the phone. */
+  automatic: boolean;
+}
+
 export interface Receipt {
   channelId: string;
   deliveryKey: string;
@@ -96,6 +105,15 @@ export interface MessagingProvider {
   sendMany(messages: OutboundMessage[]): Promise<SendOutcome[]>;
   /** Reconciliation after a crash: was this delivery key already sent? */
   findSent(channelId: string, deliveryKey: string): Promise<SendReceipt | null>;
+  /**
+   * Pairing data for the dashboard; `phoneNumber` (digits with country code) asks for a pairing code
+   * to type on the phone instead of scanning the QR code.
+   */
+  pairing(channelId: string, options?: { phoneNumber?: string }): Promise<PairingInfo>;
+  /** Logs the number out; the channel becomes `disconnected` (a new pairing brings it back). */
+  disconnectChannel(channelId: string): Promise<void>;
+  /** Removes the connection from the platform. */
+  deleteChannel(channelId: string): Promise<void>;
   /** Status changes, acks and read receipts. Returns an unsubscribe function. */
   subscribe(listener: (event: ProviderEvent) => Promise<void> | void): () => void;
 }

@@ -9,6 +9,7 @@ import {
   type ChannelStatus,
   type MessagingProvider,
   type OutboundMessage,
+  type PairingInfo,
   type ProviderEvent,
   type ProviderGroup,
   type Receipt,
@@ -101,6 +102,18 @@ export class SimulatorProvider implements MessagingProvider {
     const status = await this.getStatus(channelId);
     if (status !== "connected") throw new ProviderUnavailableError(`Channel ${channelId} is ${status}: its groups cannot be queried.`);
     return simulatedGroups(channelId, this.opts.groupsPerChannel);
+  }
+
+  async pairing(channelId: string): Promise<PairingInfo> {
+    return { status: await this.getStatus(channelId), qrCode: null, pairingCode: null, automatic: true };
+  }
+
+  async disconnectChannel(channelId: string) {
+    await this.setOnline(channelId, false);
+  }
+
+  async deleteChannel(channelId: string) {
+    await this.db.delete(simulatorChannels).where(eq(simulatorChannels.channelId, channelId));
   }
 
   /** Control: take a channel offline or bring it back; emits the status change. */

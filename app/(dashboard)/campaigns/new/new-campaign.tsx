@@ -32,6 +32,7 @@ export function NewCampaign() {
   const queryClient = useQueryClient();
   const segments = useQuery(trpc.segments.list.queryOptions());
   const settings = useQuery(trpc.settings.get.queryOptions());
+  const platform = useQuery(trpc.channels.platform.queryOptions());
 
   const [name, setName] = useState("");
   const [segmentId, setSegmentId] = useState("");
@@ -237,6 +238,12 @@ export function NewCampaign() {
                       />
                     )}
                   </Field>
+                )}
+                {draft.kind === "carousel" && platform.data && !platform.data.capabilities.carousel && (
+                  <p className="alert alert-warning" role="note">
+                    O WhatsApp não entrega carrosséis em grupos por este gateway: cada cartão sai como uma imagem, na ordem, com o
+                    texto do cartão e os links dos botões na legenda (a mensagem acima dos cartões abre a primeira legenda).
+                  </p>
                 )}
                 {draft.kind === "carousel" && <CardsEditor cards={draft.cards} onChange={(cards) => update({ cards })} httpsPattern={httpsPattern} httpsTitle={httpsTitle} />}
               </div>

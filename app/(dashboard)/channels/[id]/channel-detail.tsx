@@ -4,12 +4,13 @@ import { skipToken, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Breadcrumb, DetailUnavailable, EmptyState, ErrorAlert, Loading, PageHeader, StatusBadge } from "../../../_components/ui";
 import { useTRPC } from "../../../_lib/trpc";
+import { DisconnectButton, PairingPanel } from "./pairing-panel";
 
 export function ChannelDetail({ id }: { id: string }) {
   const trpc = useTRPC();
   const channels = useQuery(
     trpc.channels.list.queryOptions(undefined, {
-      refetchInterval: (q) => (q.state.data?.find((c) => c.id_channel === id)?.status === "connecting" ? 2000 : false),
+      refetchInterval: (q) => (q.state.data?.find((c) => c.id_channel === id)?.status === "connected" ? false : 2000),
     }),
   );
   const channel = channels.data?.find((c) => c.id_channel === id);
@@ -33,7 +34,9 @@ export function ChannelDetail({ id }: { id: string }) {
             <StatusBadge status={channel.status} /> <code className="muted">{channel.id_channel}</code>
           </>
         }
+        actions={channel.status === "connected" ? <DisconnectButton id={id} /> : undefined}
       />
+      {channel.status !== "connected" && <PairingPanel id={id} status={channel.status} />}
       <section className="card">
         <div className="row space-between">
           <h2>Grupos{groups.data ? ` (${groups.data.total_groups})` : ""}</h2>

@@ -1,0 +1,75 @@
+import { z } from "zod";
+import { ownerProcedure, router, sessionProcedure } from "../trpc";
+import { createIntegration, createIntegrationViaApi } from "./create-integration";
+import { editIntegration } from "./edit-integration";
+import { integrationView } from "./integration-view";
+import { deleteIntegration, listIntegrations } from "./list-integrations";
+import { createIntegrationInput, editIntegrationInput, integration, integrationOutput, integrationType } from "./schema";
+import { credentialFields, integrationTypes } from "./types";
+
+const tags = ["Integrations"];
+
+export const integrationsRouter = router({
+  create: ownerProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/external/create-integrations",
+        tags,
+        summary: "Create a marketplace integration (later phase: validates, then answers 501)",
+        description:
+          "Validated like a real create — 401, then 400 naming the field (type, credentials.<field>), then 409 when the type " +
+          "already exists — and then answered 501 `not_implemented`: nothing is stored, so retrying is safe. Integrations are " +
+          "created in the dashboard today; edit-integrations changes them. One integration per type.",
+        protect: true,
+        errorResponses: [400, 401, 409, 429, 500, 501],
+      },
+    })
+    .input(createIntegrationInput)
+    .output(integrationOutput)
+    .mutation(async ({ ctx, input }) => {
+      await createIntegrationViaApi(ctx.db, ctx.tenantId, input.type);
+      throw new Error("unreachable");
+    }),
+
+  edit: ownerProcedure
+    .meta({
+      openapi: {
+        method: "PATCH",
+        path: "/external/edit-integrations",
+        tags,
+        summary: "Merge credentials into an integration",
+        description: "`credentials` is merged into the stored ones (encrypted at rest); the answer says which fields are set, never a value. 404 when the type is not configured.",
+        protect: true,
+        errorResponses: [400, 401, 404, 500],
+      },
+    })
+    .input(editIntegrationInput)
+    .output(integrationOutput)
+    .mutation(async ({ ctx, input }) => {
+      const row = await editIntegration(ctx.db, ctx.tenantId, input, ctx.now);
+      return { success: true as const, message: "Integration updated", integration: integrationView(row) };
+    }),
+
+  /** Dashboard: the tenant's integrations and the fields each type takes. */
+  list: sessionProcedure
+    .output(z.object({ integrations: z.array(integration), types: z.array(z.object({ type: integrationType, label: z.string(), required: z.array(z.string()), optional: z.array(z.string()) })) }))
+    .query(async ({ ctx }) => ({
+      integrations: (await listIntegrations(ctx.db, ctx.tenantId)).map(integrationView),
+      types: integrationTypes.map((type) => ({ type, label: credentialFields[type].label, required: [...credentialFields[type].required], optional: [...credentialFields[type].optional] })),
+    })),
+
+  /** Dashboard: creating is available here while the API answers 501. */
+  createFromDashboard: sessionProcedure
+    .input(createIntegrationInput)
+    .output(integrationOutput)
+    .mutation(async ({ ctx, input }) => {
+      const row = await createIntegration(ctx.db, ctx.tenantId, input, ctx.now);
+      return { success: true as const, message: "Integration created", integration: integrationView(row) };
+    }),
+
+  delete: sessionProcedure
+    .input(z.object({ type: integrationType }))
+    .output(z.object({ deleted: z.boolean() }))
+    .mutation(async ({ ctx, input }) => ({ deleted: await deleteIntegration(ctx.db, ctx.tenantId, input.type) })),
+});

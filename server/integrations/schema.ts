@@ -1,0 +1,63 @@
+import { z } from "zod";
+import { allFields, credentialFields, credentialFieldsDescription, integrationTypes, type IntegrationType } from "./types";
+
+export const integrationType = z.enum(integrationTypes, { error: `must be one of ${integrationTypes.join(", ")}` }).meta({
+  description: `The marketplace. Credential fields per type — ${credentialFieldsDescription}.`,
+});
+
+const credentialValue = z.string().trim().min(1, "must not be empty").max(1000, "must be at most 1000 characters");
+
+/** Unknown fields are refused by name, so a typo never silently drops a credential. */
+function checkFields(type: IntegrationType, credentials: Record<string, unknown>, ctx: z.RefinementCtx, requireAll: boolean) {
+  const known = allFields(type);
+  for (const field of Object.keys(credentials)) {
+    if (!known.includes(field)) ctx.addIssue({ code: "custom", path: ["credentials", field], message: `is not a credential of ${type} (fields: ${known.join(", ")})` });
+  }
+  if (requireAll) {
+    for (const field of credentialFields[type].required) {
+      if (credentials[field] === undefined) ctx.addIssue({ code: "custom", path: ["credentials", field], message: `is required for ${type}` });
+    }
+  }
+}
+
+export const createIntegrationInput = z
+  .object({
+    type: integrationType,
+    label: z.string().trim().min(1, "must not be empty").max(120, "must be at most 120 characters").optional(),
+    credentials: z.record(z.string(), credentialValue).meta({ description: `Fields per type — ${credentialFieldsDescription}.` }),
+  })
+  .superRefine((v, ctx) => checkFields(v.type, v.credentials, ctx, true));
+
+export const editIntegrationInput = z
+  .object({
+    type: integrationType,
+    label: z.string().trim().min(1, "must not be empty").max(120, "must be at most 120 characters").optional(),
+    credentials: z
+      .record(z.string(), credentialValue.nullable())
+      .optional()
+      .meta({ description: "Merged into the stored credentials; `null` clears an optional field." }),
+  })
+  .superRefine((v, ctx) => {
+    if (v.label === undefined && (v.credentials === undefined || Object.keys(v.credentials).length === 0)) {
+      ctx.addIssue({ code: "custom", path: ["credentials"], message: "is required: send the credential fields to change (or a label)" });
+      return;
+    }
+    if (!v.credentials) return;
+    checkFields(v.type, v.credentials, ctx, false);
+    for (const [field, value] of Object.entries(v.credentials)) {
+      if (value === null && credentialFields[v.type].required.includes(field)) {
+        ctx.addIssue({ code: "custom", path: ["credentials", field], message: `is required for ${v.type} and cannot be cleared` });
+      }
+    }
+  });
+
+export const integration = z.object({
+  id_integration: z.string().meta({ description: "Equals the integration type." }),
+  label: z.string(),
+  configured: z.boolean(),
+  fields: z.record(z.string(), z.boolean()).meta({ description: "Each credential field of the type: set or not. Values are never returned." }),
+  created_at: z.iso.datetime({ offset: true }),
+  updated_at: z.iso.datetime({ offset: true }),
+});
+
+export const integrationOutput = z.object({ success: z.literal(true), message: z.string(), integration });

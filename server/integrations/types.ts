@@ -1,0 +1,31 @@
+/**
+ * Marketplaces an integration can hold credentials for, and each one's credential fields (the names
+ * their own APIs use). Two marketplaces whose credentials come from the user's browser session are not
+ * accepted (spec: rejected by create); they are simply not in this list.
+ */
+export const integrationTypes = ["hotmart", "kiwify", "eduzz", "monetizze", "braip"] as const;
+export type IntegrationType = (typeof integrationTypes)[number];
+
+export interface CredentialFields {
+  label: string;
+  required: readonly string[];
+  optional: readonly string[];
+}
+
+export const credentialFields: Record<IntegrationType, CredentialFields> = {
+  hotmart: { label: "Hotmart", required: ["client_id", "client_secret", "basic_token"], optional: ["hottok"] },
+  kiwify: { label: "Kiwify", required: ["client_id", "client_secret", "account_id"], optional: [] },
+  eduzz: { label: "Eduzz", required: ["email", "public_key", "api_key"], optional: [] },
+  monetizze: { label: "Monetizze", required: ["consumer_key"], optional: [] },
+  braip: { label: "Braip", required: ["api_token"], optional: [] },
+};
+
+export const allFields = (type: IntegrationType) => [...credentialFields[type].required, ...credentialFields[type].optional];
+
+/** For the OpenAPI description: `hotmart: client_id, client_secret, basic_token (+ hottok)`. */
+export const credentialFieldsDescription = integrationTypes
+  .map((t) => {
+    const f = credentialFields[t];
+    return `\`${t}\`: ${f.required.join(", ")}${f.optional.length ? ` (optional: ${f.optional.join(", ")})` : ""}`;
+  })
+  .join("; ");

@@ -1,0 +1,34 @@
+import { getServices } from "../services";
+import type { EvolutionProvider } from "./evolution";
+import type { MessagingProvider } from "./provider";
+
+const json = (status: number, body: Record<string, unknown>) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+
+/** Gateways post batches of receipts; anything bigger is not one of ours. */
+const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+/**
+ * POST /api/evolution/webhook/{id_channel}/{secret}[/{event}]: the gateway's events for one channel's
+ * instance. The secret is per instance (only its SHA-256 is stored; compared in constant time).
+ * Always 401 for a wrong secret or unknown channel, so the route reveals nothing.
+ */
+export async function handleEvolutionWebhook(req: Request, provider?: MessagingProvider): Promise<Response> {
+  if (req.method !== "POST") return new Response(null, { status: 405, headers: { allow: "POST" } });
+  const p = provider ?? (await getServices()).provider;
+  // Not instanceof: Next bundles this route apart from the services (see simulator-control.ts).
+  if (p.name !== "evolution") return json(404, { success: false, error: "Not Found", message: "Evolution API is not the messaging provider." });
+  const [, channelId, secret] = new URL(req.url).pathname.replace(/^\/api\/evolution\/webhook/, "").split("/").map(decodeURIComponent);
+  const token = secret || req.headers.get("x-webhook-token") || "";
+  if (!channelId || !token) return json(401, { success: false, error: "Unauthorized", message: "Unknown webhook." });
+  const text = await req.text();
+  if (text.length > MAX_BODY_BYTES) return json(413, { success: false, error: "Payload Too Large", message: "Body too large." });
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return json(400, { success: false, error: "Bad Request", message: "The body is not JSON." });
+  }
+  const accepted = await (p as EvolutionProvider).handleWebhook(channelId, token, body);
+  return accepted ? json(200, { success: true }) : json(401, { success: false, error: "Unauthorized", message: "Unknown webhook." });
+}

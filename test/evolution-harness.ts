@@ -1,0 +1,43 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getDb } from "../db/client";
+import { EvolutionProvider, type EvolutionOptions } from "../server/messaging/evolution";
+import { handleEvolutionWebhook } from "../server/messaging/evolution-webhook";
+import { startFakeEvolution, type FakeEvolution } from "./fake-evolution";
+
+/** The fake gateway, an EvolutionProvider pointed at it, and our webhook route on its own 127.0.0.1 server. */
+export async function startEvolutionProvider(overrides: Partial<EvolutionOptions> = {}) {
+  const fake: FakeEvolution = await startFakeEvolution();
+  let provider: EvolutionProvider | undefined;
+  const hooks = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const response = await handleEvolutionWebhook(
+      new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers: { "content-type": "application/json" }, body: Buffer.concat(chunks) }),
+      provider,
+    );
+    res.writeHead(response.status, { "content-type": "application/json" });
+    res.end(await response.text());
+  });
+  await new Promise<void>((r) => hooks.listen(0, "127.0.0.1", r));
+  const webhookBaseUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}`;
+  provider = new EvolutionProvider(await getDb(), {
+    apiUrl: fake.url,
+    apiKey: fake.apiKey,
+    webhookBaseUrl,
+    timeoutMs: 2000,
+    retries: 1,
+    groupsTtlMs: 60_000,
+    backoffMs: 10,
+    ...overrides,
+  });
+  return {
+    fake,
+    provider,
+    webhookBaseUrl,
+    close: async () => {
+      await fake.close();
+      await new Promise<void>((r) => hooks.close(() => r()));
+    },
+  };
+}
