@@ -50,6 +50,10 @@ export const env = {
   get defaultChannelLimit() {
     return Number(process.env.DEFAULT_CHANNEL_LIMIT ?? 10);
   },
+  /** How long a key that authenticated skips the lookup (0 disables the cache). */
+  get apiKeyCacheSeconds() {
+    return Number(process.env.API_KEY_CACHE_SECONDS ?? 5);
+  },
   get segmentGroupLimit() {
     return Number(process.env.SEGMENT_GROUP_LIMIT ?? 50_000);
   },

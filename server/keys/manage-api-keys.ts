@@ -2,6 +2,7 @@ import { and, desc, eq, isNull } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { apiKeys } from "../../db/schema";
 import { NotFound } from "../errors";
+import { forgetApiKey } from "./verify-api-key";
 
 export async function listApiKeys(db: Db, tenantId: string) {
   return db
@@ -25,4 +26,5 @@ export async function revokeApiKey(db: Db, tenantId: string, id: string, now: Da
     .where(and(eq(apiKeys.id, id), eq(apiKeys.tenantId, tenantId), isNull(apiKeys.revokedAt)))
     .returning({ id: apiKeys.id });
   if (rows.length === 0) throw new NotFound(`API key ${id} not found or already revoked.`);
+  forgetApiKey(id);
 }

@@ -2,6 +2,7 @@ import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { apiKeys, rateLimitBuckets } from "../../db/schema";
 import { tsParam } from "../../db/errors";
+import { env } from "../env";
 import { apiKeyPattern, sha256Hex } from "./api-key-format";
 
 export interface VerifiedKey {
@@ -13,6 +14,26 @@ export interface VerifiedKey {
 export interface BucketRow {
   points: number;
   expire: Date | null;
+}
+
+/**
+ * Keys that authenticated in the last API_KEY_CACHE_SECONDS (default 5), by hash: a busy client's
+ * requests skip the lookup. Revoking in this process forgets the key at once; a revocation made by
+ * another process (a second server on the same PostgreSQL) takes effect within the TTL. On globalThis:
+ * Next bundles this module once per route, and the dashboard's revoke must reach the REST facade's copy.
+ */
+interface CachedKey {
+  key: VerifiedKey;
+  expires: number;
+  lastUsedWritten: number;
+}
+const cacheHolder = globalThis as unknown as { __gcsApiKeyCache?: Map<string, CachedKey> };
+const keyCache = () => (cacheHolder.__gcsApiKeyCache ??= new Map());
+const maxCachedKeys = 10_000;
+
+/** Forget a revoked key (every process that revokes calls this; others wait out the TTL). */
+export function forgetApiKey(apiKeyId: string) {
+  for (const [hash, entry] of keyCache()) if (entry.key.apiKeyId === apiKeyId) keyCache().delete(hash);
 }
 
 /** Resolves a presented key to its tenant; null when unknown, revoked or malformed. */
@@ -28,6 +49,15 @@ export async function lookupApiKey(db: Db, presented: string, now: Date, bucketK
   const valid = apiKeyPattern.test(presented);
   if (!valid && !bucketKey) return { key: null, bucket: null };
   const hash = valid ? sha256Hex(presented) : "";
+  const cached = valid ? keyCache().get(hash) : undefined;
+  if (cached && cached.expires > now.getTime()) {
+    // A key that just authenticated: no lookup, and no failed-authentication check (it is not guessing).
+    if (now.getTime() - cached.lastUsedWritten >= 60_000) {
+      cached.lastUsedWritten = now.getTime();
+      await touchLastUsed(db, cached.key.apiKeyId, now);
+    }
+    return { key: cached.key, bucket: null };
+  }
   const at = tsParam(now);
   const keyCol = (col: string) => sql.raw(col);
   const ofKey = (col: string) => sql`(select ${keyCol(col)} from ${apiKeys} where key_hash = ${hash} and revoked_at is null limit 1)`;
@@ -45,12 +75,24 @@ export async function lookupApiKey(db: Db, presented: string, now: Date, bucketK
   const bucket = row.points === null || row.points === undefined ? null : { points: Number(row.points), expire: row.expire ? new Date(row.expire) : null };
   if (!row.id || !row.tenantId) return { key: null, bucket };
   // last_used_at at one-minute resolution: a write only when the stored value is older than that.
-  const lastUsed = row.lastUsedAt ? new Date(row.lastUsedAt).getTime() : 0;
+  let lastUsed = row.lastUsedAt ? new Date(row.lastUsedAt).getTime() : 0;
   if (now.getTime() - lastUsed >= 60_000) {
-    await db
-      .update(apiKeys)
-      .set({ lastUsedAt: now })
-      .where(and(eq(apiKeys.id, row.id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, new Date(now.getTime() - 60_000)))));
+    await touchLastUsed(db, row.id, now);
+    lastUsed = now.getTime();
   }
-  return { key: { apiKeyId: row.id, tenantId: row.tenantId }, bucket };
+  const key = { apiKeyId: row.id, tenantId: row.tenantId };
+  const ttlMs = env.apiKeyCacheSeconds * 1000;
+  if (ttlMs > 0) {
+    const cache = keyCache();
+    if (cache.size >= maxCachedKeys) cache.delete(cache.keys().next().value!);
+    cache.set(hash, { key, expires: now.getTime() + ttlMs, lastUsedWritten: lastUsed });
+  }
+  return { key, bucket };
+}
+
+async function touchLastUsed(db: Db, id: string, now: Date) {
+  await db
+    .update(apiKeys)
+    .set({ lastUsedAt: now })
+    .where(and(eq(apiKeys.id, id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, new Date(now.getTime() - 60_000)))));
 }
