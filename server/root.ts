@@ -5,6 +5,7 @@ import { apiKeysRouter } from "./keys/router";
 import { segmentsRouter } from "./segments/router";
 import { settingsRouter } from "./settings/router";
 import { router } from "./trpc";
+import { webhooksRouter } from "./webhooks/router";
 
 export const appRouter = router({
   account: accountRouter,
@@ -13,6 +14,7 @@ export const appRouter = router({
   channels: channelsRouter,
   segments: segmentsRouter,
   settings: settingsRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;
