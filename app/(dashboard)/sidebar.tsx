@@ -9,7 +9,7 @@ const sections: { label: string; href?: string }[] = [
   { label: "Canais", href: "/channels" },
   { label: "Segmentos", href: "/segments" },
   { label: "Campanhas", href: "/campaigns" },
-  { label: "Webhooks" },
+  { label: "Webhooks", href: "/webhooks" },
   { label: "Apps" },
   { label: "Chaves de API", href: "/api-keys" },
   { label: "Configurações", href: "/settings" },
