@@ -319,6 +319,8 @@ export const webhookDeliveries = pgTable(
   (t) => [
     uniqueIndex("webhook_deliveries_event_target_uq").on(t.eventId, t.target),
     index("webhook_deliveries_due_idx").on(t.tenantId, t.nextAttemptAt).where(sql`state = 'pending'`),
+    // Claims walk a tenant's pending deliveries in event order and stop at the batch size.
+    index("webhook_deliveries_claim_idx").on(t.tenantId, t.eventId).where(sql`state = 'pending'`),
     index("webhook_deliveries_order_idx").on(t.tenantId, t.target, t.orderingKey, t.eventId).where(sql`state = 'pending'`),
     index("webhook_deliveries_tenant_idx").on(t.tenantId, t.id),
   ],

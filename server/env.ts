@@ -64,7 +64,7 @@ export const env = {
     },
     /** Deliveries of one tenant in flight at once (distinct campaigns/channels; one at a time per campaign). */
     get tenantConcurrency() {
-      return Number(process.env.WEBHOOK_TENANT_CONCURRENCY ?? 8);
+      return Number(process.env.WEBHOOK_TENANT_CONCURRENCY ?? 16);
     },
     /**
      * WEBHOOK_ALLOW_PRIVATE=1 lets URLs reach private/loopback addresses (tests, local development). In

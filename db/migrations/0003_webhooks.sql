@@ -50,6 +50,7 @@ CREATE INDEX "webhook_attempts_delivery_idx" ON "webhook_attempts" USING btree (
 CREATE INDEX "webhook_attempts_tenant_idx" ON "webhook_attempts" USING btree ("tenant_id","attempted_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "webhook_deliveries_event_target_uq" ON "webhook_deliveries" USING btree ("event_id","target");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_due_idx" ON "webhook_deliveries" USING btree ("tenant_id","next_attempt_at") WHERE state = 'pending';--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_claim_idx" ON "webhook_deliveries" USING btree ("tenant_id","event_id") WHERE state = 'pending';--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_order_idx" ON "webhook_deliveries" USING btree ("tenant_id","target","ordering_key","event_id") WHERE state = 'pending';--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_tenant_idx" ON "webhook_deliveries" USING btree ("tenant_id","id");--> statement-breakpoint
 CREATE INDEX "outbox_unfanned_idx" ON "outbox_events" USING btree ("id") WHERE fanned_out_at is null;

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray, isNull, lt, lte, min, ne, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { tsParam } from "../../db/errors";
+import { asyncCommit, tsParam } from "../../db/errors";
 import { webhookAttempts, webhookConfigs, webhookDeliveries } from "../../db/schema";
 import { env } from "../env";
 import { NotFound } from "../errors";
@@ -48,21 +48,27 @@ export function nextRetryDelay(attemptsMade: number, retryAfterMs: number | null
   return Math.max(jittered, Math.min(retryAfterMs ?? 0, 86_400_000));
 }
 
+interface AttemptRecord {
+  d: DeliveryRow;
+  url: string | null;
+  at: Date;
+  end: Date;
+  result: SendResult | null;
+  outcome: AttemptOutcome;
+  error: string | null;
+}
+
 /**
- * One HTTP attempt of a claimed delivery, logged, and its outcome recorded: 2xx delivered; 410 disables
- * the URL and ends the delivery; anything else (3xx included: redirects are not followed) retries on
- * the schedule, then gives up. A URL disabled meanwhile cancels the delivery.
+ * One HTTP attempt of a claimed delivery and what it means: 2xx delivered; 410 disables the URL and ends
+ * the delivery; anything else (3xx included: redirects are not followed) retries on the schedule, then
+ * gives up. A URL disabled meanwhile cancels the delivery. Nothing is written: see recordAttempts.
  */
-export async function attemptDelivery(db: Db, d: DeliveryRow, config: WebhookConfigRow | undefined, opts: DeliverOptions = {}): Promise<AttemptOutcome> {
+async function sendAttempt(d: DeliveryRow, config: WebhookConfigRow | undefined, opts: DeliverOptions): Promise<AttemptRecord> {
   const type = d.type as WebhookType;
   const url = configuredUrl(config, type);
   const at = new Date();
   if (!config || !url) {
-    await db
-      .update(webhookDeliveries)
-      .set({ state: "canceled", leaseUntil: null, lastError: "no URL configured for this type", finishedAt: at })
-      .where(and(eq(webhookDeliveries.id, d.id), eq(webhookDeliveries.state, "pending")));
-    return { state: "canceled", status: null, retryAt: null };
+    return { d, url: null, at, end: at, result: null, error: "no URL configured for this type", outcome: { state: "canceled", status: null, retryAt: null } };
   }
   const body = webhookBody(d.payload);
   const result = await (opts.send ?? sendWebhook)(url, body, webhookHeaders(signingSecrets(config, at), d.messageId, at, body));
@@ -72,34 +78,52 @@ export async function attemptDelivery(db: Db, d: DeliveryRow, config: WebhookCon
   const delay = ok || gone ? null : nextRetryDelay(attempts, result.retryAfterMs);
   const end = new Date();
   const state: DeliveryRow["state"] = ok ? "delivered" : delay === null ? "failed" : "pending";
-  const retryAt = delay === null ? null : new Date(end.getTime() + delay);
-  const error = gone ? "410 Gone: URL disabled" : state === "failed" && !ok ? `${result.error ?? `HTTP ${result.status}`} (gave up after ${attempts} attempts)` : result.error;
+  const error = gone ? "410 Gone: URL disabled" : state === "failed" ? `${result.error ?? `HTTP ${result.status}`} (gave up after ${attempts} attempts)` : result.error;
+  return { d, url, at, end, result, error, outcome: { state, status: result.status, retryAt: delay === null ? null : new Date(end.getTime() + delay) } };
+}
+
+/** Logs attempts and moves their deliveries, many in one transaction (asynchronous commit: a crash at worst resends). */
+async function recordAttempts(db: Db, records: AttemptRecord[]) {
+  if (records.length === 0) return;
   await db.transaction(async (tx) => {
-    await tx.insert(webhookAttempts).values({
-      tenantId: d.tenantId,
-      deliveryId: d.id,
-      type,
-      url,
-      attemptedAt: at,
-      status: result.status,
-      durationMs: result.durationMs,
-      error: result.error,
-    });
-    await tx
-      .update(webhookDeliveries)
-      .set({
-        state,
-        attempts,
-        nextAttemptAt: retryAt ?? d.nextAttemptAt,
-        leaseUntil: null,
-        lastStatus: result.status,
-        lastError: error,
-        finishedAt: state === "pending" ? null : end,
-      })
-      .where(eq(webhookDeliveries.id, d.id));
-    if (gone) await disableUrl(tx, d.tenantId, type, url, end);
+    await tx.execute(asyncCommit);
+    const sent = records.filter((r) => r.result && r.url);
+    if (sent.length > 0) {
+      await tx.insert(webhookAttempts).values(
+        sent.map((r) => ({
+          tenantId: r.d.tenantId,
+          deliveryId: r.d.id,
+          type: r.d.type,
+          url: r.url!,
+          attemptedAt: r.at,
+          status: r.result!.status,
+          durationMs: r.result!.durationMs,
+          error: r.result!.error,
+        })),
+      );
+    }
+    const values = sql.join(
+      records.map(
+        (r) =>
+          sql`(${r.d.id}::bigint, ${r.outcome.state}::text, ${r.result ? r.d.attempts + 1 : r.d.attempts}::int, ${tsParam(r.outcome.retryAt ?? r.d.nextAttemptAt)},
+               ${r.result?.status ?? null}::int, ${r.error}::text, ${r.outcome.state === "pending" ? null : r.end.toISOString()}::timestamptz)`,
+      ),
+      sql`, `,
+    );
+    await tx.execute(sql`
+      update webhook_deliveries d set state = v.state, attempts = v.attempts, next_attempt_at = v.next_at, lease_until = null,
+        last_status = coalesce(v.status, d.last_status), last_error = v.error, finished_at = v.finished_at
+      from (values ${values}) as v(id, state, attempts, next_at, status, error, finished_at)
+      where d.id = v.id and d.state = 'pending'`);
+    for (const r of records) if (r.result?.status === 410 && r.url) await disableUrl(tx, r.d.tenantId, r.d.type as WebhookType, r.url, r.end);
   });
-  return { state, status: result.status, retryAt };
+}
+
+/** One attempt of a claimed delivery, sent and recorded (the Inngest path; the runner batches the recording). */
+export async function attemptDelivery(db: Db, d: DeliveryRow, config: WebhookConfigRow | undefined, opts: DeliverOptions = {}): Promise<AttemptOutcome> {
+  const record = await sendAttempt(d, config, opts);
+  await recordAttempts(db, [record]);
+  return record.outcome;
 }
 
 /** An earlier pending delivery of the same campaign/channel that is waiting (retry not due, or held by a worker). */
@@ -148,21 +172,25 @@ export async function deliverDueForTenant(db: Db, tenantId: string, opts: Delive
     const [config] = await db.select().from(webhookConfigs).where(eq(webhookConfigs.tenantId, tenantId));
     const chains = new Map<string, DeliveryRow[]>();
     for (const d of claimed) chains.set(`${d.target}|${d.orderingKey}`, [...(chains.get(`${d.target}|${d.orderingKey}`) ?? []), d]);
+    const records: AttemptRecord[] = [];
+    const released: number[] = [];
+    const gone = new Set<string>();
     await mapLimit([...chains.values()], opts.concurrency ?? env.webhooks.tenantConcurrency, async (chain) => {
       for (let i = 0; i < chain.length; i++) {
-        const outcome = await attemptDelivery(db, chain[i], config, opts).catch((err) => {
-          console.error("[webhooks] attempt failed", chain[i].id, err);
-          return { state: "pending" as const };
-        });
-        attempted++;
-        if (outcome.state === "pending") {
-          // The chain waits for this one: hand the rest back unattempted.
-          const rest = chain.slice(i + 1).map((d) => d.id);
-          if (rest.length) await db.update(webhookDeliveries).set({ leaseUntil: null }).where(inArray(webhookDeliveries.id, rest));
+        // A 410 earlier in this batch disabled the type's URL: the rest of the batch does not call it again.
+        const record = await sendAttempt(chain[i], gone.has(chain[i].type) ? undefined : config, opts);
+        if (record.result?.status === 410) gone.add(chain[i].type);
+        records.push(record);
+        if (record.outcome.state === "pending") {
+          // The chain waits for this one: the rest go back unattempted.
+          released.push(...chain.slice(i + 1).map((d) => d.id));
           return;
         }
       }
     });
+    await recordAttempts(db, records);
+    if (released.length) await db.update(webhookDeliveries).set({ leaseUntil: null }).where(inArray(webhookDeliveries.id, released));
+    attempted += records.length;
   }
 }
 

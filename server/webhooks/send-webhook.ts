@@ -87,6 +87,8 @@ export function sendWebhook(url: string, body: string, headers: Record<string, s
       req.destroy(new Error(`timed out after ${timeoutMs} ms`));
     }, timeoutMs);
     req.on("error", (err) => done(0, err.message || String(err)));
+    // The filtering agent builds its own sockets: turn Nagle off as node:http does for its own.
+    req.on("socket", (socket) => socket.setNoDelay(true));
     req.end(body);
   });
 }
