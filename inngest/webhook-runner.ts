@@ -8,6 +8,8 @@ export interface WebhookRunnerOptions extends DeliverOptions {
   maxSleepMs?: number;
   /** Tenants delivered at once (each in its own worker). */
   maxTenants?: number;
+  /** Only these tenants' deliveries (tests that share a PostgreSQL database with other test files). */
+  acceptTenant?: (tenantId: string) => boolean;
 }
 
 /**
@@ -72,6 +74,7 @@ export class WebhookRunner {
       more = created.length >= 1000;
       const due = await tenantsWithDueDeliveries(this.db, new Date(), 500);
       for (const tenantId of due) {
+        if (this.opts.acceptTenant && !this.opts.acceptTenant(tenantId)) continue;
         if (this.tenants.has(tenantId) || this.tenants.size >= (this.opts.maxTenants ?? 64)) continue;
         const work = deliverDueForTenant(this.db, tenantId, this.opts)
           .catch((err) => console.error("[webhooks] delivery failed", tenantId, err))

@@ -17,6 +17,8 @@ import { startReceiver, webhookHeadersOf, type Receiver } from "./receiver";
 let server: TestServer;
 let receiver: Receiver;
 let runner: WebhookRunner;
+/** Tenants of this file: on a shared PostgreSQL database the runner leaves other files' deliveries alone. */
+const mine = new Set<string>();
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -28,7 +30,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   process.env.WEBHOOK_RETRY_SCHEDULE = "100,200,300,300,300,300,300,300";
-  runner = new WebhookRunner((await getServices()).db, { maxSleepMs: 50 }).start();
+  runner = new WebhookRunner((await getServices()).db, { maxSleepMs: 50, acceptTenant: (id) => mine.has(id) }).start();
 });
 afterEach(async () => {
   await runner.stop();
@@ -47,6 +49,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | fal
 }
 
 async function configure(api: Api, path: string, types = ["campaign_status_url", "campaign_progress_url", "channel_status_url"]) {
+  mine.add(api.tenantId);
   const res = await api("PATCH", "/api/external/edit-webhooks", Object.fromEntries(types.map((t) => [t, `${receiver.url}${path}/${t}`])));
   expect(res.status).toBe(200);
   return (await api("GET", "/api/external/list-webhooks")).json.webhooks.signing_secret as string;
@@ -212,6 +215,7 @@ describe("webhook delivery (in-process runner)", () => {
     try {
       slowReceiver.respond({ delayMs: 3000 });
       await slow("PATCH", "/api/external/edit-webhooks", { campaign_progress_url: `${slowReceiver.url}/slow` });
+      mine.add(slow.tenantId);
       const secret = await configure(fast, `/fast-${fast.tenantId}`, ["campaign_progress_url"]);
       await record(slow.tenantId, [1, 2, 3].map((seq) => ({ campaign: `s${seq}`, seq })));
       await waitFor("slow receiver busy", () => slowReceiver.received.length > 0);
