@@ -65,6 +65,9 @@ async function startServer(): Promise<RunningServer> {
     APP_URL: url,
     NEXTAUTH_URL: url,
     SIMULATOR_PAIRING_MS: process.env.SIMULATOR_PAIRING_MS ?? "0",
+    // The webhook spec's receiver listens on 127.0.0.1; production mode needs the second variable too.
+    WEBHOOK_ALLOW_PRIVATE: "1",
+    WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION: "1",
   };
   env.DATA_DIR = dataDir;
   // node + the bin file (not npx/npm, which leave an orphan), in its own process group so the
