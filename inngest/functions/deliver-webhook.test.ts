@@ -1,34 +1,22 @@
 import { InngestTestEngine } from "@inngest/test";
 import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { webhookAttempts, webhookDeliveries } from "../../db/schema";
 import { recordEvent } from "../../server/outbox/record-event";
 import { deliverOne } from "../../server/webhooks/deliver-webhooks";
 import { fanOutEvents } from "../../server/webhooks/fan-out-events";
 import { newTenant } from "../../test/helpers";
-import { startTestServer, type TestServer } from "../../test/http-server";
-import { startReceiver, webhookHeadersOf, type Receiver } from "../../test/webhooks/receiver";
+import { useServerAndReceiver, webhookHeadersOf } from "../../test/webhooks/receiver";
 import { deliverWebhook } from "./deliver-webhook";
 import { sweepWebhooks } from "./sweep-webhooks";
 
-let server: TestServer;
-let receiver: Receiver;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-  await server.close();
-});
+const fx = useServerAndReceiver();
 beforeEach(() => {
   process.env.WEBHOOK_RETRY_SCHEDULE = "10,10";
 });
 afterEach(() => {
-  receiver.respond({});
   delete process.env.WEBHOOK_RETRY_SCHEDULE;
 });
 
@@ -36,9 +24,9 @@ const instantSleeps = Array.from({ length: 60 }, (_, i) => ({ id: `wait-${i + 1}
 
 /** A tenant with a campaign_status URL and `n` recorded events, fanned out into deliveries. */
 async function tenantWithDeliveries(n: number) {
-  const api = await newTenant(server.url);
+  const api = await newTenant(fx.server.url);
   const path = `/inngest-${api.tenantId}`;
-  await api("PATCH", "/api/external/edit-webhooks", { campaign_status_url: `${receiver.url}${path}` });
+  await api("PATCH", "/api/external/edit-webhooks", { campaign_status_url: `${fx.receiver.url}${path}` });
   const secret = (await api("GET", "/api/external/list-webhooks")).json.webhooks.signing_secret as string;
   const db = await getDb();
   for (let i = 1; i <= n; i++) {
@@ -60,7 +48,7 @@ describe("deliver-webhook (Inngest function)", () => {
 
   it("delivers through the domain step, signed; retries after a failure by sleeping until the retry time", async () => {
     const { api, path, secret, rows } = await tenantWithDeliveries(1);
-    receiver.respond({ status: 503 });
+    fx.receiver.respond({ status: 503 });
     let calls = 0;
     const t = new InngestTestEngine({
       function: deliverWebhook,
@@ -68,7 +56,7 @@ describe("deliver-webhook (Inngest function)", () => {
         ...s,
         handler: () => {
           // The receiver recovers during the first sleep; wait out the (10 ms) retry delay.
-          receiver.respond({});
+          fx.receiver.respond({});
           calls++;
           return new Promise((r) => setTimeout(() => r(null), 50));
         },
@@ -78,7 +66,7 @@ describe("deliver-webhook (Inngest function)", () => {
     expect(result).toMatchObject({ id_delivery: rows[0].id, state: "delivered", status: 200 });
     expect(ctx.step.run.mock.calls.map((c) => c[0])).toEqual(["attempt-1", "attempt-2"]);
     expect(calls).toBe(1);
-    const got = receiver.received.filter((r) => r.path === path);
+    const got = fx.receiver.received.filter((r) => r.path === path);
     expect(got).toHaveLength(2);
     for (const r of got) expect(new Webhook(secret).verify(r.body, webhookHeadersOf(r.headers))).toMatchObject({ type: "campaign_status", data: { seq: 1 } });
     const attempts = await (await getDb()).select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, rows[0].id));
@@ -90,21 +78,21 @@ describe("deliver-webhook (Inngest function)", () => {
     const t = new InngestTestEngine({ function: deliverWebhook, steps: instantSleeps });
     const second = await t.execute({ events: [{ name: "webhook/delivery.requested", data: { id_delivery: rows[1].id, tenant_id: api.tenantId } }] });
     // Nothing was sent for it while the first was pending (its run ran out of looks, the sweep re-requests it).
-    expect(receiver.received.filter((r) => r.path === path)).toHaveLength(0);
+    expect(fx.receiver.received.filter((r) => r.path === path)).toHaveLength(0);
     expect(second.result).toMatchObject({ state: "pending" });
     // (@inngest/test keeps step results across engines within a test, so the rest calls the domain step directly.)
     const db = await getDb();
     expect(await deliverOne(db, rows[1].id)).toMatchObject({ state: "pending", retryAt: expect.any(Date) });
     expect(await deliverOne(db, rows[0].id)).toMatchObject({ state: "delivered", status: 200 });
     expect(await deliverOne(db, rows[1].id)).toMatchObject({ state: "delivered", status: 200 });
-    expect(receiver.received.filter((r) => r.path === path).map((r) => JSON.parse(r.body).data.seq)).toEqual([1, 2]);
+    expect(fx.receiver.received.filter((r) => r.path === path).map((r) => JSON.parse(r.body).data.seq)).toEqual([1, 2]);
   });
 });
 
 describe("sweep-webhooks (Inngest function)", () => {
   it("fans out recorded events and requests their delivery", async () => {
-    const api = await newTenant(server.url);
-    await api("PATCH", "/api/external/edit-webhooks", { channel_status_url: `${receiver.url}/sweep` });
+    const api = await newTenant(fx.server.url);
+    await api("PATCH", "/api/external/edit-webhooks", { channel_status_url: `${fx.receiver.url}/sweep` });
     const db = await getDb();
     await db.transaction((tx) => recordEvent(tx, api.tenantId, "channel_status", { id_channel: "channel_y", name: "Y", status: "connected", previous_status: "connecting" }, new Date()));
     const t = new InngestTestEngine({ function: sweepWebhooks, steps: [{ id: "request", handler: () => ({ ids: [] }) }] });

@@ -8,6 +8,7 @@ import { signatureHeader } from "./signing";
 import type { WebhookType } from "./schema";
 import { sendWebhook, type SendOptions, type SendResult } from "./send-webhook";
 import { configuredUrl, disableUrl, signingSecrets, type WebhookConfigRow } from "./webhook-config";
+import { mapLimit } from "../map-limit";
 
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
@@ -315,13 +316,4 @@ export async function listDeliveries(db: Db, tenantId: string, filter: { type?: 
       .filter((a) => a.deliveryId === r.id)
       .map((a) => ({ at: a.attemptedAt.toISOString(), url: a.url, status: a.status, durationMs: a.durationMs, error: a.error })),
   }));
-}
-
-async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<unknown>) {
-  const queue = [...items];
-  await Promise.all(
-    Array.from({ length: Math.min(limit, queue.length) }, async () => {
-      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
-    }),
-  );
 }

@@ -1,5 +1,5 @@
 import { Webhook } from "standardwebhooks";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import { webhookConfigs } from "../../db/schema";
@@ -7,23 +7,11 @@ import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
 import { expectEnvelope, newTenant, request, type Api } from "../helpers";
-import { startTestServer, type TestServer } from "../http-server";
-import { startReceiver, webhookHeadersOf, type Receiver } from "../webhooks/receiver";
+import { useServerAndReceiver, webhookHeadersOf } from "../webhooks/receiver";
 
-let server: TestServer;
-let receiver: Receiver;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-  await server.close();
-});
+const fx = useServerAndReceiver();
 afterEach(() => {
   process.env.WEBHOOK_ALLOW_PRIVATE = "1";
-  receiver.respond({});
 });
 
 const LIST = "/api/external/list-webhooks";
@@ -32,7 +20,7 @@ const TEST = (type: string) => `/api/external/test-webhook/${type}`;
 
 describe("list-webhooks", () => {
   it("answers the three URLs (null when disabled) and a whsec_ signing secret that stays the same", async () => {
-    const api = await newTenant(server.url);
+    const api = await newTenant(fx.server.url);
     const res = await api("GET", LIST);
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
@@ -41,19 +29,19 @@ describe("list-webhooks", () => {
     });
     expect((await api("GET", LIST)).json.webhooks.signing_secret).toBe(res.json.webhooks.signing_secret);
     // Another tenant has its own secret.
-    const other = await newTenant(server.url);
+    const other = await newTenant(fx.server.url);
     expect((await other("GET", LIST)).json.webhooks.signing_secret).not.toBe(res.json.webhooks.signing_secret);
   });
 
   it("is 401 without a key, with a wrong key, and with the alias header it works", async () => {
-    expectEnvelope(await request(server.url, "GET", LIST), 401, "Unauthorized");
-    expectEnvelope(await request(server.url, "GET", LIST, undefined, { "x-api-key": "sk_live_" + "x".repeat(40) }), 401, "Unauthorized");
-    const api = await newTenant(server.url);
-    expect((await request(server.url, "GET", LIST, undefined, { "api-key": api.key })).status).toBe(200);
+    expectEnvelope(await request(fx.server.url, "GET", LIST), 401, "Unauthorized");
+    expectEnvelope(await request(fx.server.url, "GET", LIST, undefined, { "x-api-key": "sk_live_" + "x".repeat(40) }), 401, "Unauthorized");
+    const api = await newTenant(fx.server.url);
+    expect((await request(fx.server.url, "GET", LIST, undefined, { "api-key": api.key })).status).toBe(200);
   });
 
   it("stores the secret encrypted, never in clear", async () => {
-    const api = await newTenant(server.url);
+    const api = await newTenant(fx.server.url);
     const secret = (await api("GET", LIST)).json.webhooks.signing_secret as string;
     const [{ stored }] = await (await getDb())
       .select({ stored: webhookConfigs.secretEncrypted })
@@ -66,20 +54,20 @@ describe("list-webhooks", () => {
 
 describe("edit-webhooks", () => {
   it("merges partially, lists the changed fields, never returns the secret, and disables with \"\" or null", async () => {
-    const api = await newTenant(server.url);
-    let res = await api("PATCH", EDIT, { campaign_status_url: `${receiver.url}/status`, channel_status_url: `${receiver.url}/channel` });
+    const api = await newTenant(fx.server.url);
+    let res = await api("PATCH", EDIT, { campaign_status_url: `${fx.receiver.url}/status`, channel_status_url: `${fx.receiver.url}/channel` });
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
       success: true,
       message: "Webhooks updated",
       updated: ["campaign_status_url", "channel_status_url"],
-      webhooks: { campaign_status_url: `${receiver.url}/status`, campaign_progress_url: null, channel_status_url: `${receiver.url}/channel` },
+      webhooks: { campaign_status_url: `${fx.receiver.url}/status`, campaign_progress_url: null, channel_status_url: `${fx.receiver.url}/channel` },
     });
     expect(res.text).not.toContain("whsec_");
 
-    res = await api("PATCH", EDIT, { campaign_progress_url: "https://hooks.example.com/progress", campaign_status_url: `${receiver.url}/status` });
+    res = await api("PATCH", EDIT, { campaign_progress_url: "https://hooks.example.com/progress", campaign_status_url: `${fx.receiver.url}/status` });
     expect(res.json.updated).toEqual(["campaign_progress_url"]);
-    expect(res.json.webhooks.campaign_status_url).toBe(`${receiver.url}/status`);
+    expect(res.json.webhooks.campaign_status_url).toBe(`${fx.receiver.url}/status`);
 
     res = await api("PATCH", EDIT, { campaign_status_url: "", channel_status_url: null });
     expect(res.json.updated).toEqual(["campaign_status_url", "channel_status_url"]);
@@ -95,15 +83,15 @@ describe("edit-webhooks", () => {
     [{ campaign_status_url: "https://example.com/" + "a".repeat(2100) }, "campaign_status_url"],
     [{ signing_secret: "whsec_abc" }, "signing_secret"],
   ])("400 naming the field for %j", async (body, fragment) => {
-    const api = await newTenant(server.url);
+    const api = await newTenant(fx.server.url);
     const env = expectEnvelope(await api("PATCH", EDIT, body), 400, "Bad Request");
     expect(env.message).toContain(fragment);
   });
 
   it("400 for malformed JSON, 401 without a key", async () => {
-    const api = await newTenant(server.url);
+    const api = await newTenant(fx.server.url);
     expectEnvelope(await api("PATCH", EDIT, "{not json"), 400, "Bad Request");
-    expectEnvelope(await request(server.url, "PATCH", EDIT, { campaign_status_url: null }), 401, "Unauthorized");
+    expectEnvelope(await request(fx.server.url, "PATCH", EDIT, { campaign_status_url: null }), 401, "Unauthorized");
   });
 
   describe("private targets are refused when WEBHOOK_ALLOW_PRIVATE is not set", () => {
@@ -123,7 +111,7 @@ describe("edit-webhooks", () => {
       "http://2130706433/hook",
     ])("%s", async (url) => {
       process.env.WEBHOOK_ALLOW_PRIVATE = "0";
-      const api = await newTenant(server.url);
+      const api = await newTenant(fx.server.url);
       const env = expectEnvelope(await api("PATCH", EDIT, { campaign_status_url: url }), 400, "Bad Request");
       expect(env.message).toContain("campaign_status_url: must not point to a private, loopback, link-local or reserved address");
       expect((await api("GET", LIST)).json.webhooks.campaign_status_url).toBeNull();
@@ -131,7 +119,7 @@ describe("edit-webhooks", () => {
 
     it("a public address is accepted", async () => {
       process.env.WEBHOOK_ALLOW_PRIVATE = "0";
-      const api = await newTenant(server.url);
+      const api = await newTenant(fx.server.url);
       expect((await api("PATCH", EDIT, { campaign_status_url: "https://93.184.216.34/hook" })).status).toBe(200);
     });
   });
@@ -139,14 +127,14 @@ describe("edit-webhooks", () => {
 
 describe("test-webhook", () => {
   it("sends a signed test payload that standardwebhooks verifies, and answers the receiver's status", async () => {
-    const api = await newTenant(server.url);
+    const api = await newTenant(fx.server.url);
     const secret = (await api("GET", LIST)).json.webhooks.signing_secret;
-    await api("PATCH", EDIT, { campaign_progress_url: `${receiver.url}/progress` });
-    const before = receiver.received.length;
+    await api("PATCH", EDIT, { campaign_progress_url: `${fx.receiver.url}/progress` });
+    const before = fx.receiver.received.length;
     const res = await api("POST", TEST("campaign_progress"));
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ success: true, message: "Test webhook delivered", status: 200 });
-    const got = receiver.received.slice(before);
+    const got = fx.receiver.received.slice(before);
     expect(got).toHaveLength(1);
     expect(got[0].path).toBe("/progress");
     const payload = new Webhook(secret).verify(got[0].body, webhookHeadersOf(got[0].headers)) as Record<string, any>;
@@ -157,33 +145,33 @@ describe("test-webhook", () => {
   });
 
   it("answers the receiver's non-2xx status, and 0 when unreachable", async () => {
-    const api = await newTenant(server.url);
-    await api("PATCH", EDIT, { campaign_status_url: `${receiver.url}/s`, channel_status_url: "http://127.0.0.1:9/closed" });
-    receiver.respond({ status: 503 });
+    const api = await newTenant(fx.server.url);
+    await api("PATCH", EDIT, { campaign_status_url: `${fx.receiver.url}/s`, channel_status_url: "http://127.0.0.1:9/closed" });
+    fx.receiver.respond({ status: 503 });
     expect((await api("POST", TEST("campaign_status"))).json).toMatchObject({ success: true, status: 503 });
-    receiver.respond({ status: 302, headers: { location: `${receiver.url}/elsewhere` } });
-    const before = receiver.received.length;
+    fx.receiver.respond({ status: 302, headers: { location: `${fx.receiver.url}/elsewhere` } });
+    const before = fx.receiver.received.length;
     expect((await api("POST", TEST("campaign_status"))).json.status).toBe(302);
     // The redirect was not followed.
-    expect(receiver.received.slice(before).map((r) => r.path)).toEqual(["/s"]);
+    expect(fx.receiver.received.slice(before).map((r) => r.path)).toEqual(["/s"]);
     const res = await api("POST", TEST("channel_status"));
     expect(res.json.status).toBe(0);
     expect(res.json.message).toMatch(/unreachable/i);
   });
 
   it("400 when the type has no URL; 400 for an unknown type; 401 without a key", async () => {
-    const api = await newTenant(server.url);
+    const api = await newTenant(fx.server.url);
     const env = expectEnvelope(await api("POST", TEST("channel_status")), 400, "Bad Request");
     expect(env.message).toContain("channel_status");
     expect(env.code).toBe("webhook_not_configured");
     const bad = expectEnvelope(await api("POST", TEST("campaign_finished")), 400, "Bad Request");
     expect(bad.message).toContain("type");
-    expectEnvelope(await request(server.url, "POST", TEST("channel_status")), 401, "Unauthorized");
+    expectEnvelope(await request(fx.server.url, "POST", TEST("channel_status")), 401, "Unauthorized");
   });
 
   it("at most 5 per type per 10 minutes: the 6th is 400 with limitExceeded, limitType, current, max; other types unaffected", async () => {
-    const api = await newTenant(server.url);
-    await api("PATCH", EDIT, { campaign_status_url: `${receiver.url}/a`, channel_status_url: `${receiver.url}/b` });
+    const api = await newTenant(fx.server.url);
+    await api("PATCH", EDIT, { campaign_status_url: `${fx.receiver.url}/a`, channel_status_url: `${fx.receiver.url}/b` });
     for (let i = 0; i < 5; i++) expect((await api("POST", TEST("campaign_status"))).status).toBe(200);
     const res = await api("POST", TEST("campaign_status"));
     const env = expectEnvelope(res, 400, "Bad Request");
@@ -193,17 +181,17 @@ describe("test-webhook", () => {
   });
 
   it("a blocked address is status 0 when private targets are not allowed (checked again at connect time)", async () => {
-    const api = await newTenant(server.url);
-    await api("PATCH", EDIT, { campaign_status_url: `${receiver.url}/x` });
+    const api = await newTenant(fx.server.url);
+    await api("PATCH", EDIT, { campaign_status_url: `${fx.receiver.url}/x` });
     process.env.WEBHOOK_ALLOW_PRIVATE = "0";
-    const before = receiver.received.length;
+    const before = fx.receiver.received.length;
     const res = await api("POST", TEST("campaign_status"));
     expect(res.json.status).toBe(0);
-    expect(receiver.received.length).toBe(before);
+    expect(fx.receiver.received.length).toBe(before);
   });
 
   it("the dashboard's secret rotation: during the grace period both the old and the new secret verify", async () => {
-    const api = await newTenant(server.url);
+    const api = await newTenant(fx.server.url);
     const old = (await api("GET", LIST)).json.webhooks.signing_secret as string;
     const { db, provider } = await getServices();
     const caller = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
@@ -211,10 +199,10 @@ describe("test-webhook", () => {
     expect(rotated.signing_secret).not.toBe(old);
     expect(Date.parse(rotated.previous_valid_until) - Date.now()).toBeGreaterThan(23 * 3_600_000);
     expect((await api("GET", LIST)).json.webhooks.signing_secret).toBe(rotated.signing_secret);
-    await api("PATCH", EDIT, { campaign_status_url: `${receiver.url}/rot` });
-    const before = receiver.received.length;
+    await api("PATCH", EDIT, { campaign_status_url: `${fx.receiver.url}/rot` });
+    const before = fx.receiver.received.length;
     await api("POST", TEST("campaign_status"));
-    const [got] = receiver.received.slice(before);
+    const [got] = fx.receiver.received.slice(before);
     expect(String(got.headers["webhook-signature"]).split(" ")).toHaveLength(2);
     expect(new Webhook(rotated.signing_secret).verify(got.body, webhookHeadersOf(got.headers))).toMatchObject({ test: true });
     expect(new Webhook(old).verify(got.body, webhookHeadersOf(got.headers))).toMatchObject({ test: true });
@@ -224,7 +212,7 @@ describe("test-webhook", () => {
   });
 
   it("a partner token is 403 on test-webhook and 401 on list-webhooks", async () => {
-    const api = await newTenant(server.url);
+    const api = await newTenant(fx.server.url);
     const { db, provider } = await getServices();
     const partner = createCallerFactory(appRouter)({
       db,

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { webhookAttempts, webhookConfigs, webhookDeliveries } from "../../db/schema";
 import { InProcessRunner } from "../../inngest/runner";
@@ -11,30 +11,19 @@ import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
 import { newTenant, type Api } from "../helpers";
-import { startTestServer, type TestServer } from "../http-server";
-import { startReceiver, webhookHeadersOf, type Receiver } from "./receiver";
+import { startReceiver, useServerAndReceiver, webhookHeadersOf } from "./receiver";
 
-let server: TestServer;
-let receiver: Receiver;
+const fx = useServerAndReceiver();
 let runner: WebhookRunner;
 /** Tenants of this file: on a shared PostgreSQL database the runner leaves other files' deliveries alone. */
 const mine = new Set<string>();
 
-beforeAll(async () => {
-  server = await startTestServer();
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-  await server.close();
-});
 beforeEach(async () => {
   process.env.WEBHOOK_RETRY_SCHEDULE = "100,200,300,300,300,300,300,300";
   runner = new WebhookRunner((await getServices()).db, { maxSleepMs: 50, acceptTenant: (id) => mine.has(id) }).start();
 });
 afterEach(async () => {
   await runner.stop();
-  receiver.respond({});
   delete process.env.WEBHOOK_RETRY_SCHEDULE;
 });
 
@@ -50,14 +39,14 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | fal
 
 async function configure(api: Api, path: string, types = ["campaign_status_url", "campaign_progress_url", "channel_status_url"]) {
   mine.add(api.tenantId);
-  const res = await api("PATCH", "/api/external/edit-webhooks", Object.fromEntries(types.map((t) => [t, `${receiver.url}${path}/${t}`])));
+  const res = await api("PATCH", "/api/external/edit-webhooks", Object.fromEntries(types.map((t) => [t, `${fx.receiver.url}${path}/${t}`])));
   expect(res.status).toBe(200);
   return (await api("GET", "/api/external/list-webhooks")).json.webhooks.signing_secret as string;
 }
 
 /** What the receiver got under `path`, each verified with standardwebhooks (throws if any fails). */
 function verifiedUnder(path: string, secret: string) {
-  return receiver.received
+  return fx.receiver.received
     .filter((r) => r.path.startsWith(path))
     .map((r) => ({ ...r, id: String(r.headers["webhook-id"]), event: new Webhook(secret).verify(r.body, webhookHeadersOf(r.headers)) as any }));
 }
@@ -74,7 +63,7 @@ async function record(tenantId: string, events: { campaign: string; seq: number 
 
 describe("webhook delivery (in-process runner)", () => {
   it("a real campaign: every status change and progress arrives signed, in order, progress at most once a second plus one at the end", async () => {
-    const { api, segment } = await tenantWithSegment(server.url, 6, 2);
+    const { api, segment } = await tenantWithSegment(fx.server.url, 6, 2);
     const path = `/real-${api.tenantId}`;
     const secret = await configure(api, path);
     const dispatch = new InProcessRunner(await getServices()).start();
@@ -103,10 +92,10 @@ describe("webhook delivery (in-process runner)", () => {
   });
 
   it("a receiver down for a while, then up: everything arrives once it is back, in order per campaign, none lost, attempts logged", async () => {
-    const api = await newTenant(server.url);
+    const api = await newTenant(fx.server.url);
     const path = `/down-${api.tenantId}`;
     const secret = await configure(api, path, ["campaign_progress_url"]);
-    await receiver.stop();
+    await fx.receiver.stop();
     const events = [1, 2, 3, 4].flatMap((seq) => ["campaign_a", "campaign_b", "campaign_c"].map((campaign) => ({ campaign: `${campaign}-${api.tenantId}`, seq })));
     await record(api.tenantId, events);
     const db = await getDb();
@@ -114,7 +103,7 @@ describe("webhook delivery (in-process runner)", () => {
       const rows = await db.select().from(webhookAttempts).where(and(eq(webhookAttempts.tenantId, api.tenantId), eq(webhookAttempts.status, 0)));
       return rows.length >= 6;
     });
-    await receiver.start();
+    await fx.receiver.start();
     const got = await waitFor("all 12 events", () => {
       const v = verifiedUnder(path, secret);
       return v.length >= 12 && v;
@@ -143,10 +132,10 @@ describe("webhook delivery (in-process runner)", () => {
 
   it("gives up after the schedule; a given-up event stops holding back later ones of the same campaign", async () => {
     process.env.WEBHOOK_RETRY_SCHEDULE = "30,30";
-    const api = await newTenant(server.url);
+    const api = await newTenant(fx.server.url);
     const path = `/giveup-${api.tenantId}`;
     const secret = await configure(api, path, ["campaign_progress_url"]);
-    receiver.respond({ status: 500 });
+    fx.receiver.respond({ status: 500 });
     await record(api.tenantId, [{ campaign: "c1", seq: 1 }]);
     const db = await getDb();
     const [failed] = await waitFor("given up", async () => {
@@ -155,7 +144,7 @@ describe("webhook delivery (in-process runner)", () => {
     });
     expect(failed.attempts).toBe(3);
     expect(failed.lastError).toMatch(/gave up after 3 attempts/);
-    receiver.respond({});
+    fx.receiver.respond({});
     await record(api.tenantId, [{ campaign: "c1", seq: 2 }]);
     await waitFor("seq 2", () => verifiedUnder(path, secret).some((r) => r.event.data.seq === 2 && r.headers["webhook-id"] !== failed.messageId));
 
@@ -166,21 +155,21 @@ describe("webhook delivery (in-process runner)", () => {
     expect(log.map((d) => d.id)).toEqual([failed.id]);
     expect(log[0].log.map((a) => a.status)).toEqual([500, 500, 500]);
     await caller.webhooks.redeliver({ id: failed.id });
-    await waitFor("redelivered", () => verifiedUnder(path, secret).filter((r) => r.id === failed.messageId).some((r) => r.event.data.seq === 1 && r.headers["webhook-id"] === failed.messageId) && receiver.received.filter((r) => r.headers["webhook-id"] === failed.messageId).length === 4);
+    await waitFor("redelivered", () => verifiedUnder(path, secret).filter((r) => r.id === failed.messageId).some((r) => r.event.data.seq === 1 && r.headers["webhook-id"] === failed.messageId) && fx.receiver.received.filter((r) => r.headers["webhook-id"] === failed.messageId).length === 4);
     expect((await caller.webhooks.deliveries({ type: "campaign_progress", state: "delivered", limit: 50 })).map((d) => d.id)).toContain(failed.id);
   });
 
   it("honours Retry-After", async () => {
     process.env.WEBHOOK_RETRY_SCHEDULE = "20";
-    const api = await newTenant(server.url);
+    const api = await newTenant(fx.server.url);
     const path = `/retry-after-${api.tenantId}`;
     await configure(api, path, ["campaign_progress_url"]);
-    receiver.respond({ status: 429, headers: { "retry-after": "1" } });
+    fx.receiver.respond({ status: 429, headers: { "retry-after": "1" } });
     await record(api.tenantId, [{ campaign: "c1", seq: 1 }]);
-    await waitFor("first attempt", () => receiver.received.some((r) => r.path.startsWith(path)));
-    receiver.respond({});
+    await waitFor("first attempt", () => fx.receiver.received.some((r) => r.path.startsWith(path)));
+    fx.receiver.respond({});
     const got = await waitFor("second attempt", () => {
-      const v = receiver.received.filter((r) => r.path.startsWith(path));
+      const v = fx.receiver.received.filter((r) => r.path.startsWith(path));
       return v.length >= 2 && v;
     });
     expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(950);
@@ -188,10 +177,10 @@ describe("webhook delivery (in-process runner)", () => {
   });
 
   it("410 Gone disables the URL: the delivery ends and later events are not sent there", async () => {
-    const api = await newTenant(server.url);
+    const api = await newTenant(fx.server.url);
     const path = `/gone-${api.tenantId}`;
     await configure(api, path, ["campaign_progress_url", "campaign_status_url"]);
-    receiver.respond({ status: 410 });
+    fx.receiver.respond({ status: 410 });
     await record(api.tenantId, [{ campaign: "c1", seq: 1 }]);
     const db = await getDb();
     await waitFor("URL disabled", async () => {
@@ -201,16 +190,16 @@ describe("webhook delivery (in-process runner)", () => {
     const [d] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.tenantId, api.tenantId));
     expect(d).toMatchObject({ state: "failed", attempts: 1, lastStatus: 410 });
     // The other URL is untouched.
-    expect((await api("GET", "/api/external/list-webhooks")).json.webhooks.campaign_status_url).toBe(`${receiver.url}${path}/campaign_status_url`);
-    receiver.respond({});
+    expect((await api("GET", "/api/external/list-webhooks")).json.webhooks.campaign_status_url).toBe(`${fx.receiver.url}${path}/campaign_status_url`);
+    fx.receiver.respond({});
     await record(api.tenantId, [{ campaign: "c1", seq: 2 }]);
     await new Promise((r) => setTimeout(r, 300));
-    expect(receiver.received.filter((r) => r.path.startsWith(path))).toHaveLength(1);
+    expect(fx.receiver.received.filter((r) => r.path.startsWith(path))).toHaveLength(1);
   });
 
   it("one tenant's slow receiver does not delay another tenant's deliveries", async () => {
-    const slow = await newTenant(server.url);
-    const fast = await newTenant(server.url);
+    const slow = await newTenant(fx.server.url);
+    const fast = await newTenant(fx.server.url);
     const slowReceiver = await startReceiver();
     try {
       slowReceiver.respond({ delayMs: 3000 });
