@@ -21,7 +21,7 @@ export const tests: E2ETest[] = [
           await expectUrl(page, /\/webhooks$/);
           await expectVisible(page.getByRole("heading", { name: "Webhooks", level: 1 }));
 
-          await page.getByLabel("Status do canal").fill(`${receiver.url}/canal`);
+          await page.getByRole("textbox", { name: "Status do canal" }).fill(`${receiver.url}/canal`);
           await page.getByRole("button", { name: "Salvar URLs" }).click();
           await expectText(page.getByRole("status").filter({ hasText: "URLs salvas" }), "1 alterada");
           await page.getByRole("button", { name: "Testar Status do canal" }).click();
@@ -46,9 +46,9 @@ export const tests: E2ETest[] = [
           await nav(page, "Webhooks").click();
           const row = page.getByRole("row").filter({ hasText: "Status do canal" }).first();
           await expectText(row, "Entregue", 15_000);
-          await page.getByLabel("Situação").selectOption("failed");
+          await page.getByRole("combobox", { name: "Situação" }).selectOption("failed");
           await expectVisible(page.getByText("Nenhuma entrega ainda."));
-          await page.getByLabel("Situação").selectOption("");
+          await page.getByRole("combobox", { name: "Situação" }).selectOption("");
 
           await page.getByRole("button", { name: "Trocar segredo" }).click();
           await page.getByRole("button", { name: "Confirmar troca" }).click();

@@ -189,9 +189,9 @@ function DeliveryLog() {
         Falhas são reenviadas após cerca de 5 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h e 24 h. Eventos de uma mesma campanha chegam em ordem.
       </p>
       <div className="row">
-        <label className="field">
-          <span>Tipo</span>
-          <select value={type} onChange={(e) => setType(e.target.value as WebhookType | "")}>
+        <Field label="Tipo">
+          {(control) => (
+          <select {...control} value={type} onChange={(e) => setType(e.target.value as WebhookType | "")}>
             <option value="">Todos</option>
             {types.map((t) => (
               <option key={t.type} value={t.type}>
@@ -199,10 +199,11 @@ function DeliveryLog() {
               </option>
             ))}
           </select>
-        </label>
-        <label className="field">
-          <span>Situação</span>
-          <select value={state} onChange={(e) => setState(e.target.value as typeof state)}>
+          )}
+        </Field>
+        <Field label="Situação">
+          {(control) => (
+          <select {...control} value={state} onChange={(e) => setState(e.target.value as typeof state)}>
             <option value="">Todas</option>
             {Object.entries(stateLabel).map(([value, label]) => (
               <option key={value} value={value}>
@@ -210,7 +211,8 @@ function DeliveryLog() {
               </option>
             ))}
           </select>
-        </label>
+          )}
+        </Field>
       </div>
       <ErrorAlert error={redeliver.error} />
       {deliveries.isPending ? (
