@@ -127,6 +127,14 @@ export async function attemptDelivery(db: Db, d: DeliveryRow, config: WebhookCon
   return record.outcome;
 }
 
+/** Pending, due by `dueBy`, and held by no worker at `now`. */
+const dueAndFree = (dueBy: Date, now: Date) =>
+  and(
+    eq(webhookDeliveries.state, "pending"),
+    lte(webhookDeliveries.nextAttemptAt, dueBy),
+    or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
+  );
+
 /** An earlier pending delivery of the same campaign/channel that is waiting (retry not due, or held by a worker). */
 const blockedByEarlier = (now: Date) => sql`exists (
   select 1 from webhook_deliveries e
@@ -143,9 +151,7 @@ export async function claimDueDeliveries(db: Db, tenantId: string, now: Date, li
       .where(
         and(
           eq(webhookDeliveries.tenantId, tenantId),
-          eq(webhookDeliveries.state, "pending"),
-          lte(webhookDeliveries.nextAttemptAt, now),
-          or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
+          dueAndFree(now, now),
           sql`not ${blockedByEarlier(now)}`,
         ),
       )
@@ -236,13 +242,7 @@ export async function tenantsWithDueDeliveries(db: Db, now: Date, limit = 100): 
   const rows = await db
     .selectDistinct({ tenantId: webhookDeliveries.tenantId })
     .from(webhookDeliveries)
-    .where(
-      and(
-        eq(webhookDeliveries.state, "pending"),
-        lte(webhookDeliveries.nextAttemptAt, now),
-        or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
-      ),
-    )
+    .where(dueAndFree(now, now))
     .limit(limit);
   return rows.map((r) => r.tenantId);
 }
@@ -258,13 +258,7 @@ export async function overdueDeliveries(db: Db, now: Date, limit = 500) {
   return db
     .select({ id: webhookDeliveries.id, tenantId: webhookDeliveries.tenantId })
     .from(webhookDeliveries)
-    .where(
-      and(
-        eq(webhookDeliveries.state, "pending"),
-        lte(webhookDeliveries.nextAttemptAt, before),
-        or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
-      ),
-    )
+    .where(dueAndFree(before, now))
     .orderBy(asc(webhookDeliveries.eventId))
     .limit(limit);
 }
