@@ -20,6 +20,7 @@ export function startWebhookEngine({ db }: Services): WebhookEngine {
     return { kind: "in-process", stop: () => runner.stop() };
   }
   let timer: NodeJS.Timeout | undefined;
+  let lateTimer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> = Promise.resolve();
   const fanOut = () => {
     inFlight = inFlight
@@ -30,15 +31,20 @@ export function startWebhookEngine({ db }: Services): WebhookEngine {
       // Not lost: the sweep-webhooks cron fans out what is left and re-requests overdue deliveries.
       .catch((err) => console.error("[webhooks] could not request deliveries from Inngest", err));
   };
+  // The wake comes from inside the event's transaction: look just after it commits, and once more a
+  // little later for a slow commit (the sweep-webhooks cron catches anything still left).
   const off = onWebhookWake(() => {
     clearTimeout(timer);
+    clearTimeout(lateTimer);
     timer = setTimeout(fanOut, 5);
+    lateTimer = setTimeout(fanOut, 500);
   });
   return {
     kind: "inngest",
     async stop() {
       off();
       clearTimeout(timer);
+      clearTimeout(lateTimer);
       await inFlight;
     },
   };
