@@ -3,5 +3,8 @@ export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { getServices } = await import("./server/services");
   const { startDispatchEngine } = await import("./inngest/engine");
-  startDispatchEngine(await getServices());
+  const { startWebhookEngine } = await import("./inngest/webhook-engine");
+  const services = await getServices();
+  startDispatchEngine(services);
+  startWebhookEngine(services);
 }

@@ -18,6 +18,7 @@ import path from "node:path";
 import type { Groups } from "../e2e/crash.spec";
 import { apiClient, createDatabase, createTenant, freePort, onAbnormalExit, root, startServer, stopServer, type ServerProcess } from "../e2e/server-process";
 import { ensureBuild } from "../scripts/ensure-build";
+import { benchWebhooks, type WebhookFigures } from "./webhooks";
 
 const GROUPS = 10_000;
 const CREATE_RUNS = 5;
@@ -246,6 +247,22 @@ function report(kind: string, f: Figures) {
   }
 }
 
+/** Webhook deliveries/s to a loopback receiver and event-to-delivery latency in the embedded runner (bench/webhooks.ts). */
+async function benchWebhooksOn(kind: "pglite" | "postgres"): Promise<WebhookFigures | { error: string }> {
+  const database = kind === "postgres" ? await createDatabase(pgBase, "gcs_bench_webhooks") : undefined;
+  try {
+    const f = await benchWebhooks({ url: database?.url }, log);
+    log(`${kind} webhook_deliveries_per_second: ${f.webhook_deliveries_per_second} (target >= 500)`);
+    log(`${kind} webhook_latency_p50_ms: ${f.webhook_latency_p50_ms}, p99: ${f.webhook_latency_p99_ms} (target p99 < 1000)`);
+    return f;
+  } catch (err) {
+    log(`${kind} webhooks failed: ${err instanceof Error ? err.message : String(err)}`);
+    return { error: err instanceof Error ? err.message : String(err) };
+  } finally {
+    await database?.drop().catch(() => {});
+  }
+}
+
 async function main() {
   const only = process.argv[2];
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
@@ -264,9 +281,11 @@ async function main() {
       all[kind] = { error: message };
     }
   }
+  const webhooks: Record<string, WebhookFigures | { error: string }> = {};
+  for (const kind of kinds) webhooks[kind] = await benchWebhooksOn(kind);
   const machine = { cpus: os.cpus().length, node: process.version, load_avg_start: loadStart, load_avg_end: loadAvg() };
   console.log(`load average (1 min) at start ${loadStart}, at end ${machine.load_avg_end}: figures drop sharply when other work shares the CPUs`);
-  console.log(JSON.stringify({ bench: "dispatch", machine, ...all }));
+  console.log(JSON.stringify({ bench: "dispatch", machine, ...all, webhooks }));
 }
 
 main().then(

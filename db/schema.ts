@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import {
+  bigint,
   bigserial,
   boolean,
   index,
@@ -150,8 +151,10 @@ export const outboxEvents = pgTable(
     type: text("type", { enum: ["campaign_status", "campaign_progress", "channel_status"] }).notNull(),
     payload: jsonb("payload").notNull(),
     createdAt: createdAt(),
+    /** Set when server/webhooks/fan-out-events.ts turned the event into deliveries (or found no URL). */
+    fannedOutAt: ts("fanned_out_at"),
   },
-  (t) => [index("outbox_tenant_idx").on(t.tenantId, t.id)],
+  (t) => [index("outbox_tenant_idx").on(t.tenantId, t.id), index("outbox_unfanned_idx").on(t.id).where(sql`fanned_out_at is null`)],
 );
 
 // --- Simulated messaging platform (used only while MESSAGING_PROVIDER=simulator) ---
@@ -424,4 +427,79 @@ export const integrations = pgTable(
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.type] })],
+);
+
+// ---- webhooks ----
+
+/**
+ * A tenant's webhook configuration: the three URLs (null = disabled) and the signing secret, encrypted at
+ * rest (server/crypto/secret-box.ts). After a rotation the previous secret keeps signing beside the new
+ * one until `previousSecretExpiresAt`, so receivers can switch without losing events.
+ */
+export const webhookConfigs = pgTable("webhook_configs", {
+  tenantId: text("tenant_id").primaryKey().references(() => tenants.id, { onDelete: "cascade" }),
+  campaignStatusUrl: text("campaign_status_url"),
+  campaignProgressUrl: text("campaign_progress_url"),
+  channelStatusUrl: text("channel_status_url"),
+  secretEncrypted: text("secret_encrypted").notNull(),
+  previousSecretEncrypted: text("previous_secret_encrypted"),
+  previousSecretExpiresAt: ts("previous_secret_expires_at"),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+export const webhookDeliveryStates = ["pending", "delivered", "failed", "canceled"] as const;
+
+/**
+ * One event for one target. `target` is `tenant` (the account's own URLs); partner apps will add
+ * targets of their own (e.g. `app:<id>`) without changing delivery. Deliveries sharing an `orderingKey`
+ * (type + campaign or channel) go out one at a time in `eventId` order.
+ */
+export const webhookDeliveries = pgTable(
+  "webhook_deliveries",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    eventId: bigint("event_id", { mode: "number" }).notNull(),
+    target: text("target").notNull().default("tenant"),
+    type: text("type", { enum: ["campaign_status", "campaign_progress", "channel_status"] }).notNull(),
+    orderingKey: text("ordering_key").notNull(),
+    /** The `webhook-id` header: the same on every attempt of this delivery. */
+    messageId: text("message_id").notNull(),
+    payload: jsonb("payload").notNull(),
+    state: text("state", { enum: webhookDeliveryStates }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at").notNull(),
+    leaseUntil: ts("lease_until"),
+    lastStatus: integer("last_status"),
+    lastError: text("last_error"),
+    createdAt: createdAt(),
+    finishedAt: ts("finished_at"),
+  },
+  (t) => [
+    uniqueIndex("webhook_deliveries_event_target_uq").on(t.eventId, t.target),
+    index("webhook_deliveries_due_idx").on(t.tenantId, t.nextAttemptAt).where(sql`state = 'pending'`),
+    // Claims walk a tenant's pending deliveries in event order and stop at the batch size.
+    index("webhook_deliveries_claim_idx").on(t.tenantId, t.eventId).where(sql`state = 'pending'`),
+    index("webhook_deliveries_order_idx").on(t.tenantId, t.target, t.orderingKey, t.eventId).where(sql`state = 'pending'`),
+    index("webhook_deliveries_tenant_idx").on(t.tenantId, t.id),
+  ],
+);
+
+/** Every HTTP attempt, test sends included (delivery null): shown in the dashboard's delivery log. */
+export const webhookAttempts = pgTable(
+  "webhook_attempts",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    deliveryId: bigint("delivery_id", { mode: "number" }).references(() => webhookDeliveries.id, { onDelete: "cascade" }),
+    type: text("type").notNull(),
+    url: text("url").notNull(),
+    isTest: boolean("is_test").notNull().default(false),
+    attemptedAt: ts("attempted_at").notNull(),
+    /** The receiver's HTTP status; 0 when it could not be reached (refused, time-out, blocked address). */
+    status: integer("status").notNull(),
+    durationMs: integer("duration_ms").notNull(),
+    error: text("error"),
+  },
+  (t) => [index("webhook_attempts_delivery_idx").on(t.deliveryId), index("webhook_attempts_tenant_idx").on(t.tenantId, t.attemptedAt)],
 );

@@ -31,3 +31,11 @@ export async function dispatchRequests(db: Db, campaignIds: string[]) {
     .where(inArray(campaigns.id, campaignIds));
   return rows.map((r) => ({ name: dispatchRequested.name, data: { id_campaign: r.id, tenant_id: r.tenantId } satisfies DispatchRequestedData }));
 }
+
+/** A webhook delivery (one event for one target) should be attempted; tenant_id keys the concurrency. */
+export const webhookDeliveryRequested = eventType("webhook/delivery.requested", {
+  schema: staticSchema<{ id_delivery: number; tenant_id: string }>(),
+});
+
+export const webhookDeliveryEvents = (rows: { id: number; tenantId: string }[]) =>
+  rows.map((r) => ({ name: webhookDeliveryRequested.name, data: { id_delivery: r.id, tenant_id: r.tenantId } }));

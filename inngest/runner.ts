@@ -1,6 +1,7 @@
 import { dueCampaigns, nextDueAt } from "../server/dispatch/due-campaigns";
 import { runCampaignStep, type DispatchDeps } from "../server/dispatch/run-campaign-step";
 import { onDispatchWake } from "../server/dispatch/wake";
+import { mapLimit } from "../server/map-limit";
 
 export interface RunnerOptions {
   /** Campaign steps run at once. */
@@ -85,13 +86,4 @@ export class InProcessRunner {
     const max = this.opts.maxSleepMs ?? 1000;
     this.schedule(next ? Math.min(max, Math.max(0, next.getTime() - Date.now())) : max);
   }
-}
-
-async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<unknown>) {
-  const queue = [...items];
-  await Promise.all(
-    Array.from({ length: Math.min(limit, queue.length) }, async () => {
-      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
-    }),
-  );
 }

@@ -46,7 +46,12 @@ async function startServer(): Promise<RunningServer> {
       databaseUrl: process.env.DATABASE_URL || undefined,
       logFile,
       log,
-      env: { SIMULATOR_PAIRING_MS: process.env.SIMULATOR_PAIRING_MS ?? "0" },
+      env: {
+        SIMULATOR_PAIRING_MS: process.env.SIMULATOR_PAIRING_MS ?? "0",
+        // The webhook spec's receiver listens on 127.0.0.1; production mode needs the second variable too.
+        WEBHOOK_ALLOW_PRIVATE: "1",
+        WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION: "1",
+      },
     });
     return { url: proc.url, process: proc, logFile, dataDir };
   } catch (err) {

@@ -71,6 +71,39 @@ export const env = {
       return Number(process.env.RATE_LIMIT_FAILED_AUTH_PER_MINUTE ?? 20);
     },
   },
+  webhooks: {
+    /** Delays (ms) before each retry of a failed delivery; after the last one the delivery is given up. */
+    get retrySchedule(): number[] {
+      const raw = process.env.WEBHOOK_RETRY_SCHEDULE;
+      if (!raw) return [5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000];
+      return raw
+        .split(",")
+        .map((s) => Number(s.trim()))
+        .filter((n) => Number.isFinite(n) && n >= 0);
+    },
+    get timeoutMs() {
+      return Number(process.env.WEBHOOK_TIMEOUT_MS ?? 10_000);
+    },
+    /** Hours the previous signing secret keeps signing beside the new one after a rotation. */
+    get secretGraceHours() {
+      return Number(process.env.WEBHOOK_SECRET_GRACE_HOURS ?? 24);
+    },
+    /** Deliveries of one tenant in flight at once (distinct campaigns/channels; one at a time per campaign). */
+    get tenantConcurrency() {
+      return Number(process.env.WEBHOOK_TENANT_CONCURRENCY ?? 16);
+    },
+    /**
+     * WEBHOOK_ALLOW_PRIVATE=1 lets URLs reach private/loopback addresses (tests, local development). In
+     * production mode (NODE_ENV=production, which `npm start` uses) it is ignored with a warning unless
+     * WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION=1 is set too (the e2e tests do, for a loopback receiver).
+     */
+    get allowPrivate(): boolean {
+      if (process.env.WEBHOOK_ALLOW_PRIVATE !== "1") return false;
+      if (process.env.NODE_ENV !== "production" || process.env.WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION === "1") return true;
+      warnOnce("WEBHOOK_ALLOW_PRIVATE=1 is ignored in production mode (set WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION=1 to force it)");
+      return false;
+    },
+  },
   get isProduction() {
     return process.env.NODE_ENV === "production";
   },
@@ -99,3 +132,10 @@ export function persistentSecret(envName: string, fileName: string, bytes = 32):
 /** Inngest drives dispatch when it is configured; otherwise the in-process runner does. */
 export const inngestConfigured = () =>
   Boolean(process.env.INNGEST_EVENT_KEY || process.env.INNGEST_SIGNING_KEY || process.env.INNGEST_DEV);
+
+const warned = new Set<string>();
+function warnOnce(message: string) {
+  if (warned.has(message)) return;
+  warned.add(message);
+  console.warn(`[env] ${message}`);
+}

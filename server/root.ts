@@ -8,6 +8,7 @@ import { partnerRouter } from "./partner/router";
 import { segmentsRouter } from "./segments/router";
 import { settingsRouter } from "./settings/router";
 import { router } from "./trpc";
+import { webhooksRouter } from "./webhooks/router";
 
 export const appRouter = router({
   account: accountRouter,
@@ -19,6 +20,7 @@ export const appRouter = router({
   partnerApps: partnerAppsRouter,
   segments: segmentsRouter,
   settings: settingsRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

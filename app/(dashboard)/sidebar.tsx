@@ -10,7 +10,7 @@ const sections: { label: string; href?: string }[] = [
   { label: "Segmentos", href: "/segments" },
   { label: "Campanhas", href: "/campaigns" },
   { label: "Integrações", href: "/integrations" },
-  { label: "Webhooks" },
+  { label: "Webhooks", href: "/webhooks" },
   { label: "Apps", href: "/apps" },
   { label: "Chaves de API", href: "/api-keys" },
   { label: "Configurações", href: "/settings" },

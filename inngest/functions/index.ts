@@ -1,5 +1,7 @@
 import { dispatchCampaign } from "./dispatch-campaign";
 import { sweepDueCampaigns } from "./sweep-due-campaigns";
+import { deliverWebhook } from "./deliver-webhook";
+import { sweepWebhooks } from "./sweep-webhooks";
 
 /** Every function served at /api/inngest. */
-export const functions = [dispatchCampaign, sweepDueCampaigns];
+export const functions = [dispatchCampaign, sweepDueCampaigns, deliverWebhook, sweepWebhooks];

@@ -435,15 +435,19 @@ describe("attacks, each refused", () => {
     expect((await decide(server.url, anonymous, fields, true)).status).toBe(401);
   });
 
-  it("a partner token gets 401 on owner endpoints; an API key gets 401 on partner endpoints", async () => {
+  it("a partner token gets 401 on owner endpoints (403 on test-webhook); an API key gets 401 on partner endpoints", async () => {
     const { tokens } = await fullFlow({ client_id: confidential.client_id }, basic());
     for (const [method, path] of [
       ["GET", "/api/external/list-settings"],
       ["POST", "/api/external/create-channel"],
+      ["GET", "/api/external/list-webhooks"],
     ]) {
       const res = await request(server.url, method, path, method === "POST" ? { name: "x" } : undefined, { authorization: `Bearer ${tokens.access_token}` });
       expectEnvelope(res, 401, "Unauthorized");
     }
+    // test-webhook: the spec answers a partner token 403.
+    const test = await request(server.url, "POST", "/api/external/test-webhook/campaign_status", {}, { authorization: `Bearer ${tokens.access_token}` });
+    expectEnvelope(test, 403, "Forbidden");
     const withKey = await request(server.url, "GET", "/api/external/partner/statistics", undefined, { "x-api-key": user.apiKey });
     expect(expectEnvelope(withKey, 401, "Unauthorized").code).toBe("invalid_token");
     const none = await request(server.url, "GET", "/api/external/partner/statistics");

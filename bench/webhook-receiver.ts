@@ -1,0 +1,13 @@
+/** The bench's webhook receiver (a child process): answers 204 and reports each arrival (webhook-id, epoch ms). */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+
+const server = createServer((req, res) => {
+  req.resume();
+  req.on("end", () => {
+    process.send?.({ id: String(req.headers["webhook-id"]), at: Date.now() });
+    res.writeHead(204).end();
+  });
+});
+server.listen(0, "127.0.0.1", () => process.send?.({ port: (server.address() as AddressInfo).port }));
+process.on("disconnect", () => process.exit(0));

@@ -1,0 +1,313 @@
+import { and, asc, desc, eq, inArray, isNull, lt, lte, min, ne, or, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { asyncCommit, tsParam } from "../../db/errors";
+import { webhookAttempts, webhookConfigs, webhookDeliveries } from "../../db/schema";
+import { env } from "../env";
+import { NotFound } from "../errors";
+import { signatureHeader } from "./signing";
+import type { WebhookType } from "./schema";
+import { sendWebhook, type SendOptions, type SendResult } from "./send-webhook";
+import { configuredUrl, disableUrl, signingSecrets, type WebhookConfigRow } from "./webhook-config";
+import { mapLimit } from "../map-limit";
+
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+export interface DeliverOptions {
+  send?: (url: string, body: string, headers: Record<string, string>, opts?: SendOptions) => Promise<SendResult>;
+  /** Deliveries of one tenant in flight at once (WEBHOOK_TENANT_CONCURRENCY). */
+  concurrency?: number;
+}
+
+export interface AttemptOutcome {
+  state: DeliveryRow["state"];
+  status: number | null;
+  /** When a pending delivery should be looked at again. */
+  retryAt: Date | null;
+}
+
+/** A claimed delivery is held this long; an attempt is bounded by the 10 s time-out, a chain releases as it goes. */
+const LEASE_MS = 5 * 60_000;
+
+/** The body as sent: the event envelope with its keys in the documented order. */
+export function webhookBody(payload: unknown): string {
+  const p = payload as { type: string; timestamp: string; data: unknown; test?: boolean };
+  return JSON.stringify(p.test ? { type: p.type, timestamp: p.timestamp, test: true, data: p.data } : { type: p.type, timestamp: p.timestamp, data: p.data });
+}
+
+/** Standard Webhooks headers: a stable `webhook-id`, a fresh `webhook-timestamp` per attempt, one signature per valid secret. */
+export function webhookHeaders(secrets: string[], messageId: string, at: Date, body: string): Record<string, string> {
+  const timestamp = Math.floor(at.getTime() / 1000);
+  return { "webhook-id": messageId, "webhook-timestamp": String(timestamp), "webhook-signature": signatureHeader(secrets, messageId, timestamp, body) };
+}
+
+/** The delay before the next attempt, or null to give up: the schedule with ±20 % jitter, never sooner than Retry-After. */
+export function nextRetryDelay(attemptsMade: number, retryAfterMs: number | null, random = Math.random): number | null {
+  const base = env.webhooks.retrySchedule[attemptsMade - 1];
+  if (base === undefined) return null;
+  const jittered = Math.round(base * (0.8 + 0.4 * random()));
+  // Honour Retry-After, but never beyond a day (a receiver cannot park deliveries forever).
+  return Math.max(jittered, Math.min(retryAfterMs ?? 0, 86_400_000));
+}
+
+interface AttemptRecord {
+  d: DeliveryRow;
+  url: string | null;
+  at: Date;
+  end: Date;
+  result: SendResult | null;
+  outcome: AttemptOutcome;
+  error: string | null;
+}
+
+/**
+ * One HTTP attempt of a claimed delivery and what it means: 2xx delivered; 410 disables the URL and ends
+ * the delivery; anything else (3xx included: redirects are not followed) retries on the schedule, then
+ * gives up. A URL disabled meanwhile cancels the delivery. Nothing is written: see recordAttempts.
+ */
+async function sendAttempt(d: DeliveryRow, config: WebhookConfigRow | undefined, opts: DeliverOptions): Promise<AttemptRecord> {
+  const type = d.type as WebhookType;
+  const url = configuredUrl(config, type);
+  const at = new Date();
+  if (!config || !url) {
+    return { d, url: null, at, end: at, result: null, error: "no URL configured for this type", outcome: { state: "canceled", status: null, retryAt: null } };
+  }
+  const body = webhookBody(d.payload);
+  const result = await (opts.send ?? sendWebhook)(url, body, webhookHeaders(signingSecrets(config, at), d.messageId, at, body));
+  const attempts = d.attempts + 1;
+  const ok = result.status >= 200 && result.status < 300;
+  const gone = result.status === 410;
+  const delay = ok || gone ? null : nextRetryDelay(attempts, result.retryAfterMs);
+  const end = new Date();
+  const state: DeliveryRow["state"] = ok ? "delivered" : delay === null ? "failed" : "pending";
+  const error = gone ? "410 Gone: URL disabled" : state === "failed" ? `${result.error ?? `HTTP ${result.status}`} (gave up after ${attempts} attempts)` : result.error;
+  return { d, url, at, end, result, error, outcome: { state, status: result.status, retryAt: delay === null ? null : new Date(end.getTime() + delay) } };
+}
+
+/** Logs attempts and moves their deliveries, many in one transaction (asynchronous commit: a crash at worst resends). */
+async function recordAttempts(db: Db, records: AttemptRecord[]) {
+  if (records.length === 0) return;
+  await db.transaction(async (tx) => {
+    await tx.execute(asyncCommit);
+    const sent = records.filter((r) => r.result && r.url);
+    if (sent.length > 0) {
+      await tx.insert(webhookAttempts).values(
+        sent.map((r) => ({
+          tenantId: r.d.tenantId,
+          deliveryId: r.d.id,
+          type: r.d.type,
+          url: r.url!,
+          attemptedAt: r.at,
+          status: r.result!.status,
+          durationMs: r.result!.durationMs,
+          error: r.result!.error,
+        })),
+      );
+    }
+    const values = sql.join(
+      records.map(
+        (r) =>
+          sql`(${r.d.id}::bigint, ${r.outcome.state}::text, ${r.result ? r.d.attempts + 1 : r.d.attempts}::int, ${tsParam(r.outcome.retryAt ?? r.d.nextAttemptAt)},
+               ${r.result?.status ?? null}::int, ${r.error}::text, ${r.outcome.state === "pending" ? null : r.end.toISOString()}::timestamptz)`,
+      ),
+      sql`, `,
+    );
+    await tx.execute(sql`
+      update webhook_deliveries d set state = v.state, attempts = v.attempts, next_attempt_at = v.next_at, lease_until = null,
+        last_status = coalesce(v.status, d.last_status), last_error = v.error, finished_at = v.finished_at
+      from (values ${values}) as v(id, state, attempts, next_at, status, error, finished_at)
+      where d.id = v.id and d.state = 'pending'`);
+    for (const r of records) if (r.result?.status === 410 && r.url) await disableUrl(tx, r.d.tenantId, r.d.type as WebhookType, r.url, r.end);
+  });
+}
+
+/** One attempt of a claimed delivery, sent and recorded (the Inngest path; the runner batches the recording). */
+export async function attemptDelivery(db: Db, d: DeliveryRow, config: WebhookConfigRow | undefined, opts: DeliverOptions = {}): Promise<AttemptOutcome> {
+  const record = await sendAttempt(d, config, opts);
+  await recordAttempts(db, [record]);
+  return record.outcome;
+}
+
+/** Pending, due by `dueBy`, and held by no worker at `now`. */
+const dueAndFree = (dueBy: Date, now: Date) =>
+  and(
+    eq(webhookDeliveries.state, "pending"),
+    lte(webhookDeliveries.nextAttemptAt, dueBy),
+    or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
+  );
+
+/** An earlier pending delivery of the same campaign/channel that is waiting (retry not due, or held by a worker). */
+const blockedByEarlier = (now: Date) => sql`exists (
+  select 1 from webhook_deliveries e
+  where e.tenant_id = ${webhookDeliveries.tenantId} and e.target = ${webhookDeliveries.target}
+    and e.ordering_key = ${webhookDeliveries.orderingKey} and e.state = 'pending' and e.event_id < ${webhookDeliveries.eventId}
+    and (e.next_attempt_at > ${tsParam(now)} or e.lease_until > ${tsParam(now)}))`;
+
+/** Claims a tenant's due deliveries (oldest event first), skipping any that would overtake a waiting earlier one. */
+export async function claimDueDeliveries(db: Db, tenantId: string, now: Date, limit = 200): Promise<DeliveryRow[]> {
+  return db.transaction(async (tx) => {
+    const rows = await tx
+      .select()
+      .from(webhookDeliveries)
+      .where(
+        and(
+          eq(webhookDeliveries.tenantId, tenantId),
+          dueAndFree(now, now),
+          sql`not ${blockedByEarlier(now)}`,
+        ),
+      )
+      .orderBy(asc(webhookDeliveries.eventId))
+      .limit(limit)
+      .for("update", { skipLocked: true });
+    if (rows.length === 0) return [];
+    await tx
+      .update(webhookDeliveries)
+      .set({ leaseUntil: new Date(now.getTime() + LEASE_MS) })
+      .where(inArray(webhookDeliveries.id, rows.map((r) => r.id)));
+    return rows;
+  });
+}
+
+/**
+ * Delivers a tenant's due deliveries until none is left: events of one campaign (or channel) one after
+ * the other in event order, stopping that chain at the first failure; different ones in parallel.
+ */
+export async function deliverDueForTenant(db: Db, tenantId: string, opts: DeliverOptions = {}): Promise<number> {
+  let attempted = 0;
+  for (;;) {
+    const claimed = await claimDueDeliveries(db, tenantId, new Date());
+    if (claimed.length === 0) return attempted;
+    const [config] = await db.select().from(webhookConfigs).where(eq(webhookConfigs.tenantId, tenantId));
+    const chains = new Map<string, DeliveryRow[]>();
+    for (const d of claimed) chains.set(`${d.target}|${d.orderingKey}`, [...(chains.get(`${d.target}|${d.orderingKey}`) ?? []), d]);
+    const records: AttemptRecord[] = [];
+    const released: number[] = [];
+    const gone = new Set<string>();
+    await mapLimit([...chains.values()], opts.concurrency ?? env.webhooks.tenantConcurrency, async (chain) => {
+      for (let i = 0; i < chain.length; i++) {
+        // A 410 earlier in this batch disabled the type's URL: the rest of the batch does not call it again.
+        const record = await sendAttempt(chain[i], gone.has(chain[i].type) ? undefined : config, opts);
+        if (record.result?.status === 410) gone.add(chain[i].type);
+        records.push(record);
+        if (record.outcome.state === "pending") {
+          // The chain waits for this one: the rest go back unattempted.
+          released.push(...chain.slice(i + 1).map((d) => d.id));
+          return;
+        }
+      }
+    });
+    await recordAttempts(db, records);
+    if (released.length) await db.update(webhookDeliveries).set({ leaseUntil: null }).where(inArray(webhookDeliveries.id, released));
+    attempted += records.length;
+  }
+}
+
+/**
+ * One delivery, for an engine that runs a job per event (Inngest): attempts it when it is due, free and
+ * first in its chain; otherwise says when to look again.
+ */
+export async function deliverOne(db: Db, deliveryId: number, opts: DeliverOptions = {}): Promise<AttemptOutcome> {
+  const now = new Date();
+  const claim = await db.transaction(async (tx) => {
+    const [d] = await tx.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).for("update", { skipLocked: true });
+    type Claim = { done?: DeliveryRow["state"]; wait?: Date; row?: DeliveryRow };
+    if (!d) return { wait: new Date(now.getTime() + 1000) } as Claim;
+    if (d.state !== "pending") return { done: d.state } as Claim;
+    if (d.nextAttemptAt > now) return { wait: d.nextAttemptAt } as Claim;
+    if (d.leaseUntil && d.leaseUntil > now) return { wait: d.leaseUntil } as Claim;
+    const [earlier] = await tx
+      .select({ at: min(webhookDeliveries.nextAttemptAt) })
+      .from(webhookDeliveries)
+      .where(
+        and(
+          eq(webhookDeliveries.tenantId, d.tenantId),
+          eq(webhookDeliveries.target, d.target),
+          eq(webhookDeliveries.orderingKey, d.orderingKey),
+          eq(webhookDeliveries.state, "pending"),
+          lt(webhookDeliveries.eventId, d.eventId),
+        ),
+      );
+    if (earlier?.at) return { wait: new Date(Math.max(earlier.at.getTime(), now.getTime()) + 1000) } as Claim;
+    await tx.update(webhookDeliveries).set({ leaseUntil: new Date(now.getTime() + LEASE_MS) }).where(eq(webhookDeliveries.id, d.id));
+    return { row: d } as Claim;
+  });
+  if (claim.done) return { state: claim.done, status: null, retryAt: null };
+  if (claim.wait) return { state: "pending", status: null, retryAt: claim.wait };
+  const row = claim.row!;
+  const [config] = await db.select().from(webhookConfigs).where(eq(webhookConfigs.tenantId, row.tenantId));
+  return attemptDelivery(db, row, config, opts);
+}
+
+/** Tenants with deliveries due now (the runner gives each its own worker). */
+export async function tenantsWithDueDeliveries(db: Db, now: Date, limit = 100): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ tenantId: webhookDeliveries.tenantId })
+    .from(webhookDeliveries)
+    .where(dueAndFree(now, now))
+    .limit(limit);
+  return rows.map((r) => r.tenantId);
+}
+
+export async function nextDeliveryDueAt(db: Db): Promise<Date | null> {
+  const [row] = await db.select({ at: min(webhookDeliveries.nextAttemptAt) }).from(webhookDeliveries).where(eq(webhookDeliveries.state, "pending"));
+  return row?.at ?? null;
+}
+
+/** Pending deliveries nobody is working on and overdue by more than a minute (Inngest's sweep re-requests them). */
+export async function overdueDeliveries(db: Db, now: Date, limit = 500) {
+  const before = new Date(now.getTime() - 60_000);
+  return db
+    .select({ id: webhookDeliveries.id, tenantId: webhookDeliveries.tenantId })
+    .from(webhookDeliveries)
+    .where(dueAndFree(before, now))
+    .orderBy(asc(webhookDeliveries.eventId))
+    .limit(limit);
+}
+
+/** The dashboard's "redeliver": the same event (same webhook-id) goes through the schedule again. */
+export async function redeliver(db: Db, tenantId: string, deliveryId: number, now: Date) {
+  const [row] = await db
+    .update(webhookDeliveries)
+    .set({ state: "pending", attempts: 0, nextAttemptAt: now, leaseUntil: null, finishedAt: null, lastError: null })
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.tenantId, tenantId), ne(webhookDeliveries.state, "pending")))
+    .returning({ id: webhookDeliveries.id, tenantId: webhookDeliveries.tenantId });
+  if (!row) throw new NotFound("Delivery not found, or still pending.");
+  return row;
+}
+
+/** The delivery log: newest first, each with its attempts. */
+export async function listDeliveries(db: Db, tenantId: string, filter: { type?: WebhookType; state?: DeliveryRow["state"]; limit: number }) {
+  const rows = await db
+    .select()
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.tenantId, tenantId),
+        filter.type ? eq(webhookDeliveries.type, filter.type) : undefined,
+        filter.state ? eq(webhookDeliveries.state, filter.state) : undefined,
+      ),
+    )
+    .orderBy(desc(webhookDeliveries.id))
+    .limit(filter.limit);
+  const attempts = rows.length
+    ? await db
+        .select()
+        .from(webhookAttempts)
+        .where(inArray(webhookAttempts.deliveryId, rows.map((r) => r.id)))
+        .orderBy(asc(webhookAttempts.id))
+    : [];
+  return rows.map((r) => ({
+    id: r.id,
+    type: r.type,
+    messageId: r.messageId,
+    state: r.state,
+    attempts: r.attempts,
+    nextAttemptAt: r.state === "pending" ? r.nextAttemptAt.toISOString() : null,
+    lastStatus: r.lastStatus,
+    lastError: r.lastError,
+    createdAt: r.createdAt.toISOString(),
+    payload: webhookBody(r.payload),
+    log: attempts
+      .filter((a) => a.deliveryId === r.id)
+      .map((a) => ({ at: a.attemptedAt.toISOString(), url: a.url, status: a.status, durationMs: a.durationMs, error: a.error })),
+  }));
+}

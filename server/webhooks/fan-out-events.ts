@@ -1,0 +1,61 @@
+import { and, asc, inArray, isNull, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { outboxEvents, webhookConfigs, webhookDeliveries } from "../../db/schema";
+import { configuredUrl } from "./webhook-config";
+import type { WebhookType } from "./schema";
+
+export interface FannedOut {
+  id: number;
+  tenantId: string;
+}
+
+/** Serializes fan-outs (two processes on PostgreSQL) so deliveries of one campaign are created in event order. */
+const FAN_OUT_LOCK = 7_246_001;
+
+/**
+ * Turns recorded outbox events into deliveries, oldest first: one per event whose type has a URL now
+ * (target `tenant`; partner apps will add targets here). Events without a URL are marked and dropped.
+ * Returns the deliveries created, for an engine to deliver.
+ */
+export async function fanOutEvents(db: Db, now: Date, limit = 1000): Promise<FannedOut[]> {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${FAN_OUT_LOCK})`);
+    const events = await tx
+      .select({ id: outboxEvents.id, tenantId: outboxEvents.tenantId, type: outboxEvents.type, payload: outboxEvents.payload })
+      .from(outboxEvents)
+      .where(isNull(outboxEvents.fannedOutAt))
+      .orderBy(asc(outboxEvents.id))
+      .limit(limit);
+    if (events.length === 0) return [];
+    const tenantIds = [...new Set(events.map((e) => e.tenantId))];
+    const configs = new Map(
+      (await tx.select().from(webhookConfigs).where(inArray(webhookConfigs.tenantId, tenantIds))).map((c) => [c.tenantId, c]),
+    );
+    const rows = events
+      .filter((e) => configuredUrl(configs.get(e.tenantId), e.type as WebhookType))
+      .map((e) => ({
+        tenantId: e.tenantId,
+        eventId: e.id,
+        target: "tenant",
+        type: e.type,
+        orderingKey: `${e.type}:${orderingSubject(e.payload)}`,
+        messageId: `msg_${e.id}`,
+        payload: e.payload,
+        nextAttemptAt: now,
+      }));
+    const created = rows.length
+      ? await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id, tenantId: webhookDeliveries.tenantId })
+      : [];
+    await tx
+      .update(outboxEvents)
+      .set({ fannedOutAt: now })
+      .where(and(isNull(outboxEvents.fannedOutAt), inArray(outboxEvents.id, events.map((e) => e.id))));
+    return created;
+  });
+}
+
+/** Events about the same campaign (or channel) are delivered in order; different ones in parallel. */
+function orderingSubject(payload: unknown): string {
+  const data = (payload as { data?: Record<string, unknown> }).data ?? {};
+  return String(data.id_campaign ?? data.id_channel ?? "");
+}

@@ -1,0 +1,66 @@
+import { z } from "zod";
+
+export const webhookTypes = ["campaign_status", "campaign_progress", "channel_status"] as const;
+export type WebhookType = (typeof webhookTypes)[number];
+
+/** The config field that holds each type's URL. */
+export const urlField = {
+  campaign_status: "campaign_status_url",
+  campaign_progress: "campaign_progress_url",
+  channel_status: "channel_status_url",
+} as const satisfies Record<WebhookType, string>;
+
+const urlOut = z.string().nullable().meta({ description: "Where this kind of event is POSTed; null when disabled." });
+
+export const webhookUrls = z.object({
+  campaign_status_url: urlOut,
+  campaign_progress_url: urlOut,
+  channel_status_url: urlOut,
+});
+
+export const listWebhooksOutput = z.object({
+  success: z.literal(true),
+  webhooks: webhookUrls.extend({
+    signing_secret: z.string().meta({
+      description: "Standard Webhooks secret (`whsec_<base64>`): verify with `new Webhook(secret).verify(body, headers)` from the `standardwebhooks` package.",
+    }),
+  }),
+});
+
+const urlIn = z
+  .union([z.string().max(2048), z.null()])
+  .optional()
+  .meta({ description: "An http(s) URL; `\"\"` or null disables. Private, loopback and link-local targets are refused (400)." });
+
+export const editWebhooksInput = z
+  .object({ campaign_status_url: urlIn, campaign_progress_url: urlIn, channel_status_url: urlIn })
+  .strict()
+  .refine((v) => Object.values(v).some((x) => x !== undefined), {
+    message: "send at least one of campaign_status_url, campaign_progress_url, channel_status_url",
+  });
+export type EditWebhooksInput = z.infer<typeof editWebhooksInput>;
+
+export const editWebhooksOutput = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  updated: z.array(z.string()).meta({ description: "The URL fields whose value changed." }),
+  webhooks: webhookUrls,
+});
+
+export const testWebhookInput = z.object({ type: z.enum(webhookTypes) });
+
+export const testWebhookOutput = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  status: z.number().int().meta({ description: "The receiver's HTTP status; 0 when it could not be reached (refused, time-out, blocked address)." }),
+});
+
+export const deliveryStateFilter = z.enum(["pending", "delivered", "failed", "canceled"]);
+
+export const listDeliveriesInput = z.object({
+  type: z.enum(webhookTypes).optional(),
+  state: deliveryStateFilter.optional(),
+  limit: z.number().int().min(1).max(200).default(50),
+});
+
+export const rotateSecretOutput = z.object({ signing_secret: z.string(), previous_valid_until: z.string() });

@@ -1,0 +1,73 @@
+import { lookup as dnsLookup } from "node:dns";
+import { BlockList, isIP } from "node:net";
+import { env } from "../env";
+
+export type LookupFn = typeof dnsLookup;
+
+/** Private, loopback, link-local, shared, documentation, multicast and reserved ranges (IANA special-purpose registries). */
+const nonPublic = new BlockList();
+for (const [net, prefix] of [
+  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
+  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15],
+  ["198.51.100.0", 24], ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
+] as const) nonPublic.addSubnet(net, prefix, "ipv4");
+for (const [net, prefix] of [
+  ["::", 128], ["::1", 128], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["100::", 64], ["2001::", 23], ["2001:db8::", 32],
+  ["2002::", 16], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8],
+] as const) nonPublic.addSubnet(net, prefix, "ipv6");
+
+/** The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:127.0.0.1`, `::ffff:7f00:1`), if it is one. */
+function mappedIpv4(ip: string): string | undefined {
+  const m = /^(?:0{0,4}:){0,5}:?ffff:(.+)$/i.exec(ip);
+  if (!m) return undefined;
+  if (isIP(m[1]) === 4) return m[1];
+  const hex = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(m[1]);
+  if (!hex) return undefined;
+  const [hi, lo] = [parseInt(hex[1], 16), parseInt(hex[2], 16)];
+  return [hi >> 8, hi & 255, lo >> 8, lo & 255].join(".");
+}
+
+/** True for anything but a public unicast address (and for anything that is not an IP address at all). */
+export function isPrivateAddress(ip: string): boolean {
+  const bare = ip.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  const family = isIP(bare);
+  if (family === 0) return true;
+  if (family === 6) {
+    const v4 = mappedIpv4(bare);
+    if (v4) return nonPublic.check(v4, "ipv4");
+    return nonPublic.check(bare, "ipv6");
+  }
+  return nonPublic.check(bare, "ipv4");
+}
+
+/**
+ * Why a webhook URL is refused, or null when it is acceptable. Checked when the URL is saved; the same
+ * rule is enforced again at connect time, after DNS (send-webhook.ts), so DNS rebinding gains nothing.
+ */
+export async function webhookUrlProblem(raw: string, opts: { lookup?: LookupFn; allowPrivate?: boolean } = {}): Promise<string | null> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return "must be an absolute http(s) URL";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an http or https URL";
+  if (opts.allowPrivate ?? env.webhooks.allowPrivate) return null;
+  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  const refused = "must not point to a private, loopback, link-local or reserved address";
+  if (isIP(host) !== 0) return isPrivateAddress(host) ? refused : null;
+  if (host === "localhost" || host.endsWith(".localhost")) return refused;
+  const addresses = await resolveAll(host, opts.lookup ?? dnsLookup);
+  // A name that does not resolve now is accepted: the connect-time check still guards every delivery.
+  return addresses.some(isPrivateAddress) ? refused : null;
+}
+
+function resolveAll(host: string, lookup: LookupFn): Promise<string[]> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve([]), 2000);
+    lookup(host, { all: true }, (err, addresses) => {
+      clearTimeout(timer);
+      resolve(err ? [] : (addresses as unknown as { address: string }[]).map((a) => a.address));
+    });
+  });
+}

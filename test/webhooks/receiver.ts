@@ -1,0 +1,86 @@
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { startTestServer, type TestServer } from "../http-server";
+
+export interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+/** A loopback webhook receiver whose answer tests can change (status, delay, headers) while it runs. */
+export interface Receiver {
+  url: string;
+  received: Received[];
+  /** Answer for the next requests: a status (default 200), optional headers, optional delay. */
+  respond: (r: { status?: number; headers?: Record<string, string>; delayMs?: number }) => void;
+  /** Stops listening (connections refused) until `start` again, on the same port. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const received: Received[] = [];
+  let answer: { status?: number; headers?: Record<string, string>; delayMs?: number } = {};
+  let port = 0;
+  let server: Server;
+  const listen = async () => {
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", () => {
+        received.push({ path: req.url ?? "/", headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now() });
+        const reply = () => {
+          res.writeHead(answer.status ?? 200, answer.headers ?? {});
+          res.end("ok");
+        };
+        if (answer.delayMs) setTimeout(reply, answer.delayMs);
+        else reply();
+      });
+    });
+    await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
+    port = (server.address() as AddressInfo).port;
+  };
+  await listen();
+  const stop = () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    respond: (r) => (answer = r),
+    stop,
+    start: listen,
+    close: stop,
+  };
+}
+
+/** Headers as `standardwebhooks`' verify takes them. */
+export const webhookHeadersOf = (h: IncomingHttpHeaders) => ({
+  "webhook-id": String(h["webhook-id"]),
+  "webhook-timestamp": String(h["webhook-timestamp"]),
+  "webhook-signature": String(h["webhook-signature"]),
+});
+
+/**
+ * For a test file: the REST test server and a loopback receiver, started once and closed at the end;
+ * the receiver answers 200 again after every test. Read them through the returned object.
+ */
+export function useServerAndReceiver() {
+  const ctx = {} as { server: TestServer; receiver: Receiver };
+  beforeAll(async () => {
+    ctx.server = await startTestServer();
+    ctx.receiver = await startReceiver();
+  });
+  afterEach(() => ctx.receiver.respond({}));
+  afterAll(async () => {
+    await ctx.receiver.close();
+    await ctx.server.close();
+  });
+  return ctx;
+}
