@@ -4,7 +4,7 @@ import { getDb } from "../db/client";
 import { webhookDeliveries } from "../db/schema";
 import { getServices } from "../server/services";
 import { newTenant } from "../test/helpers";
-import { useServerAndReceiver } from "../test/webhooks/receiver";
+import { useServerAndReceiver } from "../test/webhooks/fixtures";
 import { inngest } from "./client";
 import { startWebhookEngine, type WebhookEngine } from "./webhook-engine";
 

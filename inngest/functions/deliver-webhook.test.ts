@@ -8,7 +8,8 @@ import { recordEvent } from "../../server/outbox/record-event";
 import { deliverOne } from "../../server/webhooks/deliver-webhooks";
 import { fanOutEvents } from "../../server/webhooks/fan-out-events";
 import { newTenant } from "../../test/helpers";
-import { useServerAndReceiver, webhookHeadersOf } from "../../test/webhooks/receiver";
+import { useServerAndReceiver } from "../../test/webhooks/fixtures";
+import { webhookHeadersOf } from "../../test/webhooks/receiver";
 import { deliverWebhook } from "./deliver-webhook";
 import { sweepWebhooks } from "./sweep-webhooks";
 

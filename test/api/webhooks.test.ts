@@ -7,7 +7,8 @@ import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
 import { expectEnvelope, newTenant, request, type Api } from "../helpers";
-import { useServerAndReceiver, webhookHeadersOf } from "../webhooks/receiver";
+import { useServerAndReceiver } from "../webhooks/fixtures";
+import { webhookHeadersOf } from "../webhooks/receiver";
 
 const fx = useServerAndReceiver();
 afterEach(() => {

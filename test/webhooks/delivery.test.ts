@@ -11,7 +11,8 @@ import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
 import { newTenant, type Api } from "../helpers";
-import { startReceiver, useServerAndReceiver, webhookHeadersOf } from "./receiver";
+import { useServerAndReceiver } from "./fixtures";
+import { startReceiver, webhookHeadersOf } from "./receiver";
 
 const fx = useServerAndReceiver();
 let runner: WebhookRunner;

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, afterEach, beforeAll } from "vitest";
-import { startTestServer, type TestServer } from "../http-server";
+
+// No vitest and no test server here: the browser suite (e2e/webhooks.spec.ts) imports this file too.
 
 export interface Received {
   path: string;
@@ -66,21 +66,3 @@ export const webhookHeadersOf = (h: IncomingHttpHeaders) => ({
   "webhook-timestamp": String(h["webhook-timestamp"]),
   "webhook-signature": String(h["webhook-signature"]),
 });
-
-/**
- * For a test file: the REST test server and a loopback receiver, started once and closed at the end;
- * the receiver answers 200 again after every test. Read them through the returned object.
- */
-export function useServerAndReceiver() {
-  const ctx = {} as { server: TestServer; receiver: Receiver };
-  beforeAll(async () => {
-    ctx.server = await startTestServer();
-    ctx.receiver = await startReceiver();
-  });
-  afterEach(() => ctx.receiver.respond({}));
-  afterAll(async () => {
-    await ctx.receiver.close();
-    await ctx.server.close();
-  });
-  return ctx;
-}

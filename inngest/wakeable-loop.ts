@@ -1,0 +1,80 @@
+/**
+ * The loop both in-process engines share (dispatch and webhooks): one round at a time; a wake-up
+ * during a round asks for another right after it; otherwise sleep until the next thing is due. The
+ * engines supply what a round does and how long to sleep; durable state stays in the database.
+ */
+export abstract class WakeableLoop {
+  private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
+  private again = false;
+  private stopped = true;
+  private unsubscribe: (() => void) | undefined;
+  private tickDone: Promise<void> = Promise.resolve();
+
+  protected constructor(private readonly label: string) {}
+
+  /** Subscribe to the engine's wake-ups; returns the unsubscribe. */
+  protected abstract subscribe(): () => void;
+  /** One round of work; true when more is ready right away. */
+  protected abstract round(): Promise<boolean>;
+  /** How long to sleep after a round that left nothing ready. */
+  protected abstract sleepMs(): Promise<number>;
+  /** Work a round started that stop() must wait for (beyond the round itself). */
+  protected async drain(): Promise<void> {}
+
+  start() {
+    this.stopped = false;
+    this.unsubscribe = this.subscribe();
+    this.wake();
+    return this;
+  }
+
+  async stop() {
+    this.stopped = true;
+    this.unsubscribe?.();
+    clearTimeout(this.timer);
+    await this.tickDone;
+    await this.drain();
+  }
+
+  get isStopped() {
+    return this.stopped;
+  }
+
+  wake(delayMs = 0) {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.schedule(delayMs);
+  }
+
+  private schedule(ms: number) {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer.unref?.();
+  }
+
+  private async tick() {
+    if (this.ticking || this.stopped) return;
+    this.ticking = true;
+    let resolve!: () => void;
+    this.tickDone = new Promise((r) => (resolve = r));
+    let more = false;
+    try {
+      more = await this.round();
+    } catch (err) {
+      if (!this.stopped) console.error(`[${this.label}] runner round failed`, err);
+    } finally {
+      this.ticking = false;
+      resolve();
+    }
+    if (this.stopped) return;
+    if (more || this.again) {
+      this.again = false;
+      return this.schedule(0);
+    }
+    this.schedule(await this.sleepMs());
+  }
+}
