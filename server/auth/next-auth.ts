@@ -1,11 +1,14 @@
 import { eq } from "drizzle-orm";
 import type { NextAuthOptions } from "next-auth";
 import { getServerSession } from "next-auth";
-import Credentials from "next-auth/providers/credentials";
+import CredentialsModule from "next-auth/providers/credentials";
 import { getDb } from "../../db/client";
 import { users } from "../../db/schema";
 import { env, persistentSecret } from "../env";
 import { verifyPassword } from "./password";
+
+// next-auth ships CommonJS: bundlers hand us its default export, plain Node ESM (tsx scripts) the module.
+const Credentials = ((CredentialsModule as unknown as { default?: typeof CredentialsModule }).default ?? CredentialsModule) as typeof CredentialsModule;
 
 // next-auth reads its URL from the environment; APP_URL (or PORT) is enough for us.
 process.env.NEXTAUTH_URL ??= env.appUrl;
