@@ -10,3 +10,9 @@ export function inJson(column: Column | SQL, values: readonly (string | number)[
   // function's rows was planned as a scan of every row of the table, seconds on a large campaign).
   return sql`${column} = any(array(select json_array_elements_text(${JSON.stringify(values)}::json)))`;
 }
+
+/** Row count of an INSERT/UPDATE/DELETE run with db.execute, on either driver (postgres-js: `count`; PGlite: `affectedRows`). */
+export function affectedRows(result: unknown): number {
+  const r = result as { count?: number; affectedRows?: number };
+  return Number(r.count ?? r.affectedRows ?? 0);
+}

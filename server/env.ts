@@ -84,6 +84,10 @@ export const env = {
     get timeoutMs() {
       return Number(process.env.WEBHOOK_TIMEOUT_MS ?? 10_000);
     },
+    /** Days finished deliveries (with their attempts) and fanned-out outbox events are kept. */
+    get retentionDays() {
+      return Number(process.env.WEBHOOK_RETENTION_DAYS ?? 30);
+    },
     /** Hours the previous signing secret keeps signing beside the new one after a rotation. */
     get secretGraceHours() {
       return Number(process.env.WEBHOOK_SECRET_GRACE_HOURS ?? 24);

@@ -1,5 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { affectedRows } from "../../db/params";
 import { campaigns, channels, deliveries, monitoringGroups, segmentChannels, segmentGroups } from "../../db/schema";
 import { BadRequest } from "../errors";
 import { newId } from "../ids";
@@ -73,10 +74,4 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
     return count;
   });
   return { id, name: input.name, status: "pending" as const, scheduledAt, total };
-}
-
-/** Row count of an INSERT on either driver (postgres-js: `count`; PGlite: `affectedRows`). */
-function affectedRows(result: unknown): number {
-  const r = result as { count?: number; affectedRows?: number };
-  return Number(r.count ?? r.affectedRows ?? 0);
 }

@@ -1,0 +1,65 @@
+import { eq, inArray } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { getDb } from "../../db/client";
+import { outboxEvents, webhookAttempts, webhookDeliveries } from "../../db/schema";
+import { createTenant } from "../../server/auth/create-tenant";
+import { pruneWebhookHistory } from "../../server/webhooks/prune-history";
+
+const day = 86_400_000;
+
+describe("webhook history retention", () => {
+  it("removes finished deliveries (with their attempts), fanned-out events and test attempts older than the retention; keeps the rest", async () => {
+    const db = await getDb();
+    const { tenantId } = await createTenant(db, { name: "Retenção", email: `r-${Date.now()}@example.test`, password: "senha-segura-123" });
+    const now = new Date();
+    const old = new Date(now.getTime() - 40 * day);
+    const recent = new Date(now.getTime() - 2 * day);
+    const payload = { type: "campaign_progress", timestamp: old.toISOString(), data: {} };
+
+    const events = await db
+      .insert(outboxEvents)
+      .values([
+        { tenantId, type: "campaign_progress", payload, createdAt: old, fannedOutAt: old }, // goes
+        { tenantId, type: "campaign_progress", payload, createdAt: old, fannedOutAt: null }, // never fanned out: stays
+        { tenantId, type: "campaign_progress", payload, createdAt: recent, fannedOutAt: recent }, // recent: stays
+      ])
+      .returning({ id: outboxEvents.id });
+    const delivery = (eventId: number, state: "pending" | "delivered" | "failed", finishedAt: Date | null) => ({
+      tenantId,
+      eventId,
+      type: "campaign_progress" as const,
+      orderingKey: `k-${eventId}`,
+      messageId: `msg_${eventId}`,
+      payload,
+      state,
+      nextAttemptAt: old,
+      createdAt: old,
+      finishedAt,
+    });
+    const deliveries = await db
+      .insert(webhookDeliveries)
+      .values([
+        delivery(events[0].id, "delivered", old), // goes
+        delivery(events[0].id + 1_000_000, "failed", old), // goes
+        delivery(events[0].id + 2_000_000, "pending", null), // pending: stays, however old
+        delivery(events[2].id, "delivered", recent), // recent: stays
+      ])
+      .returning({ id: webhookDeliveries.id });
+    const attempt = (deliveryId: number | null, at: Date) => ({ tenantId, deliveryId, type: "campaign_progress", url: "https://example.com/h", isTest: deliveryId === null, attemptedAt: at, status: 200, durationMs: 5 });
+    await db.insert(webhookAttempts).values([attempt(deliveries[0].id, old), attempt(deliveries[3].id, recent), attempt(null, old), attempt(null, recent)]);
+
+    const removed = await pruneWebhookHistory(db, now, 30);
+    expect(removed).toEqual({ deliveries: 2, events: 1, testAttempts: 1 });
+
+    const leftDeliveries = await db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.tenantId, tenantId));
+    expect(leftDeliveries.map((d) => d.id).sort()).toEqual([deliveries[2].id, deliveries[3].id].sort());
+    const leftEvents = await db.select({ id: outboxEvents.id }).from(outboxEvents).where(inArray(outboxEvents.id, events.map((e) => e.id)));
+    expect(leftEvents.map((e) => e.id).sort()).toEqual([events[1].id, events[2].id].sort());
+    const leftAttempts = await db.select({ deliveryId: webhookAttempts.deliveryId, at: webhookAttempts.attemptedAt }).from(webhookAttempts).where(eq(webhookAttempts.tenantId, tenantId));
+    expect(leftAttempts).toHaveLength(2);
+    expect(leftAttempts.every((a) => a.at.getTime() === recent.getTime())).toBe(true);
+
+    // Nothing more to remove.
+    expect(await pruneWebhookHistory(db, now, 30)).toEqual({ deliveries: 0, events: 0, testAttempts: 0 });
+  });
+});
