@@ -109,15 +109,17 @@ describe("webhook delivery (in-process runner)", () => {
       const v = verifiedUnder(path, secret);
       return v.length >= 12 && v;
     });
-    await new Promise((r) => setTimeout(r, 300));
+    // The receiver answers before the runner records each attempt: wait for the records.
+    const deliveries = await waitFor("every delivery recorded as delivered", async () => {
+      const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.tenantId, api.tenantId));
+      return rows.length === 12 && rows.every((d) => d.state === "delivered") && rows;
+    });
     const all = verifiedUnder(path, secret);
     expect(all).toHaveLength(12);
     expect(new Set(all.map((r) => r.id)).size).toBe(12);
     for (const campaign of new Set(events.map((e) => e.campaign))) {
       expect(got.filter((r) => r.event.data.id_campaign === campaign).map((r) => r.event.data.seq)).toEqual([1, 2, 3, 4]);
     }
-    const deliveries = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.tenantId, api.tenantId));
-    expect(deliveries.every((d) => d.state === "delivered")).toBe(true);
     const attempts = await db.select().from(webhookAttempts).where(eq(webhookAttempts.tenantId, api.tenantId));
     const first = deliveries.filter((d) => d.attempts > 1);
     expect(first.length).toBeGreaterThanOrEqual(3);
@@ -157,7 +159,10 @@ describe("webhook delivery (in-process runner)", () => {
     expect(log[0].log.map((a) => a.status)).toEqual([500, 500, 500]);
     await caller.webhooks.redeliver({ id: failed.id });
     await waitFor("redelivered", () => verifiedUnder(path, secret).filter((r) => r.id === failed.messageId).some((r) => r.event.data.seq === 1 && r.headers["webhook-id"] === failed.messageId) && fx.receiver.received.filter((r) => r.headers["webhook-id"] === failed.messageId).length === 4);
-    expect((await caller.webhooks.deliveries({ type: "campaign_progress", state: "delivered", limit: 50 })).map((d) => d.id)).toContain(failed.id);
+    // The receiver answers before the runner records the attempt: wait for the record, not just the request.
+    await waitFor("redelivery recorded", async () =>
+      (await caller.webhooks.deliveries({ type: "campaign_progress", state: "delivered", limit: 50 })).some((d) => d.id === failed.id),
+    );
   });
 
   it("honours Retry-After", async () => {
@@ -188,7 +193,10 @@ describe("webhook delivery (in-process runner)", () => {
       const [c] = await db.select().from(webhookConfigs).where(eq(webhookConfigs.tenantId, api.tenantId));
       return c.campaignProgressUrl === null;
     });
-    const [d] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.tenantId, api.tenantId));
+    const d = await waitFor("delivery ended", async () => {
+      const [row] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.tenantId, api.tenantId));
+      return row?.state !== "pending" && row;
+    });
     expect(d).toMatchObject({ state: "failed", attempts: 1, lastStatus: 410 });
     // The other URL is untouched.
     expect((await api("GET", "/api/external/list-webhooks")).json.webhooks.campaign_status_url).toBe(`${fx.receiver.url}${path}/campaign_status_url`);
