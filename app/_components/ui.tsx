@@ -190,3 +190,39 @@ export function CreateByNameForm({
     </section>
   );
 }
+
+/**
+ * A list query in its four states: loading, the error, the empty message, or a table with one header
+ * cell per column (`null`: an unlabelled actions column) and the rows `children` renders.
+ */
+export function QueryTable<T>({
+  query,
+  empty,
+  columns,
+  label,
+  children,
+}: {
+  query: { isPending: boolean; error: unknown; data?: T[] };
+  empty: ReactNode;
+  columns: (string | null)[];
+  label?: string;
+  children: (rows: T[]) => ReactNode;
+}) {
+  if (query.isPending) return <Loading />;
+  if (query.error) return <ErrorAlert error={query.error} />;
+  if (!query.data || query.data.length === 0) return <EmptyState>{empty}</EmptyState>;
+  return (
+    <table className="table" aria-label={label}>
+      <thead>
+        <tr>
+          {columns.map((c, i) => (
+            <th scope="col" key={i}>
+              {c ?? <span className="sr-only">Ações</span>}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{children(query.data)}</tbody>
+    </table>
+  );
+}

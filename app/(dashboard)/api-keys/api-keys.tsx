@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { CopyButton, CreateByNameForm, EmptyState, ErrorAlert, Loading, PageHeader } from "../../_components/ui";
+import { CopyButton, CreateByNameForm, ErrorAlert, PageHeader, QueryTable } from "../../_components/ui";
 import { formatDateTime } from "../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
 
@@ -65,33 +65,11 @@ export function ApiKeys() {
 
       <section className="card">
         <h2>Suas chaves</h2>
-        {keys.isPending ? (
-          <Loading />
-        ) : keys.error ? (
-          <ErrorAlert error={keys.error} />
-        ) : keys.data.length === 0 ? (
-          <EmptyState>Nenhuma chave ainda.</EmptyState>
-        ) : (
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Nome</th>
-                <th scope="col">Prefixo</th>
-                <th scope="col">Criada em</th>
-                <th scope="col">Último uso</th>
-                <th scope="col">Situação</th>
-                <th scope="col">
-                  <span className="sr-only">Ações</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.map((k) => (
-                <KeyRow key={k.id} apiKey={k} />
-              ))}
-            </tbody>
-          </table>
-        )}
+        <QueryTable query={keys} empty="Nenhuma chave ainda." columns={["Nome", "Prefixo", "Criada em", "Último uso", "Situação", null]}>
+          {(rows) => rows.map((k) => (
+            <KeyRow key={k.id} apiKey={k} />
+          ))}
+        </QueryTable>
       </section>
     </>
   );

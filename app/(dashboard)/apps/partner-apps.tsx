@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { CopyButton, EmptyState, ErrorAlert, Loading, PageHeader } from "../../_components/ui";
+import { CopyButton, EmptyState, ErrorAlert, Loading, PageHeader, QueryTable } from "../../_components/ui";
 import { formatDateTime } from "../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
 
@@ -238,40 +238,20 @@ function AuthorizedApps() {
     <section className="card">
       <h2>Apps autorizados</h2>
       <p className="muted">Apps de parceiros que você autorizou a ler dados desta conta.</p>
-      {authorized.isPending ? (
-        <Loading />
-      ) : authorized.error ? (
-        <ErrorAlert error={authorized.error} />
-      ) : authorized.data.length === 0 ? (
-        <EmptyState>Nenhum app autorizado.</EmptyState>
-      ) : (
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">App</th>
-              <th scope="col">Escopos</th>
-              <th scope="col">Autorizado em</th>
-              <th scope="col">
-                <span className="sr-only">Ações</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {authorized.data.map((a) => (
-              <tr key={a.client_id}>
-                <td>{a.homepage_url ? <a href={a.homepage_url}>{a.name}</a> : a.name}</td>
-                <td>{a.scopes.join(" ")}</td>
-                <td>{formatDateTime(a.authorized_at)}</td>
-                <td className="actions">
-                  <button type="button" className="btn btn-ghost-danger" disabled={revoke.isPending} onClick={() => revoke.mutate({ client_id: a.client_id })} aria-label={`Revogar acesso de ${a.name}`}>
-                    Revogar acesso
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <QueryTable query={authorized} empty="Nenhum app autorizado." columns={["App", "Escopos", "Autorizado em", null]}>
+        {(rows) => rows.map((a) => (
+          <tr key={a.client_id}>
+            <td>{a.homepage_url ? <a href={a.homepage_url}>{a.name}</a> : a.name}</td>
+            <td>{a.scopes.join(" ")}</td>
+            <td>{formatDateTime(a.authorized_at)}</td>
+            <td className="actions">
+              <button type="button" className="btn btn-ghost-danger" disabled={revoke.isPending} onClick={() => revoke.mutate({ client_id: a.client_id })} aria-label={`Revogar acesso de ${a.name}`}>
+                Revogar acesso
+              </button>
+            </td>
+          </tr>
+        ))}
+      </QueryTable>
       <ErrorAlert error={revoke.error} />
     </section>
   );

@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
-import { CreateByNameForm, EmptyState, ErrorAlert, Loading, PageHeader, StatusBadge } from "../../_components/ui";
+import { CreateByNameForm, ErrorAlert, PageHeader, QueryTable, StatusBadge } from "../../_components/ui";
 import { formatDateTime } from "../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
 
@@ -41,31 +41,11 @@ export function Channels() {
 
       <section className="card">
         <h2>Seus canais</h2>
-        {channels.isPending ? (
-          <Loading />
-        ) : channels.error ? (
-          <ErrorAlert error={channels.error} />
-        ) : channels.data.length === 0 ? (
-          <EmptyState>Nenhum canal ainda. Crie o primeiro acima.</EmptyState>
-        ) : (
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Nome</th>
-                <th scope="col">Situação</th>
-                <th scope="col">Criado em</th>
-                <th scope="col">
-                  <span className="sr-only">Ações</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {channels.data.map((c) => (
-                <ChannelRow key={c.id_channel} channel={c} />
-              ))}
-            </tbody>
-          </table>
-        )}
+        <QueryTable query={channels} empty="Nenhum canal ainda. Crie o primeiro acima." columns={["Nome", "Situação", "Criado em", null]}>
+          {(rows) => rows.map((c) => (
+            <ChannelRow key={c.id_channel} channel={c} />
+          ))}
+        </QueryTable>
       </section>
     </>
   );

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { CopyButton, EmptyState, ErrorAlert, Field, Loading, PageHeader } from "../../_components/ui";
+import { CopyButton, ErrorAlert, Field, Loading, PageHeader, QueryTable } from "../../_components/ui";
 import { formatDayTimeSeconds } from "../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
 
@@ -215,33 +215,11 @@ function DeliveryLog() {
         </Field>
       </div>
       <ErrorAlert error={redeliver.error} />
-      {deliveries.isPending ? (
-        <Loading />
-      ) : deliveries.error ? (
-        <ErrorAlert error={deliveries.error} />
-      ) : deliveries.data.length === 0 ? (
-        <EmptyState>Nenhuma entrega ainda.</EmptyState>
-      ) : (
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Evento</th>
-              <th scope="col">Tipo</th>
-              <th scope="col">Situação</th>
-              <th scope="col">Tentativas</th>
-              <th scope="col">Criado em</th>
-              <th scope="col">
-                <span className="sr-only">Ações</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {deliveries.data.map((d) => (
-              <DeliveryRow key={d.id} delivery={d} onRedeliver={() => redeliver.mutate({ id: d.id })} busy={redeliver.isPending} />
-            ))}
-          </tbody>
-        </table>
-      )}
+      <QueryTable query={deliveries} empty="Nenhuma entrega ainda." columns={["Evento", "Tipo", "Situação", "Tentativas", "Criado em", null]}>
+        {(rows) => rows.map((d) => (
+          <DeliveryRow key={d.id} delivery={d} onRedeliver={() => redeliver.mutate({ id: d.id })} busy={redeliver.isPending} />
+        ))}
+      </QueryTable>
       {tests.data && tests.data.length > 0 && (
         <>
           <h3>Testes recentes</h3>
