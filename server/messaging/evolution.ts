@@ -5,6 +5,7 @@ import { evolutionInstances, evolutionMessages } from "../../db/schema";
 import { carouselFallback } from "./carousel-fallback";
 import { EvolutionClient, EvolutionHttpError, EvolutionUnreachableError } from "./evolution-client";
 import {
+  ProviderEvents,
   ProviderSendError,
   ProviderUnavailableError,
   sendEach,
@@ -12,7 +13,7 @@ import {
   type MessagingProvider,
   type OutboundMessage,
   type PairingInfo,
-  type ProviderEvent,
+  type ProviderListener,
   type ProviderGroup,
   type Receipt,
   type SendReceipt,
@@ -67,7 +68,7 @@ export class EvolutionProvider implements MessagingProvider {
   /** Baileys cannot send carousels or buttons to groups, nor forward with our bookkeeping: the service plans around it. */
   readonly capabilities = { carousel: false, forward: false, linkPreview: true, mentionAll: true };
   private readonly client: EvolutionClient;
-  private listeners = new Set<(event: ProviderEvent) => Promise<void> | void>();
+  private readonly events = new ProviderEvents("evolution");
   private groupFetches = new Map<string, Promise<ProviderGroup[]>>();
 
   constructor(
@@ -77,19 +78,8 @@ export class EvolutionProvider implements MessagingProvider {
     this.client = new EvolutionClient({ baseUrl: opts.apiUrl, apiKey: opts.apiKey, timeoutMs: opts.timeoutMs, retries: opts.retries, backoffMs: opts.backoffMs });
   }
 
-  subscribe(listener: (event: ProviderEvent) => Promise<void> | void) {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  private async emit(event: ProviderEvent) {
-    for (const listener of this.listeners) {
-      try {
-        await listener(event);
-      } catch (err) {
-        console.error("[evolution] event listener failed", err);
-      }
-    }
+  subscribe(listener: ProviderListener) {
+    return this.events.subscribe(listener);
   }
 
   private async instance(channelId: string) {
@@ -166,7 +156,7 @@ export class EvolutionProvider implements MessagingProvider {
         ...(state === "open" ? { qrCode: null, pairingCode: null } : {}),
       })
       .where(eq(evolutionInstances.channelId, channelId));
-    if (before !== after) await this.emit({ type: "channel_status", channelId, status: after, at });
+    if (before !== after) await this.events.emit({ type: "channel_status", channelId, status: after, at });
     return after;
   }
 
@@ -446,8 +436,8 @@ export class EvolutionProvider implements MessagingProvider {
       if (!m) continue;
       (status === "DELIVERY_ACK" ? acked : read).push({ channelId, deliveryKey: m.deliveryKey, messageId: id });
     }
-    if (acked.length) await this.emit({ type: "message_ack", receipts: acked, at });
-    if (read.length) await this.emit({ type: "message_read", receipts: read, at });
+    if (acked.length) await this.events.emit({ type: "message_ack", receipts: acked, at });
+    if (read.length) await this.events.emit({ type: "message_read", receipts: read, at });
   }
 }
 

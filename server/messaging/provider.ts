@@ -66,6 +66,32 @@ export type ProviderEvent =
   | { type: "message_ack"; receipts: Receipt[]; at: Date }
   | { type: "message_read"; receipts: Receipt[]; at: Date };
 
+export type ProviderListener = (event: ProviderEvent) => Promise<void> | void;
+
+/** A provider's event listeners: each event goes to every listener in turn; one failing does not stop the rest. */
+export class ProviderEvents {
+  private readonly listeners = new Set<ProviderListener>();
+
+  constructor(private readonly label: string) {}
+
+  subscribe(listener: ProviderListener) {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  async emit(event: ProviderEvent) {
+    for (const listener of this.listeners) {
+      try {
+        await listener(event);
+      } catch (err) {
+        console.error(`[${this.label}] event listener failed`, err);
+      }
+    }
+  }
+}
+
 /** The outcome of one message of a sendMany call: its receipt or why it failed. */
 export type SendOutcome = { ok: true; receipt: SendReceipt } | { ok: false; error: ProviderSendError | ProviderUnavailableError };
 
@@ -115,7 +141,7 @@ export interface MessagingProvider {
   /** Removes the connection from the platform. */
   deleteChannel(channelId: string): Promise<void>;
   /** Status changes, acks and read receipts. Returns an unsubscribe function. */
-  subscribe(listener: (event: ProviderEvent) => Promise<void> | void): () => void;
+  subscribe(listener: ProviderListener): () => void;
 }
 
 /** sendMany for providers that can only send one message at a time. */

@@ -4,13 +4,14 @@ import type { Db } from "../../db/client";
 import { inJson } from "../../db/params";
 import { simulatorChannels, simulatorConfig, simulatorFailures, simulatorMessages } from "../../db/schema";
 import {
+  ProviderEvents,
   ProviderSendError,
   ProviderUnavailableError,
   type ChannelStatus,
   type MessagingProvider,
   type OutboundMessage,
   type PairingInfo,
-  type ProviderEvent,
+  type ProviderListener,
   type ProviderGroup,
   type Receipt,
   type SendOutcome,
@@ -43,7 +44,7 @@ const isRead = (deliveryKey: string) => createHash("sha256").update(deliveryKey)
 export class SimulatorProvider implements MessagingProvider {
   readonly name = "simulator" as const;
   readonly capabilities = { carousel: true, forward: true, linkPreview: true, mentionAll: true };
-  private listeners = new Set<(event: ProviderEvent) => Promise<void> | void>();
+  private readonly events = new ProviderEvents("simulator");
   private latencyMs: number | undefined;
 
   constructor(
@@ -51,19 +52,8 @@ export class SimulatorProvider implements MessagingProvider {
     private readonly opts: SimulatorOptions,
   ) {}
 
-  subscribe(listener: (event: ProviderEvent) => Promise<void> | void) {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  private async emit(event: ProviderEvent) {
-    for (const listener of this.listeners) {
-      try {
-        await listener(event);
-      } catch (err) {
-        console.error("[simulator] event listener failed", err);
-      }
-    }
+  subscribe(listener: ProviderListener) {
+    return this.events.subscribe(listener);
   }
 
   async createChannel(channel: { id: string; name: string }) {
@@ -82,7 +72,7 @@ export class SimulatorProvider implements MessagingProvider {
       .where(and(eq(simulatorChannels.paired, false), lte(simulatorChannels.pairsAt, now)))
       .returning({ channelId: simulatorChannels.channelId, online: simulatorChannels.online });
     for (const ch of paired) {
-      await this.emit({ type: "channel_status", channelId: ch.channelId, status: ch.online ? "connected" : "disconnected", at: now });
+      await this.events.emit({ type: "channel_status", channelId: ch.channelId, status: ch.online ? "connected" : "disconnected", at: now });
     }
   }
 
@@ -125,7 +115,7 @@ export class SimulatorProvider implements MessagingProvider {
       .returning();
     if (!row) return false;
     if (row.paired) {
-      await this.emit({ type: "channel_status", channelId, status: online ? "connected" : "disconnected", at: new Date() });
+      await this.events.emit({ type: "channel_status", channelId, status: online ? "connected" : "disconnected", at: new Date() });
     }
     return true;
   }
@@ -256,12 +246,12 @@ export class SimulatorProvider implements MessagingProvider {
 
   /** Every message is acked; a deterministic share is also read, a moment later. */
   private async deliverReceipts(receipts: Receipt[]) {
-    await this.emit({ type: "message_ack", receipts, at: new Date() });
+    await this.events.emit({ type: "message_ack", receipts, at: new Date() });
     const read = receipts.filter((r) => isRead(r.deliveryKey));
     if (read.length === 0) return;
     const at = new Date();
     await this.db.update(simulatorMessages).set({ readAt: at }).where(inJson(simulatorMessages.deliveryKey, read.map((r) => r.deliveryKey)));
-    await this.emit({ type: "message_read", receipts: read, at });
+    await this.events.emit({ type: "message_read", receipts: read, at });
   }
 
   async findSent(channelId: string, deliveryKey: string): Promise<SendReceipt | null> {
