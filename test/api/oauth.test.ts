@@ -52,9 +52,9 @@ async function pkceRequest(clientId: string, scope = "statistics:read campaigns:
 }
 
 /** Authorize, approve, validate the callback (state and iss) and exchange the code. */
-async function fullFlow(client: oauth.Client, auth: oauth.ClientAuth, scope?: string) {
+async function fullFlow(client: oauth.Client, auth: oauth.ClientAuth, scope?: string, endUser: EndUser = user) {
   const { verifier, state, fields } = await pkceRequest(client.client_id, scope);
-  const landed = await approve(server.url, user, fields);
+  const landed = await approve(server.url, endUser, fields);
   const params = oauth.validateAuthResponse(as, client, landed, state);
   const res = await oauth.authorizationCodeGrantRequest(as, client, auth, params, redirectUri, verifier, insecure);
   return { tokens: await oauth.processAuthorizationCodeResponse(as, client, res), params, verifier };
@@ -212,15 +212,7 @@ describe("the Authorization Code flow, as a partner's developer drives it", () =
       expect(c.status).toBe(201);
     }
     const { app, client_secret } = await registerApp(developerTenant);
-    const { verifier, state, fields } = await pkceRequest(app.client_id);
-    const landed = await approve(server.url, owner, fields);
-    const client = { client_id: app.client_id };
-    const params = oauth.validateAuthResponse(as, client, landed, state);
-    const tokens = await oauth.processAuthorizationCodeResponse(
-      as,
-      client,
-      await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretPost(client_secret!), params, redirectUri, verifier, insecure),
-    );
+    const { tokens } = await fullFlow({ client_id: app.client_id }, oauth.ClientSecretPost(client_secret!), undefined, owner);
     const page1 = await bearer(tokens.access_token, "/api/external/partner/campaigns");
     expect(page1.json).toMatchObject({ success: true, total: 21, page: 1, per_page: 20, pages: 2 });
     expect(page1.json.campaigns).toHaveLength(20);
@@ -258,15 +250,7 @@ describe("the Authorization Code flow, as a partner's developer drives it", () =
       const campaign = (await api("POST", "/api/external/create-campaign/message", { name: "Enviada", id_segment: segment, message: "Olá" })).json.id_campaign;
 
       const { app, client_secret } = await registerApp(developerTenant);
-      const { verifier, state, fields } = await pkceRequest(app.client_id);
-      const landed = await approve(server.url, owner, fields);
-      const client = { client_id: app.client_id };
-      const params = oauth.validateAuthResponse(as, client, landed, state);
-      const tokens = await oauth.processAuthorizationCodeResponse(
-        as,
-        client,
-        await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretPost(client_secret!), params, redirectUri, verifier, insecure),
-      );
+      const { tokens } = await fullFlow({ client_id: app.client_id }, oauth.ClientSecretPost(client_secret!), undefined, owner);
 
       const db = await getDb();
       const deadline = Date.now() + 30_000;
