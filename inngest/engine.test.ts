@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
 import { getServices } from "../server/services";
+import { inngestEnv, restoreInngestEnvAfterEach } from "../test/helpers";
 import { startTestServer, type TestServer } from "../test/http-server";
 import { inngest } from "./client";
 import { startDispatchEngine, type DispatchEngine } from "./engine";
@@ -7,8 +8,7 @@ import { brasiliaMinute, createCampaign, dispatchEvent, tenantWithSegment } from
 
 let server: TestServer;
 let engine: DispatchEngine | undefined;
-const inngestEnv = ["INNGEST_EVENT_KEY", "INNGEST_SIGNING_KEY", "INNGEST_DEV"] as const;
-const saved = Object.fromEntries(inngestEnv.map((k) => [k, process.env[k]]));
+restoreInngestEnvAfterEach();
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -17,10 +17,6 @@ afterEach(async () => {
   await engine?.stop();
   engine = undefined;
   vi.restoreAllMocks();
-  for (const k of inngestEnv) {
-    if (saved[k] === undefined) delete process.env[k];
-    else process.env[k] = saved[k];
-  }
 });
 afterAll(async () => {
   await server.close();

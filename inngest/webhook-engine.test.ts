@@ -3,24 +3,19 @@ import { afterEach, expect, it, vi } from "vitest";
 import { getDb } from "../db/client";
 import { webhookDeliveries } from "../db/schema";
 import { getServices } from "../server/services";
-import { newTenant } from "../test/helpers";
+import { inngestEnv, newTenant, restoreInngestEnvAfterEach } from "../test/helpers";
 import { useServerAndReceiver } from "../test/webhooks/fixtures";
 import { inngest } from "./client";
 import { startWebhookEngine, type WebhookEngine } from "./webhook-engine";
 
 const fx = useServerAndReceiver();
 let engine: WebhookEngine | undefined;
-const inngestEnv = ["INNGEST_EVENT_KEY", "INNGEST_SIGNING_KEY", "INNGEST_DEV"] as const;
-const saved = Object.fromEntries(inngestEnv.map((k) => [k, process.env[k]]));
+restoreInngestEnvAfterEach();
 
 afterEach(async () => {
   await engine?.stop();
   engine = undefined;
   vi.restoreAllMocks();
-  for (const k of inngestEnv) {
-    if (saved[k] === undefined) delete process.env[k];
-    else process.env[k] = saved[k];
-  }
 });
 
 it("with Inngest configured, a recorded event becomes a delivery and a webhook/delivery.requested event keyed by tenant", async () => {

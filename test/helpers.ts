@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
+import { afterEach } from "vitest";
 import { getDb } from "../db/client";
 import { tenants } from "../db/schema";
 import { createTenant } from "../server/auth/create-tenant";
@@ -61,4 +62,18 @@ export function expectEnvelope(res: ApiResponse, status: number, reason: string)
     throw new Error(`not the error envelope: ${res.text}`);
   }
   return body as { success: false; error: string; message: string; code?: string; current?: number; max?: number };
+}
+
+/** The variables that select Inngest (inngestConfigured in server/env.ts). */
+export const inngestEnv = ["INNGEST_EVENT_KEY", "INNGEST_SIGNING_KEY", "INNGEST_DEV"] as const;
+
+/** For test files that switch the engine by setting INNGEST_*: put the variables back after each test. */
+export function restoreInngestEnvAfterEach() {
+  const saved = Object.fromEntries(inngestEnv.map((k) => [k, process.env[k]]));
+  afterEach(() => {
+    for (const k of inngestEnv) {
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+    }
+  });
 }
