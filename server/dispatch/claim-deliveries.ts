@@ -59,11 +59,8 @@ export async function deliveryOutlook(db: Db, campaignId: string, now: Date) {
     const [retry] = await db
       .select({ at: sql<string | null>`min(${deliveries.notBefore})` })
       .from(deliveries)
-      .where(and(eq(deliveries.campaignId, campaignId), sql`${deliveries.state} in ('pending', 'sending')`, eq(deliveries.state, "pending"), sql`${deliveries.notBefore} > ${at}`));
+      .where(and(eq(deliveries.campaignId, campaignId), eq(deliveries.state, "pending"), sql`${deliveries.notBefore} > ${at}`));
     nextRetryAt = retry?.at ? new Date(retry.at) : null;
   }
-  return { sendableNow: row.sendable, channelsOffline: bool(row.anyOpen) && !bool(row.waitingOnline), nextRetryAt };
+  return { sendableNow: row.sendable, channelsOffline: row.anyOpen && !row.waitingOnline, nextRetryAt };
 }
-
-/** PGlite answers booleans as booleans; postgres-js too, but raw sql fields may arrive as 't'/'f'. */
-const bool = (v: unknown) => v === true || v === "t" || v === "true";
