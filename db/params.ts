@@ -16,3 +16,20 @@ export function affectedRows(result: unknown): number {
   const r = result as { count?: number; affectedRows?: number };
   return Number(r.count ?? r.affectedRows ?? 0);
 }
+
+/**
+ * A statement built and prepared once per database handle. Hot requests skip drizzle's query building
+ * (a third of a millisecond of CPU per statement), and PostgreSQL plans the statement once per
+ * connection instead of on every call.
+ */
+export function preparedPerDb<D extends object, T>(build: (db: D) => T): (db: D) => T {
+  const cache = new WeakMap<D, T>();
+  return (db) => {
+    let statement = cache.get(db);
+    if (!statement) {
+      statement = build(db);
+      cache.set(db, statement);
+    }
+    return statement;
+  };
+}

@@ -1,18 +1,35 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { preparedPerDb } from "../../db/params";
 import { campaigns, segments } from "../../db/schema";
 import { NotFound } from "../errors";
 import { toBrasiliaIso } from "./scheduled-at";
 
-/** One indexed row: the counters are kept exact by every delivery change. */
-export async function infoCampaign(db: Db, tenantId: string, campaignId: string) {
-  const [row] = await db
-    .select({ c: campaigns, segmentName: segments.name })
+/** One indexed row, prepared once: the counters are kept exact by every delivery change. */
+const infoStatement = preparedPerDb((db: Db) =>
+  db
+    .select({
+      id: campaigns.id,
+      name: campaigns.name,
+      status: campaigns.status,
+      messageType: campaigns.messageType,
+      segmentId: campaigns.segmentId,
+      segmentName: segments.name,
+      total: campaigns.total,
+      sent: campaigns.sent,
+      failed: campaigns.failed,
+      scheduledAt: campaigns.scheduledAt,
+      createdAt: campaigns.createdAt,
+    })
     .from(campaigns)
     .innerJoin(segments, eq(segments.id, campaigns.segmentId))
-    .where(and(eq(campaigns.id, campaignId), eq(campaigns.tenantId, tenantId)));
-  if (!row) throw new NotFound(`Campaign ${campaignId} not found.`);
-  const c = row.c;
+    .where(and(eq(campaigns.id, sql.placeholder("campaignId")), eq(campaigns.tenantId, sql.placeholder("tenantId"))))
+    .prepare("info_campaign"),
+);
+
+export async function infoCampaign(db: Db, tenantId: string, campaignId: string) {
+  const [c] = await infoStatement(db).execute({ campaignId, tenantId });
+  if (!c) throw new NotFound(`Campaign ${campaignId} not found.`);
   return {
     success: true as const,
     id_campaign: c.id,
@@ -20,7 +37,7 @@ export async function infoCampaign(db: Db, tenantId: string, campaignId: string)
     status: c.status,
     message_type: c.messageType,
     id_segment: c.segmentId,
-    segment_name: row.segmentName,
+    segment_name: c.segmentName,
     groups: { total: c.total, sent: c.sent, pending: c.total - c.sent - c.failed, failed: c.failed },
     scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
     created_at: toBrasiliaIso(c.createdAt),

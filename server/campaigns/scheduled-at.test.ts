@@ -1,3 +1,4 @@
+import { formatInTimeZone } from "date-fns-tz";
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../errors";
 import { parseScheduledAt, toBrasiliaIso } from "./scheduled-at";
@@ -22,6 +23,19 @@ describe("scheduled_at", () => {
   it("refuses malformed and impossible dates, naming the field", () => {
     for (const bad of ["2026-12-25 09:30", "25/12/2026 09:30", "25/12/2026 - 9:30", "31/02/2027 - 10:00", "10/13/2027 - 10:00", "10/10/2027 - 24:00"]) {
       expect(() => parseScheduledAt(bad, now), bad).toThrow(/scheduled_at/);
+    }
+  });
+
+  it("formats with the offset in force at each instant, across Brazil's old daylight-saving changes", () => {
+    // Brazil kept DST until 2019: 2018-11-04 00:00 -03 became 01:00 -02; 2019-02-17 00:00 -02 became 23:00 -03.
+    expect(toBrasiliaIso(new Date("2018-11-04T02:59:59Z"))).toBe("2018-11-03T23:59:59-03:00");
+    expect(toBrasiliaIso(new Date("2018-11-04T03:00:00Z"))).toBe("2018-11-04T01:00:00-02:00");
+    expect(toBrasiliaIso(new Date("2019-02-17T01:59:59Z"))).toBe("2019-02-16T23:59:59-02:00");
+    expect(toBrasiliaIso(new Date("2019-02-17T02:00:00Z"))).toBe("2019-02-16T23:00:00-03:00");
+    // And agrees with date-fns-tz everywhere in between, every 7 h 13 min 17 s for two years.
+    for (let t = Date.parse("2018-01-01T00:00:00Z"); t < Date.parse("2020-01-01T00:00:00Z"); t += 26_000_000 + 17_000) {
+      const d = new Date(t);
+      expect(toBrasiliaIso(d), d.toISOString()).toBe(formatInTimeZone(d, "America/Sao_Paulo", "yyyy-MM-dd'T'HH:mm:ssXXX"));
     }
   });
 });

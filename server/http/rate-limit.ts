@@ -1,5 +1,7 @@
+import { sql } from "drizzle-orm";
 import { RateLimiterDrizzle, RateLimiterRes } from "rate-limiter-flexible";
 import type { Db } from "../../db/client";
+import { preparedPerDb } from "../../db/params";
 import { rateLimitBuckets } from "../../db/schema";
 import { env } from "../env";
 
@@ -18,6 +20,47 @@ const perMinute: Record<LimitName, () => number> = {
   failedAuth: () => env.rateLimit.failedAuthPerMinute,
 };
 
+/**
+ * rate-limiter-flexible's upsert, prepared once: the stock one builds the statement with drizzle on
+ * every request. Same semantics: a bucket whose window has expired restarts at `points`.
+ */
+const consumeStatement = preparedPerDb((db: Db) => {
+  const expired = sql`${rateLimitBuckets.expire} <= ${sql.placeholder("now")}::timestamptz`;
+  return db
+    .insert(rateLimitBuckets)
+    .values({ key: sql.placeholder("key"), points: sql.placeholder("points"), expire: sql.placeholder("expire") })
+    .onConflictDoUpdate({
+      target: rateLimitBuckets.key,
+      set: {
+        points: sql`case when ${expired} then excluded.points else ${rateLimitBuckets.points} + excluded.points end`,
+        expire: sql`case when ${expired} then excluded.expire else ${rateLimitBuckets.expire} end`,
+      },
+    })
+    .returning()
+    .prepare("rate_limit_consume");
+});
+
+type Upsert = (key: string, points: number, msDuration: number, forceExpire?: boolean) => Promise<unknown>;
+const stockUpsert = (RateLimiterDrizzle.prototype as unknown as { _upsert: Upsert })._upsert;
+
+/** Overrides the store's (untyped) `_upsert` hook; `set`/`block` (forceExpire) keep the stock one. */
+class PreparedDrizzleLimiter extends RateLimiterDrizzle {
+  constructor(
+    private readonly db: Db,
+    opts: ConstructorParameters<typeof RateLimiterDrizzle>[0],
+  ) {
+    super(opts);
+  }
+
+  async _upsert(key: string, points: number, msDuration: number, forceExpire = false) {
+    if (forceExpire) return stockUpsert.call(this, key, points, msDuration, forceExpire);
+    const now = new Date();
+    const expire = msDuration > 0 ? new Date(now.getTime() + msDuration) : null;
+    const [row] = await consumeStatement(this.db).execute({ key, points, expire, now: now.toISOString() });
+    return row;
+  }
+}
+
 const holder = globalThis as unknown as { __gcsLimiters?: { db: Db; limiters: Map<LimitName, RateLimiterDrizzle> } };
 
 /** Fixed one-minute windows kept in Postgres (or PGlite), so every process shares them. */
@@ -26,7 +69,7 @@ function limiter(db: Db, name: LimitName) {
   const cache = holder.__gcsLimiters.limiters;
   let l = cache.get(name);
   if (!l) {
-    l = new RateLimiterDrizzle({
+    l = new PreparedDrizzleLimiter(db, {
       storeClient: db,
       schema: rateLimitBuckets,
       keyPrefix: name,

@@ -35,6 +35,7 @@ function openApiHandler() {
 /** Calls the tRPC procedure behind `route` through trpc-to-openapi, with the body already parsed. */
 async function runProcedure(req: Request, url: URL, body: unknown, exchange: Exchange): Promise<HttpResult> {
   const innerUrl = `${url.origin}${url.pathname.slice(restPrefix.length)}${url.search}`;
+  let headers: Headers | undefined;
   const proxied = new Proxy(req, {
     get: (target, prop) => {
       if (prop === "url") return innerUrl;
@@ -42,9 +43,11 @@ async function runProcedure(req: Request, url: URL, body: unknown, exchange: Exc
       if (prop === "exchange") return exchange;
       if (prop === "headers") {
         // The body was parsed here; the adapter only needs to know it is JSON.
-        const h = new Headers(target.headers);
-        if (!h.get("content-type")?.startsWith("application/json")) h.set("content-type", "application/json");
-        return h;
+        if (!headers) {
+          headers = new Headers(target.headers);
+          if (!headers.get("content-type")?.startsWith("application/json")) headers.set("content-type", "application/json");
+        }
+        return headers;
       }
       const value = (target as unknown as Record<PropertyKey, unknown>)[prop];
       return typeof value === "function" ? value.bind(target) : value;
