@@ -99,4 +99,17 @@ const trpcStatus: Partial<Record<TRPCError["code"], number>> = {
   SERVICE_UNAVAILABLE: 503,
 };
 
-export const toResponse = (r: HttpResult) => new Response(r.body, { status: r.status, headers: r.headers });
+/** What the compression middleware would skip on its own if it knew the length (it does not: it streams). */
+const compressionThreshold = 1024;
+
+/**
+ * Next.js gzips every JSON response whose length it does not know, and it never knows a route
+ * handler's. For an answer of a few hundred bytes that costs more (here and in the client, which must
+ * inflate it) than it saves: small answers say `no-transform`, which the middleware honours.
+ */
+export function toResponse(r: HttpResult): Response {
+  const small = Buffer.byteLength(r.body) < compressionThreshold;
+  const cacheControl = r.headers["cache-control"];
+  const headers = small && cacheControl && !cacheControl.includes("no-transform") ? { ...r.headers, "cache-control": `${cacheControl}, no-transform` } : r.headers;
+  return new Response(r.body, { status: r.status, headers });
+}
