@@ -257,6 +257,16 @@ export const tests: E2ETest[] = [
         assert(carouselMessages.length === groups - 1, `the platform got ${carouselMessages.length} carousel messages, not ${groups - 1}`);
         assert(carouselMessages.every((m) => m.id_group !== broken.id_group), "a message reached the failing group");
         log("carousel detail: Grupo 09 Falhou after 3 attempts; the platform got 8 messages");
+
+        // The platform down: the REST API says 503 in the spec's envelope. The provider is built by
+        // another copy of the server's modules than the REST facade's (a 500 here until errors were
+        // recognised across copies).
+        await api(`/api/simulator/channels/${idChannel}/state`, { method: "POST", body: JSON.stringify({ connected: false }) });
+        const offline = await fetch(`${baseUrl}/api/external/list-groups/${idChannel}`, { headers: { "x-api-key": apiKey } });
+        const offlineBody = (await offline.json()) as { success: boolean; code: string };
+        assert(offline.status === 503 && offlineBody.success === false && offlineBody.code === "service_unavailable", `list-groups with the channel offline answered ${offline.status} ${JSON.stringify(offlineBody)}`);
+        await api(`/api/simulator/channels/${idChannel}/state`, { method: "POST", body: JSON.stringify({ connected: true }) });
+        log("channel offline: list-groups answers 503 service_unavailable");
       });
     },
   },

@@ -77,3 +77,19 @@ export class RateLimited extends DomainError {
     super(429, "rate_limited", message);
   }
 }
+
+/**
+ * Makes `instanceof cls` hold for instances made by another copy of the same module. Next.js bundles
+ * instrumentation (which builds the shared services) apart from each route, and the REST server loads
+ * a copy of its own: an error thrown by the provider of one copy must be recognised by the code of
+ * another. A class is known by a registered symbol on its prototype, which subclasses inherit.
+ */
+export function recognisedAcrossCopies(classes: Record<string, abstract new (...args: never[]) => unknown>) {
+  for (const [name, cls] of Object.entries(classes)) {
+    const brand = Symbol.for(`group-campaigns.${name}`);
+    Object.defineProperty(cls.prototype, brand, { value: true });
+    Object.defineProperty(cls, Symbol.hasInstance, { value: (v: unknown) => typeof v === "object" && v !== null && brand in v });
+  }
+}
+
+recognisedAcrossCopies({ DomainError, BadRequest, Unauthorized, Forbidden, LimitReached, NotFound, Conflict, Unavailable, NotImplemented, RateLimited });

@@ -2,6 +2,8 @@
  * What the service needs from a chat platform. The simulator and the Evolution API provider
  * implement it; dispatch, segments and channels only ever talk to this interface.
  */
+import { recognisedAcrossCopies } from "../errors";
+
 export type ChannelStatus = "connecting" | "connected" | "disconnected";
 
 export interface ProviderGroup {
@@ -113,6 +115,9 @@ export class ProviderSendError extends Error {
     this.name = "ProviderSendError";
   }
 }
+
+// The services (and so the provider) may come from another copy of this module than the caller's.
+recognisedAcrossCopies({ ProviderUnavailableError, ProviderSendError });
 
 export interface MessagingProvider {
   readonly name: "simulator" | "evolution";
