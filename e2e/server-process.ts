@@ -9,6 +9,7 @@ import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { acquireDataDirLock, releaseDataDirLock } from "../db/data-dir-lock";
+import { serverArgs } from "../scripts/serve-args";
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -150,7 +151,7 @@ export function serverEnv(opts: ServerOptions): NodeJS.ProcessEnv {
   return env;
 }
 
-/** `node next start` (not npx: no orphan) in its own process group; resolves once /login answers. */
+/** The production server (scripts/serve.ts, as `npm start` runs it) in its own process group; resolves once /login answers. */
 export async function startServer(opts: ServerOptions): Promise<ServerProcess> {
   installExitHook();
   mkdirSync(path.dirname(opts.logFile), { recursive: true });
@@ -158,7 +159,7 @@ export async function startServer(opts: ServerOptions): Promise<ServerProcess> {
   out.write(`\n──── server start ${new Date().toISOString()} port ${opts.port} ────\n`);
   const child = spawn(
     process.execPath,
-    [...(opts.nodeArgs ?? []), path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(opts.port), "-H", "127.0.0.1"],
+    serverArgs({ port: opts.port, hostname: "127.0.0.1", nodeArgs: opts.nodeArgs }),
     { cwd: root, env: serverEnv(opts), stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
   live.add(child);

@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { buildServerBundle, serverBundle } from "./build-server";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const buildIdFile = path.join(root, ".next", "BUILD_ID");
@@ -14,7 +15,7 @@ const lockFile = path.join(root, "node_modules", ".cache", "next-build.lock");
 
 /** What goes into the build. Tests, scripts and e2e specs do not change its output. */
 const sourceDirs = ["app", "server", "db", "inngest", "public"];
-const sourceFiles = ["instrumentation.ts", "proxy.ts", "middleware.ts", "next.config.mjs", "package.json", "package-lock.json", "tsconfig.json"];
+const sourceFiles = ["scripts/serve.ts", "instrumentation.ts", "proxy.ts", "middleware.ts", "next.config.mjs", "package.json", "package-lock.json", "tsconfig.json"];
 const ignored = (name: string) => name === "node_modules" || name.startsWith(".") || /\.test\.tsx?$/.test(name);
 
 function newestIn(dir: string): number {
@@ -38,6 +39,7 @@ export function newestSourceMtime(): number {
 /** Why a build is needed, or undefined when the current one is up to date. */
 export function buildNeeded(): string | undefined {
   if (!existsSync(buildIdFile)) return "no build yet";
+  if (!existsSync(serverBundle)) return "no server bundle yet";
   return newestSourceMtime() > statSync(buildIdFile).mtimeMs ? "sources changed since the last build" : undefined;
 }
 
@@ -111,6 +113,7 @@ export async function ensureBuild(opts: EnsureBuildOptions = {}): Promise<{ buil
     const startedAt = new Date();
     const t0 = Date.now();
     await runNextBuild(log);
+    await buildServerBundle();
     // Stamp the build with its start time, so a file edited while it ran triggers the next build.
     if (existsSync(buildIdFile)) utimesSync(buildIdFile, startedAt, startedAt);
     log(`[build] done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

@@ -9,6 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { env } from "../server/env";
 import { ensureBuild } from "./ensure-build";
+import { serverArgs } from "./serve-args";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -72,8 +73,8 @@ async function main() {
     ].join("\n"),
   );
 
-  // Node runs next directly (no npx): a signal reaches the server, and no orphan is left behind.
-  const child = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(port)], {
+  // Node runs the server directly (no npx): a signal reaches it, and no orphan is left behind.
+  const child = spawn(process.execPath, serverArgs({ port }), {
     cwd: root,
     stdio: "inherit",
     env: childEnv,

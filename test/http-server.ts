@@ -1,6 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GET as openapi } from "../app/api/openapi.json/route";
+import { sendWebResponse, toWebRequest } from "../server/http/node-bridge";
 import { handleExternalRequest } from "../server/http/rest";
 import { handleEvolutionWebhook } from "../server/messaging/evolution-webhook";
 import { handleSimulatorRequest } from "../server/messaging/simulator-control";
@@ -28,33 +29,13 @@ export interface TestServer {
 
 const clientAddress = `198.18.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
 
-async function toRequest(req: IncomingMessage, base: string): Promise<Request> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  const headers = new Headers();
-  for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-  // Like a proxy in front of the app: keep a forwarded address when the test sets one. Otherwise each
-  // test server is its own client, so failed-auth buckets (shared on PostgreSQL) don't cross test files.
-  if (!headers.has("x-forwarded-for")) headers.set("x-forwarded-for", clientAddress);
-  const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  return new Request(new URL(req.url ?? "/", base), { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined });
-}
-
-async function send(res: ServerResponse, response: Response) {
-  res.statusCode = response.status;
-  response.headers.forEach((v, k) => {
-    if (k !== "set-cookie") res.setHeader(k, v);
-  });
-  const cookies = response.headers.getSetCookie();
-  if (cookies.length) res.setHeader("set-cookie", cookies);
-  res.end(Buffer.from(await response.arrayBuffer()));
-}
-
 export async function startTestServer(): Promise<TestServer> {
   let base = "";
   const server: Server = createServer(async (req, res) => {
     try {
-      const request = await toRequest(req, base);
+      // Each test server is its own client unless a test sets x-forwarded-for, so failed-auth buckets
+      // (shared on PostgreSQL) don't cross test files.
+      const request = await toWebRequest(req, base, clientAddress);
       const path = new URL(request.url).pathname;
       let response: Response;
       if (path.startsWith("/api/external/")) response = await handleExternalRequest(request);
@@ -64,7 +45,7 @@ export async function startTestServer(): Promise<TestServer> {
       else if (path.startsWith("/api/auth/")) response = await handleNextAuth(request);
       else if (oauthRoutes[`${request.method} ${path}`]) response = await oauthRoutes[`${request.method} ${path}`](request);
       else response = new Response("not found", { status: 404 });
-      await send(res, response);
+      await sendWebResponse(res, response);
     } catch (err) {
       res.statusCode = 500;
       res.end(String(err));

@@ -1,0 +1,27 @@
+/**
+ * The production server process, bundled by scripts/build-server.ts into .next/serve.cjs and started
+ * as `node .next/serve.cjs --port 3000 [--hostname H]` from the project folder: `npm start`, the
+ * browser suite, the crash test and the bench all spawn it (scripts/serve-args.ts). Why it is not
+ * `next start`: server/http/app-server.ts.
+ */
+import { parseArgs } from "node:util";
+import { startAppServer } from "../server/http/app-server";
+
+async function main() {
+  const { values } = parseArgs({ options: { port: { type: "string" }, hostname: { type: "string" } } });
+  const port = Number(values.port ?? process.env.PORT ?? 3000);
+  const app = await startAppServer({ dir: process.cwd(), port, hostname: values.hostname });
+  console.log(`[serve] ready on http://${values.hostname ?? "localhost"}:${port}`);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      // Leases make an interrupted step safe to resume: no need to wait long for anything.
+      setTimeout(() => process.exit(0), 5000).unref();
+      app.close().finally(() => process.exit(0));
+    });
+  }
+}
+
+main().catch((err) => {
+  console.error("[serve] could not start:", err);
+  process.exit(1);
+});
