@@ -25,5 +25,7 @@ export async function buildServerBundle(): Promise<void> {
     keepNames: true,
     sourcemap: "linked",
     logLevel: "warning",
+    // As the `next` CLI does for `next start`, before anything is required.
+    banner: { js: 'process.env.NODE_ENV = process.env.NODE_ENV || "production"; process.env.NEXT_RUNTIME = "nodejs";' },
   });
 }
