@@ -1,4 +1,4 @@
-import { PGlite } from "@electric-sql/pglite";
+import { PGlite, types, type QueryOptions, type Transaction } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
@@ -49,7 +49,8 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       loadDataDir: opts.loadDataDir,
       startParams: pgliteStartParams(),
     });
-    const db = drizzlePglite(client, { schema }) as unknown as Db;
+    const db = drizzlePglite(withDrizzleParsers(client), { schema }) as unknown as Db;
+    Object.defineProperty(db, embeddedBrand, { value: true });
     if (opts.migrate !== false) await migratePglite(db as never, { migrationsFolder });
     return {
       db,
@@ -69,6 +70,43 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
  * PGlite's own start parameters plus smaller shared buffers: its default 128 MB sits inside the server's
  * memory (peak RSS 440 → ~350 MB in the bench, no throughput loss measured).
  */
+/** On the handle itself, not in a module-level set: the handle is shared by every copy of this module. */
+const embeddedBrand = Symbol.for("group-campaigns.embedded-database");
+
+/** An embedded PGlite database: one process owns it (the data-directory lock), no other can open it. */
+export const isEmbedded = (db: Db | Tx) => embeddedBrand in db;
+
+/** The types drizzle's PGlite session reads as raw strings (its own mappers parse them). */
+const rawTypes = [types.TIMESTAMP, types.TIMESTAMPTZ, types.INTERVAL, types.DATE, 1231, 1115, 1185, 1187, 1182];
+
+/**
+ * drizzle hands PGlite its raw-string parsers for those types with every query, and PGlite copies its
+ * whole table of ~300 parsers to merge them, per query: 0.5 ms instead of 0.2 ms for a one-row select.
+ * The client's own table gets the same parsers once, and drizzle's copies are dropped on the way in.
+ */
+function withDrizzleParsers(client: PGlite): PGlite {
+  const raw = (value: string) => value;
+  for (const oid of rawTypes) client.parsers[oid] = raw;
+  return withoutQueryParsers(client);
+}
+
+function withoutQueryParsers<T extends PGlite | Transaction>(target: T): T {
+  return new Proxy(target, {
+    get(t, prop) {
+      if (prop === "query") {
+        return (query: string, params?: unknown[], options?: QueryOptions) =>
+          t.query(query, params, options?.parsers ? { ...options, parsers: undefined } : options);
+      }
+      if (prop === "transaction" && "transaction" in t) {
+        return (fn: (tx: Transaction) => Promise<unknown>) => (t as PGlite).transaction((tx) => fn(withoutQueryParsers(tx)));
+      }
+      // PGlite keeps its state in private fields: methods must run on the client itself.
+      const value = Reflect.get(t, prop, t) as unknown;
+      return typeof value === "function" ? value.bind(t) : value;
+    },
+  });
+}
+
 function pgliteStartParams(): string[] | undefined {
   const defaults = (PGlite as unknown as { defaultStartParams?: string[] }).defaultStartParams;
   return defaults ? [...defaults, "-c", "shared_buffers=32MB"] : undefined;
