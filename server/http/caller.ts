@@ -2,7 +2,7 @@ import type { Db } from "../../db/client";
 import { lookupApiKey, verifyApiKey } from "../keys/verify-api-key";
 import { resolveAccessToken } from "../oauth/tokens";
 import type { Caller } from "../trpc";
-import { bucketKey, outcomeOfBucket, peek, type LimitOutcome } from "./rate-limit";
+import { bucketKey, bucketsInDatabase, outcomeOfBucket, peek, type LimitOutcome } from "./rate-limit";
 
 /** `x-api-key` is canonical; `api-key` is accepted as an alias. */
 export function presentedApiKey(headers: Headers): string | undefined {
@@ -40,9 +40,9 @@ export async function resolveRestCallerAt(db: Db, headers: Headers, now: Date, i
     const blocked = await peek(db, "failedAuth", ip);
     return { caller: blocked.allowed ? await resolveRestCaller(db, headers, now) : { kind: "anonymous", credentials: "invalid" }, blocked };
   }
-  const found = await lookupApiKey(db, key, now, bucketKey(db, "failedAuth", ip));
-  return {
-    caller: found.key ? { kind: "apiKey", ...found.key } : { kind: "anonymous", credentials: "invalid" },
-    blocked: outcomeOfBucket(db, "failedAuth", found.bucket, now),
-  };
+  const inDatabase = bucketsInDatabase(db);
+  const found = await lookupApiKey(db, key, now, inDatabase ? bucketKey(db, "failedAuth", ip) : undefined);
+  // A key that just authenticated (the key cache) is not guessing: its address's failures don't block it.
+  const blocked = inDatabase || found.cached ? outcomeOfBucket(db, "failedAuth", found.bucket, now) : await peek(db, "failedAuth", ip);
+  return { caller: found.key ? { kind: "apiKey", ...found.key } : { kind: "anonymous", credentials: "invalid" }, blocked };
 }

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
-import { RateLimiterDrizzle, RateLimiterRes } from "rate-limiter-flexible";
-import type { Db } from "../../db/client";
+import { RateLimiterDrizzle, RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import { isEmbedded, type Db } from "../../db/client";
 import { preparedPerDb } from "../../db/params";
 import { rateLimitBuckets } from "../../db/schema";
 import { env } from "../env";
@@ -61,26 +61,31 @@ class PreparedDrizzleLimiter extends RateLimiterDrizzle {
   }
 }
 
-const holder = globalThis as unknown as { __gcsLimiters?: { db: Db; limiters: Map<LimitName, RateLimiterDrizzle> } };
+type Limiter = RateLimiterDrizzle | RateLimiterMemory;
 
-/** Fixed one-minute windows kept in Postgres (or PGlite), so every process shares them. */
-function limiter(db: Db, name: LimitName) {
+const holder = globalThis as unknown as { __gcsLimiters?: { db: Db; limiters: Map<LimitName, Limiter> } };
+
+/**
+ * Fixed one-minute windows kept in PostgreSQL, so every process shares them. On embedded PGlite one
+ * process owns the database, so that process's memory is the shared place, and a request saves an
+ * embedded write (a restart starts every window afresh).
+ */
+function limiter(db: Db, name: LimitName): Limiter {
   if (holder.__gcsLimiters?.db !== db) holder.__gcsLimiters = { db, limiters: new Map() };
   const cache = holder.__gcsLimiters.limiters;
   let l = cache.get(name);
   if (!l) {
-    l = new PreparedDrizzleLimiter(db, {
-      storeClient: db,
-      schema: rateLimitBuckets,
-      keyPrefix: name,
-      points: perMinute[name](),
-      duration: 60,
-      clearExpiredByTimeout: false,
-    });
+    const window = { keyPrefix: name, points: perMinute[name](), duration: 60 };
+    l = isEmbedded(db)
+      ? new RateLimiterMemory(window)
+      : new PreparedDrizzleLimiter(db, { ...window, storeClient: db, schema: rateLimitBuckets, clearExpiredByTimeout: false });
     cache.set(name, l);
   }
   return l;
 }
+
+/** Whether the buckets live in the database (so a query can read one alongside other rows). */
+export const bucketsInDatabase = (db: Db) => !isEmbedded(db);
 
 function headersFor(points: number, res: RateLimiterRes) {
   const reset = Math.max(1, Math.ceil(res.msBeforeNext / 1000));

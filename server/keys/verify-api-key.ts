@@ -45,9 +45,14 @@ export async function verifyApiKey(db: Db, presented: string, now: Date): Promis
  * The key and, when `bucketKey` is given, that rate-limit bucket, in one round trip: the REST facade
  * reads the caller's failed-authentication bucket with the key it checks.
  */
-export async function lookupApiKey(db: Db, presented: string, now: Date, bucketKey?: string): Promise<{ key: VerifiedKey | null; bucket: BucketRow | null }> {
+export async function lookupApiKey(
+  db: Db,
+  presented: string,
+  now: Date,
+  bucketKey?: string,
+): Promise<{ key: VerifiedKey | null; bucket: BucketRow | null; cached: boolean }> {
   const valid = apiKeyPattern.test(presented);
-  if (!valid && !bucketKey) return { key: null, bucket: null };
+  if (!valid && !bucketKey) return { key: null, bucket: null, cached: false };
   const hash = valid ? sha256Hex(presented) : "";
   const cached = valid ? keyCache().get(hash) : undefined;
   if (cached && cached.expires > now.getTime()) {
@@ -56,7 +61,7 @@ export async function lookupApiKey(db: Db, presented: string, now: Date, bucketK
       cached.lastUsedWritten = now.getTime();
       await touchLastUsed(db, cached.key.apiKeyId, now);
     }
-    return { key: cached.key, bucket: null };
+    return { key: cached.key, bucket: null, cached: true };
   }
   const at = tsParam(now);
   const keyCol = (col: string) => sql.raw(col);
@@ -73,7 +78,7 @@ export async function lookupApiKey(db: Db, presented: string, now: Date, bucketK
     })
     .from(sql`(select 1) as one`);
   const bucket = row.points === null || row.points === undefined ? null : { points: Number(row.points), expire: row.expire ? new Date(row.expire) : null };
-  if (!row.id || !row.tenantId) return { key: null, bucket };
+  if (!row.id || !row.tenantId) return { key: null, bucket, cached: false };
   // last_used_at at one-minute resolution: a write only when the stored value is older than that.
   let lastUsed = row.lastUsedAt ? new Date(row.lastUsedAt).getTime() : 0;
   if (now.getTime() - lastUsed >= 60_000) {
@@ -87,7 +92,7 @@ export async function lookupApiKey(db: Db, presented: string, now: Date, bucketK
     if (cache.size >= maxCachedKeys) cache.delete(cache.keys().next().value!);
     cache.set(hash, { key, expires: now.getTime() + ttlMs, lastUsedWritten: lastUsed });
   }
-  return { key, bucket };
+  return { key, bucket, cached: false };
 }
 
 async function touchLastUsed(db: Db, id: string, now: Date) {
