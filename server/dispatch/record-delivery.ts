@@ -1,5 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
-import { asyncCommit } from "../../db/errors";
+import { asyncCommit, pgErrorCode } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries } from "../../db/schema";
 import { recordProgressEvent } from "./campaign-events";
@@ -21,9 +21,26 @@ export async function recordSent(db: Db, d: { id: number; campaignId: string; ch
   await recordSentMany(db, d.campaignId, [{ id: d.id, channelId: d.channelId, messageId }], at);
 }
 
-/** A loop's sent deliveries in one transaction: one UPDATE for the rows, one for the counters. */
+/**
+ * A loop's sent deliveries in one transaction: one UPDATE for the rows, one for the counters. The rows
+ * are locked in id order, as recordReceipts locks them: the acks of a loop's messages may be written
+ * while its sends are, and two multi-row UPDATEs locking the same rows in different orders deadlock.
+ * A deadlock that happens anyway is retried: a send left unrecorded would wait for its lease to expire.
+ */
 export async function recordSentMany(db: Db, campaignId: string, sent: { id: number; channelId: string; messageId: string }[], at: Date) {
   if (sent.length === 0) return;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await recordSentOnce(db, campaignId, sent, at);
+    } catch (err) {
+      if (pgErrorCode(err) !== deadlockDetected || attempt >= 3) throw err;
+    }
+  }
+}
+
+const deadlockDetected = "40P01";
+
+async function recordSentOnce(db: Db, campaignId: string, sent: { id: number; channelId: string; messageId: string }[], at: Date) {
   await db.transaction(async (tx) => {
     await tx.execute(asyncCommit);
     // One JSON parameter carries the loop's rows, however many (no per-row parameters to build and bind).
@@ -31,8 +48,11 @@ export async function recordSentMany(db: Db, campaignId: string, sent: { id: num
     const moved = await tx
       .update(deliveries)
       .set({ state: "sent", providerMessageId: sql`v.message_id`, sentAt: at, leaseUntil: null, error: null, updatedAt: at })
-      .from(sql`json_to_recordset(${rows}::json) as v(id bigint, message_id text)`)
-      .where(and(sql`${deliveries.id} = v.id`, eq(deliveries.campaignId, campaignId), eq(deliveries.state, "sending")))
+      .from(
+        sql`(select d.id, r.message_id from ${deliveries} d join json_to_recordset(${rows}::json) as r(id bigint, message_id text) on d.id = r.id
+             where d.campaign_id = ${campaignId} and d.state = 'sending' order by d.id for update of d) as v`,
+      )
+      .where(sql`${deliveries.id} = v.id`)
       .returning({ channelId: deliveries.channelId });
     if (moved.length === 0) return;
     const channels = JSON.stringify([...new Set(moved.map((m) => m.channelId))]);

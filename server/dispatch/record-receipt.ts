@@ -15,16 +15,19 @@ export async function recordReceipts(db: Db, kind: "ack" | "read", receipts: Rec
     byCampaign.set(campaignId, [...(byCampaign.get(campaignId) ?? []), r.deliveryKey.slice(split + 1)]);
   }
   for (const [campaignId, groupIds] of byCampaign) {
+    // Rows locked in id order, as recordSentMany locks them (the two may meet on the same rows).
+    const target = db
+      .select({ id: deliveries.id })
+      .from(deliveries)
+      .where(and(eq(deliveries.campaignId, campaignId), inJson(deliveries.groupId, groupIds), isNull(kind === "ack" ? deliveries.ackedAt : deliveries.readAt)))
+      .orderBy(deliveries.id)
+      .for("update")
+      .as("target");
     await db
       .update(deliveries)
       .set(kind === "ack" ? { ackedAt: at } : { readAt: at, ackedAt: sql`coalesce(${deliveries.ackedAt}, ${tsParam(at)})` })
-      .where(
-        and(
-          eq(deliveries.campaignId, campaignId),
-          inJson(deliveries.groupId, groupIds),
-          isNull(kind === "ack" ? deliveries.ackedAt : deliveries.readAt),
-        ),
-      );
+      .from(target)
+      .where(eq(deliveries.id, target.id));
   }
 }
 
