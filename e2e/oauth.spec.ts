@@ -44,6 +44,9 @@ export const tests: E2ETest[] = [
         const user = newAccount("oauth");
         await withPage(ctx, async (page) => {
           await signUp(page, user);
+          // Leave the dashboard first: signed out under it, its next poll sends the tab to /login, a
+          // navigation that could abort the one to the consent URL (seen once in CI as ERR_ABORTED).
+          await page.goto("about:blank");
           await page.context().clearCookies(); // signed out
           const verifier = randomBytes(32).toString("base64url");
           const state = randomBytes(16).toString("base64url");
