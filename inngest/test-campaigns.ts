@@ -15,7 +15,7 @@ export async function tenantWithSegment(baseUrl: string, groupCount: number, dis
     .map((g: { id_group: string }) => g.id_group);
   const { json: seg } = await api("POST", "/api/external/create-segment", { name: "Seg", id_channel: [ch.id_channel], groups });
   expect(seg.id_segment).toBeTruthy();
-  return { api, segment: seg.id_segment as string, groups };
+  return { api, segment: seg.id_segment as string, groups, channel: ch.id_channel as string };
 }
 
 export async function createCampaign(api: Api, segment: string, extra: Record<string, unknown> = {}) {

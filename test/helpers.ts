@@ -54,6 +54,16 @@ export async function request(
   return { status: res.status, headers: res.headers, text, json };
 }
 
+/** Calls `fn` every 50 ms until `ok` holds or `ms` pass; returns the last value either way. */
+export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Asserts the spec's error envelope and returns it. */
 export function expectEnvelope(res: ApiResponse, status: number, reason: string) {
   if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text}`);

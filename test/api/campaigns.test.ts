@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InProcessRunner } from "../../inngest/runner";
 import { getServices } from "../../server/services";
-import { expectEnvelope, newTenant, type Api } from "../helpers";
+import { expectEnvelope, newTenant, until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 let server: TestServer;
@@ -29,15 +29,6 @@ async function segmentWithGroups(t: Api, count: number, monitoring = false) {
   const { json: seg } = await t("POST", "/api/external/create-segment", { name: "Seg", id_channel: [ch.id_channel], groups: groups.slice(0, count) });
   if (monitoring) await t("POST", "/api/external/monitoring/group", { id_segment: seg.id_segment, id_channel: ch.id_channel, id_group: groups[19] });
   return { channel: ch.id_channel as string, segment: seg.id_segment as string, groups: groups as string[] };
-}
-
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe("create-campaign/message", () => {

@@ -7,7 +7,7 @@ import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
 import { startFakeEvolution, type FakeEvolution } from "../fake-evolution";
-import { expectEnvelope, newTenant, type Api } from "../helpers";
+import { expectEnvelope, newTenant, until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 // The whole service with MESSAGING_PROVIDER=evolution, against the fake gateway: the services are
@@ -34,15 +34,6 @@ afterAll(async () => {
   await server.close();
   await fake.close();
 });
-
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const status = async (id: string) => (await api("PUT", `/api/external/edit-channel/${id}`, { name: "Evo" })).json.status;
 
