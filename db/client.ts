@@ -8,6 +8,7 @@ import path from "node:path";
 import postgres from "postgres";
 import { env } from "../server/env";
 import { acquireDataDirLock, releaseDataDirLock } from "./data-dir-lock";
+import { initEmbeddedCluster } from "./pglite-initdb";
 import * as schema from "./schema";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -44,8 +45,10 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   }
   if (opts.dataDir) acquireDataDirLock(opts.dataDir);
   try {
+    const pgliteDir = opts.dataDir ? path.join(opts.dataDir, "pglite") : undefined;
+    if (pgliteDir && !opts.loadDataDir) await initEmbeddedCluster(pgliteDir);
     const client = await PGlite.create({
-      dataDir: opts.dataDir ? path.join(opts.dataDir, "pglite") : undefined,
+      dataDir: pgliteDir,
       loadDataDir: opts.loadDataDir,
       startParams: pgliteStartParams(),
     });
