@@ -9,7 +9,9 @@
  *    to `completed`;
  *  - info_campaign p50/p99: 2,000 sequential GETs on that campaign once completed, after 1,000 not counted
  *    (warm-up), from a keep-alive node:http client; then 1,000 more through fetch (info_campaign_fetch_*);
- *  - server_peak_rss_mb: VmHWM of the server process (its process group) over the whole run.
+ *  - server_peak_rss_mb: VmHWM of the server process (its process group) over the whole run;
+ *  - server_first_start_*: PGlite only, a server started on an empty DATA_DIR (it creates the database):
+ *    seconds to ready, its peak RSS, and its RSS 3 s later.
  *
  * Prints each figure on its own line with its target, then one JSON line with all of them.
  */
@@ -151,7 +153,11 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
       log: (line) => log(`${kind}: ${line}`),
       env: { SIMULATOR_GROUPS_PER_CHANNEL: String(GROUPS), RATE_LIMIT_API_KEY_PER_MINUTE: "1000000", SEGMENT_GROUP_LIMIT: "50000" },
       // BENCH_CPU_PROF=<dir>: a V8 CPU profile of the server, written when it stops (open it in Chrome DevTools).
-      nodeArgs: process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : undefined,
+      // BENCH_NODE_ARGS: more Node flags for the server (space-separated), e.g. to try V8 heap settings.
+      nodeArgs: [
+        ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []),
+        ...(process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
+      ],
     });
     memory = memoryWatcher(server);
     const rssByPhase: Record<string, number> = { ready: memory.nowMb() };
@@ -277,8 +283,34 @@ function report(kind: string, f: Figures) {
     }
     console.log(`${kind} ${key}: ${value ?? "n/a"}${target ? ` (target ${target})${verdict}` : ""}`);
   }
-  for (const key of ["info_campaign_p90_ms", "info_campaign_fetch_p50_ms", "info_campaign_fetch_p99_ms", "sends_per_second_steady", "dispatch_seconds", "create_campaign_10k_immediate_ms", "info_campaign_during_dispatch_p50_ms", "info_campaign_during_dispatch_p99_ms", "server_rss_mb_by_phase"]) {
+  for (const key of ["info_campaign_p90_ms", "info_campaign_fetch_p50_ms", "info_campaign_fetch_p99_ms", "sends_per_second_steady", "dispatch_seconds", "create_campaign_10k_immediate_ms", "info_campaign_during_dispatch_p50_ms", "info_campaign_during_dispatch_p99_ms", "server_rss_mb_by_phase", "server_first_start_ready_s", "server_first_start_peak_rss_mb", "server_first_start_rss_mb"]) {
+    if (!(key in f)) continue;
     console.log(`${kind} ${key}: ${JSON.stringify(f[key] ?? null)}`);
+  }
+}
+
+/**
+ * The first start of `npm start` on an empty DATA_DIR: the database is created then (PGlite's initdb, in a
+ * child process of the server), and migrated. Peak and settled RSS of the server process itself.
+ */
+async function benchFirstStart(): Promise<Figures> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "gcs-bench-first-"));
+  const forgetDir = onAbnormalExit(() => rmSync(dataDir, { recursive: true, force: true }));
+  let server: ServerProcess | undefined;
+  try {
+    const t0 = performance.now();
+    server = await startServer({ port: await freePort(), dataDir, logFile: path.join(dataDir, "server.log") });
+    const readyS = round((performance.now() - t0) / 1000, 1);
+    await sleep(3000);
+    return {
+      server_first_start_ready_s: readyS,
+      server_first_start_peak_rss_mb: round(statusKb(server.pid, "VmHWM") / 1024, 0),
+      server_first_start_rss_mb: round(statusKb(server.pid, "VmRSS") / 1024, 0),
+    };
+  } finally {
+    if (server) await stopServer(server).catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+    forgetDir();
   }
 }
 
@@ -314,6 +346,7 @@ async function main() {
     log(`── ${kind} ──`);
     try {
       all[kind] = await benchOne(kind);
+      if (kind === "pglite") Object.assign(all[kind], await benchFirstStart());
       report(kind, all[kind] as Figures);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
