@@ -290,8 +290,13 @@ export const partnerApps = pgTable(
     logoUrl: text("logo_url").notNull().default(""),
     homepageUrl: text("homepage_url").notNull().default(""),
     privacyUrl: text("privacy_url").notNull().default(""),
-    /** The app's own webhook endpoint (delivery is the webhooks area's job). */
+    /** The app's own webhook endpoint: campaign events of the tenants that authorized it (server/webhooks). */
     webhookUrl: text("webhook_url"),
+    /** Signs the app's webhooks (Standard Webhooks `whsec_…`), encrypted; made on first use. */
+    webhookSecretEncrypted: text("webhook_secret_encrypted"),
+    /** The secret before the last rotation, still signing beside the new one until it expires. */
+    previousWebhookSecretEncrypted: text("previous_webhook_secret_encrypted"),
+    previousWebhookSecretExpiresAt: ts("previous_webhook_secret_expires_at"),
     redirectUris: jsonb("redirect_uris").$type<string[]>().notNull(),
     requestedScopes: jsonb("requested_scopes").$type<string[]>().notNull(),
     /** What users may grant: auto-approved scopes at registration, the rest by the operator. */
@@ -450,8 +455,8 @@ export const webhookConfigs = pgTable("webhook_configs", {
 export const webhookDeliveryStates = ["pending", "delivered", "failed", "canceled"] as const;
 
 /**
- * One event for one target. `target` is `tenant` (the account's own URLs); partner apps will add
- * targets of their own (e.g. `app:<id>`) without changing delivery. Deliveries sharing an `orderingKey`
+ * One event for one target: `tenant` (the account's own URLs) or `app:<client_id>` (a partner app the
+ * tenant authorized; `tenantId` is still the tenant whose event it is). Deliveries sharing an `orderingKey`
  * (type + campaign or channel) go out one at a time in `eventId` order.
  */
 export const webhookDeliveries = pgTable(

@@ -1,6 +1,6 @@
 /**
  * Partner apps in a real browser: a developer registers an app in the portal (client_id and the
- * secret shown once); a signed-out user opens the consent URL, signs in, sees the app and its scopes,
+ * secret shown once; the app's webhook signing secret); a signed-out user opens the consent URL, signs in, sees the app and its scopes,
  * approves, and lands on the app's redirect URI with a code that the app exchanges for tokens.
  */
 import { createHash, randomBytes } from "node:crypto";
@@ -29,6 +29,7 @@ export const tests: E2ETest[] = [
           await page.getByLabel("Página do app").fill("https://bi.example.com");
           await page.getByLabel("Política de privacidade").fill("https://bi.example.com/privacidade");
           await page.getByLabel("URIs de redirecionamento").fill(redirectUri);
+          await page.getByLabel("Webhook do app").fill("https://bi.example.com/webhook");
           await page.getByRole("checkbox", { name: /campaigns:read/ }).check();
           await page.getByRole("button", { name: "Registrar app" }).click();
           await expectVisible(page.getByLabel("client_secret", { exact: true }));
@@ -37,7 +38,12 @@ export const tests: E2ETest[] = [
           assert(/^client_/.test(clientId) && /^pcs_/.test(clientSecret), `unexpected credentials ${clientId} ${clientSecret}`);
           await screenshot(page, "oauth-01-portal");
           await page.getByRole("button", { name: "Já copiei, fechar" }).click();
-          await expectText(page.getByRole("article", { name: "App Painel BI Parceiro" }), "statistics:read");
+          const card = page.getByRole("article", { name: "App Painel BI Parceiro" });
+          await expectText(card, "statistics:read");
+          // The app's webhook signing secret: masked, then shown.
+          await card.getByRole("button", { name: "Mostrar" }).click();
+          const webhookSecret = await card.getByLabel("Segredo de assinatura do webhook de Painel BI Parceiro").inputValue();
+          assert(/^whsec_[A-Za-z0-9+/=]{20,}$/.test(webhookSecret), `unexpected webhook secret ${webhookSecret}`);
           log(`registered ${clientId}`);
         });
 

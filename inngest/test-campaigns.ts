@@ -2,9 +2,9 @@ import { formatInTimeZone } from "date-fns-tz";
 import { expect } from "vitest";
 import { newTenant, type Api } from "../test/helpers";
 
-/** Test fixtures for the engine tests: a tenant with a paced (or unpaced) setting and a segment of N groups. */
-export async function tenantWithSegment(baseUrl: string, groupCount: number, dispatchesPerLoop = 5) {
-  const api = await newTenant(baseUrl);
+/** Test fixtures for the engine tests: a tenant (new, or `existing`) with a paced (or unpaced) setting and a segment of N groups. */
+export async function tenantWithSegment(baseUrl: string, groupCount: number, dispatchesPerLoop = 5, existing?: Api) {
+  const api = existing ?? (await newTenant(baseUrl));
   const settings = await api("PATCH", "/api/external/edit-settings", {
     dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: dispatchesPerLoop, min_campaign_interval: 0, max_campaign_interval: 0 },
   });

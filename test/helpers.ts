@@ -24,6 +24,11 @@ export async function newTenant(baseUrl: string, opts: { name?: string; channelL
   const email = `t-${randomUUID()}@example.test`;
   const { tenantId, apiKey } = await createTenant(db, { name: opts.name ?? "Loja Teste", email, password: "senha-segura-123" });
   if (opts.channelLimit) await db.update(tenants).set({ channelLimit: opts.channelLimit }).where(eq(tenants.id, tenantId));
+  return apiFor(baseUrl, tenantId, apiKey);
+}
+
+/** A client that calls the REST facade with a tenant's API key. */
+export function apiFor(baseUrl: string, tenantId: string, apiKey: string): Api {
   const api = (async (method, path, body, headers = {}) =>
     request(baseUrl, method, path, body, { "x-api-key": apiKey, ...headers })) as Api;
   api.key = apiKey;

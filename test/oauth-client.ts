@@ -2,7 +2,7 @@
  * What a partner's developer and a signed-in end user do, over HTTP: sign in through next-auth as a
  * script would, open the consent data, post the decision. Used by the OAuth tests.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createTenant } from "../server/auth/create-tenant";
 import { getDb } from "../db/client";
 import { createCallerFactory } from "../server/trpc";
@@ -96,4 +96,24 @@ export async function approve(baseUrl: string, user: EndUser, fields: AuthorizeF
   const res = await decide(baseUrl, user, fields, true);
   if (res.status !== 303) throw new Error(`decision ${res.status}: ${await res.text()}`);
   return new URL(res.headers.get("location")!);
+}
+
+/** PKCE S256 pair for a script (no oauth4webapi needed where the flow itself is not under test). */
+function pkcePair() {
+  const verifier = randomBytes(32).toString("base64url");
+  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
+}
+
+/** The whole flow for a confidential app: the user approves `scope`, the code is exchanged; the token response. */
+export async function authorizeApp(baseUrl: string, user: EndUser, app: { client_id: string; client_secret: string; redirect_uri: string }, scope: string) {
+  const { verifier, challenge } = pkcePair();
+  const fields = { client_id: app.client_id, redirect_uri: app.redirect_uri, response_type: "code", scope, state: "s", code_challenge: challenge, code_challenge_method: "S256" };
+  const landed = await approve(baseUrl, user, fields);
+  const res = await fetch(`${baseUrl}/api/oauth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString("base64")}` },
+    body: new URLSearchParams({ grant_type: "authorization_code", code: landed.searchParams.get("code")!, redirect_uri: app.redirect_uri, code_verifier: verifier }),
+  });
+  if (res.status !== 200) throw new Error(`token ${res.status}: ${await res.text()}`);
+  return (await res.json()) as { access_token: string; refresh_token: string; scope: string };
 }

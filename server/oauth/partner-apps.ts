@@ -2,6 +2,7 @@ import { and, desc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { partnerApps } from "../../db/schema";
 import { BadRequest, NotFound } from "../errors";
+import { webhookUrlProblem } from "../webhooks/target-address";
 import { registerAppInput, type RegisterAppInput } from "./schema";
 import { autoApprovedScopes } from "./scopes";
 import { newClientId, newSecret, sha256 } from "./secrets";
@@ -30,6 +31,7 @@ export const appSummary = (a: App) => ({
  */
 export async function registerPartnerApp(db: Db, tenantId: string, raw: RegisterAppInput, opts: { approveAll?: boolean } = {}) {
   const input = registerAppInput.parse(raw);
+  await checkWebhookUrl(input.webhook_url || null);
   const scopes = [...new Set(input.scopes)];
   const clientSecret = input.client_type === "confidential" ? newSecret("pcs") : undefined;
   const [app] = await db
@@ -70,8 +72,15 @@ export async function rotateClientSecret(db: Db, tenantId: string, clientId: str
   return { client_id: app.id, client_secret: clientSecret };
 }
 
+/** The app's webhook URL passes the same rule as an account's (no private, loopback or link-local targets). */
+async function checkWebhookUrl(url: string | null) {
+  const problem = url ? await webhookUrlProblem(url) : null;
+  if (problem) throw new BadRequest(`webhook_url: ${problem}`);
+}
+
 export async function setWebhookUrl(db: Db, tenantId: string, clientId: string, webhookUrl: string | null) {
   await ownApp(db, tenantId, clientId);
+  await checkWebhookUrl(webhookUrl);
   await db.update(partnerApps).set({ webhookUrl }).where(eq(partnerApps.id, clientId));
 }
 

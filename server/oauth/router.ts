@@ -4,6 +4,8 @@ import { listAuthorizedApps, revokeAppAccess } from "./authorized-apps";
 import { appSummary, listPartnerApps, registerPartnerApp, rotateClientSecret, setWebhookUrl } from "./partner-apps";
 import { authorizedAppSummary, partnerAppSummary, registerAppInput } from "./schema";
 import { scopeCatalog } from "./scopes";
+import { appWebhookSecret, rotateAppWebhookSecret } from "../webhooks/partner-webhooks";
+import { rotateSecretOutput } from "../webhooks/schema";
 
 const clientId = z.object({ client_id: z.string().min(1).max(200) });
 
@@ -35,6 +37,17 @@ export const partnerAppsRouter = router({
       await setWebhookUrl(ctx.db, ctx.tenantId, input.client_id, input.webhook_url || null);
       return { success: true as const };
     }),
+
+  /** The app's webhook signing secret (made on first use): its deliveries carry Standard Webhooks signatures. */
+  webhookSecret: sessionProcedure
+    .input(clientId)
+    .output(z.object({ signing_secret: z.string() }))
+    .query(({ ctx, input }) => appWebhookSecret(ctx.db, ctx.tenantId, input.client_id)),
+
+  rotateWebhookSecret: sessionProcedure
+    .input(clientId)
+    .output(rotateSecretOutput)
+    .mutation(({ ctx, input }) => rotateAppWebhookSecret(ctx.db, ctx.tenantId, input.client_id, ctx.now)),
 
   authorized: sessionProcedure.output(z.array(authorizedAppSummary)).query(({ ctx }) => listAuthorizedApps(ctx.db, ctx.tenantId)),
 

@@ -7,7 +7,8 @@ import { NotFound } from "../errors";
 import { signatureHeader } from "./signing";
 import type { WebhookType } from "./schema";
 import { sendWebhook, type SendOptions, type SendResult } from "./send-webhook";
-import { configuredUrl, disableUrl, signingSecrets, type WebhookConfigRow } from "./webhook-config";
+import { appDestinations, appOfTarget, disableAppUrl } from "./partner-webhooks";
+import { configuredUrl, disableUrl, signingSecrets } from "./webhook-config";
 import { mapLimit } from "../map-limit";
 
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -30,8 +31,32 @@ const LEASE_MS = 5 * 60_000;
 
 /** The body as sent: the event envelope with its keys in the documented order. */
 export function webhookBody(payload: unknown): string {
-  const p = payload as { type: string; timestamp: string; data: unknown; test?: boolean };
-  return JSON.stringify(p.test ? { type: p.type, timestamp: p.timestamp, test: true, data: p.data } : { type: p.type, timestamp: p.timestamp, data: p.data });
+  const p = payload as { type: string; timestamp: string; data: unknown; test?: boolean; sub?: string };
+  if (p.test) return JSON.stringify({ type: p.type, timestamp: p.timestamp, test: true, data: p.data });
+  return JSON.stringify(p.sub ? { type: p.type, timestamp: p.timestamp, sub: p.sub, data: p.data } : { type: p.type, timestamp: p.timestamp, data: p.data });
+}
+
+/** Where a delivery goes now and the secrets that sign it; no URL: the delivery is canceled. */
+export interface Destination {
+  url: string | null;
+  secrets: string[];
+}
+
+const noDestination: Destination = { url: null, secrets: [] };
+
+/** What one URL setting is: the tenant's per type, an app's one URL. */
+const urlKey = (d: DeliveryRow) => (d.target === "tenant" ? `tenant|${d.type}` : d.target);
+
+/** The destinations of a tenant's deliveries: its own webhook configuration, or a partner app's (partner-webhooks.ts). */
+async function destinationsOf(db: Db, tenantId: string, rows: DeliveryRow[], now: Date): Promise<(d: DeliveryRow) => Destination> {
+  const [config] = rows.some((d) => d.target === "tenant") ? await db.select().from(webhookConfigs).where(eq(webhookConfigs.tenantId, tenantId)) : [];
+  const apps = await appDestinations(db, tenantId, [...new Set(rows.map((d) => appOfTarget(d.target)).filter((id) => id !== null))], now);
+  return (d) => {
+    const app = appOfTarget(d.target);
+    if (app) return apps.get(app) ?? noDestination;
+    const url = configuredUrl(config, d.type as WebhookType);
+    return config && url ? { url, secrets: signingSecrets(config, now) } : noDestination;
+  };
 }
 
 /** Standard Webhooks headers: a stable `webhook-id`, a fresh `webhook-timestamp` per attempt, one signature per valid secret. */
@@ -64,15 +89,15 @@ interface AttemptRecord {
  * the delivery; anything else (3xx included: redirects are not followed) retries on the schedule, then
  * gives up. A URL disabled meanwhile cancels the delivery. Nothing is written: see recordAttempts.
  */
-async function sendAttempt(d: DeliveryRow, config: WebhookConfigRow | undefined, opts: DeliverOptions): Promise<AttemptRecord> {
-  const type = d.type as WebhookType;
-  const url = configuredUrl(config, type);
+async function sendAttempt(d: DeliveryRow, dest: Destination, opts: DeliverOptions): Promise<AttemptRecord> {
+  const url = dest.url;
   const at = new Date();
-  if (!config || !url) {
-    return { d, url: null, at, end: at, result: null, error: "no URL configured for this type", outcome: { state: "canceled", status: null, retryAt: null } };
+  if (!url) {
+    const error = d.target === "tenant" ? "no URL configured for this type" : "the app has no webhook URL, or no longer holds the tenant's authorization";
+    return { d, url: null, at, end: at, result: null, error, outcome: { state: "canceled", status: null, retryAt: null } };
   }
   const body = webhookBody(d.payload);
-  const result = await (opts.send ?? sendWebhook)(url, body, webhookHeaders(signingSecrets(config, at), d.messageId, at, body));
+  const result = await (opts.send ?? sendWebhook)(url, body, webhookHeaders(dest.secrets, d.messageId, at, body));
   const attempts = d.attempts + 1;
   const ok = result.status >= 200 && result.status < 300;
   const gone = result.status === 410;
@@ -116,13 +141,18 @@ async function recordAttempts(db: Db, records: AttemptRecord[]) {
         last_status = coalesce(v.status, d.last_status), last_error = v.error, finished_at = v.finished_at
       from (values ${values}) as v(id, state, attempts, next_at, status, error, finished_at)
       where d.id = v.id and d.state = 'pending'`);
-    for (const r of records) if (r.result?.status === 410 && r.url) await disableUrl(tx, r.d.tenantId, r.d.type as WebhookType, r.url, r.end);
+    for (const r of records) {
+      if (r.result?.status !== 410 || !r.url) continue;
+      const app = appOfTarget(r.d.target);
+      if (app) await disableAppUrl(tx, app, r.url);
+      else await disableUrl(tx, r.d.tenantId, r.d.type as WebhookType, r.url, r.end);
+    }
   });
 }
 
 /** One attempt of a claimed delivery, sent and recorded (the Inngest path; the runner batches the recording). */
-export async function attemptDelivery(db: Db, d: DeliveryRow, config: WebhookConfigRow | undefined, opts: DeliverOptions = {}): Promise<AttemptOutcome> {
-  const record = await sendAttempt(d, config, opts);
+export async function attemptDelivery(db: Db, d: DeliveryRow, dest: Destination, opts: DeliverOptions = {}): Promise<AttemptOutcome> {
+  const record = await sendAttempt(d, dest, opts);
   await recordAttempts(db, [record]);
   return record.outcome;
 }
@@ -176,7 +206,7 @@ export async function deliverDueForTenant(db: Db, tenantId: string, opts: Delive
   for (;;) {
     const claimed = await claimDueDeliveries(db, tenantId, new Date());
     if (claimed.length === 0) return attempted;
-    const [config] = await db.select().from(webhookConfigs).where(eq(webhookConfigs.tenantId, tenantId));
+    const destination = await destinationsOf(db, tenantId, claimed, new Date());
     const chains = new Map<string, DeliveryRow[]>();
     for (const d of claimed) chains.set(`${d.target}|${d.orderingKey}`, [...(chains.get(`${d.target}|${d.orderingKey}`) ?? []), d]);
     const records: AttemptRecord[] = [];
@@ -184,9 +214,10 @@ export async function deliverDueForTenant(db: Db, tenantId: string, opts: Delive
     const gone = new Set<string>();
     await mapLimit([...chains.values()], opts.concurrency ?? env.webhooks.tenantConcurrency, async (chain) => {
       for (let i = 0; i < chain.length; i++) {
-        // A 410 earlier in this batch disabled the type's URL: the rest of the batch does not call it again.
-        const record = await sendAttempt(chain[i], gone.has(chain[i].type) ? undefined : config, opts);
-        if (record.result?.status === 410) gone.add(chain[i].type);
+        // A 410 earlier in this batch disabled that URL: the rest of the batch does not call it again.
+        const key = urlKey(chain[i]);
+        const record = await sendAttempt(chain[i], gone.has(key) ? noDestination : destination(chain[i]), opts);
+        if (record.result?.status === 410) gone.add(key);
         records.push(record);
         if (record.outcome.state === "pending") {
           // The chain waits for this one: the rest go back unattempted.
@@ -233,8 +264,7 @@ export async function deliverOne(db: Db, deliveryId: number, opts: DeliverOption
   if (claim.done) return { state: claim.done, status: null, retryAt: null };
   if (claim.wait) return { state: "pending", status: null, retryAt: claim.wait };
   const row = claim.row!;
-  const [config] = await db.select().from(webhookConfigs).where(eq(webhookConfigs.tenantId, row.tenantId));
-  return attemptDelivery(db, row, config, opts);
+  return attemptDelivery(db, row, (await destinationsOf(db, row.tenantId, [row], now))(row), opts);
 }
 
 /** Tenants with deliveries due now (the runner gives each its own worker). */
@@ -268,7 +298,7 @@ export async function redeliver(db: Db, tenantId: string, deliveryId: number, no
   const [row] = await db
     .update(webhookDeliveries)
     .set({ state: "pending", attempts: 0, nextAttemptAt: now, leaseUntil: null, finishedAt: null, lastError: null })
-    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.tenantId, tenantId), ne(webhookDeliveries.state, "pending")))
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.tenantId, tenantId), eq(webhookDeliveries.target, "tenant"), ne(webhookDeliveries.state, "pending")))
     .returning({ id: webhookDeliveries.id, tenantId: webhookDeliveries.tenantId });
   if (!row) throw new NotFound("Delivery not found, or still pending.");
   return row;
@@ -282,6 +312,7 @@ export async function listDeliveries(db: Db, tenantId: string, filter: { type?: 
     .where(
       and(
         eq(webhookDeliveries.tenantId, tenantId),
+        eq(webhookDeliveries.target, "tenant"), // partner apps' copies are theirs, not in the tenant's log
         filter.type ? eq(webhookDeliveries.type, filter.type) : undefined,
         filter.state ? eq(webhookDeliveries.state, filter.state) : undefined,
       ),

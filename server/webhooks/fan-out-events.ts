@@ -1,6 +1,7 @@
 import { and, asc, inArray, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { outboxEvents, webhookConfigs, webhookDeliveries } from "../../db/schema";
+import { appsListeningTo, appTarget, sentToApps } from "./partner-webhooks";
 import { configuredUrl } from "./webhook-config";
 import type { WebhookType } from "./schema";
 
@@ -14,7 +15,8 @@ const FAN_OUT_LOCK = 7_246_001;
 
 /**
  * Turns recorded outbox events into deliveries, oldest first: one per event whose type has a URL now
- * (target `tenant`; partner apps will add targets here). Events without a URL are marked and dropped.
+ * (target `tenant`), and one per partner app that gets the tenant's campaign events (partner-webhooks.ts).
+ * Events nobody listens to are marked and dropped.
  * Returns the deliveries created, for an engine to deliver.
  */
 export async function fanOutEvents(db: Db, now: Date, limit = 1000): Promise<FannedOut[]> {
@@ -31,18 +33,23 @@ export async function fanOutEvents(db: Db, now: Date, limit = 1000): Promise<Fan
     const configs = new Map(
       (await tx.select().from(webhookConfigs).where(inArray(webhookConfigs.tenantId, tenantIds))).map((c) => [c.tenantId, c]),
     );
-    const rows = events
-      .filter((e) => configuredUrl(configs.get(e.tenantId), e.type as WebhookType))
-      .map((e) => ({
+    const apps = await appsListeningTo(tx, [...new Set(events.filter((e) => sentToApps[e.type as WebhookType]).map((e) => e.tenantId))], now);
+    const rows = events.flatMap((e) => {
+      const delivery = (target: string, payload: unknown) => ({
         tenantId: e.tenantId,
         eventId: e.id,
-        target: "tenant",
+        target,
         type: e.type,
         orderingKey: `${e.type}:${orderingSubject(e.payload)}`,
         messageId: `msg_${e.id}`,
-        payload: e.payload,
+        payload,
         nextAttemptAt: now,
-      }));
+      });
+      const own = configuredUrl(configs.get(e.tenantId), e.type as WebhookType) ? [delivery("tenant", e.payload)] : [];
+      const partners = sentToApps[e.type as WebhookType] ? (apps.get(e.tenantId) ?? []) : [];
+      // An app serves many tenants: its copy says whose event it is (the tenant's id, the `sub` of its tokens).
+      return [...own, ...partners.map((app) => delivery(appTarget(app), { ...(e.payload as object), sub: e.tenantId }))];
+    });
     const created = rows.length
       ? await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id, tenantId: webhookDeliveries.tenantId })
       : [];

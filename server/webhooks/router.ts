@@ -22,7 +22,11 @@ headers \`webhook-id\` (the same on every retry of one event), \`webhook-timesta
 Verify with \`new Webhook(signing_secret).verify(body, headers)\` from the \`standardwebhooks\` package.
 2xx is success; anything else (3xx included: redirects are not followed) is retried after about 5 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h
 and 24 h (±20 % jitter, never sooner than \`Retry-After\`), then given up; 10 s time-out per attempt; 410 Gone disables the URL.
-Events of one campaign (or channel) arrive in order: a failing one holds back the later ones until it succeeds or is given up.`;
+Events of one campaign (or channel) arrive in order: a failing one holds back the later ones until it succeeds or is given up.
+
+Partner apps configure their own webhook URL in the developer portal, not here. An app receives \`campaign_status\` and \`campaign_progress\`
+of every account that authorized it with \`campaigns:read\` (while that authorization is alive), signed with the app's own secret, with
+\`sub\` (the account's id) beside \`type\`, \`timestamp\` and \`data\`; those copies are not in this account's configuration or delivery log.`;
 
 export const webhooksRouter = router({
   list: ownerProcedure

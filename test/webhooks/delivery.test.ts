@@ -1,42 +1,22 @@
 import { and, eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { webhookAttempts, webhookConfigs, webhookDeliveries } from "../../db/schema";
 import { InProcessRunner } from "../../inngest/runner";
 import { createCampaign, tenantWithSegment } from "../../inngest/test-campaigns";
-import { WebhookRunner } from "../../inngest/webhook-runner";
 import { recordEvent } from "../../server/outbox/record-event";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
 import { newTenant, type Api } from "../helpers";
-import { useServerAndReceiver } from "./fixtures";
+import { useServerAndReceiver, useWebhookRunner, waitFor } from "./fixtures";
 import { startReceiver, webhookHeadersOf } from "./receiver";
 
 const fx = useServerAndReceiver();
-let runner: WebhookRunner;
 /** Tenants of this file: on a shared PostgreSQL database the runner leaves other files' deliveries alone. */
 const mine = new Set<string>();
-
-beforeEach(async () => {
-  process.env.WEBHOOK_RETRY_SCHEDULE = "100,200,300,300,300,300,300,300";
-  runner = new WebhookRunner((await getServices()).db, { maxSleepMs: 50, acceptTenant: (id) => mine.has(id) }).start();
-});
-afterEach(async () => {
-  await runner.stop();
-  delete process.env.WEBHOOK_RETRY_SCHEDULE;
-});
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const webhookRunner = useWebhookRunner(mine, "100,200,300,300,300,300,300,300");
 
 async function configure(api: Api, path: string, types = ["campaign_status_url", "campaign_progress_url", "channel_status_url"]) {
   mine.add(api.tenantId);
@@ -222,7 +202,7 @@ describe("webhook delivery (in-process runner)", () => {
       await waitFor("fast delivery", () => verifiedUnder(`/fast-${fast.tenantId}`, secret).length === 1, 2500);
       expect(Date.now() - start).toBeLessThan(1500);
     } finally {
-      await runner.stop();
+      await webhookRunner.runner.stop();
       await slowReceiver.close();
     }
   });

@@ -1,4 +1,6 @@
-import { afterAll, afterEach, beforeAll } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
+import { WebhookRunner } from "../../inngest/webhook-runner";
+import { getServices } from "../../server/services";
 import { startTestServer, type TestServer } from "../http-server";
 import { startReceiver, type Receiver } from "./receiver";
 
@@ -18,4 +20,38 @@ export function useServerAndReceiver() {
     await ctx.server.close();
   });
   return ctx;
+}
+
+/**
+ * An in-process webhook runner for each test, delivering only the deliveries of `mine` (on a shared
+ * PostgreSQL database it leaves other files' alone), with a short retry schedule. `start()` again after
+ * stopping it mid-test; it is stopped after each test.
+ */
+export function useWebhookRunner(mine: Set<string>, retrySchedule: string) {
+  const ctx = {
+    runner: undefined as unknown as WebhookRunner,
+    async start() {
+      ctx.runner = new WebhookRunner((await getServices()).db, { maxSleepMs: 50, acceptTenant: (id) => mine.has(id) }).start();
+    },
+  };
+  beforeEach(async () => {
+    process.env.WEBHOOK_RETRY_SCHEDULE = retrySchedule;
+    await ctx.start();
+  });
+  afterEach(async () => {
+    await ctx.runner.stop();
+    delete process.env.WEBHOOK_RETRY_SCHEDULE;
+  });
+  return ctx;
+}
+
+/** Polls `probe` every 25 ms until it gives a truthy value (returned), or throws after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }

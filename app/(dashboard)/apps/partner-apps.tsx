@@ -2,6 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import { SigningSecret } from "../../_components/signing-secret";
 import { CopyButton, EmptyState, ErrorAlert, Loading, PageHeader, QueryTable } from "../../_components/ui";
 import { formatDateTime } from "../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
@@ -209,7 +210,14 @@ function AppCard({ app: a, onSecret }: { app: App; onSecret: (secret: string) =>
           </>
         )}
         <dt>Webhook do app</dt>
-        <dd>{a.webhook_url ? <code>{a.webhook_url}</code> : "não configurado"}</dd>
+        <dd>
+          {a.webhook_url ? <code>{a.webhook_url}</code> : "não configurado"}
+          <br />
+          <small className="muted">
+            Recebe <code>campaign_status</code> e <code>campaign_progress</code> das contas que autorizaram o app com <code>campaigns:read</code>; o campo{" "}
+            <code>sub</code> diz de qual conta é o evento.
+          </small>
+        </dd>
         <dt>Registrado em</dt>
         <dd>{formatDateTime(a.created_at)}</dd>
       </dl>
@@ -222,7 +230,28 @@ function AppCard({ app: a, onSecret }: { app: App; onSecret: (secret: string) =>
         </div>
       )}
       <ErrorAlert error={rotate.error} />
+      {a.webhook_url && <AppWebhookSecret app={a} />}
     </article>
+  );
+}
+
+/** The app's webhook signing secret, for verifying what its webhook URL receives. */
+function AppWebhookSecret({ app: a }: { app: App }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const secret = useQuery(trpc.partnerApps.webhookSecret.queryOptions({ client_id: a.client_id }));
+  const rotate = useMutation(
+    trpc.partnerApps.rotateWebhookSecret.mutationOptions({
+      onSuccess: () => void queryClient.invalidateQueries(trpc.partnerApps.webhookSecret.queryFilter({ client_id: a.client_id })),
+    }),
+  );
+  if (secret.error) return <ErrorAlert error={secret.error} />;
+  if (!secret.data) return null;
+  return (
+    <div className="stack">
+      <h4>Segredo de assinatura do webhook</h4>
+      <SigningSecret label={`Segredo de assinatura do webhook de ${a.name}`} secret={secret.data.signing_secret} rotate={() => rotate.mutateAsync({ client_id: a.client_id })} />
+    </div>
   );
 }
 

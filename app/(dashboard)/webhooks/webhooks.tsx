@@ -2,7 +2,8 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { CopyButton, ErrorAlert, Field, Loading, PageHeader, QueryTable } from "../../_components/ui";
+import { SigningSecret } from "../../_components/signing-secret";
+import { ErrorAlert, Field, Loading, PageHeader, QueryTable } from "../../_components/ui";
 import { formatDayTimeSeconds } from "../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
 
@@ -116,53 +117,15 @@ function SecretCard() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const config = useQuery(trpc.webhooks.list.queryOptions());
-  const [revealed, setRevealed] = useState(false);
-  const [confirming, setConfirming] = useState(false);
-  const rotate = useMutation(
-    trpc.webhooks.rotateSecret.mutationOptions({
-      onSuccess: () => {
-        setConfirming(false);
-        setRevealed(true);
-        void queryClient.invalidateQueries(trpc.webhooks.list.queryFilter());
-      },
-    }),
-  );
+  const rotate = useMutation(trpc.webhooks.rotateSecret.mutationOptions({ onSuccess: () => void queryClient.invalidateQueries(trpc.webhooks.list.queryFilter()) }));
   if (!config.data) return null;
-  const secret = config.data.webhooks.signing_secret;
   return (
     <section className="card">
       <h2>Segredo de assinatura</h2>
       <p className="muted">
         Verifique cada envio com <code>new Webhook(segredo).verify(corpo, cabeçalhos)</code> do pacote <code>standardwebhooks</code>.
       </p>
-      <div className="row">
-        <input aria-label="Segredo de assinatura" className="mono grow" readOnly value={revealed ? secret : "whsec_" + "•".repeat(32)} />
-        <button type="button" className="btn" onClick={() => setRevealed((r) => !r)}>
-          {revealed ? "Ocultar" : "Mostrar"}
-        </button>
-        {revealed && <CopyButton text={secret} label="Copiar segredo" />}
-      </div>
-      {rotate.data && (
-        <p className="alert alert-success" role="status">
-          Novo segredo criado. O anterior continua assinando junto até {formatDayTimeSeconds(rotate.data.previous_valid_until)}.
-        </p>
-      )}
-      {confirming ? (
-        <div className="row">
-          <span>Gerar um novo segredo? O atual continua válido por 24 horas (os envios levam as duas assinaturas).</span>
-          <button type="button" className="btn btn-danger" disabled={rotate.isPending} onClick={() => rotate.mutate()}>
-            Confirmar troca
-          </button>
-          <button type="button" className="btn btn-ghost" onClick={() => setConfirming(false)}>
-            Cancelar
-          </button>
-        </div>
-      ) : (
-        <button type="button" className="btn" onClick={() => setConfirming(true)}>
-          Trocar segredo
-        </button>
-      )}
-      <ErrorAlert error={rotate.error} />
+      <SigningSecret label="Segredo de assinatura" secret={config.data.webhooks.signing_secret} rotate={() => rotate.mutateAsync()} />
     </section>
   );
 }

@@ -1,0 +1,151 @@
+import { eq } from "drizzle-orm";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "../../db/client";
+import { partnerApps, webhookDeliveries } from "../../db/schema";
+import { InProcessRunner } from "../../inngest/runner";
+import { createCampaign, tenantWithSegment } from "../../inngest/test-campaigns";
+import { recordEvent } from "../../server/outbox/record-event";
+import { fanOutEvents } from "../../server/webhooks/fan-out-events";
+import { appRouter } from "../../server/root";
+import { getServices } from "../../server/services";
+import { createCallerFactory } from "../../server/trpc";
+import { apiFor, newTenant, type Api } from "../helpers";
+import { authorizeApp, developerPortal, registerApp, signedInUser, type EndUser } from "../oauth-client";
+import { useServerAndReceiver, useWebhookRunner, waitFor } from "./fixtures";
+import { startReceiver, webhookHeadersOf, type Receiver } from "./receiver";
+
+const fx = useServerAndReceiver();
+const redirectUri = "http://127.0.0.1:8765/callback";
+/** Tenants of this file: on a shared PostgreSQL database the runner leaves other files' deliveries alone. */
+const mine = new Set<string>();
+const webhookRunner = useWebhookRunner(mine, "100,200,300");
+let developer: Api;
+
+beforeAll(async () => {
+  // Sign-in and the OAuth issuer are the test server.
+  process.env.APP_URL = fx.server.url;
+  process.env.NEXTAUTH_URL = fx.server.url;
+  process.env.RATE_LIMIT_OAUTH_IP_PER_MINUTE = "100000";
+  developer = await newTenant(fx.server.url);
+});
+
+async function dashboardOf(tenantId: string) {
+  const { db, provider } = await getServices();
+  return createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId, userId: "user_x" }, now: new Date() });
+}
+
+/** A confidential app of the developer with its webhook at `url`, and its signing secret from the portal. */
+async function appWithWebhook(url: string) {
+  const { app, client_secret } = await registerApp(developer.tenantId, { webhook_url: url });
+  const secret = (await (await developerPortal(developer.tenantId)).webhookSecret({ client_id: app.client_id })).signing_secret;
+  return { client_id: app.client_id, client_secret: client_secret!, redirect_uri: redirectUri, secret };
+}
+
+/** A signed-in user whose tenant has a 3-group segment, and its API client. */
+async function endUser(): Promise<{ user: EndUser; api: Api; segment: string }> {
+  const user = await signedInUser(fx.server.url);
+  mine.add(user.tenantId);
+  const { api, segment } = await tenantWithSegment(fx.server.url, 3, 3, apiFor(fx.server.url, user.tenantId, user.apiKey));
+  return { user, api, segment };
+}
+
+/** What `receiver` got under `path`, each verified with the secret (throws if one does not verify). */
+const verified = (receiver: Receiver, path: string, secret: string) =>
+  receiver.received.filter((r) => r.path === path).map((r) => new Webhook(secret).verify(r.body, webhookHeadersOf(r.headers)) as any);
+
+describe("partner apps' webhooks", () => {
+  let dispatch: InProcessRunner;
+  beforeAll(async () => {
+    dispatch = new InProcessRunner(await getServices()).start();
+  });
+  afterAll(() => dispatch.stop());
+
+  it("an app authorized with campaigns:read gets the tenant's campaign events, signed with its own secret and naming the tenant; other apps and the tenant's own log do not", async () => {
+    const app = await appWithWebhook(`${fx.receiver.url}/app-full`);
+    const statsOnly = await appWithWebhook(`${fx.receiver.url}/app-stats`);
+    const { user, api, segment } = await endUser();
+    await authorizeApp(fx.server.url, user, app, "statistics:read campaigns:read");
+    await authorizeApp(fx.server.url, user, statsOnly, "statistics:read");
+    expect((await api("PATCH", "/api/external/edit-webhooks", { campaign_status_url: `${fx.receiver.url}/own` })).status).toBe(200);
+
+    const { id_campaign } = await createCampaign(api, segment);
+    const events = await waitFor("the app's completed campaign_status", () => {
+      const got = verified(fx.receiver, "/app-full", app.secret);
+      return got.some((e) => e.type === "campaign_status" && e.data.status === "completed") && got;
+    });
+    const statuses = events.filter((e) => e.type === "campaign_status");
+    expect(statuses.map((e) => e.data.status)).toEqual(["pending", "sending", "completed"]);
+    expect(events.every((e) => e.sub === user.tenantId && e.data.id_campaign === id_campaign)).toBe(true);
+    expect(events.some((e) => e.type === "campaign_progress" && e.data.groups.sent === 3)).toBe(true);
+    // The body's keys in order, `sub` before `data`.
+    expect(Object.keys(events[0])).toEqual(["type", "timestamp", "sub", "data"]);
+
+    // The tenant's own URL got its copy, without `sub`; its delivery log lists only its own.
+    const own = await waitFor("the tenant's completed event", () => {
+      const got = fx.receiver.received.filter((r) => r.path === "/own").map((r) => JSON.parse(r.body));
+      return got.some((e) => e.data.status === "completed") && got;
+    });
+    expect(own.every((e) => !("sub" in e))).toBe(true);
+    const log = await (await dashboardOf(user.tenantId)).webhooks.deliveries({ limit: 100 });
+    expect(log.map((d) => d.type)).toEqual(["campaign_status", "campaign_status", "campaign_status"]);
+    // An app authorized without campaigns:read gets nothing.
+    expect(fx.receiver.received.filter((r) => r.path === "/app-stats")).toEqual([]);
+  });
+
+  it("revoking the app's access stops its deliveries, including those already queued", async () => {
+    const app = await appWithWebhook(`${fx.receiver.url}/app-revoked`);
+    const { user, api } = await endUser();
+    await authorizeApp(fx.server.url, user, app, "campaigns:read");
+    await api("PATCH", "/api/external/edit-webhooks", { campaign_status_url: `${fx.receiver.url}/own-revoked` });
+    const db = await getDb();
+    const status = (n: number) => db.transaction((tx) => recordEvent(tx, user.tenantId, "campaign_status", { id_campaign: `campaign_r${n}`, name: "C", status: "pending" }, new Date()));
+
+    await status(1);
+    await waitFor("the app's first event", () => verified(fx.receiver, "/app-revoked", app.secret).length === 1);
+    // The next event is fanned out (as the runner does), then the access is revoked before it is sent.
+    await webhookRunner.runner.stop();
+    await status(2);
+    await fanOutEvents(db, new Date());
+    await (await dashboardOf(user.tenantId)).partnerApps.revokeAccess({ client_id: app.client_id });
+    await webhookRunner.start();
+    await status(3);
+    await waitFor("the tenant's own third event", () => fx.receiver.received.filter((r) => r.path === "/own-revoked").length === 3);
+    const appRows = await waitFor("the app's second delivery settled", async () => {
+      const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.target, `app:${app.client_id}`));
+      return rows.every((r) => r.state !== "pending") && rows;
+    });
+    expect(fx.receiver.received.filter((r) => r.path === "/app-revoked")).toHaveLength(1);
+    // Event 2 had been queued for the app: canceled at send time. Event 3 never was.
+    expect(appRows.map((r) => r.state).sort()).toEqual(["canceled", "delivered"]);
+  });
+
+  it("a 410 from the app's URL removes the URL from the app", async () => {
+    const gone = await startReceiver();
+    try {
+      gone.respond({ status: 410 });
+      const app = await appWithWebhook(`${gone.url}/app-gone`);
+      const { user } = await endUser();
+      await authorizeApp(fx.server.url, user, app, "campaigns:read");
+      const db = await getDb();
+      await db.transaction((tx) => recordEvent(tx, user.tenantId, "campaign_status", { id_campaign: "campaign_g", name: "C", status: "pending" }, new Date()));
+      const [row] = await waitFor("the app's URL removed", async () => {
+        const rows = await db.select({ webhookUrl: partnerApps.webhookUrl }).from(partnerApps).where(eq(partnerApps.id, app.client_id));
+        return rows[0].webhookUrl === null && rows;
+      });
+      expect(row.webhookUrl).toBeNull();
+      expect(gone.received).toHaveLength(1);
+    } finally {
+      await gone.close();
+    }
+  });
+
+  it("the portal refuses a private webhook URL for an app once private targets are not allowed", async () => {
+    process.env.WEBHOOK_ALLOW_PRIVATE = "0";
+    try {
+      await expect(registerApp(developer.tenantId, { webhook_url: "http://10.0.0.7/hook" })).rejects.toThrow(/webhook_url: must not point to a private/);
+    } finally {
+      process.env.WEBHOOK_ALLOW_PRIVATE = "1";
+    }
+  });
+});
