@@ -1,6 +1,6 @@
 import { eq, inArray } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../db/client";
+import { getDb, type Db } from "../../db/client";
 import { outboxEvents, webhookAttempts, webhookDeliveries } from "../../db/schema";
 import { createTenant } from "../../server/auth/create-tenant";
 import { pruneWebhookHistory } from "../../server/webhooks/prune-history";
@@ -9,7 +9,20 @@ const day = 86_400_000;
 
 describe("webhook history retention", () => {
   it("removes finished deliveries (with their attempts), fanned-out events and test attempts older than the retention; keeps the rest", async () => {
-    const db = await getDb();
+    // In one transaction, rolled back at the end: on a shared PostgreSQL database another file's runner
+    // could otherwise fan out the old event left unfanned here, between its insert and the prune.
+    const rollback = new Error("rollback");
+    await expect(
+      (await getDb()).transaction(async (tx) => {
+        await pruneScenario(tx as unknown as Db);
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+  });
+});
+
+async function pruneScenario(db: Db) {
+  {
     const { tenantId } = await createTenant(db, { name: "Retenção", email: `r-${Date.now()}@example.test`, password: "senha-segura-123" });
     const now = new Date();
     const old = new Date(now.getTime() - 40 * day);
@@ -61,5 +74,5 @@ describe("webhook history retention", () => {
 
     // Nothing more to remove.
     expect(await pruneWebhookHistory(db, now, 30)).toEqual({ deliveries: 0, events: 0, testAttempts: 0 });
-  });
-});
+  }
+}
