@@ -44,6 +44,7 @@ export const tests: E2ETest[] = [
           await card.getByRole("button", { name: "Mostrar" }).click();
           const webhookSecret = await card.getByLabel("Segredo de assinatura do webhook de Painel BI Parceiro").inputValue();
           assert(/^whsec_[A-Za-z0-9+/=]{20,}$/.test(webhookSecret), `unexpected webhook secret ${webhookSecret}`);
+          await screenshot(page, "oauth-01-portal-webhook-secret");
           log(`registered ${clientId}`);
         });
 

@@ -52,9 +52,11 @@ export function SigningSecret({ label, secret, rotate }: { label: string; secret
           </button>
         </div>
       ) : (
-        <button type="button" className="btn" onClick={() => setConfirming(true)}>
-          Trocar segredo
-        </button>
+        <div className="row">
+          <button type="button" className="btn" onClick={() => setConfirming(true)}>
+            Trocar segredo
+          </button>
+        </div>
       )}
       <ErrorAlert error={error} />
     </>
