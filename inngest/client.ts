@@ -32,10 +32,17 @@ export async function dispatchRequests(db: Db, campaignIds: string[]) {
   return rows.map((r) => ({ name: dispatchRequested.name, data: { id_campaign: r.id, tenant_id: r.tenantId } satisfies DispatchRequestedData }));
 }
 
-/** A webhook delivery (one event for one target) should be attempted; tenant_id keys the concurrency. */
+/**
+ * A webhook delivery (one event for one target) should be attempted. `queue` keys the concurrency: the
+ * tenant's id for its own deliveries, `<tenant>:apps` for its partner apps' copies, so a slow app
+ * endpoint does not take the slots of the tenant's own webhooks.
+ */
 export const webhookDeliveryRequested = eventType("webhook/delivery.requested", {
-  schema: staticSchema<{ id_delivery: number; tenant_id: string }>(),
+  schema: staticSchema<{ id_delivery: number; tenant_id: string; queue: string }>(),
 });
 
-export const webhookDeliveryEvents = (rows: { id: number; tenantId: string }[]) =>
-  rows.map((r) => ({ name: webhookDeliveryRequested.name, data: { id_delivery: r.id, tenant_id: r.tenantId } }));
+export const webhookDeliveryEvents = (rows: { id: number; tenantId: string; target: string }[]) =>
+  rows.map((r) => ({
+    name: webhookDeliveryRequested.name,
+    data: { id_delivery: r.id, tenant_id: r.tenantId, queue: r.target === "tenant" ? r.tenantId : `${r.tenantId}:apps` },
+  }));

@@ -16,11 +16,12 @@ export interface WebhookRunnerOptions extends DeliverOptions {
 
 /**
  * The in-process webhook engine (no Inngest): turns outbox events into deliveries and delivers them
- * with the same domain steps the Inngest functions call. Each tenant gets its own worker, so a slow
- * receiver holds only its own tenant's deliveries; within a tenant, deliverDueForTenant keeps each
- * campaign's events in order. State is in the database: a restart resumes where it stopped.
+ * with the same domain steps the Inngest functions call. Each tenant gets its own worker (one for its own
+ * deliveries, one for its partner apps' copies), so a slow receiver holds only its own tenant's
+ * deliveries; within a worker, deliverDueForTenant keeps each campaign's events in order. State is in the database: a restart resumes where it stopped.
  */
 export class WebhookRunner extends WakeableLoop {
+  /** Running workers by tenant and audience. */
   private readonly tenants = new Map<string, Promise<void>>();
 
   constructor(
@@ -52,17 +53,18 @@ export class WebhookRunner extends WakeableLoop {
     }
     const created = await fanOutEvents(this.db, new Date());
     const due = await tenantsWithDueDeliveries(this.db, new Date(), 500);
-    for (const tenantId of due) {
+    for (const { tenantId, audience } of due) {
       if (this.opts.acceptTenant && !this.opts.acceptTenant(tenantId)) continue;
-      if (this.tenants.has(tenantId) || this.tenants.size >= (this.opts.maxTenants ?? 64)) continue;
-      const work = deliverDueForTenant(this.db, tenantId, this.opts)
-        .catch((err) => console.error("[webhooks] delivery failed", tenantId, err))
+      const key = `${tenantId}|${audience}`;
+      if (this.tenants.has(key) || this.tenants.size >= (this.opts.maxTenants ?? 64)) continue;
+      const work = deliverDueForTenant(this.db, tenantId, audience, this.opts)
+        .catch((err) => console.error("[webhooks] delivery failed", tenantId, audience, err))
         .then(() => {
-          this.tenants.delete(tenantId);
-          // A tenant's worker ending may leave work that became due meanwhile.
+          this.tenants.delete(key);
+          // A worker ending may leave work that became due meanwhile.
           this.wake();
         });
-      this.tenants.set(tenantId, work);
+      this.tenants.set(key, work);
     }
     return created.length >= 1000;
   }

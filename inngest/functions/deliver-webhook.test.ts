@@ -10,6 +10,7 @@ import { fanOutEvents } from "../../server/webhooks/fan-out-events";
 import { newTenant } from "../../test/helpers";
 import { useServerAndReceiver } from "../../test/webhooks/fixtures";
 import { webhookHeadersOf } from "../../test/webhooks/receiver";
+import { webhookDeliveryEvents } from "../client";
 import { deliverWebhook } from "./deliver-webhook";
 import { sweepWebhooks } from "./sweep-webhooks";
 
@@ -39,12 +40,18 @@ async function tenantWithDeliveries(n: number) {
 }
 
 describe("deliver-webhook (Inngest function)", () => {
-  it("registers one function per delivery event, concurrency keyed by tenant", () => {
+  it("registers one function per delivery event, concurrency keyed by tenant (its partner apps' copies apart)", () => {
     const [config] = (deliverWebhook as unknown as { getConfig(o: object): object[] }).getConfig({
       baseUrl: new URL("http://localhost:3000/api/inngest"),
       appPrefix: "group-campaigns",
     });
-    expect(config).toMatchObject({ triggers: [{ event: "webhook/delivery.requested" }], concurrency: [{ key: "event.data.tenant_id", limit: 8 }] });
+    expect(config).toMatchObject({ triggers: [{ event: "webhook/delivery.requested" }], concurrency: [{ key: "event.data.queue", limit: 8 }] });
+    const queues = webhookDeliveryEvents([
+      { id: 1, tenantId: "tenant_a", target: "tenant" },
+      { id: 2, tenantId: "tenant_a", target: "app:client_x" },
+      { id: 3, tenantId: "tenant_a", target: "app:client_y" },
+    ]).map((e) => e.data.queue);
+    expect(queues).toEqual(["tenant_a", "tenant_a:apps", "tenant_a:apps"]);
   });
 
   it("delivers through the domain step, signed; retries after a failure by sleeping until the retry time", async () => {
@@ -63,7 +70,7 @@ describe("deliver-webhook (Inngest function)", () => {
         },
       })),
     });
-    const { result, ctx } = await t.execute({ events: [{ name: "webhook/delivery.requested", data: { id_delivery: rows[0].id, tenant_id: api.tenantId } }] });
+    const { result, ctx } = await t.execute({ events: [{ name: "webhook/delivery.requested", data: { id_delivery: rows[0].id, tenant_id: api.tenantId, queue: api.tenantId } }] });
     expect(result).toMatchObject({ id_delivery: rows[0].id, state: "delivered", status: 200 });
     expect(ctx.step.run.mock.calls.map((c) => c[0])).toEqual(["attempt-1", "attempt-2"]);
     expect(calls).toBe(1);
@@ -77,7 +84,7 @@ describe("deliver-webhook (Inngest function)", () => {
   it("a later event of the same campaign waits for the earlier one instead of overtaking it", async () => {
     const { api, path, rows } = await tenantWithDeliveries(2);
     const t = new InngestTestEngine({ function: deliverWebhook, steps: instantSleeps });
-    const second = await t.execute({ events: [{ name: "webhook/delivery.requested", data: { id_delivery: rows[1].id, tenant_id: api.tenantId } }] });
+    const second = await t.execute({ events: [{ name: "webhook/delivery.requested", data: { id_delivery: rows[1].id, tenant_id: api.tenantId, queue: api.tenantId } }] });
     // Nothing was sent for it while the first was pending (its run ran out of looks, the sweep re-requests it).
     expect(fx.receiver.received.filter((r) => r.path === path)).toHaveLength(0);
     expect(second.result).toMatchObject({ state: "pending" });
@@ -101,6 +108,6 @@ describe("sweep-webhooks (Inngest function)", () => {
     const [delivery] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.tenantId, api.tenantId));
     expect(delivery).toMatchObject({ type: "channel_status", orderingKey: "channel_status:channel_y", state: "pending" });
     const [, events] = ctx.step.sendEvent.mock.calls[0] as [string, { name: string; data: unknown }[]];
-    expect(events).toContainEqual({ name: "webhook/delivery.requested", data: { id_delivery: delivery.id, tenant_id: api.tenantId } });
+    expect(events).toContainEqual({ name: "webhook/delivery.requested", data: { id_delivery: delivery.id, tenant_id: api.tenantId, queue: api.tenantId } });
   });
 });

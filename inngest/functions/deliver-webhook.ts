@@ -15,8 +15,9 @@ export const deliverWebhook = inngest.createFunction(
     id: "deliver-webhook",
     name: "Deliver a webhook",
     triggers: [webhookDeliveryRequested],
-    // A tenant's slow receiver uses only that tenant's slots; other tenants' deliveries go on.
-    concurrency: [{ key: "event.data.tenant_id", limit: 8 }],
+    // A tenant's slow receiver uses only that tenant's slots (its partner apps' copies have slots of their
+    // own: see webhookDeliveryEvents); other tenants' deliveries go on.
+    concurrency: [{ key: "event.data.queue", limit: 8 }],
     // deliverOne records every attempt itself and never throws on an HTTP failure; a thrown database
     // error is retried by Inngest, and the lease keeps two runs from sending the same delivery at once.
   },

@@ -172,8 +172,12 @@ const blockedByEarlier = (now: Date) => sql`exists (
     and e.ordering_key = ${webhookDeliveries.orderingKey} and e.state = 'pending' and e.event_id < ${webhookDeliveries.eventId}
     and (e.next_attempt_at > ${tsParam(now)} or e.lease_until > ${tsParam(now)}))`;
 
-/** Claims a tenant's due deliveries (oldest event first), skipping any that would overtake a waiting earlier one. */
-export async function claimDueDeliveries(db: Db, tenantId: string, now: Date, limit = 200): Promise<DeliveryRow[]> {
+/** The tenant's own deliveries, or its partner apps' copies: each kind has its own delivery loop. */
+export type Audience = "own" | "apps";
+const ofAudience = (audience: Audience) => (audience === "own" ? eq(webhookDeliveries.target, "tenant") : ne(webhookDeliveries.target, "tenant"));
+
+/** Claims a tenant's due deliveries of one audience (oldest event first), skipping any that would overtake a waiting earlier one. */
+export async function claimDueDeliveries(db: Db, tenantId: string, audience: Audience, now: Date, limit = 200): Promise<DeliveryRow[]> {
   return db.transaction(async (tx) => {
     const rows = await tx
       .select()
@@ -181,6 +185,7 @@ export async function claimDueDeliveries(db: Db, tenantId: string, now: Date, li
       .where(
         and(
           eq(webhookDeliveries.tenantId, tenantId),
+          ofAudience(audience),
           dueAndFree(now, now),
           sql`not ${blockedByEarlier(now)}`,
         ),
@@ -198,13 +203,15 @@ export async function claimDueDeliveries(db: Db, tenantId: string, now: Date, li
 }
 
 /**
- * Delivers a tenant's due deliveries until none is left: events of one campaign (or channel) one after
- * the other in event order, stopping that chain at the first failure; different ones in parallel.
+ * Delivers a tenant's due deliveries of one audience until none is left: events of one campaign (or
+ * channel) one after the other in event order, stopping that chain at the first failure; different ones
+ * in parallel. The runner gives the tenant's own deliveries and its partner apps' copies a worker each,
+ * so a partner app's slow endpoint never holds back the tenant's own webhooks.
  */
-export async function deliverDueForTenant(db: Db, tenantId: string, opts: DeliverOptions = {}): Promise<number> {
+export async function deliverDueForTenant(db: Db, tenantId: string, audience: Audience, opts: DeliverOptions = {}): Promise<number> {
   let attempted = 0;
   for (;;) {
-    const claimed = await claimDueDeliveries(db, tenantId, new Date());
+    const claimed = await claimDueDeliveries(db, tenantId, audience, new Date());
     if (claimed.length === 0) return attempted;
     const destination = await destinationsOf(db, tenantId, claimed, new Date());
     const chains = new Map<string, DeliveryRow[]>();
@@ -267,14 +274,14 @@ export async function deliverOne(db: Db, deliveryId: number, opts: DeliverOption
   return attemptDelivery(db, row, (await destinationsOf(db, row.tenantId, [row], now))(row), opts);
 }
 
-/** Tenants with deliveries due now (the runner gives each its own worker). */
-export async function tenantsWithDueDeliveries(db: Db, now: Date, limit = 100): Promise<string[]> {
+/** Tenants with deliveries due now, per audience (the runner gives each pair its own worker). */
+export async function tenantsWithDueDeliveries(db: Db, now: Date, limit = 100): Promise<{ tenantId: string; audience: Audience }[]> {
   const rows = await db
-    .selectDistinct({ tenantId: webhookDeliveries.tenantId })
+    .selectDistinct({ tenantId: webhookDeliveries.tenantId, own: sql<boolean>`${webhookDeliveries.target} = 'tenant'` })
     .from(webhookDeliveries)
     .where(dueAndFree(now, now))
     .limit(limit);
-  return rows.map((r) => r.tenantId);
+  return rows.map((r) => ({ tenantId: r.tenantId, audience: r.own ? "own" : "apps" }));
 }
 
 export async function nextDeliveryDueAt(db: Db): Promise<Date | null> {
@@ -286,7 +293,7 @@ export async function nextDeliveryDueAt(db: Db): Promise<Date | null> {
 export async function overdueDeliveries(db: Db, now: Date, limit = 500) {
   const before = new Date(now.getTime() - 60_000);
   return db
-    .select({ id: webhookDeliveries.id, tenantId: webhookDeliveries.tenantId })
+    .select({ id: webhookDeliveries.id, tenantId: webhookDeliveries.tenantId, target: webhookDeliveries.target })
     .from(webhookDeliveries)
     .where(dueAndFree(before, now))
     .orderBy(asc(webhookDeliveries.eventId))

@@ -8,6 +8,7 @@ import type { WebhookType } from "./schema";
 export interface FannedOut {
   id: number;
   tenantId: string;
+  target: string;
 }
 
 /** Serializes fan-outs (two processes on PostgreSQL) so deliveries of one campaign are created in event order. */
@@ -51,7 +52,7 @@ export async function fanOutEvents(db: Db, now: Date, limit = 1000): Promise<Fan
       return [...own, ...partners.map((app) => delivery(appTarget(app), { ...(e.payload as object), sub: e.tenantId }))];
     });
     const created = rows.length
-      ? await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id, tenantId: webhookDeliveries.tenantId })
+      ? await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id, tenantId: webhookDeliveries.tenantId, target: webhookDeliveries.target })
       : [];
     await tx
       .update(outboxEvents)

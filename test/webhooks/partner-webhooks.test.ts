@@ -50,6 +50,20 @@ async function endUser(): Promise<{ user: EndUser; api: Api; segment: string }> 
   return { user, api, segment };
 }
 
+/**
+ * An app with its webhook at `appUrl`, authorized with campaigns:read by a new user whose account sends
+ * its own campaign_status to `ownUrl`; `status(n)` records a campaign_status event of that account.
+ */
+async function authorizedApp(appUrl: string, ownUrl: string) {
+  const app = await appWithWebhook(appUrl);
+  const { user, api } = await endUser();
+  await authorizeApp(fx.server.url, user, app, "campaigns:read");
+  expect((await api("PATCH", "/api/external/edit-webhooks", { campaign_status_url: ownUrl })).status).toBe(200);
+  const db = await getDb();
+  const status = (n: number) => db.transaction((tx) => recordEvent(tx, user.tenantId, "campaign_status", { id_campaign: `campaign_${n}`, name: "C", status: "pending" }, new Date()));
+  return { app, user, db, status };
+}
+
 /** What `receiver` got under `path`, each verified with the secret (throws if one does not verify). */
 const verified = (receiver: Receiver, path: string, secret: string) =>
   receiver.received.filter((r) => r.path === path).map((r) => new Webhook(secret).verify(r.body, webhookHeadersOf(r.headers)) as any);
@@ -94,12 +108,7 @@ describe("partner apps' webhooks", () => {
   });
 
   it("revoking the app's access stops its deliveries, including those already queued", async () => {
-    const app = await appWithWebhook(`${fx.receiver.url}/app-revoked`);
-    const { user, api } = await endUser();
-    await authorizeApp(fx.server.url, user, app, "campaigns:read");
-    await api("PATCH", "/api/external/edit-webhooks", { campaign_status_url: `${fx.receiver.url}/own-revoked` });
-    const db = await getDb();
-    const status = (n: number) => db.transaction((tx) => recordEvent(tx, user.tenantId, "campaign_status", { id_campaign: `campaign_r${n}`, name: "C", status: "pending" }, new Date()));
+    const { app, user, db, status } = await authorizedApp(`${fx.receiver.url}/app-revoked`, `${fx.receiver.url}/own-revoked`);
 
     await status(1);
     await waitFor("the app's first event", () => verified(fx.receiver, "/app-revoked", app.secret).length === 1);
@@ -124,11 +133,8 @@ describe("partner apps' webhooks", () => {
     const gone = await startReceiver();
     try {
       gone.respond({ status: 410 });
-      const app = await appWithWebhook(`${gone.url}/app-gone`);
-      const { user } = await endUser();
-      await authorizeApp(fx.server.url, user, app, "campaigns:read");
-      const db = await getDb();
-      await db.transaction((tx) => recordEvent(tx, user.tenantId, "campaign_status", { id_campaign: "campaign_g", name: "C", status: "pending" }, new Date()));
+      const { app, db, status } = await authorizedApp(`${gone.url}/app-gone`, `${fx.receiver.url}/own-gone`);
+      await status(1);
       const [row] = await waitFor("the app's URL removed", async () => {
         const rows = await db.select({ webhookUrl: partnerApps.webhookUrl }).from(partnerApps).where(eq(partnerApps.id, app.client_id));
         return rows[0].webhookUrl === null && rows;
@@ -137,6 +143,23 @@ describe("partner apps' webhooks", () => {
       expect(gone.received).toHaveLength(1);
     } finally {
       await gone.close();
+    }
+  });
+
+  it("a partner app's slow endpoint does not hold back the tenant's own deliveries", async () => {
+    const slow = await startReceiver();
+    try {
+      slow.respond({ delayMs: 3000 });
+      const { status } = await authorizedApp(`${slow.url}/app-slow`, `${fx.receiver.url}/own-fast`);
+      await status(1);
+      await waitFor("the app's endpoint busy", () => slow.received.length > 0);
+      const start = Date.now();
+      await status(2);
+      await waitFor("the tenant's second event", () => fx.receiver.received.filter((r) => r.path === "/own-fast").length === 2, 2500);
+      expect(Date.now() - start).toBeLessThan(1500);
+    } finally {
+      await webhookRunner.runner.stop();
+      await slow.close();
     }
   });
 
