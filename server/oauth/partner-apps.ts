@@ -57,7 +57,8 @@ export async function registerPartnerApp(db: Db, tenantId: string, raw: Register
 export const listPartnerApps = (db: Db, tenantId: string) =>
   db.select().from(partnerApps).where(eq(partnerApps.tenantId, tenantId)).orderBy(desc(partnerApps.createdAt));
 
-async function ownApp(db: Db, tenantId: string, clientId: string) {
+/** The developer's own app, or 404. */
+export async function ownApp(db: Db, tenantId: string, clientId: string) {
   const [app] = await db.select().from(partnerApps).where(and(eq(partnerApps.id, clientId), eq(partnerApps.tenantId, tenantId)));
   if (!app) throw new NotFound("No such partner app.");
   return app;

@@ -4,10 +4,11 @@ import { tsParam } from "../../db/errors";
 import { inJson } from "../../db/params";
 import { oauthGrants, oauthTokens, partnerApps } from "../../db/schema";
 import { decryptSecret, encryptSecret } from "../crypto/secret-box";
-import { env } from "../env";
 import { NotFound } from "../errors";
+import { ownApp } from "../oauth/partner-apps";
 import type { WebhookType } from "./schema";
 import { newSigningSecret } from "./signing";
+import { previousSecretUntil, secretsInForce } from "./webhook-config";
 
 /**
  * Partner apps' webhooks. An app with a webhook URL receives the campaign events (`campaign_status`,
@@ -52,7 +53,7 @@ export async function appsListeningTo(db: Db | Tx, tenantIds: string[], now: Dat
 export async function appDestinations(db: Db | Tx, tenantId: string, clientIds: string[], now: Date) {
   const dest = new Map<string, { url: string | null; secrets: string[] }>();
   if (clientIds.length === 0) return dest;
-  const apps = await db.select({ id: partnerApps.id, webhookUrl: partnerApps.webhookUrl }).from(partnerApps).where(inArray(partnerApps.id, clientIds));
+  const apps = await db.select().from(partnerApps).where(inArray(partnerApps.id, clientIds));
   const live = new Set(
     (
       await db
@@ -62,47 +63,44 @@ export async function appDestinations(db: Db | Tx, tenantId: string, clientIds: 
     ).map((r) => r.appId),
   );
   for (const app of apps) {
-    dest.set(app.id, live.has(app.id) && app.webhookUrl ? { url: app.webhookUrl, secrets: await appSigningSecrets(db, app.id, now) } : { url: null, secrets: [] });
+    if (!live.has(app.id) || !app.webhookUrl) dest.set(app.id, { url: null, secrets: [] });
+    else dest.set(app.id, { url: app.webhookUrl, secrets: appSecretsInForce(app.webhookSecretEncrypted ? app : await withSecret(db, app.id), now) });
   }
   return dest;
 }
 
-/** The secrets that sign the app's deliveries now (the previous one during its grace period); made on first use. */
-export async function appSigningSecrets(db: Db | Tx, clientId: string, now: Date): Promise<string[]> {
-  const app = await withSecret(db, clientId);
-  const secrets = [decryptSecret(app.webhookSecretEncrypted!)];
-  if (app.previousWebhookSecretEncrypted && app.previousWebhookSecretExpiresAt && app.previousWebhookSecretExpiresAt > now) {
-    secrets.push(decryptSecret(app.previousWebhookSecretEncrypted));
-  }
-  return secrets;
-}
+type AppRow = typeof partnerApps.$inferSelect;
 
-async function withSecret(db: Db | Tx, clientId: string) {
-  const [app] = await db.select().from(partnerApps).where(eq(partnerApps.id, clientId));
-  if (!app) throw new NotFound("No such partner app.");
-  if (app.webhookSecretEncrypted) return app;
+const appSecretsInForce = (app: AppRow, now: Date) =>
+  secretsInForce(app.webhookSecretEncrypted!, app.previousWebhookSecretEncrypted, app.previousWebhookSecretExpiresAt, now);
+
+/** The app's row with a signing secret, made now if it has none yet (apps registered before migration 0008). */
+async function withSecret(db: Db | Tx, clientId: string): Promise<AppRow> {
   await db
     .update(partnerApps)
     .set({ webhookSecretEncrypted: encryptSecret(newSigningSecret()) })
-    .where(and(eq(partnerApps.id, clientId), sql`${partnerApps.webhookSecretEncrypted} is null`));
-  const [made] = await db.select().from(partnerApps).where(eq(partnerApps.id, clientId));
-  return made;
+    .where(and(eq(partnerApps.id, clientId), isNull(partnerApps.webhookSecretEncrypted)));
+  const [app] = await db.select().from(partnerApps).where(eq(partnerApps.id, clientId));
+  if (!app) throw new NotFound("No such partner app.");
+  return app;
 }
 
 /** The developer portal: the app's current signing secret (the developer's own app only). */
 export async function appWebhookSecret(db: Db, developerTenantId: string, clientId: string) {
-  await ownApp(db, developerTenantId, clientId);
-  const app = await withSecret(db, clientId);
-  return { signing_secret: decryptSecret(app.webhookSecretEncrypted!) };
+  const app = await ownApp(db, developerTenantId, clientId);
+  const row = app.webhookSecretEncrypted ? app : await withSecret(db, clientId);
+  return { signing_secret: decryptSecret(row.webhookSecretEncrypted!) };
 }
 
 /** A new signing secret; the old one keeps signing beside it for WEBHOOK_SECRET_GRACE_HOURS (default 24). */
 export async function rotateAppWebhookSecret(db: Db, developerTenantId: string, clientId: string, now: Date) {
   await ownApp(db, developerTenantId, clientId);
   const secret = newSigningSecret();
-  const until = new Date(now.getTime() + env.webhooks.secretGraceHours * 3_600_000);
+  const until = previousSecretUntil(now);
   await db.transaction(async (tx) => {
-    const current = await withSecret(tx, clientId);
+    await withSecret(tx, clientId);
+    // Locked, as the account's rotation does: two rotations at once must not lose the secret in between.
+    const [current] = await tx.select().from(partnerApps).where(eq(partnerApps.id, clientId)).for("update");
     await tx
       .update(partnerApps)
       .set({ webhookSecretEncrypted: encryptSecret(secret), previousWebhookSecretEncrypted: current.webhookSecretEncrypted, previousWebhookSecretExpiresAt: until })
@@ -114,9 +112,4 @@ export async function rotateAppWebhookSecret(db: Db, developerTenantId: string, 
 /** A 410 Gone from the app's URL removes it from the app (only if it is still the configured one). */
 export async function disableAppUrl(db: Db | Tx, clientId: string, url: string) {
   await db.update(partnerApps).set({ webhookUrl: null }).where(and(eq(partnerApps.id, clientId), eq(partnerApps.webhookUrl, url)));
-}
-
-async function ownApp(db: Db, tenantId: string, clientId: string) {
-  const [app] = await db.select({ id: partnerApps.id }).from(partnerApps).where(and(eq(partnerApps.id, clientId), eq(partnerApps.tenantId, tenantId)));
-  if (!app) throw new NotFound("No such partner app.");
 }

@@ -28,11 +28,15 @@ export async function getWebhookConfig(db: Db | Tx, tenantId: string): Promise<W
 }
 
 /** The secrets that sign a delivery now: the current one, plus the previous one during its grace period. */
-export function signingSecrets(c: WebhookConfigRow, now: Date): string[] {
-  const secrets = [decryptSecret(c.secretEncrypted)];
-  if (c.previousSecretEncrypted && c.previousSecretExpiresAt && c.previousSecretExpiresAt > now) secrets.push(decryptSecret(c.previousSecretEncrypted));
-  return secrets;
+export const signingSecrets = (c: WebhookConfigRow, now: Date) => secretsInForce(c.secretEncrypted, c.previousSecretEncrypted, c.previousSecretExpiresAt, now);
+
+/** Decrypted: the current secret, and the previous one while it is still in its grace period (account's and apps'). */
+export function secretsInForce(current: string, previous: string | null, previousExpiresAt: Date | null, now: Date): string[] {
+  return previous && previousExpiresAt && previousExpiresAt > now ? [decryptSecret(current), decryptSecret(previous)] : [decryptSecret(current)];
 }
+
+/** Until when a secret replaced now keeps signing beside its successor (WEBHOOK_SECRET_GRACE_HOURS, default 24). */
+export const previousSecretUntil = (now: Date) => new Date(now.getTime() + env.webhooks.secretGraceHours * 3_600_000);
 
 export const urlsOf = (c: WebhookConfigRow) => ({
   campaign_status_url: c.campaignStatusUrl,
@@ -74,7 +78,7 @@ export async function editWebhooks(db: Db, tenantId: string, patch: EditWebhooks
 /** A new signing secret; the old one keeps signing beside it for WEBHOOK_SECRET_GRACE_HOURS (default 24). */
 export async function rotateSigningSecret(db: Db, tenantId: string, now: Date) {
   const secret = newSigningSecret();
-  const until = new Date(now.getTime() + env.webhooks.secretGraceHours * 3_600_000);
+  const until = previousSecretUntil(now);
   await db.transaction(async (tx) => {
     await getWebhookConfig(tx, tenantId);
     const [current] = await tx.select().from(webhookConfigs).where(eq(webhookConfigs.tenantId, tenantId)).for("update");

@@ -10,9 +10,9 @@ import { fanOutEvents } from "../../server/webhooks/fan-out-events";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
-import { apiFor, newTenant, type Api } from "../helpers";
+import { apiFor, newTenant, waitFor, type Api } from "../helpers";
 import { authorizeApp, developerPortal, registerApp, signedInUser, type EndUser } from "../oauth-client";
-import { useServerAndReceiver, useWebhookRunner, waitFor } from "./fixtures";
+import { useServerAndReceiver, useWebhookRunner } from "./fixtures";
 import { startReceiver, webhookHeadersOf, type Receiver } from "./receiver";
 
 const fx = useServerAndReceiver();
@@ -127,6 +127,23 @@ describe("partner apps' webhooks", () => {
     expect(fx.receiver.received.filter((r) => r.path === "/app-revoked")).toHaveLength(1);
     // Event 2 had been queued for the app: canceled at send time. Event 3 never was.
     expect(appRows.map((r) => r.state).sort()).toEqual(["canceled", "delivered"]);
+  });
+
+  it("rotating the app's secret: the portal shows the new one, and deliveries carry both signatures during the overlap", async () => {
+    const { app, status } = await authorizedApp(`${fx.receiver.url}/app-rotated`, `${fx.receiver.url}/own-rotated`);
+    const portal = await developerPortal(developer.tenantId);
+    const rotated = await portal.rotateWebhookSecret({ client_id: app.client_id });
+    expect(rotated.signing_secret).not.toBe(app.secret);
+    expect((await portal.webhookSecret({ client_id: app.client_id })).signing_secret).toBe(rotated.signing_secret);
+    await status(1);
+    const [got] = await waitFor("the app's event", () => {
+      const r = fx.receiver.received.filter((x) => x.path === "/app-rotated");
+      return r.length === 1 && r;
+    });
+    expect(String(got.headers["webhook-signature"]).split(" ")).toHaveLength(2);
+    for (const secret of [rotated.signing_secret, app.secret]) {
+      expect(new Webhook(secret).verify(got.body, webhookHeadersOf(got.headers))).toMatchObject({ type: "campaign_status" });
+    }
   });
 
   it("a 410 from the app's URL removes the URL from the app", async () => {
