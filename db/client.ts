@@ -69,10 +69,6 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   }
 }
 
-/**
- * PGlite's own start parameters plus smaller shared buffers: its default 128 MB sits inside the server's
- * memory (peak RSS 440 → ~350 MB in the bench, no throughput loss measured).
- */
 /** On the handle itself, not in a module-level set: the handle is shared by every copy of this module. */
 const embeddedBrand = Symbol.for("group-campaigns.embedded-database");
 
@@ -110,6 +106,10 @@ function withoutQueryParsers<T extends PGlite | Transaction>(target: T): T {
   });
 }
 
+/**
+ * PGlite's own start parameters plus smaller shared buffers: its default 128 MB sits inside the server's
+ * memory (peak RSS 440 → ~350 MB in the bench, no throughput loss measured).
+ */
 function pgliteStartParams(): string[] | undefined {
   const defaults = (PGlite as unknown as { defaultStartParams?: string[] }).defaultStartParams;
   return defaults ? [...defaults, "-c", "shared_buffers=32MB"] : undefined;

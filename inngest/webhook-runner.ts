@@ -18,7 +18,8 @@ export interface WebhookRunnerOptions extends DeliverOptions {
  * The in-process webhook engine (no Inngest): turns outbox events into deliveries and delivers them
  * with the same domain steps the Inngest functions call. Each tenant gets its own worker (one for its own
  * deliveries, one for its partner apps' copies), so a slow receiver holds only its own tenant's
- * deliveries; within a worker, deliverDueForTenant keeps each campaign's events in order. State is in the database: a restart resumes where it stopped.
+ * deliveries; within a worker, deliverDueForTenant keeps each campaign's events in order. State is in
+ * the database: a restart resumes where it stopped.
  */
 export class WebhookRunner extends WakeableLoop {
   /** Running workers by tenant and audience. */
