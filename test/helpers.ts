@@ -69,6 +69,13 @@ export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms =
   }
 }
 
+/** Polls `probe` (as `until` does) until it gives a truthy value, returned; throws after `ms`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000): Promise<T> {
+  const v = await until(async () => probe(), Boolean, ms);
+  if (!v) throw new Error(`timed out waiting for ${what}`);
+  return v;
+}
+
 /** Asserts the spec's error envelope and returns it. */
 export function expectEnvelope(res: ApiResponse, status: number, reason: string) {
   if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text}`);

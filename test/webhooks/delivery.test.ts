@@ -9,8 +9,8 @@ import { recordEvent } from "../../server/outbox/record-event";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
-import { newTenant, type Api } from "../helpers";
-import { useServerAndReceiver, useWebhookRunner, waitFor } from "./fixtures";
+import { newTenant, waitFor, type Api } from "../helpers";
+import { useServerAndReceiver, useWebhookRunner } from "./fixtures";
 import { startReceiver, webhookHeadersOf } from "./receiver";
 
 const fx = useServerAndReceiver();

@@ -44,14 +44,3 @@ export function useWebhookRunner(mine: Set<string>, retrySchedule: string) {
   });
   return ctx;
 }
-
-/** Polls `probe` every 25 ms until it gives a truthy value (returned), or throws after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
