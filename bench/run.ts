@@ -15,12 +15,12 @@
  *
  * Prints each figure on its own line with its target, then one JSON line with all of them.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import type { Groups } from "../e2e/crash.spec";
-import { apiClient, createDatabase, createTenant, freePort, onAbnormalExit, root, startServer, stopServer, type ServerProcess } from "../e2e/server-process";
+import { apiClient, createDatabase, createTenant, freePort, root, startServer, stopServer, tempDataDir, type ServerProcess } from "../e2e/server-process";
 import { ensureBuild } from "../scripts/ensure-build";
 import { benchWebhooks, type WebhookFigures } from "./webhooks";
 
@@ -132,8 +132,8 @@ function scheduledInTwoDays() {
 type Figures = Record<string, number | string | number[] | Record<string, number> | null>;
 
 async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "gcs-bench-"));
-  const forgetDir = onAbnormalExit(() => rmSync(dataDir, { recursive: true, force: true }));
+  const temp = tempDataDir("gcs-bench-");
+  const dataDir = temp.dir;
   const logFile = path.join(root, ".test-data", `bench-server-${kind}.log`);
   rmSync(logFile, { force: true });
   let database: Awaited<ReturnType<typeof createDatabase>> | undefined;
@@ -267,8 +267,7 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
     memory?.stop();
     if (server) await stopServer(server).catch(() => {});
     if (database) await database.drop().catch((err: Error) => log(`could not drop ${database!.name}: ${err.message}`));
-    rmSync(dataDir, { recursive: true, force: true });
-    forgetDir();
+    temp.remove();
   }
 }
 
@@ -294,8 +293,8 @@ function report(kind: string, f: Figures) {
  * child process of the server), and migrated. Peak and settled RSS of the server process itself.
  */
 async function benchFirstStart(): Promise<Figures> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "gcs-bench-first-"));
-  const forgetDir = onAbnormalExit(() => rmSync(dataDir, { recursive: true, force: true }));
+  const temp = tempDataDir("gcs-bench-first-");
+  const dataDir = temp.dir;
   let server: ServerProcess | undefined;
   try {
     const t0 = performance.now();
@@ -309,8 +308,7 @@ async function benchFirstStart(): Promise<Figures> {
     };
   } finally {
     if (server) await stopServer(server).catch(() => {});
-    rmSync(dataDir, { recursive: true, force: true });
-    forgetDir();
+    temp.remove();
   }
 }
 

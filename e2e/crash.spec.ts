@@ -13,12 +13,11 @@
  * restarted server runs the real recovery path (lease takeover, reconcile with provider.findSent).
  * CRASH_WAIT_FOR_LEASES=1 waits them out instead (then also raise E2E_TEST_TIMEOUT_MS to ~400000).
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { assert, type E2ETest } from "./harness";
 import {
-  apiClient, createDatabase, createTenant, freePort, killServer, onAbnormalExit, portIsFree, root, startServer, stopServer, tail, withDatabase,
+  apiClient, createDatabase, createTenant, freePort, killServer, portIsFree, root, startServer, stopServer, tail, tempDataDir, withDatabase,
   type ServerOptions, type ServerProcess,
 } from "./server-process";
 
@@ -67,8 +66,8 @@ async function inFlightWatcher(databaseUrl: string, campaignId: string) {
 
 async function crashTest(log: (line: string) => void) {
   const started = Date.now();
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "gcs-crash-"));
-  const forgetDir = onAbnormalExit(() => rmSync(dataDir, { recursive: true, force: true }));
+  const temp = tempDataDir("gcs-crash-");
+  const dataDir = temp.dir;
   const logFile = path.join(root, "e2e", "artifacts", "crash-server.log");
   mkdirSync(path.dirname(logFile), { recursive: true });
   rmSync(logFile, { force: true });
@@ -240,8 +239,7 @@ async function crashTest(log: (line: string) => void) {
     await watch?.close();
     if (server) await stopServer(server).catch(() => {});
     if (database) await database.drop().catch((err: Error) => console.error(`[crash] could not drop ${database!.name}: ${err.message}`));
-    rmSync(dataDir, { recursive: true, force: true });
-    forgetDir();
+    temp.remove();
   }
 }
 

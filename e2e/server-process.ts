@@ -4,8 +4,9 @@
  * on the service's database, and a small JSON client. Every server started here dies with this process.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { acquireDataDirLock, releaseDataDirLock } from "../db/data-dir-lock";
@@ -72,6 +73,19 @@ export function onAbnormalExit(fn: () => void): () => void {
   installExitHook();
   lastResort.add(fn);
   return () => lastResort.delete(fn);
+}
+
+/** A temporary directory (a DATA_DIR) that `remove()` deletes, or at the latest an abnormal exit of this process. */
+export function tempDataDir(prefix: string): { dir: string; remove(): void } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  const forget = onAbnormalExit(() => rmSync(dir, { recursive: true, force: true }));
+  return {
+    dir,
+    remove() {
+      rmSync(dir, { recursive: true, force: true });
+      forget();
+    },
+  };
 }
 
 function emergencyCleanup() {
