@@ -146,6 +146,14 @@ describe("partner apps' webhooks", () => {
     }
   });
 
+  it("the portal shows and rotates an app's secret for its own developer only", async () => {
+    const app = await appWithWebhook(`${fx.receiver.url}/app-own`);
+    const stranger = await developerPortal((await newTenant(fx.server.url)).tenantId);
+    await expect(stranger.webhookSecret({ client_id: app.client_id })).rejects.toThrow(/No such partner app/);
+    await expect(stranger.rotateWebhookSecret({ client_id: app.client_id })).rejects.toThrow(/No such partner app/);
+    expect((await (await developerPortal(developer.tenantId)).webhookSecret({ client_id: app.client_id })).signing_secret).toBe(app.secret);
+  });
+
   it("a 410 from the app's URL removes the URL from the app", async () => {
     const gone = await startReceiver();
     try {
