@@ -106,6 +106,7 @@ export class SimulatorProvider implements MessagingProvider {
 
   async deleteChannel(channelId: string) {
     await this.db.delete(simulatorChannels).where(eq(simulatorChannels.channelId, channelId));
+    await this.db.delete(simulatorFailures).where(eq(simulatorFailures.channelId, channelId));
   }
 
   /** Control: take a channel offline or bring it back; emits the status change. */
