@@ -1,10 +1,12 @@
-/** Runs once when the Next.js server starts: open and migrate the database, wire the provider, start dispatch. */
+/** Runs once when the Next.js server starts: open and migrate the database, wire the provider, start dispatch, webhooks and the hourly maintenance job. */
 export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { getServices } = await import("./server/services");
   const { startDispatchEngine } = await import("./inngest/engine");
   const { startWebhookEngine } = await import("./inngest/webhook-engine");
+  const { startMaintenance } = await import("./inngest/maintenance-runner");
   const services = await getServices();
   startDispatchEngine(services);
   startWebhookEngine(services);
+  startMaintenance(services);
 }

@@ -167,14 +167,21 @@ export const simulatorChannels = pgTable("simulator_channels", {
   paired: boolean("paired").notNull().default(false),
 });
 
-export const simulatorFailures = pgTable("simulator_failures", {
-  groupId: text("id_group").primaryKey(),
-  failNext: integer("fail_next").notNull().default(0),
-  always: boolean("always").notNull().default(false),
-});
+/** Injected send failures (POST /api/simulator/groups/{id}/failures), per channel and group of the caller. */
+export const simulatorFailures = pgTable(
+  "simulator_failures",
+  {
+    channelId: text("id_channel").notNull(),
+    groupId: text("id_group").notNull(),
+    failNext: integer("fail_next").notNull().default(0),
+    always: boolean("always").notNull().default(false),
+  },
+  (t) => [primaryKey({ columns: [t.channelId, t.groupId] })],
+);
 
-export const simulatorConfig = pgTable("simulator_config", {
-  id: integer("id").primaryKey().default(1),
+/** Per-send latency (POST /api/simulator/latency): per tenant, applied to sends on that tenant's channels. */
+export const simulatorLatency = pgTable("simulator_latency", {
+  tenantId: text("tenant_id").primaryKey().references(() => tenants.id, { onDelete: "cascade" }),
   latencyMs: integer("latency_ms").notNull().default(0),
 });
 

@@ -1,7 +1,6 @@
 import type { Db } from "../db/client";
 import { deliverDueForTenant, nextDeliveryDueAt, tenantsWithDueDeliveries, type DeliverOptions } from "../server/webhooks/deliver-webhooks";
 import { fanOutEvents } from "../server/webhooks/fan-out-events";
-import { pruneWebhookHistory } from "../server/webhooks/prune-history";
 import { onWebhookWake } from "../server/webhooks/wake";
 import { WakeableLoop } from "./wakeable-loop";
 
@@ -44,14 +43,7 @@ export class WebhookRunner extends WakeableLoop {
     });
   }
 
-  /** Retention runs at most hourly (and first a minute after start). */
-  private nextPruneAt = Date.now() + 60_000;
-
   protected async round() {
-    if (Date.now() >= this.nextPruneAt) {
-      this.nextPruneAt = Date.now() + 3_600_000;
-      await pruneWebhookHistory(this.db, new Date()).catch((err) => console.error("[webhooks] retention failed", err));
-    }
     const created = await fanOutEvents(this.db, new Date());
     const due = await tenantsWithDueDeliveries(this.db, new Date(), 500);
     for (const { tenantId, audience } of due) {

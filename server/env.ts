@@ -25,6 +25,10 @@ export const env = {
   get simulatorGroupsPerChannel() {
     return Number(process.env.SIMULATOR_GROUPS_PER_CHANNEL ?? 20);
   },
+  /** Days the simulator's message log is kept (the hourly maintenance job deletes older messages). */
+  get simulatorRetentionDays() {
+    return Number(process.env.SIMULATOR_RETENTION_DAYS ?? 7);
+  },
   /** Evolution API v2 (MESSAGING_PROVIDER=evolution): the gateway's address, global API key, and how we call it. */
   evolution: {
     get apiUrl() {

@@ -2,6 +2,7 @@ import { dispatchCampaign } from "./dispatch-campaign";
 import { sweepDueCampaigns } from "./sweep-due-campaigns";
 import { deliverWebhook } from "./deliver-webhook";
 import { sweepWebhooks } from "./sweep-webhooks";
+import { maintenance } from "./maintenance";
 
 /** Every function served at /api/inngest. */
-export const functions = [dispatchCampaign, sweepDueCampaigns, deliverWebhook, sweepWebhooks];
+export const functions = [dispatchCampaign, sweepDueCampaigns, deliverWebhook, sweepWebhooks, maintenance];

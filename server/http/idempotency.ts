@@ -109,7 +109,3 @@ export async function withIdempotency(
   }
   return result;
 }
-
-export async function purgeExpiredIdempotencyKeys(db: Db, now: Date) {
-  await db.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, new Date(now.getTime() - idempotencyRetentionMs)));
-}

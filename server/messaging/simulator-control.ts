@@ -2,8 +2,10 @@ import { z } from "zod";
 import { findChannel } from "../channels/find-channel";
 import { listChannels } from "../channels/list-channels";
 import { DomainError, NotFound } from "../errors";
-import { describeIssues, domainErrorResult, errorResult, jsonHeaders, toResponse, type HttpResult } from "../http/envelope";
-import { resolveRestCaller } from "../http/caller";
+import type { Db } from "../../db/client";
+import { describeIssues, domainErrorResult, errorResult, jsonHeaders, toResponse as send, type HttpResult } from "../http/envelope";
+import { clientIp, resolveRestCallerAt } from "../http/caller";
+import { consume } from "../http/rate-limit";
 import { getServices } from "../services";
 import { SimulatorProvider } from "./simulator";
 
@@ -29,10 +31,30 @@ async function parse<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
 }
 
 /**
+ * The caller's tenant, under the same limits as the REST facade: a blocked address is 429 before the
+ * credentials are looked at, a missing or invalid key counts as a failed authentication of the address,
+ * and an API key spends its per-minute points here as on /api/external/*.
+ */
+async function authorize(db: Db, headers: Headers): Promise<{ tenantId: string; headers: Record<string, string> } | { refused: HttpResult }> {
+  const ip = clientIp(headers);
+  const { caller, blocked } = await resolveRestCallerAt(db, headers, new Date(), ip);
+  if (!blocked.allowed) {
+    return { refused: errorResult(429, "Too many failed authentication attempts from this address; retry later.", "rate_limited", {}, blocked.headers) };
+  }
+  if (caller.kind === "anonymous") await consume(db, "failedAuth", ip);
+  if (caller.kind !== "apiKey") return { refused: errorResult(401, "API key is invalid or absent. Send it in the x-api-key header.") };
+  const limit = await consume(db, "apiKey", caller.apiKeyId);
+  if (!limit.allowed) return { refused: errorResult(429, "Rate limit exceeded; retry after the time in Retry-After.", "rate_limited", {}, limit.headers) };
+  return { tenantId: caller.tenantId, headers: limit.headers };
+}
+
+/**
  * /api/simulator/*: control and inspection of the simulated platform (CONTRACT.md §2),
  * served only while the simulator is the provider, with the tenant's API key.
  */
 export async function handleSimulatorRequest(req: Request): Promise<Response> {
+  let limitHeaders: Record<string, string> = {};
+  const toResponse = (r: HttpResult) => send({ ...r, headers: { ...r.headers, ...limitHeaders } });
   try {
     const services = await getServices();
     const db = services.db;
@@ -40,9 +62,10 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
     // route has its own copy of the SimulatorProvider class, so instanceof is always false there.
     if (services.provider.name !== "simulator") return toResponse(errorResult(404, "The simulator is not the messaging provider."));
     const provider = services.provider as SimulatorProvider;
-    const caller = await resolveRestCaller(db, req.headers, new Date());
-    if (caller.kind !== "apiKey") return toResponse(errorResult(401, "API key is invalid or absent. Send it in the x-api-key header."));
-    const tenantId = caller.tenantId;
+    const auth = await authorize(db, req.headers);
+    if ("refused" in auth) return toResponse(auth.refused);
+    const { tenantId } = auth;
+    limitHeaders = auth.headers;
     const url = new URL(req.url);
     const path = url.pathname.replace(/^\/api\/simulator/, "");
     let m: RegExpMatchArray | null;
@@ -86,12 +109,17 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
     if (req.method === "POST" && (m = path.match(/^\/groups\/([^/]+)\/failures$/))) {
       const body = await parse(req, failuresBody);
       const groupId = decodeURIComponent(m[1]);
-      await provider.setFailures(groupId, "always" in body ? { always: body.always } : { failNext: body.fail_next });
+      // Only the caller's own channels' groups: another tenant's group is as unknown as a missing one.
+      const mine = (await listChannels(db, tenantId)).filter((c) => provider.groupsOf(c.id).some((g) => g.id_group === groupId));
+      if (mine.length === 0) throw new NotFound(`Group ${groupId} not found in your channels.`);
+      for (const channel of mine) {
+        await provider.setFailures(channel.id, groupId, "always" in body ? { always: body.always } : { failNext: body.fail_next });
+      }
       return toResponse(ok({ id_group: groupId, ...body }));
     }
     if (req.method === "POST" && path === "/latency") {
       const body = await parse(req, latencyBody);
-      await provider.setLatency(body.ms);
+      await provider.setLatency(tenantId, body.ms);
       return toResponse(ok({ ms: body.ms }));
     }
     throw new NotFound(`No simulator endpoint ${req.method} ${url.pathname}.`);

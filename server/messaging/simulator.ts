@@ -2,7 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { and, eq, gt, inArray, lte, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJson } from "../../db/params";
-import { simulatorChannels, simulatorConfig, simulatorFailures, simulatorMessages } from "../../db/schema";
+import { channels, simulatorChannels, simulatorFailures, simulatorLatency, simulatorMessages } from "../../db/schema";
 import {
   ProviderEvents,
   ProviderSendError,
@@ -34,6 +34,9 @@ export function simulatedGroups(channelId: string, count: number): ProviderGroup
   });
 }
 
+/** An injected failure's key: channel and group (ids hold no spaces). */
+const failureKey = (m: { channelId: string; groupId: string }) => `${m.channelId} ${m.groupId}`;
+
 /** A deterministic share of messages (3 in 10) is read, a moment after it is sent. */
 const isRead = (deliveryKey: string) => createHash("sha256").update(deliveryKey).digest()[0] % 10 < 3;
 
@@ -45,7 +48,6 @@ export class SimulatorProvider implements MessagingProvider {
   readonly name = "simulator" as const;
   readonly capabilities = { carousel: true, forward: true, linkPreview: true, mentionAll: true };
   private readonly events = new ProviderEvents("simulator");
-  private latencyMs: number | undefined;
 
   constructor(
     private readonly db: Db,
@@ -104,6 +106,7 @@ export class SimulatorProvider implements MessagingProvider {
 
   async deleteChannel(channelId: string) {
     await this.db.delete(simulatorChannels).where(eq(simulatorChannels.channelId, channelId));
+    await this.db.delete(simulatorFailures).where(eq(simulatorFailures.channelId, channelId));
   }
 
   /** Control: take a channel offline or bring it back; emits the status change. */
@@ -120,30 +123,26 @@ export class SimulatorProvider implements MessagingProvider {
     return true;
   }
 
-  async setFailures(groupId: string, spec: { failNext?: number; always?: boolean }) {
+  /** The groups a channel exposes (the same whatever its state). */
+  groupsOf(channelId: string) {
+    return simulatedGroups(channelId, this.opts.groupsPerChannel);
+  }
+
+  /** Control: injected failures for sends to one group through one channel (the caller's own). */
+  async setFailures(channelId: string, groupId: string, spec: { failNext?: number; always?: boolean }) {
+    const set = { failNext: spec.failNext ?? 0, always: spec.always ?? false };
     await this.db
       .insert(simulatorFailures)
-      .values({ groupId, failNext: spec.failNext ?? 0, always: spec.always ?? false })
-      .onConflictDoUpdate({
-        target: simulatorFailures.groupId,
-        set: { failNext: spec.failNext ?? 0, always: spec.always ?? false },
-      });
+      .values({ channelId, groupId, ...set })
+      .onConflictDoUpdate({ target: [simulatorFailures.channelId, simulatorFailures.groupId], set });
   }
 
-  async setLatency(ms: number) {
+  /** Control: per-send latency of one tenant's channels (the others are not slowed). */
+  async setLatency(tenantId: string, ms: number) {
     await this.db
-      .insert(simulatorConfig)
-      .values({ id: 1, latencyMs: ms })
-      .onConflictDoUpdate({ target: simulatorConfig.id, set: { latencyMs: ms } });
-    this.latencyMs = ms;
-  }
-
-  private async latency() {
-    if (this.latencyMs === undefined) {
-      const [row] = await this.db.select().from(simulatorConfig).where(eq(simulatorConfig.id, 1));
-      this.latencyMs = row?.latencyMs ?? 0;
-    }
-    return this.latencyMs;
+      .insert(simulatorLatency)
+      .values({ tenantId, latencyMs: ms })
+      .onConflictDoUpdate({ target: simulatorLatency.tenantId, set: { latencyMs: ms } });
   }
 
   async send(message: OutboundMessage): Promise<SendReceipt> {
@@ -158,10 +157,17 @@ export class SimulatorProvider implements MessagingProvider {
    */
   async sendMany(messages: OutboundMessage[]): Promise<SendOutcome[]> {
     if (messages.length === 0) return [];
-    const ms = await this.latency();
-    if (ms > 0) await new Promise((r) => setTimeout(r, ms * messages.length));
     const channelIds = [...new Set(messages.map((m) => m.channelId))];
-    const states = await this.db.select().from(simulatorChannels).where(inArray(simulatorChannels.channelId, channelIds));
+    // Each channel's state and its tenant's latency, in the one query a loop already made.
+    const states = await this.db
+      .select({ channelId: simulatorChannels.channelId, paired: simulatorChannels.paired, online: simulatorChannels.online, latencyMs: simulatorLatency.latencyMs })
+      .from(simulatorChannels)
+      .leftJoin(channels, eq(channels.id, simulatorChannels.channelId))
+      .leftJoin(simulatorLatency, eq(simulatorLatency.tenantId, channels.tenantId))
+      .where(inArray(simulatorChannels.channelId, channelIds));
+    const latency = new Map(states.map((c) => [c.channelId, c.latencyMs ?? 0]));
+    const ms = messages.reduce((sum, m) => sum + (latency.get(m.channelId) ?? 0), 0);
+    if (ms > 0) await new Promise((r) => setTimeout(r, ms));
     const online = new Set(states.filter((c) => c.paired && c.online).map((c) => c.channelId));
     const keys = messages.map((m) => m.deliveryKey);
     const known = new Map((await this.sentByKey(keys)).map((r) => [r.deliveryKey, r]));
@@ -174,9 +180,9 @@ export class SimulatorProvider implements MessagingProvider {
       else if (!online.has(m.channelId)) outcomes.set(m.deliveryKey, { ok: false, error: new ProviderUnavailableError(`Channel ${m.channelId} is not connected.`) });
       else fresh.push(m);
     }
-    const failing = new Set(fresh.length ? await this.consumeFailures(fresh.map((m) => m.groupId)) : []);
+    const failing = new Set(fresh.length ? await this.consumeFailures(fresh) : []);
     const toInsert = fresh.filter((m) => {
-      if (!failing.has(m.groupId)) return true;
+      if (!failing.has(failureKey(m))) return true;
       outcomes.set(m.deliveryKey, { ok: false, error: new ProviderSendError(`Simulated failure sending to ${m.groupId}.`, true) });
       return false;
     });
@@ -221,20 +227,21 @@ export class SimulatorProvider implements MessagingProvider {
     };
   }
 
-  /** Consumes one injected failure for each group that has one; returns those groups. */
-  private async consumeFailures(groupIds: string[]) {
-    // Read first: almost always nothing is injected, and a read costs no commit.
-    const armed = await this.db
-      .select({ groupId: simulatorFailures.groupId })
-      .from(simulatorFailures)
-      .where(and(inJson(simulatorFailures.groupId, groupIds), sql`(${simulatorFailures.always} or ${simulatorFailures.failNext} > 0)`));
-    if (armed.length === 0) return [];
+  /** Consumes one injected failure for each (channel, group) that has one; returns their failureKeys. */
+  private async consumeFailures(messages: OutboundMessage[]) {
+    const channelIds = [...new Set(messages.map((m) => m.channelId))];
+    const armedOn = and(inJson(simulatorFailures.channelId, channelIds), sql`(${simulatorFailures.always} or ${simulatorFailures.failNext} > 0)`);
+    // Read first: almost always nothing is injected on these channels, and a read costs no commit.
+    const armed = await this.db.select({ channelId: simulatorFailures.channelId, groupId: simulatorFailures.groupId }).from(simulatorFailures).where(armedOn);
+    const wanted = new Set(messages.map(failureKey));
+    const hit = armed.filter((r) => wanted.has(failureKey(r)));
+    if (hit.length === 0) return [];
     const rows = await this.db
       .update(simulatorFailures)
       .set({ failNext: sql`greatest(${simulatorFailures.failNext} - 1, 0)` })
-      .where(and(inJson(simulatorFailures.groupId, groupIds), sql`(${simulatorFailures.always} or ${simulatorFailures.failNext} > 0)`))
-      .returning({ groupId: simulatorFailures.groupId });
-    return rows.map((r) => r.groupId);
+      .where(and(armedOn, inJson(sql`${simulatorFailures.channelId} || ' ' || ${simulatorFailures.groupId}`, hit.map(failureKey))))
+      .returning({ channelId: simulatorFailures.channelId, groupId: simulatorFailures.groupId });
+    return rows.map(failureKey);
   }
 
   private async sentByKey(keys: string[]) {

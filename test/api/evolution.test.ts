@@ -168,3 +168,17 @@ describe("campaigns through Evolution API", () => {
     expect(sent[1]).toMatchObject({ endpoint: "sendMedia", body: { mediatype: "document", media: "https://cdn.example.com/d.pdf", fileName: "catalogo.pdf" } });
   });
 });
+
+describe("the simulator's endpoints on Evolution API", () => {
+  it("/api/simulator/* is 404 in the envelope, even with a valid API key", async () => {
+    const channel = await connectedChannel();
+    const calls: [string, string, unknown?][] = [
+      ["GET", "/api/simulator/messages"],
+      ["POST", "/api/simulator/latency", { ms: 1000 }],
+      ["POST", `/api/simulator/channels/${channel}/state`, { connected: false }],
+      ["POST", "/api/simulator/groups/120363000000000000001%40g.us/failures", { always: true }],
+    ];
+    for (const [method, path, body] of calls) expectEnvelope(await api(method, path, body), 404, "Not Found");
+    expect(await status(channel)).toBe("connected");
+  });
+});

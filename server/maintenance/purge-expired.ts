@@ -1,0 +1,106 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { tsParam } from "../../db/errors";
+import { env } from "../env";
+import { idempotencyRetentionMs } from "../http/idempotency";
+import { pruneWebhookHistory } from "../webhooks/prune-history";
+import { deleteInBatches, maintenanceBatch } from "./batched-delete";
+
+const day = 86_400_000;
+
+export interface MaintenanceCounts {
+  idempotencyKeys: number;
+  oauthCodes: number;
+  oauthAuthorizationRequests: number;
+  oauthTokens: number;
+  rateLimitBuckets: number;
+  webhookDeliveries: number;
+  outboxEvents: number;
+  webhookTestAttempts: number;
+  simulatorMessages: number;
+}
+
+export interface MaintenanceOptions {
+  batch?: number;
+  webhookRetentionDays?: number;
+  simulatorRetentionDays?: number;
+}
+
+/**
+ * The one retention job (CONTRACT.md §4), hourly: the embedded MaintenanceRunner and the Inngest cron
+ * `maintenance` both call it. Nothing pending goes: an idempotency claim still running, an unused and
+ * unexpired OAuth code or authorization request, a live token, a bucket whose window is open, a pending
+ * webhook delivery or an outbox event not yet fanned out. Returns how many rows went, per table.
+ */
+export async function runMaintenance(db: Db, now: Date, opts: MaintenanceOptions = {}): Promise<MaintenanceCounts> {
+  const batch = opts.batch ?? maintenanceBatch;
+  const at = tsParam(now);
+  const dayAgo = tsParam(new Date(now.getTime() - day));
+  const del = (statement: (limit: number) => SQL) => deleteInBatches(db, statement, batch);
+
+  // Idempotency records: kept 24 h (a claim still in progress is left to finish; withIdempotency frees it).
+  const idempotencyCutoff = tsParam(new Date(now.getTime() - idempotencyRetentionMs));
+  const idempotencyKeys = await del(
+    (n) => sql`delete from idempotency_keys where (tenant_id, key) in (
+      select tenant_id, key from idempotency_keys
+      where created_at < ${idempotencyCutoff} and not (state = 'in_progress' and locked_until > ${at}) limit ${n})`,
+  );
+
+  // OAuth codes and authorization requests: once used or expired, kept a day (a code's reuse is detected meanwhile).
+  const oauthCodes = await del(
+    (n) => sql`delete from oauth_codes where code_hash in (
+      select code_hash from oauth_codes
+      where created_at < ${dayAgo} and (used_at is not null or expires_at < ${at}) limit ${n})`,
+  );
+  const oauthAuthorizationRequests = await del(
+    (n) => sql`delete from oauth_authorization_requests where id in (
+      select id from oauth_authorization_requests
+      where created_at < ${dayAgo} and (consumed_at is not null or expires_at < ${at}) limit ${n})`,
+  );
+
+  // Access and refresh tokens expired or revoked more than 30 days ago. Nothing references a token (grants
+  // and codes stay: a grant is the app's authorization, listed until the tenant revokes it).
+  const tokenCutoff = tsParam(new Date(now.getTime() - 30 * day));
+  const oauthTokens = await del(
+    (n) => sql`delete from oauth_tokens where id in (
+      select id from oauth_tokens where expires_at < ${tokenCutoff} or revoked_at < ${tokenCutoff} limit ${n})`,
+  );
+
+  // Rate-limit buckets whose window is over (a new request starts a new window anyway).
+  const rateLimitBuckets = await del(
+    (n) => sql`delete from rate_limit_buckets where key in (select key from rate_limit_buckets where expire < ${at} limit ${n})`,
+  );
+
+  // Webhook history past WEBHOOK_RETENTION_DAYS.
+  const webhooks = await pruneWebhookHistory(db, now, opts.webhookRetentionDays ?? env.webhooks.retentionDays, batch);
+
+  // The simulator's message log past SIMULATOR_RETENTION_DAYS.
+  const simulatorCutoff = tsParam(new Date(now.getTime() - (opts.simulatorRetentionDays ?? env.simulatorRetentionDays) * day));
+  const simulatorMessages = await del(
+    (n) => sql`delete from simulator_messages where delivery_key in (
+      select delivery_key from simulator_messages where sent_at < ${simulatorCutoff} limit ${n})`,
+  );
+
+  return {
+    idempotencyKeys,
+    oauthCodes,
+    oauthAuthorizationRequests,
+    oauthTokens,
+    rateLimitBuckets,
+    webhookDeliveries: webhooks.deliveries,
+    outboxEvents: webhooks.events,
+    webhookTestAttempts: webhooks.testAttempts,
+    simulatorMessages,
+  };
+}
+
+/** Runs the job and logs one line with the counts (both engines call this). */
+export async function runMaintenanceAndLog(db: Db, now = new Date(), opts: MaintenanceOptions = {}) {
+  const started = Date.now();
+  const counts = await runMaintenance(db, now, opts);
+  const removed = Object.entries(counts)
+    .map(([table, n]) => `${table}=${n}`)
+    .join(" ");
+  console.log(`[maintenance] retention: ${removed} (${Date.now() - started} ms)`);
+  return counts;
+}
