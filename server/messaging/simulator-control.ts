@@ -3,6 +3,7 @@ import { findChannel } from "../channels/find-channel";
 import { listChannels } from "../channels/list-channels";
 import { DomainError, NotFound } from "../errors";
 import { describeIssues, domainErrorResult, errorResult, jsonHeaders, toResponse, type HttpResult } from "../http/envelope";
+import { PayloadTooLarge, readCappedText } from "../http/body-limit";
 import { resolveRestCaller } from "../http/caller";
 import { getServices } from "../services";
 import { SimulatorProvider } from "./simulator";
@@ -19,8 +20,9 @@ const ok = (data: Record<string, unknown>): HttpResult => ({ status: 200, body: 
 async function parse<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
   let raw: unknown;
   try {
-    raw = JSON.parse((await req.text()) || "{}");
-  } catch {
+    raw = JSON.parse((await readCappedText(req)) || "{}");
+  } catch (err) {
+    if (err instanceof PayloadTooLarge) throw new DomainError(413, "payload_too_large", err.message);
     throw new DomainError(400, "malformed_json", "The request body is not valid JSON.");
   }
   const parsed = schema.safeParse(raw);
