@@ -30,7 +30,9 @@ export interface TestServer {
 
 const clientAddress = `198.18.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
 
-export async function startTestServer(): Promise<TestServer> {
+/** `peerAddress`: the fake TCP peer of this server's clients (default: one random address per test file). */
+export async function startTestServer(opts: { peerAddress?: string } = {}): Promise<TestServer> {
+  const peer = opts.peerAddress ?? clientAddress;
   let base = "";
   const server: Server = createServer(async (req, res) => {
     try {
@@ -41,7 +43,7 @@ export async function startTestServer(): Promise<TestServer> {
       const cap = bodyCap(path);
       const declared = declaredLength(req.headers["content-length"]);
       if (declared !== undefined && declared > cap) return await sendWebResponse(res, payloadTooLargeResponse(cap), req);
-      const request = toWebRequest(req, base, clientAddress);
+      const request = toWebRequest(req, base, peer);
       let response: Response;
       if (path.startsWith("/api/external/")) response = await handleExternalRequest(request);
       else if (path.startsWith("/api/simulator/")) response = await handleSimulatorRequest(request);

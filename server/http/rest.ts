@@ -130,7 +130,9 @@ export async function handleExternalRequest(req: Request): Promise<Response> {
       if (!limit.allowed) return toResponse(errorResult(429, "Rate limit exceeded; retry after the time in Retry-After.", "rate_limited", {}, limit.headers));
     }
 
-    const { body, error } = await readBody(req, url.pathname);
+    // Every REST procedure needs a caller: without valid credentials the ladder answers 401 (before any
+    // input is parsed), so the body is never read (CONTRACT.md §4 "Request bodies").
+    const { body, error } = caller.kind === "anonymous" ? { body: {}, error: undefined } : await readBody(req, url.pathname);
     if (error) return toResponse(withHeaders(error, limitHeaders));
 
     const exchange: Exchange = { ctx: { db, provider, caller, now }, route };
