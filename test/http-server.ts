@@ -43,7 +43,7 @@ export async function startTestServer(opts: { peerAddress?: string } = {}): Prom
       const cap = bodyCap(path);
       const declared = declaredLength(req.headers["content-length"]);
       if (declared !== undefined && declared > cap) return await sendWebResponse(res, payloadTooLargeResponse(cap), req);
-      const request = toWebRequest(req, base, peer);
+      const request = await toWebRequest(req, base, peer);
       let response: Response;
       if (path.startsWith("/api/external/")) response = await handleExternalRequest(request);
       else if (path.startsWith("/api/simulator/")) response = await handleSimulatorRequest(request);
