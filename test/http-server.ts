@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GET as openapi } from "../app/api/openapi.json/route";
 import { bodyCap, declaredLength, payloadTooLargeResponse } from "../server/http/body-limit";
-import { sendWebResponse, toWebRequest } from "../server/http/node-bridge";
+import { lingerBeforeClose, sendWebResponse, toWebRequest } from "../server/http/node-bridge";
 import { handleExternalRequest } from "../server/http/rest";
 import { handleEvolutionWebhook } from "../server/messaging/evolution-webhook";
 import { handleSimulatorRequest } from "../server/messaging/simulator-control";
@@ -59,6 +59,7 @@ export async function startTestServer(opts: { peerAddress?: string } = {}): Prom
       res.end(String(err));
     }
   });
+  server.on("connection", (socket) => lingerBeforeClose(socket));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url: base, close: () => new Promise((r) => server.close(() => r())) };

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import next from "next";
 import { bodyCap, declaredLength, payloadTooLargeResponse } from "./body-limit";
 import { applyClientHeaders } from "./client-address";
-import { sendWebResponse, toWebRequest } from "./node-bridge";
+import { lingerBeforeClose, sendWebResponse, toWebRequest } from "./node-bridge";
 import { handleExternalRequest } from "./rest";
 import { securityHeaders } from "./security-headers";
 
@@ -46,6 +46,7 @@ export async function startAppServer(opts: { dir: string; port: number; hostname
       void handleNext(req, res);
     }
   });
+  server.on("connection", (socket) => lingerBeforeClose(socket));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port, opts.hostname, () => resolve());
@@ -68,7 +69,7 @@ function pathOf(url: string | undefined): string {
 async function serveExternal(req: IncomingMessage, res: ServerResponse, base: string) {
   try {
     // toWebRequest sets the client address; the body is streamed, read by the facade after authentication.
-    await sendWebResponse(res, await handleExternalRequest(toWebRequest(req, base)), req);
+    await sendWebResponse(res, await handleExternalRequest(await toWebRequest(req, base)), req);
   } catch (err) {
     // The facade answers every error itself; this is a request that could not even be read.
     console.error("[app-server] request failed", err);

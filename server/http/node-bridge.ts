@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { applyClientHeaders } from "./client-address";
 import { apiSecurityHeaders } from "./envelope";
 
@@ -84,6 +85,29 @@ export async function sendWebResponse(res: ServerResponse, response: Response, r
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length) res.setHeader("set-cookie", cookies);
-  if (req && !req.complete) res.setHeader("connection", "close");
+  const unread = req !== undefined && !req.complete;
+  if (unread) res.setHeader("connection", "close");
   res.end(Buffer.from(await response.arrayBuffer()));
+  // Discard whatever the client still sends until the connection closes (lingerBeforeClose).
+  if (unread) {
+    req.removeAllListeners("data"); // the body stream's, if the handler never read it
+    req.resume();
+  }
+}
+
+/**
+ * "Lingering close" (as nginx does) for a connection the server closes after answering, e.g. a 401 or
+ * 413 before the body was read: Node destroys such a socket as soon as the answer is written, and a
+ * client still sending its body then gets a reset that can discard the answer before it reads it.
+ * Here the socket is half-closed after the answer and what still arrives is discarded for at most
+ * `ms`, or until the client closes. Installed on every connection of app-server.ts and the test server.
+ */
+export function lingerBeforeClose(socket: Socket, ms = 2000): void {
+  socket.destroySoon = function (this: Socket) {
+    if (this.writable) this.end();
+    if (this.destroyed) return;
+    const timer = setTimeout(() => this.destroy(), ms);
+    timer.unref();
+    this.once("close", () => clearTimeout(timer));
+  };
 }
