@@ -120,7 +120,7 @@ export const tests: E2ETest[] = [
             await page.getByLabel("Política de privacidade").fill("https://app.example.com/privacidade");
             await page.getByLabel("URIs de redirecionamento").fill(redirectUri);
             await page.getByRole("button", { name: "Registrar app" }).click();
-            await expectVisible(page.getByLabel("client_secret", { exact: true }));
+            await expectVisible(page.getByLabel("client_secret", { exact: true }), 30_000);
             const clientId = await page.getByLabel("client_id", { exact: true }).inputValue();
             const clientSecret = await page.getByLabel("client_secret", { exact: true }).inputValue();
             await page.getByRole("button", { name: "Já copiei, fechar" }).click();
@@ -165,6 +165,11 @@ export const tests: E2ETest[] = [
             const stats = await fetch(`${baseUrl}/api/external/partner/statistics`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
             assert(stats.status === 200, `partner statistics answered ${stats.status}`);
             ctx.log("approved at 127.0.0.1; the code exchanged for a working token");
+
+            // Signing out stays on the host the browser used (next-auth's own redirect would name localhost).
+            await page.goto("/channels");
+            await page.getByRole("button", { name: "Sair" }).click();
+            await expectUrl(page, /^http:\/\/127\.0\.0\.1:\d+\/login/);
           });
         } finally {
           callback.close();
