@@ -5,18 +5,10 @@ const nextConfig = {
   serverExternalPackages: ["@electric-sql/pglite", "postgres", "drizzle-orm", "rate-limiter-flexible"],
   poweredByHeader: false,
   typescript: { ignoreBuildErrors: false },
-  // The consent page must never be framed (clickjacking an "Autorizar" click).
+  // Security headers (CSP frame-ancestors 'none', nosniff, Referrer-Policy, HSTS) are set for every
+  // page and API answer by the production server, server/http/security-headers.ts.
   async headers() {
-    return [
-      {
-        source: "/oauth/authorize",
-        headers: [
-          { key: "Content-Security-Policy", value: "frame-ancestors 'none'" },
-          { key: "X-Frame-Options", value: "DENY" },
-          { key: "Cache-Control", value: "no-store" },
-        ],
-      },
-    ];
+    return [{ source: "/oauth/authorize", headers: [{ key: "Cache-Control", value: "no-store" }] }];
   },
 };
 

@@ -47,6 +47,8 @@ export interface ServerOptions {
   databaseUrl?: string;
   /** Extra environment (SIMULATOR_GROUPS_PER_CHANNEL, rate limits…). */
   env?: Record<string, string>;
+  /** Variables removed from the server's environment, e.g. ["APP_URL", "NEXTAUTH_URL"] to run with the defaults. */
+  unsetEnv?: string[];
   /** Appended to: every lifetime of the server in one file. */
   logFile: string;
   log?: (line: string) => void;
@@ -162,6 +164,7 @@ export function serverEnv(opts: ServerOptions): NodeJS.ProcessEnv {
   };
   if (opts.databaseUrl) env.DATABASE_URL = opts.databaseUrl;
   else delete env.DATABASE_URL;
+  for (const name of opts.unsetEnv ?? []) delete env[name];
   return env;
 }
 

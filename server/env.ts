@@ -51,6 +51,14 @@ export const env = {
       return Number(process.env.EVOLUTION_GROUPS_TTL_SECONDS ?? 600);
     },
   },
+  /**
+   * Proxy hops in front of the server whose X-Forwarded-For/-Host/-Proto are believed (CONTRACT.md §4
+   * "Client address"). 0 (default): the client is the TCP peer and those headers are ignored.
+   */
+  get trustProxy() {
+    const n = Number(process.env.TRUST_PROXY ?? 0);
+    return Number.isInteger(n) && n > 0 ? n : 0;
+  },
   get defaultChannelLimit() {
     return Number(process.env.DEFAULT_CHANNEL_LIMIT ?? 10);
   },

@@ -1,7 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GET as openapi } from "../app/api/openapi.json/route";
-import { sendWebResponse, toWebRequest } from "../server/http/node-bridge";
+import { bodyCap, declaredLength, payloadTooLargeResponse } from "../server/http/body-limit";
+import { lingerBeforeClose, sendWebResponse, toWebRequest } from "../server/http/node-bridge";
 import { handleExternalRequest } from "../server/http/rest";
 import { handleEvolutionWebhook } from "../server/messaging/evolution-webhook";
 import { handleSimulatorRequest } from "../server/messaging/simulator-control";
@@ -29,14 +30,20 @@ export interface TestServer {
 
 const clientAddress = `198.18.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
 
-export async function startTestServer(): Promise<TestServer> {
+/** `peerAddress`: the fake TCP peer of this server's clients (default: one random address per test file). */
+export async function startTestServer(opts: { peerAddress?: string } = {}): Promise<TestServer> {
+  const peer = opts.peerAddress ?? clientAddress;
   let base = "";
   const server: Server = createServer(async (req, res) => {
     try {
-      // Each test server is its own client unless a test sets x-forwarded-for, so failed-auth buckets
-      // (shared on PostgreSQL) don't cross test files.
-      const request = await toWebRequest(req, base, clientAddress);
-      const path = new URL(request.url).pathname;
+      // Each test server is its own client (a fake TCP peer), so failed-auth buckets (shared on
+      // PostgreSQL) don't cross test files; under TRUST_PROXY a test picks its address with
+      // X-Forwarded-For. Like app-server.ts: Content-Length past the cap is 413 before anything is read.
+      const path = new URL(req.url ?? "/", base).pathname;
+      const cap = bodyCap(path);
+      const declared = declaredLength(req.headers["content-length"]);
+      if (declared !== undefined && declared > cap) return await sendWebResponse(res, payloadTooLargeResponse(cap), req);
+      const request = await toWebRequest(req, base, peer);
       let response: Response;
       if (path.startsWith("/api/external/")) response = await handleExternalRequest(request);
       else if (path.startsWith("/api/simulator/")) response = await handleSimulatorRequest(request);
@@ -45,12 +52,14 @@ export async function startTestServer(): Promise<TestServer> {
       else if (path.startsWith("/api/auth/")) response = await handleNextAuth(request);
       else if (oauthRoutes[`${request.method} ${path}`]) response = await oauthRoutes[`${request.method} ${path}`](request);
       else response = new Response("not found", { status: 404 });
-      await sendWebResponse(res, response);
+      await sendWebResponse(res, response, req);
     } catch (err) {
       res.statusCode = 500;
+      res.setHeader("connection", "close");
       res.end(String(err));
     }
   });
+  server.on("connection", (socket) => lingerBeforeClose(socket));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url: base, close: () => new Promise((r) => server.close(() => r())) };

@@ -51,7 +51,7 @@ export function Sidebar({ userName, userEmail }: { userName: string; userEmail: 
           <strong>{userName}</strong>
           <span className="muted">{userEmail}</span>
         </div>
-        <button type="button" className="btn btn-ghost" onClick={() => signOut({ callbackUrl: "/login" })}>
+        <button type="button" className="btn btn-ghost" onClick={() => signOut({ redirect: false }).then(() => window.location.assign("/login"))}>
           Sair
         </button>
       </div>

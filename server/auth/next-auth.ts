@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import type { NextAuthOptions } from "next-auth";
 import { getServerSession } from "next-auth";
 import CredentialsModule from "next-auth/providers/credentials";
+import { safeCallbackUrl } from "../../app/_lib/callback-url";
 import { getDb } from "../../db/client";
 import { users } from "../../db/schema";
 import { env, persistentSecret } from "../env";
@@ -41,6 +42,10 @@ export const authOptions: NextAuthOptions = {
     }),
   ],
   callbacks: {
+    // After sign-in/out: only a path of this site (app/_lib/callback-url.ts), made absolute on next-auth's base.
+    redirect({ url, baseUrl }) {
+      return baseUrl + safeCallbackUrl(url, baseUrl);
+    },
     jwt({ token, user }) {
       if (user) token.tenantId = (user as unknown as { tenantId: string }).tenantId;
       return token;

@@ -1,7 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import next from "next";
-import { sendWebResponse, toWebRequest } from "./node-bridge";
+import { bodyCap, declaredLength, payloadTooLargeResponse } from "./body-limit";
+import { applyClientHeaders } from "./client-address";
+import { lingerBeforeClose, sendWebResponse, toWebRequest } from "./node-bridge";
 import { handleExternalRequest } from "./rest";
+import { securityHeaders } from "./security-headers";
 
 /** The published REST API: served straight from the facade. HEAD and OPTIONS keep Next.js' handling. */
 const externalPrefix = "/api/external/";
@@ -17,6 +20,10 @@ export interface AppServer {
  * behind one node:http server that hands `/api/external/*` to the REST facade directly. The facade is
  * the same handler as app/api/external/[...path]/route.ts (which `next dev` still serves); going
  * around Next.js' router saves it about 3 ms of CPU per call on a 2-vCPU machine (README, Benchmarks).
+ *
+ * Every request first gets, here: its client address (server/http/client-address.ts: TCP peer or
+ * TRUST_PROXY), the security headers (server/http/security-headers.ts), and a 413 when its declared
+ * Content-Length is past its path's cap (server/http/body-limit.ts), before any of the body is read.
  */
 export async function startAppServer(opts: { dir: string; port: number; hostname?: string }): Promise<AppServer> {
   const app = next({ dev: false, dir: opts.dir, hostname: opts.hostname ?? "localhost", port: opts.port });
@@ -24,9 +31,22 @@ export async function startAppServer(opts: { dir: string; port: number; hostname
   const handleNext = app.getRequestHandler();
   const base = `http://${opts.hostname ?? "localhost"}:${opts.port}`;
   const server = createServer((req, res) => {
-    if (directMethods.has(req.method ?? "") && req.url?.startsWith(externalPrefix)) void serveExternal(req, res, base);
-    else void handleNext(req, res);
+    const pathname = pathOf(req.url);
+    for (const [name, value] of Object.entries(securityHeaders(pathname))) res.setHeader(name, value);
+    const declared = declaredLength(req.headers["content-length"]);
+    const cap = bodyCap(pathname);
+    if (declared !== undefined && declared > cap) {
+      void sendWebResponse(res, payloadTooLargeResponse(cap), req);
+      return;
+    }
+    if (directMethods.has(req.method ?? "") && pathname.startsWith(externalPrefix)) {
+      void serveExternal(req, res, base);
+    } else {
+      applyClientHeaders(req.headers, req.socket.remoteAddress);
+      void handleNext(req, res);
+    }
   });
+  server.on("connection", (socket) => lingerBeforeClose(socket));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port, opts.hostname, () => resolve());
@@ -40,13 +60,23 @@ export async function startAppServer(opts: { dir: string; port: number; hostname
   };
 }
 
+function pathOf(url: string | undefined): string {
+  const raw = url ?? "/";
+  const q = raw.indexOf("?");
+  return q === -1 ? raw : raw.slice(0, q);
+}
+
 async function serveExternal(req: IncomingMessage, res: ServerResponse, base: string) {
   try {
-    await sendWebResponse(res, await handleExternalRequest(await toWebRequest(req, base)));
+    // toWebRequest sets the client address; the body is streamed, read by the facade after authentication.
+    await sendWebResponse(res, await handleExternalRequest(await toWebRequest(req, base)), req);
   } catch (err) {
     // The facade answers every error itself; this is a request that could not even be read.
     console.error("[app-server] request failed", err);
-    if (!res.headersSent) res.statusCode = 400;
+    if (!res.headersSent) {
+      res.statusCode = 400;
+      res.setHeader("connection", "close");
+    }
     res.end();
   }
 }

@@ -2,6 +2,7 @@ import type { Db } from "../../db/client";
 import { lookupApiKey, verifyApiKey } from "../keys/verify-api-key";
 import { resolveAccessToken } from "../oauth/tokens";
 import type { Caller } from "../trpc";
+import { clientAddressHeader, clientAddressIsSet, normalizeAddress } from "./client-address";
 import { bucketKey, bucketsInDatabase, outcomeOfBucket, peek, type LimitOutcome } from "./rate-limit";
 
 /** `x-api-key` is canonical; `api-key` is accepted as an alias. */
@@ -26,8 +27,17 @@ export async function resolveRestCaller(db: Db, headers: Headers, now: Date): Pr
   return { kind: "anonymous", credentials: "missing" };
 }
 
+/**
+ * The client's address (CONTRACT.md §4 "Client address"), as the front server decided it from the TCP
+ * peer and TRUST_PROXY (server/http/client-address.ts): the only place every per-IP limit reads it.
+ * Without a front server (`next dev`, a bare `next start`), the internal header is not believed (a
+ * client could send it) and the address is the right-most X-Forwarded-For entry, which Next.js sets
+ * to the TCP peer when the client sent none; there a client can choose its own address.
+ */
 export function clientIp(headers: Headers): string {
-  return headers.get("x-forwarded-for")?.split(",")[0]?.trim() || headers.get("x-real-ip") || "unknown";
+  if (clientAddressIsSet()) return headers.get(clientAddressHeader) || "unknown";
+  const forwarded = headers.get("x-forwarded-for")?.split(",");
+  return normalizeAddress(forwarded?.[forwarded.length - 1]);
 }
 
 /**

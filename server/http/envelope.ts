@@ -10,6 +10,16 @@ export interface HttpResult {
 
 export const jsonHeaders = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" };
 
+/**
+ * Every API answer's headers (CONTRACT.md §4 "Security headers"): added by `toResponse` and by
+ * node-bridge's sendWebResponse (answers the front server writes itself); pages get theirs from
+ * next.config.mjs.
+ */
+export const apiSecurityHeaders: Record<string, string> = {
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "strict-origin-when-cross-origin",
+};
+
 export const reasonPhrase = (status: number) => STATUS_CODES[status] ?? "Error";
 
 const defaultCodes: Record<number, string> = {
@@ -111,5 +121,5 @@ export function toResponse(r: HttpResult): Response {
   const small = Buffer.byteLength(r.body) < compressionThreshold;
   const cacheControl = r.headers["cache-control"];
   const headers = small && cacheControl && !cacheControl.includes("no-transform") ? { ...r.headers, "cache-control": `${cacheControl}, no-transform` } : r.headers;
-  return new Response(r.body, { status: r.status, headers });
+  return new Response(r.body, { status: r.status, headers: { ...apiSecurityHeaders, ...headers } });
 }

@@ -1,34 +1,113 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { applyClientHeaders } from "./client-address";
+import { apiSecurityHeaders } from "./envelope";
+
+/** How much of a request body may wait, read from the socket but not yet by the handler. */
+const bodyHighWaterMark = 64 * 1024;
+
+/**
+ * The request's body as a web stream that reads the socket only as fast as the handler consumes it
+ * (nothing is read until the handler asks, so an unauthenticated 600 MB POST costs nothing), and stops
+ * reading when the handler cancels it (readCappedText past its cap).
+ */
+function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
+  let finished = false;
+  const detach = () => {
+    finished = true;
+    req.removeAllListeners("data");
+    req.removeAllListeners("end");
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        req.pause();
+        req.on("data", (chunk: Buffer) => {
+          if (finished) return;
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((controller.desiredSize ?? 0) <= 0) req.pause();
+        });
+        req.once("end", () => {
+          if (finished) return;
+          detach();
+          controller.close();
+        });
+        req.once("error", (err) => {
+          if (finished) return;
+          detach();
+          controller.error(err);
+        });
+      },
+      pull() {
+        req.resume();
+      },
+      cancel() {
+        // The rest is never read; the answer carries Connection: close (sendWebResponse).
+        detach();
+        req.pause();
+      },
+    },
+    { highWaterMark: bodyHighWaterMark, size: (chunk) => chunk.byteLength },
+  );
+}
 
 /**
  * node:http ⇄ Fetch API, for the route handlers served outside Next.js' router (server/http/app-server.ts)
- * and by the test server. Headers as Next.js hands them to a route handler: `x-forwarded-for` is the
- * peer's address unless a proxy in front already set it.
+ * and by the test server. The client address is decided here (server/http/client-address.ts: the TCP
+ * peer, or X-Forwarded-For under TRUST_PROXY); the test server passes a fake peer. The body is streamed,
+ * never buffered here: handlers read it through server/http/body-limit.ts.
  */
-export async function toWebRequest(req: IncomingMessage, base: string, peerAddress = req.socket.remoteAddress): Promise<Request> {
+export function toWebRequest(req: IncomingMessage, base: string, peerAddress = req.socket.remoteAddress): Request {
+  applyClientHeaders(req.headers, peerAddress);
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (typeof value === "string") headers.set(name, value);
     else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
   }
-  if (!headers.has("x-forwarded-for") && peerAddress) headers.set("x-forwarded-for", peerAddress);
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  let body: Buffer<ArrayBuffer> | undefined;
-  if (hasBody) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    body = Buffer.concat(chunks);
-  }
-  return new Request(new URL(req.url ?? "/", base), { method: req.method, headers, body });
+  return new Request(new URL(req.url ?? "/", base), {
+    method: req.method,
+    headers,
+    ...(hasBody ? { body: bodyStream(req), duplex: "half" } : {}),
+  } as RequestInit);
 }
 
-/** Writes a Fetch API response to node:http, every Set-Cookie kept apart. */
-export async function sendWebResponse(res: ServerResponse, response: Response): Promise<void> {
+/**
+ * Writes a Fetch API response to node:http, every Set-Cookie kept apart. When the request's body was
+ * not read to the end (an early 401 or 413), the connection is closed after the answer instead of
+ * reading and discarding the rest.
+ */
+export async function sendWebResponse(res: ServerResponse, response: Response, req?: IncomingMessage): Promise<void> {
   res.statusCode = response.status;
+  for (const [name, value] of Object.entries(apiSecurityHeaders)) res.setHeader(name, value);
   response.headers.forEach((value, name) => {
     if (name !== "set-cookie") res.setHeader(name, value);
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length) res.setHeader("set-cookie", cookies);
+  const unread = req !== undefined && !req.complete;
+  if (unread) res.setHeader("connection", "close");
   res.end(Buffer.from(await response.arrayBuffer()));
+  // Discard whatever the client still sends until the connection closes (lingerBeforeClose).
+  if (unread) {
+    req.removeAllListeners("data"); // the body stream's, if the handler never read it
+    req.resume();
+  }
+}
+
+/**
+ * "Lingering close" (as nginx does) for a connection the server closes after answering, e.g. a 401 or
+ * 413 before the body was read: Node destroys such a socket as soon as the answer is written, and a
+ * client still sending its body then gets a reset that can discard the answer before it reads it.
+ * Here the socket is half-closed after the answer and what still arrives is discarded for at most
+ * `ms`, or until the client closes. Installed on every connection of app-server.ts and the test server.
+ */
+export function lingerBeforeClose(socket: Socket, ms = 2000): void {
+  socket.destroySoon = function (this: Socket) {
+    if (this.writable) this.end();
+    if (this.destroyed) return;
+    const timer = setTimeout(() => this.destroy(), ms);
+    timer.unref();
+    this.once("close", () => clearTimeout(timer));
+  };
 }

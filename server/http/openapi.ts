@@ -1,6 +1,7 @@
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { env } from "../env";
 import { reasonPhrase } from "./envelope";
+import { bodyCap, describeBytes } from "./body-limit";
 import { appRouter } from "../root";
 import { restPrefix, restRoutes } from "./routes";
 import { partnerOAuthScheme, partnerRouteScopes } from "../oauth/openapi";
@@ -53,6 +54,11 @@ ${env.rateLimit.failedAuthPerMinute}/min, on the OAuth endpoints ${env.rateLimit
 authenticated answer carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds);
 a 429 carries \`code: "rate_limited"\` and \`Retry-After\` (seconds). Buckets live in the database,
 shared by every process.
+
+**Request bodies.** At most 1 MiB (create-segment and edit-segment: 4 MiB). A larger body is 413
+\`code: "payload_too_large"\`, decided from \`Content-Length\` before the body is read; a streamed
+(chunked) body is cut off the moment it passes the limit. A request without valid credentials is
+answered 401 without its body being read.
 `.trim();
 
 const envelopeSchema = {
@@ -75,6 +81,7 @@ const envelopeSchema = {
         "idempotency_key_reused",
         "idempotency_in_progress",
         "rate_limited",
+        "payload_too_large",
         "service_unavailable",
         "not_implemented",
         "internal_error",
@@ -128,10 +135,14 @@ export function buildOpenApiDocument(): OpenAPIObject {
       const ok = op.responses["200"];
       delete op.responses["200"];
       op.responses[String(success)] = { ...ok, headers: rateLimitHeaders };
+      if (["post", "put", "patch"].includes(method)) {
+        // Body caps (server/http/body-limit.ts): checked on Content-Length first, then while reading.
+        op.responses["413"] = { description: `Payload Too Large: the body is larger than ${describeBytes(bodyCap(full))}` };
+      }
       for (const status of Object.keys(op.responses)) {
         if (Number(status) < 400) continue;
         op.responses[status] = {
-          description: reasonPhrase(Number(status)),
+          description: op.responses[status]?.description?.startsWith(reasonPhrase(Number(status))) ? op.responses[status].description : reasonPhrase(Number(status)),
           headers: status === "429" ? { "Retry-After": { schema: { type: "integer" } }, ...rateLimitHeaders } : undefined,
           content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
         };

@@ -3,6 +3,7 @@ import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 import { getServices } from "../services";
 import { appRouter } from "../root";
 import type { Caller, Context } from "../trpc";
+import { bodyCap, PayloadTooLarge, readCappedText } from "./body-limit";
 import { clientIp, resolveRestCallerAt } from "./caller";
 import { errorResult, jsonHeaders, toResponse, trpcErrorResult, type HttpResult } from "./envelope";
 import { validateIdempotencyKey, withIdempotency } from "./idempotency";
@@ -78,9 +79,15 @@ async function runProcedure(req: Request, url: URL, body: unknown, exchange: Exc
   return errorResult(status, "Request failed");
 }
 
-async function readBody(req: Request): Promise<{ body?: unknown; error?: HttpResult }> {
+async function readBody(req: Request, pathname: string): Promise<{ body?: unknown; error?: HttpResult }> {
   if (req.method === "GET" || req.method === "HEAD") return {};
-  const text = await req.text();
+  let text: string;
+  try {
+    text = await readCappedText(req, bodyCap(pathname));
+  } catch (err) {
+    if (err instanceof PayloadTooLarge) return { error: errorResult(413, err.message, "payload_too_large", { max: err.cap }, { connection: "close" }) };
+    throw err;
+  }
   if (text.trim() === "") return { body: {} };
   const type = req.headers.get("content-type");
   if (type && !type.includes("json")) {
@@ -123,7 +130,9 @@ export async function handleExternalRequest(req: Request): Promise<Response> {
       if (!limit.allowed) return toResponse(errorResult(429, "Rate limit exceeded; retry after the time in Retry-After.", "rate_limited", {}, limit.headers));
     }
 
-    const { body, error } = await readBody(req);
+    // Every REST procedure needs a caller: without valid credentials the ladder answers 401 (before any
+    // input is parsed), so the body is never read (CONTRACT.md §4 "Request bodies").
+    const { body, error } = caller.kind === "anonymous" ? { body: {}, error: undefined } : await readBody(req, url.pathname);
     if (error) return toResponse(withHeaders(error, limitHeaders));
 
     const exchange: Exchange = { ctx: { db, provider, caller, now }, route };

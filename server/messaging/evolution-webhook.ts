@@ -1,3 +1,4 @@
+import { bodyCap, PayloadTooLarge, payloadTooLargeResponse, readCappedText } from "../http/body-limit";
 import { getServices } from "../services";
 import type { EvolutionProvider } from "./evolution";
 import type { MessagingProvider } from "./provider";
@@ -5,8 +6,8 @@ import type { MessagingProvider } from "./provider";
 const json = (status: number, body: Record<string, unknown>) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
-/** Gateways post batches of receipts; anything bigger is not one of ours. */
-const MAX_BODY_BYTES = 2 * 1024 * 1024;
+/** Gateways post batches of receipts (and group lists); anything bigger is not one of ours. */
+const MAX_BODY_BYTES = bodyCap("/api/evolution/webhook/");
 
 /**
  * POST /api/evolution/webhook/{id_channel}/{secret}[/{event}]: the gateway's events for one channel's
@@ -21,8 +22,13 @@ export async function handleEvolutionWebhook(req: Request, provider?: MessagingP
   const [, channelId, secret] = new URL(req.url).pathname.replace(/^\/api\/evolution\/webhook/, "").split("/").map(decodeURIComponent);
   const token = secret || req.headers.get("x-webhook-token") || "";
   if (!channelId || !token) return json(401, { success: false, error: "Unauthorized", message: "Unknown webhook." });
-  const text = await req.text();
-  if (text.length > MAX_BODY_BYTES) return json(413, { success: false, error: "Payload Too Large", message: "Body too large." });
+  let text: string;
+  try {
+    text = await readCappedText(req, MAX_BODY_BYTES);
+  } catch (err) {
+    if (err instanceof PayloadTooLarge) return payloadTooLargeResponse(err.cap);
+    throw err;
+  }
   let body: unknown;
   try {
     body = JSON.parse(text);

@@ -4,6 +4,7 @@ import { listChannels } from "../channels/list-channels";
 import { DomainError, NotFound } from "../errors";
 import type { Db } from "../../db/client";
 import { describeIssues, domainErrorResult, errorResult, jsonHeaders, toResponse as send, type HttpResult } from "../http/envelope";
+import { PayloadTooLarge, readCappedText } from "../http/body-limit";
 import { clientIp, resolveRestCallerAt } from "../http/caller";
 import { consume } from "../http/rate-limit";
 import { getServices } from "../services";
@@ -21,8 +22,9 @@ const ok = (data: Record<string, unknown>): HttpResult => ({ status: 200, body: 
 async function parse<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
   let raw: unknown;
   try {
-    raw = JSON.parse((await req.text()) || "{}");
-  } catch {
+    raw = JSON.parse((await readCappedText(req)) || "{}");
+  } catch (err) {
+    if (err instanceof PayloadTooLarge) throw new DomainError(413, "payload_too_large", err.message);
     throw new DomainError(400, "malformed_json", "The request body is not valid JSON.");
   }
   const parsed = schema.safeParse(raw);

@@ -1,6 +1,8 @@
 import { getServices } from "../services";
 import { env } from "../env";
+import { PayloadTooLarge, payloadTooLargeResponse, readCappedText } from "../http/body-limit";
 import { clientIp } from "../http/caller";
+import { requestOrigin } from "../http/client-address";
 import { consume, peek } from "../http/rate-limit";
 import { authorizeFields, decideAuthorization, prepareConsent, type AuthorizeParams } from "./authorize";
 import { authenticateClient } from "./client-auth";
@@ -42,6 +44,7 @@ function withOAuthLimits(handler: Handler, shape: "consent" | "token"): (req: Re
       }
       return await handler(req, { now: new Date(), headers: limit.headers });
     } catch (err) {
+      if (err instanceof PayloadTooLarge) return payloadTooLargeResponse(err.cap);
       console.error("[oauth] request failed", err);
       return json(500, shape === "consent" ? { success: false, error: "server_error", message: "Internal server error" } : { error: "server_error" });
     }
@@ -67,16 +70,21 @@ export const handleAuthorize = withOAuthLimits(async (req, { now, headers }) => 
   }
 }, "consent");
 
-/** Same-origin only (Origin, else Sec-Fetch-Site): another site cannot make a signed-in user approve. */
-function sameOrigin(req: Request): boolean {
+/**
+ * Same-origin only (Origin, else Sec-Fetch-Site): another site cannot make a signed-in user approve.
+ * Same origin (CONTRACT.md §4): APP_URL's origin, or the origin the browser used (scheme + Host;
+ * X-Forwarded-Host/-Proto only under TRUST_PROXY, server/http/client-address.ts). Not `req.url`:
+ * Next.js rewrites its host to its own hostname (a dashboard opened at 127.0.0.1 saw `localhost`).
+ */
+export function sameOrigin(req: Request): boolean {
   const origin = req.headers.get("origin");
-  if (origin) return origin === new URL(env.appUrl).origin || origin === new URL(req.url).origin;
+  if (origin) return origin === new URL(env.appUrl).origin || origin === requestOrigin(req.headers);
   return req.headers.get("sec-fetch-site") === "same-origin";
 }
 
 async function readFields(req: Request): Promise<Record<string, string> | undefined> {
   const type = req.headers.get("content-type") ?? "";
-  const text = await req.text();
+  const text = await readCappedText(req);
   if (type.includes("application/json")) {
     try {
       const body = JSON.parse(text) as Record<string, unknown>;
@@ -113,7 +121,7 @@ async function readForm(req: Request): Promise<URLSearchParams> {
   if (!(req.headers.get("content-type") ?? "").includes("application/x-www-form-urlencoded")) {
     throw new OAuthError("invalid_request", "The body must be application/x-www-form-urlencoded.");
   }
-  return new URLSearchParams(await req.text());
+  return new URLSearchParams(await readCappedText(req));
 }
 
 /** Token-style endpoints: form body, client authentication, RFC 6749 errors; a failed client authentication counts as a failed authentication of the address. */

@@ -6,6 +6,8 @@ import { startTestServer, type TestServer } from "../http-server";
 process.env.RATE_LIMIT_API_KEY_PER_MINUTE = "5";
 process.env.RATE_LIMIT_FAILED_AUTH_PER_MINUTE = "3";
 process.env.RATE_LIMIT_OAUTH_IP_PER_MINUTE = "4";
+// Behind one trusted proxy: each test picks its client address with X-Forwarded-For.
+process.env.TRUST_PROXY = "1";
 
 let server: TestServer;
 beforeAll(async () => {

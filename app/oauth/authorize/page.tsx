@@ -16,7 +16,7 @@ const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v
 /**
  * The end user's consent page (authorization_endpoint). Signs the user in first and comes back to
  * the same request; shows the app and each scope; Approve / Deny post to the decision endpoint,
- * which re-validates everything. Framing is forbidden (next.config.mjs: frame-ancestors 'none').
+ * which re-validates everything. Framing is forbidden (server/http/security-headers.ts: frame-ancestors 'none', like every page).
  */
 export default async function AuthorizePage({ searchParams }: { searchParams: Promise<Search> }) {
   const search = await searchParams;

@@ -1,0 +1,84 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { env } from "../env";
+
+/**
+ * The client address and the origin the browser used (CONTRACT.md §4 "Client address"), decided in
+ * one place: where a node:http request enters the service (server/http/app-server.ts, for Next.js and
+ * the REST facade alike, and node-bridge's toWebRequest, which the test server uses too).
+ *
+ * - The client is the TCP peer. With TRUST_PROXY=N it is the N-th address from the right of
+ *   X-Forwarded-For (each trusted proxy appends the address it saw), or the left-most one when the
+ *   header holds fewer.
+ * - The result goes into the internal header `x-gcs-client-address`; a copy sent by the client is
+ *   always replaced. `clientIp()` (server/http/caller.ts) reads only that header.
+ * - Without TRUST_PROXY the client's X-Forwarded-For/-Host/-Proto/-Port are removed (Next.js then
+ *   fills them in from the connection); with it, X-Forwarded-Host and -Proto are reduced to the value
+ *   chosen by the same rule, so handlers read one trustworthy value.
+ */
+export const clientAddressHeader = "x-gcs-client-address";
+
+const holder = globalThis as unknown as { __gcsClientAddressSet?: boolean };
+
+/** True once a front server (app-server.ts, the test server) sets the internal header on every request. */
+export const clientAddressIsSet = () => holder.__gcsClientAddressSet === true;
+
+/** "::ffff:127.0.0.1" → "127.0.0.1"; an empty or absent address → "unknown". */
+export function normalizeAddress(address: string | undefined): string {
+  const a = address?.trim();
+  if (!a) return "unknown";
+  const mapped = a.match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i);
+  return mapped ? mapped[1] : a;
+}
+
+const list = (value: string | string[] | undefined): string[] =>
+  (Array.isArray(value) ? value.join(",") : (value ?? ""))
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** The N-th value from the right (N ≥ 1), or the left-most when there are fewer. */
+const fromRight = (values: string[], n: number) => values[Math.max(0, values.length - n)];
+
+/** The client's address from the peer and (under TRUST_PROXY) X-Forwarded-For. */
+export function resolveClientAddress(peer: string | undefined, forwardedFor: string | string[] | undefined, trustProxy = env.trustProxy): string {
+  if (trustProxy <= 0) return normalizeAddress(peer);
+  const chain = list(forwardedFor);
+  return normalizeAddress(chain.length ? fromRight(chain, trustProxy) : peer);
+}
+
+/**
+ * Rewrites a node:http request's headers in place as described above. `peer` defaults to the socket's
+ * address (the test server passes a fake one per server).
+ */
+export function applyClientHeaders(headers: IncomingHttpHeaders, peer: string | undefined, trustProxy = env.trustProxy): void {
+  holder.__gcsClientAddressSet = true;
+  const address = resolveClientAddress(peer, headers["x-forwarded-for"], trustProxy);
+  if (trustProxy <= 0) {
+    delete headers["x-forwarded-for"];
+    delete headers["x-forwarded-host"];
+    delete headers["x-forwarded-proto"];
+    delete headers["x-forwarded-port"];
+  } else {
+    for (const name of ["x-forwarded-host", "x-forwarded-proto"] as const) {
+      const values = list(headers[name]);
+      if (values.length) headers[name] = fromRight(values, trustProxy);
+      else delete headers[name];
+    }
+  }
+  headers[clientAddressHeader] = address;
+}
+
+/**
+ * The origin the browser used: scheme + Host, or X-Forwarded-Proto/-Host where the front server
+ * kept them (only under TRUST_PROXY; Next.js fills them in from the connection otherwise).
+ */
+export function requestOrigin(headers: Headers): string | undefined {
+  const host = headers.get("x-forwarded-host")?.split(",")[0]?.trim() || headers.get("host")?.trim();
+  if (!host) return undefined;
+  const proto = headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase() === "https" ? "https" : "http";
+  try {
+    return new URL(`${proto}://${host}`).origin;
+  } catch {
+    return undefined;
+  }
+}
