@@ -48,9 +48,8 @@ async function startServer(): Promise<RunningServer> {
       log,
       env: {
         SIMULATOR_PAIRING_MS: process.env.SIMULATOR_PAIRING_MS ?? "0",
-        // The webhook spec's receiver listens on 127.0.0.1; production mode needs the second variable too.
+        // The webhook spec's receiver listens on 127.0.0.1: honoured in production mode too.
         WEBHOOK_ALLOW_PRIVATE: "1",
-        WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION: "1",
       },
     });
     return { url: proc.url, process: proc, logFile, dataDir };
