@@ -1,10 +1,11 @@
 import { z } from "zod";
+import { name } from "../text";
 import { publicProcedure, router } from "../trpc";
 import { createTenant } from "./create-tenant";
 
 export const signUpInput = z.object({
-  name: z.string().trim().min(1, "is required").max(120),
-  email: z.email("must be an email address"),
+  name: name(),
+  email: z.email("must be an email address").max(254, "must be at most 254 characters"),
   password: z.string().min(8, "must have at least 8 characters").max(200),
 });
 
