@@ -70,6 +70,18 @@ export const env = {
     get failedAuthPerMinute() {
       return Number(process.env.RATE_LIMIT_FAILED_AUTH_PER_MINUTE ?? 20);
     },
+    /** Dashboard sign-in: failed attempts per account (email) in 15 minutes, then every attempt is refused unhashed. */
+    get signInFailuresPerAccount() {
+      return Number(process.env.RATE_LIMIT_SIGN_IN_PER_ACCOUNT ?? 10);
+    },
+    /** Dashboard sign-in: failed attempts per client address in 15 minutes. */
+    get signInFailuresPerAddress() {
+      return Number(process.env.RATE_LIMIT_SIGN_IN_PER_ADDRESS ?? 50);
+    },
+    /** Dashboard sign-up: accounts created per client address in an hour. */
+    get signUpsPerAddressPerHour() {
+      return Number(process.env.RATE_LIMIT_SIGN_UP_PER_ADDRESS_PER_HOUR ?? 10);
+    },
   },
   webhooks: {
     /** Delays (ms) before each retry of a failed delivery; after the last one the delivery is given up. */

@@ -7,6 +7,7 @@ const messagesByCode: Record<string, string> = {
   channel_limit_reached: "Limite de canais atingido.",
   service_unavailable: "O canal não está conectado: não foi possível consultar os grupos.",
   rate_limited: "Muitas requisições. Aguarde um instante e tente de novo.",
+  sign_up_limited: "Muitas contas criadas a partir deste endereço. Tente novamente mais tarde.",
 };
 
 interface ErrorData {

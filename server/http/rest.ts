@@ -126,7 +126,7 @@ export async function handleExternalRequest(req: Request): Promise<Response> {
     const { body, error } = await readBody(req);
     if (error) return toResponse(withHeaders(error, limitHeaders));
 
-    const exchange: Exchange = { ctx: { db, provider, caller, now }, route };
+    const exchange: Exchange = { ctx: { db, provider, caller, now, clientIp: ip }, route };
     const run = () => runProcedure(req, url, body, exchange);
     const key = req.headers.get("idempotency-key");
     let result: HttpResult;
