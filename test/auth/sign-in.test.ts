@@ -4,13 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { users } from "../../db/schema";
 import { createTenant } from "../../server/auth/create-tenant";
-import { passwordParams } from "../../server/auth/password";
+import { hashPassword, passwordParams } from "../../server/auth/password";
 import { throttledMessage, throttledRetryAfter } from "../../server/auth/sign-in-error";
 import { request } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 import { attemptSignIn, median } from "./sign-in-client";
 
-/** CONTRACT §4 "Dashboard sign-in", through next-auth's HTTP routes. */
+/** CONTRACT §4 "Dashboard sign-in", through next-auth's HTTP routes, with the production hash parameters. */
+delete process.env.PASSWORD_SCRYPT_N_FOR_TESTS;
 
 let server: TestServer;
 beforeAll(async () => {
@@ -101,6 +102,21 @@ describe("dashboard sign-in", () => {
     expect(passwordParams.N).toBeGreaterThanOrEqual(2 ** 17);
     expect((await attemptSignIn(server.url, email, password)).signedIn).toBe(true);
   }, 60_000);
+});
+
+describe("password hashing", () => {
+  it("new hashes use scrypt N=2^17, r=8, p=1; PASSWORD_SCRYPT_N_FOR_TESTS is ignored outside NODE_ENV=test", async () => {
+    const saved = process.env.NODE_ENV;
+    process.env.PASSWORD_SCRYPT_N_FOR_TESTS = "1024";
+    try {
+      expect(await hashPassword("x".repeat(10))).toMatch(/^scrypt\$1024\$8\$1\$/);
+      (process.env as Record<string, string>).NODE_ENV = "production";
+      expect(await hashPassword("x".repeat(10))).toMatch(/^scrypt\$131072\$8\$1\$/);
+    } finally {
+      (process.env as Record<string, string>).NODE_ENV = saved!;
+      delete process.env.PASSWORD_SCRYPT_N_FOR_TESTS;
+    }
+  });
 });
 
 describe("dashboard sign-up (tRPC account.signUp)", () => {
