@@ -30,7 +30,7 @@ export const registerAppInput = z.object({
   privacy_url: optionalHttpsUrl,
   webhook_url: optionalHttpsUrl,
   redirect_uris: z.array(redirectUri).min(1).max(10),
-  scopes: z.array(z.enum(partnerScopes)).min(1),
+  scopes: z.array(z.enum(partnerScopes)).min(1).max(partnerScopes.length * 2),
   client_type: z.enum(["public", "confidential"]),
 });
 export type RegisterAppInput = z.input<typeof registerAppInput>;

@@ -107,6 +107,16 @@ describe("sizes", () => {
   });
 });
 
+describe("many bad items", () => {
+  it("a list of thousands of invalid group ids is one short 400: the first problems named, the rest counted", async () => {
+    const bad = Array.from({ length: 5_000 }, (_, i) => `not-a-group-${i}`);
+    const res = await api("POST", "/api/external/create-segment", { name: "Ruim", id_channel: [channel], groups: bad });
+    const body = expect400Naming(res, "groups.0");
+    expect(body.message).toMatch(/and 4980 more problems$/);
+    expect(res.text.length).toBeLessThan(5_000);
+  });
+});
+
 describe("media URLs (media_url, image_url): https only, no private or internal hosts", () => {
   const media = (media_url: string) =>
     api("POST", "/api/external/create-campaign/message", { name: "Img", id_segment: segment, message: "", message_type: "image", media_url, scheduled_at: "01/01/2099 - 10:00" });
