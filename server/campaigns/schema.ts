@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { idPattern } from "../ids";
+import { idSegment } from "../segments/schema";
 import { mediaUrl, name, text, url } from "../text";
 
 /** WhatsApp's limit for a text message (CONTRACT §4 "Sizes"). */
@@ -6,8 +8,6 @@ export const messageMaxLength = 65_536;
 export const cardTextMaxLength = 1024;
 const mediaUrlRule =
   "https only; a host that is an IP literal in a private, loopback, link-local or reserved range, or an internal name (localhost, *.local, *.internal, a single label), is refused (400). The messaging gateway downloads it.";
-import { idPattern } from "../ids";
-import { idSegment } from "../segments/schema";
 
 export const campaignStatus = z.enum(["pending", "sending", "paused", "completed", "failed", "canceled"]).meta({
   description:
