@@ -30,6 +30,8 @@ export async function signIn(db: Db, input: { email?: string; password?: string;
 
   // The address first: an address already over its limit does not get to create account buckets.
   const byAddress = await consume(db, "signInAddress", input.ip);
+  // No account has such an email or password (sign-up bounds both): a failure, without a bucket per junk string.
+  if (byAddress.allowed && (email.length > 254 || password.length > 1024)) return null;
   const byAccount = byAddress.allowed ? await consume(db, "signInAccount", email) : undefined;
   if (!byAddress.allowed || !byAccount?.allowed) {
     await consume(db, "failedAuth", input.ip);
