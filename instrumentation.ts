@@ -1,6 +1,8 @@
 /** Runs once when the Next.js server starts: open and migrate the database, wire the provider, start dispatch, webhooks and the hourly maintenance job. */
 export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  const { startupWarnings } = await import("./server/env");
+  for (const warning of startupWarnings()) console.warn(`[env] ${warning}`);
   const { getServices } = await import("./server/services");
   const { startDispatchEngine } = await import("./inngest/engine");
   const { startWebhookEngine } = await import("./inngest/webhook-engine");

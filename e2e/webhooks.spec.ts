@@ -1,8 +1,8 @@
 /**
  * Webhooks in the browser: set a URL on the Webhooks page, test it, see a real channel_status event
  * arrive signed (verified with standardwebhooks), find it in the delivery log, rotate the secret.
- * The receiver listens on 127.0.0.1: scripts/e2e.ts sets WEBHOOK_ALLOW_PRIVATE=1 and
- * WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION=1 (`next start` runs in production mode).
+ * The receiver listens on 127.0.0.1: scripts/e2e.ts sets only WEBHOOK_ALLOW_PRIVATE=1, which the
+ * production server (the one `npm start` runs) honours.
  */
 import { Webhook } from "standardwebhooks";
 import { startReceiver, webhookHeadersOf } from "../test/webhooks/receiver";

@@ -27,7 +27,8 @@ const usage = `Usage: npm run admin -- <command> [options]
 Commands:
   migrate                                   apply pending database migrations
   create-tenant --name NAME --email EMAIL --password PW
-                                            create a tenant, its owner and a first API key;
+                                            create a tenant, its owner (password: at least 10
+                                            characters) and a first API key;
                                             prints {"tenant_id":"…","api_key":"sk_live_…"}
   create-api-key --email EMAIL              issue another API key for that account's tenant
   set-channel-limit --email EMAIL --max N   set how many channels the tenant may have

@@ -48,9 +48,12 @@ async function startServer(): Promise<RunningServer> {
       log,
       env: {
         SIMULATOR_PAIRING_MS: process.env.SIMULATOR_PAIRING_MS ?? "0",
-        // The webhook spec's receiver listens on 127.0.0.1; production mode needs the second variable too.
+        // The webhook spec's receiver listens on 127.0.0.1: honoured in production mode too.
         WEBHOOK_ALLOW_PRIVATE: "1",
-        WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION: "1",
+        // Every spec signs up and signs in from 127.0.0.1, and with DATABASE_URL the buckets outlive a
+        // run: the per-address limits would refuse a second run within the hour. Per-account stays 10.
+        RATE_LIMIT_SIGN_UP_PER_ADDRESS_PER_HOUR: "1000",
+        RATE_LIMIT_SIGN_IN_PER_ADDRESS: "1000",
       },
     });
     return { url: proc.url, process: proc, logFile, dataDir };

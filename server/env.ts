@@ -82,6 +82,18 @@ export const env = {
     get failedAuthPerMinute() {
       return Number(process.env.RATE_LIMIT_FAILED_AUTH_PER_MINUTE ?? 20);
     },
+    /** Dashboard sign-in: failed attempts per account (email) in 15 minutes, then every attempt is refused unhashed. */
+    get signInFailuresPerAccount() {
+      return Number(process.env.RATE_LIMIT_SIGN_IN_PER_ACCOUNT ?? 10);
+    },
+    /** Dashboard sign-in: failed attempts per client address in 15 minutes. */
+    get signInFailuresPerAddress() {
+      return Number(process.env.RATE_LIMIT_SIGN_IN_PER_ADDRESS ?? 50);
+    },
+    /** Dashboard sign-up: accounts created per client address in an hour. */
+    get signUpsPerAddressPerHour() {
+      return Number(process.env.RATE_LIMIT_SIGN_UP_PER_ADDRESS_PER_HOUR ?? 10);
+    },
   },
   webhooks: {
     /** Delays (ms) before each retry of a failed delivery; after the last one the delivery is given up. */
@@ -109,15 +121,12 @@ export const env = {
       return Number(process.env.WEBHOOK_TENANT_CONCURRENCY ?? 16);
     },
     /**
-     * WEBHOOK_ALLOW_PRIVATE=1 lets URLs reach private/loopback addresses (tests, local development). In
-     * production mode (NODE_ENV=production, which `npm start` uses) it is ignored with a warning unless
-     * WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION=1 is set too (the e2e tests do, for a loopback receiver).
+     * WEBHOOK_ALLOW_PRIVATE=1 lets webhook URLs (and media URLs) reach private, loopback and link-local
+     * addresses, in every mode, production included: self-hosters deliver to receivers on their own
+     * network. The server logs a warning at start when it is on (startupWarnings).
      */
     get allowPrivate(): boolean {
-      if (process.env.WEBHOOK_ALLOW_PRIVATE !== "1") return false;
-      if (process.env.NODE_ENV !== "production" || process.env.WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION === "1") return true;
-      warnOnce("WEBHOOK_ALLOW_PRIVATE=1 is ignored in production mode (set WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION=1 to force it)");
-      return false;
+      return process.env.WEBHOOK_ALLOW_PRIVATE === "1";
     },
   },
   get isProduction() {
@@ -149,9 +158,13 @@ export function persistentSecret(envName: string, fileName: string, bytes = 32):
 export const inngestConfigured = () =>
   Boolean(process.env.INNGEST_EVENT_KEY || process.env.INNGEST_SIGNING_KEY || process.env.INNGEST_DEV);
 
-const warned = new Set<string>();
-function warnOnce(message: string) {
-  if (warned.has(message)) return;
-  warned.add(message);
-  console.warn(`[env] ${message}`);
+/** Settings an operator should know are on, logged once when the server starts (instrumentation.ts). */
+export function startupWarnings(): string[] {
+  const warnings: string[] = [];
+  if (env.webhooks.allowPrivate) {
+    warnings.push(
+      "WEBHOOK_ALLOW_PRIVATE=1: webhook and media URLs may point to private, loopback and link-local addresses. Set it only when receivers live on your own network.",
+    );
+  }
+  return warnings;
 }

@@ -73,8 +73,9 @@ export class RateLimited extends DomainError {
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
+    code = "rate_limited",
   ) {
-    super(429, "rate_limited", message);
+    super(429, code, message);
   }
 }
 

@@ -17,6 +17,8 @@ export interface Context {
   provider: MessagingProvider;
   caller: Caller;
   now: Date;
+  /** The client address (clientIp), for per-address limits of public procedures such as sign-up. */
+  clientIp?: string;
 }
 
 export type AppMeta = {

@@ -7,6 +7,9 @@ import { openDatabase, setDatabase } from "../db/client";
 // or the shared PostgreSQL test database, where every test makes its own tenants.
 process.env.DATA_DIR ??= path.resolve(".test-data/data");
 process.env.WEBHOOK_ALLOW_PRIVATE ??= "1";
+// Cheaper password hashes for the many throwaway accounts (read only when NODE_ENV=test; see
+// server/auth/password.ts). test/auth/sign-in.test.ts deletes it to test the real parameters.
+process.env.PASSWORD_SCRYPT_N_FOR_TESTS ??= String(2 ** 15);
 const database = process.env.DATABASE_URL
   ? openDatabase({ url: process.env.DATABASE_URL, migrate: false })
   : openDatabase({

@@ -5,9 +5,9 @@ const messagesByCode: Record<string, string> = {
   email_taken: "Já existe uma conta com este e-mail.",
   session_required: "Sua sessão expirou. Entre novamente.",
   channel_limit_reached: "Limite de canais atingido.",
-  segment_group_limit: "O segmento ultrapassa o número máximo de grupos.",
   service_unavailable: "O canal não está conectado: não foi possível consultar os grupos.",
   rate_limited: "Muitas requisições. Aguarde um instante e tente de novo.",
+  sign_up_limited: "Muitas contas criadas a partir deste endereço. Tente novamente mais tarde.",
 };
 
 interface ErrorData {
@@ -23,7 +23,7 @@ export function errorMessage(error: unknown): string {
     const translated = data?.domainCode ? messagesByCode[data.domainCode] : undefined;
     if (translated) {
       // The server's text carries the details (limits, ids); keep it beside the translation.
-      return data?.domainCode === "channel_limit_reached" || data?.domainCode === "segment_group_limit"
+      return data?.domainCode === "channel_limit_reached"
         ? `${translated} (${error.message})`
         : translated;
     }

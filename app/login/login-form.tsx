@@ -2,6 +2,7 @@
 
 import { signIn } from "next-auth/react";
 import { useState, type FormEvent } from "react";
+import { throttledMessage, throttledRetryAfter } from "@/server/auth/sign-in-error";
 
 export function LoginForm({ callbackUrl, initialError }: { callbackUrl: string; initialError?: string }) {
   const [error, setError] = useState(initialError);
@@ -23,7 +24,9 @@ export function LoginForm({ callbackUrl, initialError }: { callbackUrl: string; 
       return;
     }
     setPending(false);
-    setError(result?.error === "CredentialsSignin" || result?.status === 401 ? "E-mail ou senha incorretos." : "Não foi possível entrar agora. Tente de novo.");
+    const wait = throttledRetryAfter(result?.error);
+    if (wait !== undefined) setError(throttledMessage(wait));
+    else setError(result?.error === "CredentialsSignin" || result?.status === 401 ? "E-mail ou senha incorretos." : "Não foi possível entrar agora. Tente de novo.");
   }
 
   return (

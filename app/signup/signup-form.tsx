@@ -46,9 +46,9 @@ export function SignupForm() {
       </label>
       <div className="field">
         <label htmlFor="signup-password">Senha</label>
-        <input id="signup-password" name="password" type="password" autoComplete="new-password" required minLength={8} maxLength={200} aria-describedby="password-hint" />
+        <input id="signup-password" name="password" type="password" autoComplete="new-password" required minLength={10} maxLength={200} aria-describedby="password-hint" />
         <small id="password-hint" className="muted">
-          Pelo menos 8 caracteres.
+          Pelo menos 10 caracteres.
         </small>
       </div>
       {error && (

@@ -1,12 +1,12 @@
-import { eq } from "drizzle-orm";
 import type { NextAuthOptions } from "next-auth";
 import { getServerSession } from "next-auth";
 import CredentialsModule from "next-auth/providers/credentials";
 import { safeCallbackUrl } from "../../app/_lib/callback-url";
 import { getDb } from "../../db/client";
-import { users } from "../../db/schema";
 import { env, persistentSecret } from "../env";
-import { verifyPassword } from "./password";
+import { clientIp } from "../http/caller";
+import { signIn, SignInThrottled } from "./sign-in";
+import { throttledSignInError } from "./sign-in-error";
 
 // next-auth ships CommonJS: bundlers hand us its default export, plain Node ESM (tsx scripts) the module.
 const Credentials = ((CredentialsModule as unknown as { default?: typeof CredentialsModule }).default ?? CredentialsModule) as typeof CredentialsModule;
@@ -31,13 +31,15 @@ export const authOptions: NextAuthOptions = {
     Credentials({
       name: "E-mail e senha",
       credentials: { email: { label: "E-mail", type: "email" }, password: { label: "Senha", type: "password" } },
-      async authorize(credentials) {
-        const email = credentials?.email?.trim().toLowerCase();
-        if (!email || !credentials?.password) return null;
-        const db = await getDb();
-        const [user] = await db.select().from(users).where(eq(users.email, email));
-        if (!user || !(await verifyPassword(credentials.password, user.passwordHash))) return null;
-        return { id: user.id, email: user.email, name: user.name, tenantId: user.tenantId };
+      async authorize(credentials, req) {
+        const ip = clientIp(new Headers(nodeHeaders(req?.headers)));
+        try {
+          return await signIn(await getDb(), { email: credentials?.email, password: credentials?.password, ip });
+        } catch (err) {
+          // next-auth sends the message to the login page as ?error= (or signIn()'s `error`).
+          if (err instanceof SignInThrottled) throw new Error(throttledSignInError(err.retryAfterSeconds));
+          throw err;
+        }
       },
     }),
   ],
@@ -61,6 +63,15 @@ export const authOptions: NextAuthOptions = {
     },
   },
 };
+
+/** next-auth passes the request's headers as a plain object (values may be arrays). */
+function nodeHeaders(headers: unknown): [string, string][] {
+  if (!headers || typeof headers !== "object") return [];
+  if (headers instanceof Headers) return [...headers.entries()];
+  return Object.entries(headers as Record<string, unknown>).flatMap(([k, v]) =>
+    v === undefined ? [] : [[k, Array.isArray(v) ? v.join(", ") : String(v)] as [string, string]],
+  );
+}
 
 /** The signed-in dashboard user, or null (server components and route handlers). */
 export const getSession = () => getServerSession(authOptions);

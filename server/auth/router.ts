@@ -1,11 +1,15 @@
 import { z } from "zod";
+import { RateLimited } from "../errors";
+import { consume } from "../http/rate-limit";
+import { name } from "../text";
+import { minPasswordLength } from "./password";
 import { publicProcedure, router } from "../trpc";
 import { createTenant } from "./create-tenant";
 
 export const signUpInput = z.object({
-  name: z.string().trim().min(1, "is required").max(120),
-  email: z.email("must be an email address"),
-  password: z.string().min(8, "must have at least 8 characters").max(200),
+  name: name(),
+  email: z.email("must be an email address").max(254, "must be at most 254 characters"),
+  password: z.string().min(minPasswordLength, `must have at least ${minPasswordLength} characters`).max(200, "must be at most 200 characters"),
 });
 
 export const accountRouter = router({
@@ -14,6 +18,11 @@ export const accountRouter = router({
     .input(signUpInput)
     .output(z.object({ tenantId: z.string() }))
     .mutation(async ({ ctx, input }) => {
+      // CONTRACT §4: sign-ups per client address per hour (each one hashes a password), counted before the work.
+      const limit = await consume(ctx.db, "signUpAddress", ctx.clientIp ?? "unknown");
+      if (!limit.allowed) {
+        throw new RateLimited(`Too many sign-ups from this address; retry in ${limit.retryAfterSeconds} s.`, limit.retryAfterSeconds, "sign_up_limited");
+      }
       const { tenantId } = await createTenant(ctx.db, input);
       return { tenantId };
     }),

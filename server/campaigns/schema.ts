@@ -1,6 +1,13 @@
 import { z } from "zod";
 import { idPattern } from "../ids";
 import { idSegment } from "../segments/schema";
+import { mediaUrl, name, text, url } from "../text";
+
+/** WhatsApp's limit for a text message (CONTRACT §4 "Sizes"). */
+export const messageMaxLength = 65_536;
+export const cardTextMaxLength = 1024;
+const mediaUrlRule =
+  "https only; a host that is an IP literal in a private, loopback, link-local or reserved range, or an internal name (localhost, *.local, *.internal, a single label), is refused (400). The messaging gateway downloads it.";
 
 export const campaignStatus = z.enum(["pending", "sending", "paused", "completed", "failed", "canceled"]).meta({
   description:
@@ -14,17 +21,15 @@ export const idCampaign = z
   .regex(idPattern("campaign"), "must be a campaign token of the form campaign_<uuid>")
   .meta({ example: "campaign_7c9e6679-7425-40de-944b-e07fc1f90ae7" });
 
-const httpsUrl = z
-  .url({ protocol: /^https$/, error: "must be an https URL" })
-  .max(2048, "must be at most 2048 characters");
+/** Where a button leads (the recipient's phone opens it, not our gateway). */
+const httpsUrl = url({ protocols: ["https"] });
 
-const scheduledAt = z
-  .string()
+const scheduledAt = text({ max: 64 })
   .meta({ description: "DD/MM/YYYY - HH:mm in Brasília time (America/Sao_Paulo), strictly in the future", example: "25/12/2026 - 09:30" })
   .optional();
 
 const common = {
-  name: z.string().trim().min(1, "is required").max(200, "must be at most 200 characters"),
+  name: name(),
   id_segment: idSegment,
   scheduled_at: scheduledAt,
   mention_all: z.boolean().default(false).meta({ description: "Mention every participant without @names in the text" }),
@@ -34,10 +39,10 @@ const common = {
 export const createMessageCampaignInput = z
   .object({
     ...common,
-    message: z.string().max(65_536, "must be at most 65536 characters").default("").meta({ description: "The text, or the caption of a media message" }),
+    message: text({ max: messageMaxLength }).default("").meta({ description: "The text, or the caption of a media message" }),
     message_type: messageType.default("text"),
-    media_url: httpsUrl.optional().meta({ description: "Required for image, video, audio and document" }),
-    file_name: z.string().trim().min(1).max(255).optional().meta({ description: "File name shown for a document" }),
+    media_url: mediaUrl().optional().meta({ description: `Required for image, video, audio and document. ${mediaUrlRule}` }),
+    file_name: text({ max: 255, min: 1, trim: true }).optional().meta({ description: "File name shown for a document" }),
   })
   .superRefine((v, ctx) => {
     if (v.message_type === "text") {
@@ -52,20 +57,20 @@ export const createMessageCampaignInput = z
   });
 
 const button = z.object({
-  label: z.string().trim().min(1, "is required").max(25, "must be at most 25 characters"),
+  label: text({ max: 25, min: 1, trim: true }),
   type: z.enum(["URL"], { error: "must be URL (the only button type allowed)" }),
   url: httpsUrl,
 });
 const card = z.object({
-  image_url: httpsUrl,
-  text: z.string().trim().min(1, "is required").max(1024, "must be at most 1024 characters"),
+  image_url: mediaUrl().meta({ description: mediaUrlRule }),
+  text: text({ max: cardTextMaxLength, min: 1, trim: true }),
   buttons: z.array(button).max(2, "at most 2 buttons per card").default([]),
 });
 
 export const createCarouselCampaignInput = z.object({
   ...common,
   carousel_data: z.object({
-    message: z.string().max(4096, "must be at most 4096 characters").default(""),
+    message: text({ max: 4096 }).default(""),
     cards: z.array(card).min(1, "at least 1 card").max(4, "at most 4 cards"),
   }),
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { name } from "../text";
 import { idPattern } from "../ids";
 
 export const channelStatus = z.enum(["connecting", "connected", "disconnected"]).meta({
@@ -15,7 +16,7 @@ export const idGroup = z
   .regex(/^\d{5,40}@g\.us$/, "must be a group id of the form <digits>@g.us")
   .meta({ example: "120363012345678901@g.us" });
 
-const channelName = z.string().trim().min(1, "is required").max(120, "must be at most 120 characters");
+const channelName = name();
 
 export const createChannelInput = z.object({ name: channelName });
 export const createChannelOutput = z.object({

@@ -61,14 +61,19 @@ interface ZodLikeIssue {
   code?: string;
 }
 
+/** Issues spelled out in one message; a body with thousands of bad items gets a count for the rest. */
+const issuesShown = 20;
+
 /** "name: is required; groups.2: must be a group id …": every message names its field. */
 export function describeIssues(issues: ZodLikeIssue[]): string {
-  return issues
+  const shown = issues
+    .slice(0, issuesShown)
     .map((i) => {
       const field = i.path.map(String).join(".") || "body";
       return `${field}: ${i.message}`;
     })
     .join("; ");
+  return issues.length > issuesShown ? `${shown}; and ${issues.length - issuesShown} more problems` : shown;
 }
 
 /** Maps whatever a tRPC procedure threw to the envelope. */

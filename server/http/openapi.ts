@@ -29,9 +29,16 @@ channel limit per tenant: 10 (403 with \`current\` and \`max\`).
 
 **Segments.** Every group must exist in the given channels (400 naming the missing ones); a group found
 in several channels is sent through the first listed channel that has it. At most ${env.segmentGroupLimit}
-groups per segment (403 with \`current\`/\`max\`). edit-segment accepts \`name\`, \`id_channel\`,
-\`groups\` (lists replace the old ones); the monitoring group must stay outside the segment.
-edit-monitoring/group accepts \`id_channel\` + \`id_group\`, together. An empty body is 400.
+groups per segment (\`SEGMENT_GROUP_LIMIT\`: a longer list is 400 naming \`groups\`, refused while
+parsing). edit-segment accepts \`name\`, \`id_channel\`, \`groups\` (lists replace the old ones); the
+monitoring group must stay outside the segment. edit-monitoring/group accepts \`id_channel\` +
+\`id_group\`, together. An empty body is 400.
+
+**Sizes and content.** \`message\` ≤ 65,536 characters, a carousel card's \`text\` ≤ 1,024, names ≤ 120,
+URLs ≤ 2,048 (each schema shows its \`maxLength\`); a string holding NUL or an unpaired UTF-16
+surrogate is refused. Each is a 400 naming the field. \`media_url\` and \`image_url\` are https only, and
+a host that is an IP literal in a private, loopback, link-local or reserved range, or an internal name
+(\`localhost\`, \`*.local\`, \`*.internal\`, a single label), is 400.
 
 **Idempotency** (IETF draft; Stripe's semantics). \`Idempotency-Key\` (1–255 printable ASCII characters)
 on create-channel, create-segment and the create-campaign paths. Keys are scoped to the tenant and
@@ -129,8 +136,11 @@ export function buildOpenApiDocument(): OpenAPIObject {
     for (const [method, op] of Object.entries(item as Record<string, Operation>)) {
       const route = restRoutes.find((r) => r.path === full && r.method === method.toUpperCase());
       if (!route) continue;
+      // What the code accepts (CONTRACT §3): a partner endpoint a bearer token with its scope, an owner
+      // endpoint an API key in either header (a partner token there is 401; test-webhook 403).
       const partnerScope = partnerRouteScopes[route.procedurePath];
       if (partnerScope) op.security = [{ partnerOAuth: [partnerScope] }];
+      else if (route.meta.openapi?.protect !== false) op.security = [{ apiKey: [] }, { apiKeyAlias: [] }];
       const success = route.meta.successStatus ?? 200;
       const ok = op.responses["200"];
       delete op.responses["200"];

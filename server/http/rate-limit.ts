@@ -5,7 +5,7 @@ import { preparedPerDb } from "../../db/params";
 import { rateLimitBuckets } from "../../db/schema";
 import { env } from "../env";
 
-export type LimitName = "apiKey" | "partner" | "oauthIp" | "failedAuth";
+export type LimitName = "apiKey" | "partner" | "oauthIp" | "failedAuth" | "signInAccount" | "signInAddress" | "signUpAddress";
 
 export interface LimitOutcome {
   allowed: boolean;
@@ -13,11 +13,16 @@ export interface LimitOutcome {
   retryAfterSeconds: number;
 }
 
-const perMinute: Record<LimitName, () => number> = {
-  apiKey: () => env.rateLimit.apiKeyPerMinute,
-  partner: () => env.rateLimit.partnerPerMinute,
-  oauthIp: () => env.rateLimit.oauthIpPerMinute,
-  failedAuth: () => env.rateLimit.failedAuthPerMinute,
+/** Points per fixed window, and the window's length in seconds. */
+const windows: Record<LimitName, () => { points: number; duration: number }> = {
+  apiKey: () => ({ points: env.rateLimit.apiKeyPerMinute, duration: 60 }),
+  partner: () => ({ points: env.rateLimit.partnerPerMinute, duration: 60 }),
+  oauthIp: () => ({ points: env.rateLimit.oauthIpPerMinute, duration: 60 }),
+  failedAuth: () => ({ points: env.rateLimit.failedAuthPerMinute, duration: 60 }),
+  // Dashboard sign-in (CONTRACT §4): failed attempts per account (email) and per client address.
+  signInAccount: () => ({ points: env.rateLimit.signInFailuresPerAccount, duration: 15 * 60 }),
+  signInAddress: () => ({ points: env.rateLimit.signInFailuresPerAddress, duration: 15 * 60 }),
+  signUpAddress: () => ({ points: env.rateLimit.signUpsPerAddressPerHour, duration: 60 * 60 }),
 };
 
 /**
@@ -66,7 +71,7 @@ type Limiter = RateLimiterDrizzle | RateLimiterMemory;
 const holder = globalThis as unknown as { __gcsLimiters?: { db: Db; limiters: Map<LimitName, Limiter> } };
 
 /**
- * Fixed one-minute windows kept in PostgreSQL, so every process shares them. On embedded PGlite one
+ * Fixed windows (one minute for requests, longer for sign-in and sign-up) kept in PostgreSQL, so every process shares them. On embedded PGlite one
  * process owns the database, so that process's memory is the shared place, and a request saves an
  * embedded write (a restart starts every window afresh).
  */
@@ -75,7 +80,7 @@ function limiter(db: Db, name: LimitName): Limiter {
   const cache = holder.__gcsLimiters.limiters;
   let l = cache.get(name);
   if (!l) {
-    const window = { keyPrefix: name, points: perMinute[name](), duration: 60 };
+    const window = { keyPrefix: name, ...windows[name]() };
     l = isEmbedded(db)
       ? new RateLimiterMemory(window)
       : new PreparedDrizzleLimiter(db, { ...window, storeClient: db, schema: rateLimitBuckets, clearExpiredByTimeout: false });
@@ -107,6 +112,16 @@ export async function consume(db: Db, name: LimitName, key: string): Promise<Lim
     const retryAfterSeconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
     return { allowed: false, headers: { ...headersFor(l.points, res), "retry-after": String(retryAfterSeconds) }, retryAfterSeconds };
   }
+}
+
+/** Gives `points` back to `key`'s bucket (a reserved attempt that turned out fine). */
+export async function reward(db: Db, name: LimitName, key: string, points = 1): Promise<void> {
+  await limiter(db, name).reward(key, points);
+}
+
+/** Empties `key`'s bucket (an account's failures after its owner signed in). */
+export async function reset(db: Db, name: LimitName, key: string): Promise<void> {
+  await limiter(db, name).delete(key);
 }
 
 /** Reads a bucket without taking a point (failed-auth blocking is checked before the attempt). */

@@ -135,7 +135,7 @@ export async function handleExternalRequest(req: Request): Promise<Response> {
     const { body, error } = caller.kind === "anonymous" ? { body: {}, error: undefined } : await readBody(req, url.pathname);
     if (error) return toResponse(withHeaders(error, limitHeaders));
 
-    const exchange: Exchange = { ctx: { db, provider, caller, now }, route };
+    const exchange: Exchange = { ctx: { db, provider, caller, now, clientIp: ip }, route };
     const run = () => runProcedure(req, url, body, exchange);
     const key = req.headers.get("idempotency-key");
     let result: HttpResult;

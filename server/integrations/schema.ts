@@ -1,11 +1,14 @@
 import { z } from "zod";
+import { name, text } from "../text";
 import { allFields, credentialFields, credentialFieldsDescription, integrationTypes, type IntegrationType } from "./types";
 
 export const integrationType = z.enum(integrationTypes, { error: `must be one of ${integrationTypes.join(", ")}` }).meta({
   description: `The marketplace. Credential fields per type — ${credentialFieldsDescription}.`,
 });
 
-const credentialValue = z.string().trim().min(1, "must not be empty").max(1000, "must be at most 1000 characters");
+const credentialValue = text({ max: 1000, min: 1, trim: true });
+const credentialField = text({ max: 64 });
+const label = name();
 
 /** Unknown fields are refused by name, so a typo never silently drops a credential. */
 function checkFields(type: IntegrationType, credentials: Record<string, unknown>, ctx: z.RefinementCtx, requireAll: boolean) {
@@ -23,17 +26,17 @@ function checkFields(type: IntegrationType, credentials: Record<string, unknown>
 export const createIntegrationInput = z
   .object({
     type: integrationType,
-    label: z.string().trim().min(1, "must not be empty").max(120, "must be at most 120 characters").optional(),
-    credentials: z.record(z.string(), credentialValue).meta({ description: `Fields per type — ${credentialFieldsDescription}.` }),
+    label: label.optional(),
+    credentials: z.record(credentialField, credentialValue).meta({ description: `Fields per type — ${credentialFieldsDescription}.` }),
   })
   .superRefine((v, ctx) => checkFields(v.type, v.credentials, ctx, true));
 
 export const editIntegrationInput = z
   .object({
     type: integrationType,
-    label: z.string().trim().min(1, "must not be empty").max(120, "must be at most 120 characters").optional(),
+    label: label.optional(),
     credentials: z
-      .record(z.string(), credentialValue.nullable())
+      .record(credentialField, credentialValue.nullable())
       .optional()
       .meta({ description: "Merged into the stored credentials; `null` clears an optional field." }),
   })

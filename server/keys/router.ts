@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { name, text } from "../text";
 import { router, sessionProcedure } from "../trpc";
 import { createApiKey } from "./create-api-key";
 import { listApiKeys, revokeApiKey } from "./manage-api-keys";
@@ -25,14 +26,14 @@ export const apiKeysRouter = router({
     })),
   ),
   create: sessionProcedure
-    .input(z.object({ name: z.string().trim().min(1).max(80) }))
+    .input(z.object({ name: name() }))
     .output(z.object({ id: z.string(), name: z.string(), prefix: z.string(), apiKey: z.string() }))
     .mutation(async ({ ctx, input }) => {
       const k = await createApiKey(ctx.db, ctx.tenantId, input.name);
       return { id: k.id, name: k.name, prefix: k.prefix, apiKey: k.apiKey };
     }),
   revoke: sessionProcedure
-    .input(z.object({ id: z.string() }))
+    .input(z.object({ id: text({ max: 200, min: 1 }) }))
     .output(z.object({ success: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
       await revokeApiKey(ctx.db, ctx.tenantId, input.id, ctx.now);

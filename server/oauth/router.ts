@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { text } from "../text";
 import { router, sessionProcedure } from "../trpc";
 import { listAuthorizedApps, revokeAppAccess } from "./authorized-apps";
 import { appSummary, listPartnerApps, registerPartnerApp, rotateClientSecret, setWebhookUrl } from "./partner-apps";
@@ -7,7 +8,7 @@ import { scopeCatalog } from "./scopes";
 import { appWebhookSecret, rotateAppWebhookSecret } from "../webhooks/partner-webhooks";
 import { rotateSecretOutput } from "../webhooks/schema";
 
-const clientId = z.object({ client_id: z.string().min(1).max(200) });
+const clientId = z.object({ client_id: text({ max: 200, min: 1 }) });
 
 /** Dashboard only: the developer portal (apps this tenant built) and the apps this tenant authorized. */
 export const partnerAppsRouter = router({

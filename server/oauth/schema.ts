@@ -1,11 +1,9 @@
 import { z } from "zod";
+import { name, text } from "../text";
 import { partnerScopes } from "../../db/schema";
 import { redirectUriProblem } from "./redirect-uri";
 
-const optionalHttpsUrl = z
-  .string()
-  .trim()
-  .max(2000)
+const optionalHttpsUrl = text({ max: 2000, trim: true })
   .refine((v) => v === "" || /^https?:\/\//i.test(v), "must be an http(s) URL")
   .refine((v) => {
     if (v === "") return true;
@@ -18,10 +16,7 @@ const optionalHttpsUrl = z
   }, "must be a valid URL")
   .default("");
 
-export const redirectUri = z
-  .string()
-  .trim()
-  .max(2000)
+export const redirectUri = text({ max: 2000, trim: true })
   .superRefine((v, ctx) => {
     const problem = redirectUriProblem(v);
     if (problem) ctx.addIssue({ code: "custom", message: `redirect URI ${problem}` });
@@ -29,13 +24,13 @@ export const redirectUri = z
 
 /** Registering a partner app (dashboard form and admin CLI). */
 export const registerAppInput = z.object({
-  name: z.string().trim().min(1).max(100),
+  name: name(),
   logo_url: optionalHttpsUrl,
   homepage_url: optionalHttpsUrl,
   privacy_url: optionalHttpsUrl,
   webhook_url: optionalHttpsUrl,
   redirect_uris: z.array(redirectUri).min(1).max(10),
-  scopes: z.array(z.enum(partnerScopes)).min(1),
+  scopes: z.array(z.enum(partnerScopes)).min(1).max(partnerScopes.length * 2),
   client_type: z.enum(["public", "confidential"]),
 });
 export type RegisterAppInput = z.input<typeof registerAppInput>;

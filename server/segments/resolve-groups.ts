@@ -2,8 +2,7 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { channels } from "../../db/schema";
 import { queryGroups } from "../channels/list-groups";
-import { env } from "../env";
-import { BadRequest, LimitReached, NotFound } from "../errors";
+import { BadRequest, NotFound } from "../errors";
 import type { MessagingProvider } from "../messaging/provider";
 
 export interface ResolvedGroup {
@@ -37,10 +36,7 @@ export async function resolveGroups(
 ): Promise<{ channelIds: string[]; groups: ResolvedGroup[] }> {
   const owned = await requireChannels(db, tenantId, channelIds);
   const wanted = [...new Set(groupIds)];
-  const max = env.segmentGroupLimit;
-  if (wanted.length > max) {
-    throw new LimitReached(`A segment holds at most ${max} groups; ${wanted.length} were sent.`, wanted.length, max, "segment_group_limit");
-  }
+  // At most SEGMENT_GROUP_LIMIT: the input schema refuses a longer list while parsing (400 naming groups).
   const found = new Map<string, ResolvedGroup>();
   for (const channel of owned) {
     for (const g of await queryGroups(provider, channel.id)) {

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { env } from "../env";
+import { name } from "../text";
 import { idChannel, idGroup } from "../channels/schema";
 import { idPattern } from "../ids";
 
@@ -7,9 +9,17 @@ export const idSegment = z
   .regex(idPattern("segment"), "must be a segment token of the form segment_<uuid>")
   .meta({ example: "segment_5d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6" });
 
-const segmentName = z.string().trim().min(1, "is required").max(120, "must be at most 120 characters");
-const channelList = z.array(idChannel).min(1, "must list at least one channel");
-const groupList = z.array(idGroup).min(1, "must list at least one group");
+const segmentName = name();
+const channelList = z.array(idChannel).min(1, "must list at least one channel").max(1000, "must list at most 1000 channels");
+/**
+ * SEGMENT_GROUP_LIMIT (read when this module loads, i.e. at server start) bounds the list while it is
+ * parsed (CONTRACT §4 "Sizes"): a longer list is a 400 naming `groups` before any element is looked at.
+ */
+const groupLimit = env.segmentGroupLimit;
+const groupList = z
+  .array(idGroup)
+  .min(1, "must list at least one group")
+  .max(groupLimit, `must list at most ${groupLimit} groups (SEGMENT_GROUP_LIMIT)`);
 
 export const createSegmentInput = z.object({ name: segmentName, id_channel: channelList, groups: groupList });
 export const createSegmentOutput = z.object({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { text, urlMaxLength } from "../text";
 
 export const webhookTypes = ["campaign_status", "campaign_progress", "channel_status"] as const;
 export type WebhookType = (typeof webhookTypes)[number];
@@ -28,7 +29,7 @@ export const listWebhooksOutput = z.object({
 });
 
 const urlIn = z
-  .union([z.string().max(2048), z.null()])
+  .union([text({ max: urlMaxLength }), z.null()])
   .optional()
   .meta({ description: "An http(s) URL; `\"\"` or null disables. Private, loopback and link-local targets are refused (400)." });
 

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startupWarnings } from "../env";
 import { sendWebhook } from "./send-webhook";
 import { isPrivateAddress, webhookUrlProblem, type LookupFn } from "./target-address";
 
@@ -32,7 +33,6 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 afterEach(() => {
   process.env.WEBHOOK_ALLOW_PRIVATE = "1";
-  delete process.env.WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION;
   (process.env as Record<string, string>).NODE_ENV = "test";
 });
 
@@ -52,15 +52,22 @@ describe("at registration", () => {
     expect(await webhookUrlProblem("https://ok.example.test/hook", { lookup: resolvesTo("93.184.216.34") })).toBeNull();
   });
 
-  it("WEBHOOK_ALLOW_PRIVATE=1 is ignored in production unless WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION=1", async () => {
+  it("WEBHOOK_ALLOW_PRIVATE=1 is honoured in every mode, production included", async () => {
     process.env.WEBHOOK_ALLOW_PRIVATE = "1";
+    for (const mode of ["production", "development", "test"]) {
+      (process.env as Record<string, string>).NODE_ENV = mode;
+      expect(await webhookUrlProblem("http://127.0.0.1/hook")).toBeNull();
+    }
     (process.env as Record<string, string>).NODE_ENV = "production";
+    process.env.WEBHOOK_ALLOW_PRIVATE = "0";
     expect(await webhookUrlProblem("http://127.0.0.1/hook")).toMatch(/private/);
-    process.env.WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION = "1";
-    expect(await webhookUrlProblem("http://127.0.0.1/hook")).toBeNull();
-    (process.env as Record<string, string>).NODE_ENV = "development";
-    delete process.env.WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION;
-    expect(await webhookUrlProblem("http://127.0.0.1/hook")).toBeNull();
+  });
+
+  it("the server warns at start when WEBHOOK_ALLOW_PRIVATE=1", () => {
+    process.env.WEBHOOK_ALLOW_PRIVATE = "1";
+    expect(startupWarnings().join("\n")).toMatch(/WEBHOOK_ALLOW_PRIVATE=1/);
+    process.env.WEBHOOK_ALLOW_PRIVATE = "0";
+    expect(startupWarnings()).toEqual([]);
   });
 });
 

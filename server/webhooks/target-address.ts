@@ -41,6 +41,38 @@ export function isPrivateAddress(ip: string): boolean {
 }
 
 /**
+ * Host names that name the operator's own network rather than the internet: `localhost` and
+ * `*.localhost` (RFC 6761), `*.local` (mDNS), `*.internal` (ICANN's private-use TLD), `*.home.arpa`
+ * (RFC 8375), the common `*.lan` / `*.localdomain`, and a single label (`gateway`, `postgres`: a
+ * container or search-domain name).
+ */
+export function isInternalHostName(host: string): boolean {
+  const h = host.toLowerCase().replace(/\.$/, "");
+  if (!h.includes(".")) return true;
+  return h === "localhost" || /\.(localhost|local|internal|home\.arpa|lan|localdomain)$/.test(h);
+}
+
+const refusedTarget = "must not point to a private, loopback, link-local or reserved address";
+
+/**
+ * Why a URL that someone else (the messaging gateway) will fetch is refused, from its host alone: an IP
+ * literal outside public unicast space, or an internal name. URL parsing has already normalised the
+ * IPv4 spellings (`0x7f.1`, `2130706433`, `0177.0.0.1` → 127.0.0.1) and IPv6 (`[::ffff:127.0.0.1]`
+ * → `[::ffff:7f00:1]`). No DNS lookup: the fetcher resolves the name itself, later.
+ */
+export function mediaHostProblem(raw: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return "must be an absolute URL";
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (isIP(host) !== 0) return isPrivateAddress(host) ? refusedTarget : null;
+  return isInternalHostName(host) ? `${refusedTarget} (internal host name ${host})` : null;
+}
+
+/**
  * Why a webhook URL is refused, or null when it is acceptable. Checked when the URL is saved; the same
  * rule is enforced again at connect time, after DNS (send-webhook.ts), so DNS rebinding gains nothing.
  */
@@ -54,7 +86,7 @@ export async function webhookUrlProblem(raw: string, opts: { lookup?: LookupFn; 
   if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an http or https URL";
   if (opts.allowPrivate ?? env.webhooks.allowPrivate) return null;
   const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  const refused = "must not point to a private, loopback, link-local or reserved address";
+  const refused = refusedTarget;
   if (isIP(host) !== 0) return isPrivateAddress(host) ? refused : null;
   if (host === "localhost" || host.endsWith(".localhost")) return refused;
   const addresses = await resolveAll(host, opts.lookup ?? dnsLookup);

@@ -44,6 +44,35 @@ describe("OpenAPI document", () => {
     expect(doc.info.description).toContain("idempotency_key_reused");
   });
 
+  it("each operation's security says what the code accepts: owner operations an API key only, partner operations a bearer token with their scope", () => {
+    const ops = Object.entries(doc.paths).flatMap(([p, item]: [string, any]) => Object.entries(item).map(([m, op]: [string, any]) => ({ id: `${m.toUpperCase()} ${p}`, op })));
+    expect(ops.length).toBeGreaterThan(15);
+    for (const { id, op } of ops) {
+      if (id.includes("/partner/")) {
+        expect(op.security, id).toHaveLength(1);
+        expect(Object.keys(op.security[0]), id).toEqual(["partnerOAuth"]);
+      } else {
+        expect(op.security, id).toEqual([{ apiKey: [] }, { apiKeyAlias: [] }]);
+      }
+    }
+    expect(doc.paths["/api/external/partner/campaigns"].get.security).toEqual([{ partnerOAuth: ["campaigns:read"] }]);
+    expect(doc.paths["/api/external/test-webhook/{type}"].post.security).toEqual([{ apiKey: [] }, { apiKeyAlias: [] }]);
+  });
+
+  it("publishes the size limits (CONTRACT §4 Sizes) as maxLength / maxItems", () => {
+    const body = (path: string, method = "post") => doc.paths[path][method].requestBody.content["application/json"].schema;
+    const message = body("/api/external/create-campaign/message");
+    expect(message.properties.message.maxLength).toBe(65_536);
+    expect(message.properties.name.maxLength).toBe(120);
+    expect(message.properties.media_url.maxLength).toBe(2048);
+    const carousel = body("/api/external/create-campaign/carousel");
+    expect(carousel.properties.carousel_data.properties.cards.items.properties.text.maxLength).toBe(1024);
+    expect(body("/api/external/create-channel").properties.name.maxLength).toBe(120);
+    const segment = body("/api/external/create-segment");
+    expect(segment.properties.name.maxLength).toBe(120);
+    expect(segment.properties.groups.maxItems).toBe(50_000);
+  });
+
   it("publishes the channel status values", () => {
     const schema = doc.paths["/api/external/edit-channel/{id_channel}"].put.responses["200"].content["application/json"].schema;
     expect(schema.properties.status.enum).toEqual(["connecting", "connected", "disconnected"]);

@@ -142,7 +142,7 @@ export function NewCampaign() {
               <h2>1. Campanha</h2>
               <div className="form-grid">
                 <Field label="Nome da campanha" hint="Só você vê este nome.">
-                  {(c) => <input {...c} value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} placeholder="Ex.: Abertura do carrinho" />}
+                  {(c) => <input {...c} value={name} onChange={(e) => setName(e.target.value)} required maxLength={120} placeholder="Ex.: Abertura do carrinho" />}
                 </Field>
                 <Field
                   label="Segmento"

@@ -1,6 +1,7 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { getSession } from "@/server/auth/next-auth";
 import { cappedRequest } from "@/server/http/body-limit";
+import { clientIp } from "@/server/http/caller";
 import { appRouter } from "@/server/root";
 import { getServices } from "@/server/services";
 import type { Caller } from "@/server/trpc";
@@ -21,7 +22,7 @@ async function handler(incoming: Request) {
     endpoint: "/api/trpc",
     req,
     router: appRouter,
-    createContext: () => ({ db, provider, caller, now: new Date() }),
+    createContext: () => ({ db, provider, caller, now: new Date(), clientIp: clientIp(req.headers) }),
     onError: ({ error, path }) => {
       if (error.code === "INTERNAL_SERVER_ERROR") console.error("[trpc]", path, error.cause ?? error);
     },
