@@ -279,6 +279,8 @@ export const deliveries = pgTable(
     index("deliveries_open_idx").on(t.campaignId, t.position).where(sql`state in ('pending', 'sending')`),
     // In-flight rows only (a batch per campaign at most): reconciliation finds expired leases here.
     index("deliveries_in_flight_idx").on(t.campaignId, t.leaseUntil).where(sql`state = 'sending'`),
+    // The monitoring copy (at most one per campaign): info-campaign reports it apart without a walk over the campaign.
+    index("deliveries_monitoring_idx").on(t.campaignId).where(sql`is_monitoring`),
   ],
 );
 

@@ -45,7 +45,13 @@ export const tests: E2ETest[] = [
         await createChannel(page, channel);
         const idChannel = await channelIdOf(page, channel);
         await createSegment(page, { name: segment, channel, search: "Grupo 0", expectGroups: groups });
-        log(`account, API key, channel and a segment of ${groups} groups`);
+        // "Grupo 15" (outside the segment) is its monitoring group: its copy goes first and is shown apart.
+        const idSegment = new URL(page.url()).pathname.split("/").pop()!;
+        const channelGroups = await api<{ groups: { id_group: string; name: string }[] }>(`/api/external/list-groups/${idChannel}`);
+        const monitor = channelGroups.groups.find((g) => g.name === "Grupo 15");
+        assert(monitor, "no Grupo 15 in the channel");
+        await api("/api/external/monitoring/group", { method: "POST", body: JSON.stringify({ id_segment: idSegment, id_channel: idChannel, id_group: monitor.id_group }) });
+        log(`account, API key, channel and a segment of ${groups} groups, with a monitoring group`);
 
         // Settings: the defaults, a rule the server refuses naming the field, then no pauses at all.
         await nav(page, "Configurações").click();
@@ -115,8 +121,11 @@ export const tests: E2ETest[] = [
         await expectCount(rows.filter({ hasText: "Enviado" }), groups);
         await expectHidden(page.getByRole("button", { name: "Pausar" }));
         await screenshot(page, "campaigns-03-detail-completed");
+        // The monitoring copy: apart from the groups (not in the counters nor the table), sent first.
+        await expectText(page.getByTestId("monitoring-group"), /Grupo de monitoramento \(Grupo 15\): enviado às \d\d:\d\d/);
         const textMessages = await sentMessages(campaignIdOf(page));
-        assert(textMessages.length === groups, `the platform got ${textMessages.length} messages, not ${groups}`);
+        assert(textMessages.length === groups + 1, `the platform got ${textMessages.length} messages, not ${groups} and the monitoring copy`);
+        assert(textMessages[0].id_group === monitor.id_group, `the first message went to ${textMessages[0].id_group}, not the monitoring group`);
         assert(
           textMessages.every((m) => m.message_type === "text" && m.mention_all && m.text?.includes("A aula ao vivo começa às 20h.\nLink: https://exemplo.com.br/aula")),
           `the text sent is not what was typed: ${JSON.stringify(textMessages[0])}`,
@@ -254,9 +263,10 @@ export const tests: E2ETest[] = [
         await page.waitForTimeout(700);
         await screenshot(page, "campaigns-08-detail-with-failure");
         const carouselMessages = await sentMessages(carouselId);
-        assert(carouselMessages.length === groups - 1, `the platform got ${carouselMessages.length} carousel messages, not ${groups - 1}`);
+        // Every group but the broken one, and the monitoring copy.
+        assert(carouselMessages.length === groups, `the platform got ${carouselMessages.length} carousel messages, not ${groups - 1} and the monitoring copy`);
         assert(carouselMessages.every((m) => m.id_group !== broken.id_group), "a message reached the failing group");
-        log("carousel detail: Grupo 09 Falhou after 3 attempts; the platform got 8 messages");
+        log("carousel detail: Grupo 09 Falhou after 3 attempts; the platform got 8 messages and the monitoring copy");
 
         // The platform down: the REST API says 503 in the spec's envelope. The provider is built by
         // another copy of the server's modules than the REST facade's (a 500 here until errors were

@@ -29,11 +29,16 @@ export class InProcessRunner extends WakeableLoop {
     return onDispatchWake(() => this.wake());
   }
 
+  /**
+   * One step each for as many due campaigns as there are workers, taken round-robin across tenants
+   * (dueCampaigns), then a fresh look. A round ends when its slowest step does, so a round is at most
+   * one loop long: a campaign that falls due meanwhile (another tenant's paced one, say) waits at most
+   * that loop, never behind a queue of one tenant's campaigns.
+   */
   protected async round() {
-    const due = await dueCampaigns(this.deps.db, new Date(), 32);
-    await mapLimit(due, this.opts.concurrency ?? 4, (id) =>
-      runCampaignStep(this.deps, id).catch((err) => console.error("[dispatch] step failed", id, err)),
-    );
+    const workers = this.opts.concurrency ?? 4;
+    const due = await dueCampaigns(this.deps.db, new Date(), workers);
+    await mapLimit(due, workers, (id) => runCampaignStep(this.deps, id).catch((err) => console.error("[dispatch] step failed", id, err)));
     return due.length > 0;
   }
 

@@ -1,5 +1,5 @@
 import type { Db } from "../db/client";
-import { deliverDueForTenant, nextDeliveryDueAt, tenantsWithDueDeliveries, type DeliverOptions } from "../server/webhooks/deliver-webhooks";
+import { deliverDueForTenant, nextDeliveryDueAt, queueKey, tenantsWithDueDeliveries, type DeliverOptions } from "../server/webhooks/deliver-webhooks";
 import { fanOutEvents } from "../server/webhooks/fan-out-events";
 import { onWebhookWake } from "../server/webhooks/wake";
 import { WakeableLoop } from "./wakeable-loop";
@@ -9,6 +9,8 @@ export interface WebhookRunnerOptions extends DeliverOptions {
   maxSleepMs?: number;
   /** Tenants delivered at once (each in its own worker). */
   maxTenants?: number;
+  /** Claims (of up to 200 deliveries) a worker makes before it is handed to the next tenant in turn. */
+  batchesPerTurn?: number;
   /** Only these tenants' deliveries (tests that share a PostgreSQL database with other test files). */
   acceptTenant?: (tenantId: string) => boolean;
 }
@@ -18,11 +20,14 @@ export interface WebhookRunnerOptions extends DeliverOptions {
  * with the same domain steps the Inngest functions call. Each tenant gets its own worker (one for its own
  * deliveries, one for its partner apps' copies), so a slow receiver holds only its own tenant's
  * deliveries; within a worker, deliverDueForTenant keeps each campaign's events in order. State is in
- * the database: a restart resumes where it stopped.
+ * the database: a restart resumes where it stopped. Workers are taken round-robin across tenants, one
+ * bounded turn at a time (CONTRACT.md §4 "Fairness").
  */
 export class WebhookRunner extends WakeableLoop {
   /** Running workers by tenant and audience. */
   private readonly tenants = new Map<string, Promise<void>>();
+  /** The last queue (queueKey) given a worker: the next round starts after it. */
+  private cursor = "";
 
   constructor(
     private readonly db: Db,
@@ -45,12 +50,16 @@ export class WebhookRunner extends WakeableLoop {
 
   protected async round() {
     const created = await fanOutEvents(this.db, new Date());
-    const due = await tenantsWithDueDeliveries(this.db, new Date(), 500);
+    // Round-robin across tenants: free workers go to the queues after the last one started, and each
+    // worker's turn is bounded (batchesPerTurn), so with every worker busy the others still get theirs.
+    const due = await tenantsWithDueDeliveries(this.db, new Date(), 500, this.cursor);
     for (const { tenantId, audience } of due) {
       if (this.opts.acceptTenant && !this.opts.acceptTenant(tenantId)) continue;
-      const key = `${tenantId}|${audience}`;
-      if (this.tenants.has(key) || this.tenants.size >= (this.opts.maxTenants ?? 64)) continue;
-      const work = deliverDueForTenant(this.db, tenantId, audience, this.opts)
+      const key = queueKey({ tenantId, audience });
+      if (this.tenants.has(key)) continue;
+      if (this.tenants.size >= (this.opts.maxTenants ?? 64)) break;
+      this.cursor = key;
+      const work = deliverDueForTenant(this.db, tenantId, audience, { ...this.opts, maxBatches: this.opts.batchesPerTurn ?? 1 })
         .catch((err) => console.error("[webhooks] delivery failed", tenantId, audience, err))
         .then(() => {
           this.tenants.delete(key);

@@ -26,6 +26,15 @@ const dayTimeSeconds = new Intl.DateTimeFormat("pt-BR", {
   timeZone: "America/Sao_Paulo",
 });
 
+const hourMinute = new Intl.DateTimeFormat("pt-BR", { hour: "2-digit", minute: "2-digit", timeZone: "America/Sao_Paulo" });
+
+/** HH:mm in Brasília time. */
+export function formatTime(value: Date | string | null | undefined, empty = "—"): string {
+  if (!value) return empty;
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? empty : hourMinute.format(d);
+}
+
 /** Day, month and time to the second (no year): deliveries of one campaign are seconds apart. */
 export function formatDayTimeSeconds(value: Date | string | null | undefined, empty = "—"): string {
   if (!value) return empty;

@@ -20,8 +20,8 @@ export interface NewCampaign {
 }
 
 /**
- * Creates the campaign and one delivery per segment group (plus the monitoring group's copy) in one
- * transaction: a campaign never exists half fanned out.
+ * Creates the campaign and one delivery per segment group (plus the monitoring group's copy, not
+ * counted in `total`) in one transaction: a campaign never exists half fanned out.
  */
 export async function createCampaign(db: Db, tenantId: string, input: NewCampaign, now: Date) {
   const scheduledAt = input.scheduledAt ? parseScheduledAt(input.scheduledAt, now) : null;
@@ -52,16 +52,20 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
       createdAt: now,
       updatedAt: now,
     });
-    // One statement fans out any number of groups. Segment groups are unique by their primary key; the
-    // monitoring copy is skipped if the group is also in the segment (edits keep it out; this is the guard).
+    // One statement fans out any number of groups (segment groups are unique by their primary key).
     const fanned = await tx.execute(sql`
       insert into ${deliveries} (campaign_id, id_group, channel_id, group_name, is_monitoring, position)
       select ${id}, ${segmentGroups.groupId}, ${segmentGroups.channelId}, ${segmentGroups.name}, false, ${segmentGroups.position}
-      from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id}
-      union all
+      from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id}`);
+    // The monitoring group's copy (CONTRACT.md §3): a delivery of its own, first (position -1), but not one
+    // of the campaign's groups, so it is not in `total`. Skipped if the group is also in the segment
+    // (edits keep it out; this is the guard).
+    await tx.execute(sql`
+      insert into ${deliveries} (campaign_id, id_group, channel_id, group_name, is_monitoring, position)
       select ${id}, ${monitoringGroups.groupId}, ${monitoringGroups.channelId}, ${monitoringGroups.name}, true, -1
       from ${monitoringGroups} where ${monitoringGroups.segmentId} = ${segment.id}
         and not exists (select 1 from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id} and ${segmentGroups.groupId} = ${monitoringGroups.groupId})`);
+    // The segment's total_groups at creation.
     const count = affectedRows(fanned);
     await tx.update(campaigns).set({ total: count }).where(eq(campaigns.id, id));
     await recordEvent(

@@ -1,11 +1,17 @@
 import { and, eq, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
 import type { Db } from "../../db/client";
 import { preparedPerDb } from "../../db/params";
-import { campaigns, segments } from "../../db/schema";
+import { campaigns, deliveries, segments } from "../../db/schema";
 import { NotFound } from "../errors";
 import { toBrasiliaIso } from "./scheduled-at";
 
-/** One indexed row, prepared once: the counters are kept exact by every delivery change. */
+const monitoring = alias(deliveries, "monitoring");
+
+/**
+ * One indexed row, prepared once: the counters are kept exact by every delivery change; the monitoring
+ * copy (at most one row, deliveries_monitoring_idx) is joined in, reported apart.
+ */
 const infoStatement = preparedPerDb((db: Db) =>
   db
     .select({
@@ -20,9 +26,14 @@ const infoStatement = preparedPerDb((db: Db) =>
       failed: campaigns.failed,
       scheduledAt: campaigns.scheduledAt,
       createdAt: campaigns.createdAt,
+      monitoringGroup: monitoring.groupId,
+      monitoringChannel: monitoring.channelId,
+      monitoringState: monitoring.state,
+      monitoringSentAt: monitoring.sentAt,
     })
     .from(campaigns)
     .innerJoin(segments, eq(segments.id, campaigns.segmentId))
+    .leftJoin(monitoring, and(eq(monitoring.campaignId, campaigns.id), eq(monitoring.isMonitoring, true)))
     .where(and(eq(campaigns.id, sql.placeholder("campaignId")), eq(campaigns.tenantId, sql.placeholder("tenantId"))))
     .prepare("info_campaign"),
 );
@@ -38,7 +49,17 @@ export async function infoCampaign(db: Db, tenantId: string, campaignId: string)
     message_type: c.messageType,
     id_segment: c.segmentId,
     segment_name: c.segmentName,
+    // The segment's groups only (CONTRACT.md §3): the monitoring copy is not one of them.
     groups: { total: c.total, sent: c.sent, pending: c.total - c.sent - c.failed, failed: c.failed },
+    monitoring_group:
+      c.monitoringGroup && c.monitoringChannel && c.monitoringState
+        ? {
+            id_group: c.monitoringGroup,
+            id_channel: c.monitoringChannel,
+            status: c.monitoringState,
+            sent_at: c.monitoringSentAt ? toBrasiliaIso(c.monitoringSentAt) : null,
+          }
+        : null,
     scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
     created_at: toBrasiliaIso(c.createdAt),
   };

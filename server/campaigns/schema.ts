@@ -88,11 +88,25 @@ export const createMessageCampaignOutput = z.object({ ...createdFields, message_
 export const createCarouselCampaignOutput = z.object({ ...createdFields, message_type: z.literal("carousel"), cards_count: z.number().int() });
 
 export const groupCounters = z.object({
-  total: z.number().int().meta({ description: "Every destination, the monitoring group included" }),
+  total: z.number().int().meta({ description: "The segment's groups (its total_groups when the campaign was created); the monitoring group is not counted" }),
   sent: z.number().int(),
   pending: z.number().int().meta({ description: "Neither sent nor failed yet" }),
   failed: z.number().int(),
 });
+
+/** The monitoring group's copy, reported apart from the campaign's groups (CONTRACT.md §3). */
+export const monitoringCopy = z
+  .object({
+    id_group: z.string(),
+    id_channel: z.string(),
+    status: z.enum(["pending", "sending", "sent", "failed"]).meta({ description: "Delivery state of the copy: pending, sending, sent or failed" }),
+    sent_at: z.string().nullable().meta({ description: "When the platform accepted the copy (ISO 8601 with offset); null until sent" }),
+  })
+  .nullable()
+  .meta({
+    description:
+      "The segment's monitoring group, which receives its copy first, before any segment group. It is not one of the campaign's groups (not in `groups`). null when the segment has none.",
+  });
 
 export const infoCampaignInput = z.object({ id_campaign: idCampaign });
 export const infoCampaignOutput = z.object({
@@ -104,6 +118,7 @@ export const infoCampaignOutput = z.object({
   id_segment: z.string(),
   segment_name: z.string(),
   groups: groupCounters,
+  monitoring_group: monitoringCopy,
   scheduled_at: z.string().nullable(),
   created_at: z.string(),
 });

@@ -6,9 +6,20 @@ import { channels, deliveries } from "../../db/schema";
 export const deliveryLeaseMs = 60_000;
 
 /**
+ * The monitoring copy goes first and apart (CONTRACT.md §3): while it is open (pending, backing off
+ * for a retry, or in flight) on a connected channel, no segment group of the campaign may be taken.
+ * Once it is sent or finally failed, the segment's groups go. (If its channel is offline the segment's
+ * groups do not wait for it; it goes when its channel is back, and the campaign finishes after it.)
+ */
+const monitoringCopyOpen = (campaignId: string) => sql`exists (
+  select 1 from ${deliveries} m join ${channels} mc on mc.id = m.channel_id
+  where m.campaign_id = ${campaignId} and m.is_monitoring and m.state in ('pending', 'sending') and mc.status = 'connected')`;
+
+/**
  * Takes up to `limit` pending deliveries of the campaign whose channel is connected, marking them
  * `sending` under a lease, in one statement. FOR UPDATE SKIP LOCKED: two workers never take the same
- * row. The monitoring group's copy goes first (position -1), then the segment's order.
+ * row. The monitoring group's copy goes first and alone (position -1, and monitoringCopyOpen holds
+ * the segment's groups back until it is out), then the segment's order.
  */
 export async function claimDeliveries(db: Db, campaignId: string, limit: number, now: Date) {
   // A normal (synchronous) commit: a claim lost on a crash would put an already sent delivery back to
@@ -24,6 +35,7 @@ export async function claimDeliveries(db: Db, campaignId: string, limit: number,
         eq(deliveries.state, "pending"),
         or(isNull(deliveries.notBefore), lte(deliveries.notBefore, now)),
         eq(channels.status, "connected"),
+        or(eq(deliveries.isMonitoring, true), sql`not ${monitoringCopyOpen(campaignId)}`),
       ),
     )
     // Position order walks deliveries_open_idx; the monitoring copy (position -1) comes first.
@@ -48,9 +60,12 @@ export async function deliveryOutlook(db: Db, campaignId: string, now: Date) {
   const open = sql`from ${deliveries} d join ${channels} c on c.id = d.channel_id where d.campaign_id = ${campaignId}`;
   const [row] = await db
     .select({
-      sendable: sql<number>`(select count(*) from (select 1 ${open} and d.state = 'pending' and (d.not_before is null or d.not_before <= ${at}) and c.status = 'connected' limit 100) s)`.mapWith(Number),
+      sendable: sql<number>`(select count(*) from (select 1 ${open} and d.state = 'pending' and (d.not_before is null or d.not_before <= ${at}) and c.status = 'connected'
+        and (d.is_monitoring or not ${monitoringCopyOpen(campaignId)}) limit 100) s)`.mapWith(Number),
       waitingOnline: sql<boolean>`exists (select 1 ${open} and d.state in ('pending', 'sending') and c.status = 'connected')`,
       anyOpen: sql<boolean>`exists (select 1 from ${deliveries} d where d.campaign_id = ${campaignId} and d.state in ('pending', 'sending'))`,
+      // The monitoring copy is outside the campaign's counters: the campaign finishes only after it too.
+      monitoringOpen: sql<boolean>`exists (select 1 from ${deliveries} d where d.campaign_id = ${campaignId} and d.is_monitoring and d.state in ('pending', 'sending'))`,
     })
     .from(sql`(select 1) as one`);
   // Only when nothing can go now does the planner need the next retry (a walk over the open rows).
@@ -62,5 +77,5 @@ export async function deliveryOutlook(db: Db, campaignId: string, now: Date) {
       .where(and(eq(deliveries.campaignId, campaignId), eq(deliveries.state, "pending"), sql`${deliveries.notBefore} > ${at}`));
     nextRetryAt = retry?.at ? new Date(retry.at) : null;
   }
-  return { sendableNow: row.sendable, channelsOffline: row.anyOpen && !row.waitingOnline, nextRetryAt };
+  return { sendableNow: row.sendable, channelsOffline: row.anyOpen && !row.waitingOnline, nextRetryAt, monitoringOpen: row.monitoringOpen };
 }

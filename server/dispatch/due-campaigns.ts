@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, lt, lte, min, or } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt, lte, min, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { campaigns } from "../../db/schema";
 
@@ -7,14 +7,24 @@ const active = or(
   and(eq(campaigns.status, "paused"), inArray(campaigns.pauseReason, ["schedule", "channel_offline"])),
 );
 
-/** Campaigns whose next step is due and that no worker holds. */
+/**
+ * Campaigns whose next step is due and that no worker holds, taken round-robin across tenants
+ * (CONTRACT.md §4 "Fairness"): each tenant's longest-waiting campaign first, then each tenant's second,
+ * and so on; within a turn, the longest-waiting first. A tenant with many campaigns (or one that is
+ * always due, at zero pacing) cannot push another tenant's campaign out of the first `limit`. Every
+ * engine takes its work here: the in-process runner, the Inngest engine's wake-up and its sweep.
+ */
 export async function dueCampaigns(db: Db, now: Date, limit: number) {
-  const rows = await db
-    .select({ id: campaigns.id })
+  const ranked = db
+    .select({
+      id: campaigns.id,
+      nextRunAt: campaigns.nextRunAt,
+      turn: sql<number>`row_number() over (partition by ${campaigns.tenantId} order by ${campaigns.nextRunAt}, ${campaigns.id})`.as("turn"),
+    })
     .from(campaigns)
     .where(and(active, lte(campaigns.nextRunAt, now), or(isNull(campaigns.leaseUntil), lt(campaigns.leaseUntil, now))))
-    .orderBy(asc(campaigns.nextRunAt))
-    .limit(limit);
+    .as("ranked");
+  const rows = await db.select({ id: ranked.id }).from(ranked).orderBy(asc(ranked.turn), asc(ranked.nextRunAt), asc(ranked.id)).limit(limit);
   return rows.map((r) => r.id);
 }
 

@@ -16,7 +16,11 @@ export function sendRetrySchedule(): number[] {
 
 export const autoPauseAfterFailures = 10;
 
-/** The delivery is sent: state, message id and the campaign's counter move together, exactly once. */
+/**
+ * The delivery is sent: state, message id and the campaign's counter move together, exactly once.
+ * The counters (campaigns.total/sent/failed) are the segment's groups only: the monitoring copy's row
+ * moves, the counters do not.
+ */
 export async function recordSent(db: Db, d: { id: number; campaignId: string; channelId: string }, messageId: string, at: Date) {
   await recordSentMany(db, d.campaignId, [{ id: d.id, channelId: d.channelId, messageId }], at);
 }
@@ -53,19 +57,22 @@ async function recordSentOnce(db: Db, campaignId: string, sent: { id: number; ch
              where d.campaign_id = ${campaignId} and d.state = 'sending' order by d.id for update of d) as v`,
       )
       .where(sql`${deliveries.id} = v.id`)
-      .returning({ channelId: deliveries.channelId });
+      .returning({ channelId: deliveries.channelId, isMonitoring: deliveries.isMonitoring });
     if (moved.length === 0) return;
     const channels = JSON.stringify([...new Set(moved.map((m) => m.channelId))]);
+    // The monitoring copy is not one of the campaign's groups: it moves no counter (CONTRACT.md §3), but
+    // its success does end its channel's failure streak (same channel health).
+    const groups = moved.filter((m) => !m.isMonitoring).length;
     const [c] = await tx
       .update(campaigns)
       .set({
-        sent: sql`${campaigns.sent} + ${moved.length}`,
+        sent: sql`${campaigns.sent} + ${groups}`,
         // A success ends the channel's run of consecutive failures.
         failureStreaks: sql`${campaigns.failureStreaks} - array(select json_array_elements_text(${channels}::json))`,
       })
       .where(eq(campaigns.id, campaignId))
       .returning();
-    await recordProgressEvent(tx, c, at);
+    if (groups > 0) await recordProgressEvent(tx, c, at);
   });
 }
 
@@ -92,15 +99,18 @@ export async function recordFailure(
           : { state: "failed", leaseUntil: null, error, updatedAt: at },
       )
       .where(and(eq(deliveries.id, d.id), eq(deliveries.state, "sending")))
-      .returning({ id: deliveries.id });
+      .returning({ id: deliveries.id, isMonitoring: deliveries.isMonitoring });
     if (moved.length === 0) return 0;
+    // The monitoring copy's final failure is not a failed group (no counter), but every failed attempt,
+    // its own included, counts in the channel's auto-pause streak: it is the same channel.
+    const countsAsGroup = retryIn === undefined && !moved[0].isMonitoring;
     const streak = sql`jsonb_set(${campaigns.failureStreaks}, array[${d.channelId}::text], to_jsonb(coalesce((${campaigns.failureStreaks} ->> ${d.channelId}::text)::int, 0) + 1))`;
     const [c] = await tx
       .update(campaigns)
-      .set(retryIn !== undefined ? { failureStreaks: streak } : { failed: sql`${campaigns.failed} + 1`, failureStreaks: streak })
+      .set(countsAsGroup ? { failed: sql`${campaigns.failed} + 1`, failureStreaks: streak } : { failureStreaks: streak })
       .where(eq(campaigns.id, d.campaignId))
       .returning();
-    if (retryIn === undefined) await recordProgressEvent(tx, c, at);
+    if (countsAsGroup) await recordProgressEvent(tx, c, at);
     return Number((c.failureStreaks as Record<string, number>)[d.channelId] ?? 0);
   });
 }

@@ -54,14 +54,15 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
     await reconcileInFlight(db, provider, campaignId, now);
     const [c] = await db.select().from(campaigns).where(eq(campaigns.id, campaignId));
     const settings = await getSettings(db, c.tenantId);
-    const outlook = await deliveryOutlook(db, campaignId, now);
+    const { monitoringOpen, ...outlook } = await deliveryOutlook(db, campaignId, now);
     plan = planNext(
       {
         status: c.status,
         pauseReason: c.pauseReason,
         scheduledAt: c.scheduledAt,
         nextRunAt: c.nextRunAt,
-        pending: c.total - c.sent - c.failed,
+        // The segment's groups left (the counters), plus the monitoring copy while it is open.
+        pending: c.total - c.sent - c.failed + (monitoringOpen ? 1 : 0),
         ...outlook,
         queueFreeAt: c.status === "pending" ? await queueFreeAt(db, c, settings, now) : null,
       },
@@ -83,6 +84,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         await transition(db, campaignId, [c.status], "canceled", now, { finishedAt: now });
         break;
       case "finish": {
+        // Segment groups only: every group failed is `failed`, even if the monitoring copy went out.
         const final = c.sent === 0 && c.failed > 0 ? "failed" : "completed";
         const pause = randomPauseMs(rates.min_campaign_interval, rates.max_campaign_interval, random());
         await transition(db, campaignId, [c.status], final, now, { finishedAt: now, queueReadyAt: new Date(now.getTime() + pause) });
@@ -113,9 +115,27 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
 }
 
 async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, settings: Settings, size: number, clock: () => Date) {
-  const { db, provider } = deps;
-  const batch = await claimDeliveries(db, c.id, size, clock());
+  const batch = await claimDeliveries(deps.db, c.id, size, clock());
   if (batch.length === 0) return { sent: 0, autoPaused: false };
+  const result = await sendClaimed(deps, c, settings, batch, clock);
+  // The monitoring copy is claimed alone and sent (and recorded) before any segment group. It is not one
+  // of the campaign's groups, so it takes no slot of dispatches_per_loop: once it is out, the same loop
+  // goes on with the segment's groups (none are claimed while it is backing off for a retry).
+  if (result.autoPaused || !batch.every((d) => d.isMonitoring)) return result;
+  const groups = await claimDeliveries(deps.db, c.id, size, clock());
+  if (groups.length === 0) return result;
+  const more = await sendClaimed(deps, c, settings, groups, clock);
+  return { sent: result.sent + more.sent, autoPaused: more.autoPaused };
+}
+
+async function sendClaimed(
+  deps: DispatchDeps,
+  c: typeof campaigns.$inferSelect,
+  settings: Settings,
+  batch: (typeof deliveries.$inferSelect)[],
+  clock: () => Date,
+) {
+  const { db, provider } = deps;
   const forwarding = settings.preferences.forward_message_enabled && provider.capabilities.forward;
   let forwardOf = forwarding ? await firstSent(db, c.id) : undefined;
   // Forwarding needs one message out first; everything else goes in one provider call.

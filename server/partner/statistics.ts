@@ -8,7 +8,8 @@ import { campaigns, deliveries } from "../../db/schema";
  */
 export async function partnerStatistics(db: Db, tenantId: string, days: number, now: Date) {
   const since = new Date(now.getTime() - days * 24 * 60 * 60_000);
-  // The campaigns' exact counters (kept by every delivery change): O(campaigns), not O(deliveries).
+  // The campaigns' exact counters (kept by every delivery change; segment groups only, the monitoring
+  // copy is not counted): O(campaigns), not O(deliveries).
   const [created] = await db
     .select({
       n: count(),
@@ -22,7 +23,8 @@ export async function partnerStatistics(db: Db, tenantId: string, days: number, 
     .select({ n: count() })
     .from(deliveries)
     .innerJoin(campaigns, eq(campaigns.id, deliveries.campaignId))
-    .where(and(eq(campaigns.tenantId, tenantId), gte(deliveries.readAt, since)));
+    // The monitoring group's copy is not one of the campaign's groups (CONTRACT.md §3): its reads do not count.
+    .where(and(eq(campaigns.tenantId, tenantId), eq(deliveries.isMonitoring, false), gte(deliveries.readAt, since)));
   return {
     campaigns: created.n,
     total_reads: reads.n,

@@ -208,9 +208,15 @@ export async function claimDueDeliveries(db: Db, tenantId: string, audience: Aud
  * in parallel. The runner gives the tenant's own deliveries and its partner apps' copies a worker each,
  * so a partner app's slow endpoint never holds back the tenant's own webhooks.
  */
-export async function deliverDueForTenant(db: Db, tenantId: string, audience: Audience, opts: DeliverOptions = {}): Promise<number> {
+export async function deliverDueForTenant(
+  db: Db,
+  tenantId: string,
+  audience: Audience,
+  opts: DeliverOptions & { maxBatches?: number } = {},
+): Promise<number> {
   let attempted = 0;
-  for (;;) {
+  // A turn: at most maxBatches claims, then the worker is handed back (WebhookRunner gives it to the next tenant).
+  for (let batch = 0; batch < (opts.maxBatches ?? Infinity); batch++) {
     const claimed = await claimDueDeliveries(db, tenantId, audience, new Date());
     if (claimed.length === 0) return attempted;
     const destination = await destinationsOf(db, tenantId, claimed, new Date());
@@ -237,6 +243,7 @@ export async function deliverDueForTenant(db: Db, tenantId: string, audience: Au
     if (released.length) await db.update(webhookDeliveries).set({ leaseUntil: null }).where(inArray(webhookDeliveries.id, released));
     attempted += records.length;
   }
+  return attempted;
 }
 
 /**
@@ -274,14 +281,28 @@ export async function deliverOne(db: Db, deliveryId: number, opts: DeliverOption
   return attemptDelivery(db, row, (await destinationsOf(db, row.tenantId, [row], now))(row), opts);
 }
 
-/** Tenants with deliveries due now, per audience (the runner gives each pair its own worker). */
-export async function tenantsWithDueDeliveries(db: Db, now: Date, limit = 100): Promise<{ tenantId: string; audience: Audience }[]> {
+/** A worker's queue: one tenant's own deliveries, or its partner apps' copies. */
+export const queueKey = (q: { tenantId: string; audience: Audience }) => `${q.tenantId}|${q.audience}`;
+
+/**
+ * Tenants with deliveries due now, per audience (the runner gives each pair its own worker), in
+ * round-robin order (CONTRACT.md §4 "Fairness"): the queues after `after` (the last one served, see
+ * queueKey) first, then from the start again. Workers that free up go to the next tenant in turn, not to
+ * the one that happens to come first, so a tenant with a flood of deliveries cannot keep them all.
+ */
+export async function tenantsWithDueDeliveries(db: Db, now: Date, limit = 100, after = ""): Promise<{ tenantId: string; audience: Audience }[]> {
+  const key = sql<string>`${webhookDeliveries.tenantId} || case when ${webhookDeliveries.target} = 'tenant' then '|own' else '|apps' end`;
   const rows = await db
-    .selectDistinct({ tenantId: webhookDeliveries.tenantId, own: sql<boolean>`${webhookDeliveries.target} = 'tenant'` })
+    .select({ key })
     .from(webhookDeliveries)
     .where(dueAndFree(now, now))
+    .groupBy(key)
+    .orderBy(sql`${key} <= ${after}`, key)
     .limit(limit);
-  return rows.map((r) => ({ tenantId: r.tenantId, audience: r.own ? "own" : "apps" }));
+  return rows.map((r) => {
+    const split = r.key.lastIndexOf("|");
+    return { tenantId: r.key.slice(0, split), audience: r.key.slice(split + 1) as Audience };
+  });
 }
 
 export async function nextDeliveryDueAt(db: Db): Promise<Date | null> {
@@ -289,14 +310,27 @@ export async function nextDeliveryDueAt(db: Db): Promise<Date | null> {
   return row?.at ?? null;
 }
 
-/** Pending deliveries nobody is working on and overdue by more than a minute (Inngest's sweep re-requests them). */
+/**
+ * Pending deliveries nobody is working on and overdue by more than a minute (Inngest's sweep re-requests
+ * them), round-robin across tenants: each tenant's oldest first, then each tenant's second, and so on.
+ */
 export async function overdueDeliveries(db: Db, now: Date, limit = 500) {
   const before = new Date(now.getTime() - 60_000);
-  return db
-    .select({ id: webhookDeliveries.id, tenantId: webhookDeliveries.tenantId, target: webhookDeliveries.target })
+  const ranked = db
+    .select({
+      id: webhookDeliveries.id,
+      tenantId: webhookDeliveries.tenantId,
+      target: webhookDeliveries.target,
+      eventId: webhookDeliveries.eventId,
+      turn: sql<number>`row_number() over (partition by ${webhookDeliveries.tenantId} order by ${webhookDeliveries.eventId}, ${webhookDeliveries.id})`.as("turn"),
+    })
     .from(webhookDeliveries)
     .where(dueAndFree(before, now))
-    .orderBy(asc(webhookDeliveries.eventId))
+    .as("ranked");
+  return db
+    .select({ id: ranked.id, tenantId: ranked.tenantId, target: ranked.target })
+    .from(ranked)
+    .orderBy(asc(ranked.turn), asc(ranked.eventId), asc(ranked.id))
     .limit(limit);
 }
 

@@ -28,7 +28,7 @@ async function segmentWithGroups(t: Api, count: number, monitoring = false) {
   const groups = (await t("GET", `/api/external/list-groups/${ch.id_channel}`)).json.groups.map((g: { id_group: string }) => g.id_group);
   const { json: seg } = await t("POST", "/api/external/create-segment", { name: "Seg", id_channel: [ch.id_channel], groups: groups.slice(0, count) });
   if (monitoring) await t("POST", "/api/external/monitoring/group", { id_segment: seg.id_segment, id_channel: ch.id_channel, id_group: groups[19] });
-  return { channel: ch.id_channel as string, segment: seg.id_segment as string, groups: groups as string[] };
+  return { channel: ch.id_channel as string, segment: seg.id_segment as string, totalGroups: seg.total_groups as number, groups: groups as string[] };
 }
 
 describe("create-campaign/message", () => {
@@ -48,7 +48,9 @@ describe("create-campaign/message", () => {
       message_type: "text",
       id_segment: s.segment,
       segment_name: "Seg",
-      groups: { total: 9, sent: 9, pending: 0, failed: 0 },
+      // The monitoring copy is not one of the campaign's groups (it is reported apart).
+      groups: { total: 8, sent: 8, pending: 0, failed: 0 },
+      monitoring_group: { id_group: s.groups[19], id_channel: s.channel, status: "sent" },
     });
     const log = await api("GET", `/api/simulator/messages?id_campaign=${res.json.id_campaign}`);
     expect(log.json.messages).toHaveLength(9);
@@ -144,6 +146,85 @@ describe("create-campaign/carousel", () => {
     expect(expectEnvelope(await post({ message: "x", cards: [three] }), 400, "Bad Request").message).toContain("carousel_data.cards.0.buttons");
     const call = { ...card(1), buttons: [{ label: "Ligar", type: "CALL", url: "https://x.example.com" }] };
     expect(expectEnvelope(await post({ message: "x", cards: [call] }), 400, "Bad Request").message).toMatch(/buttons\.0\.type: must be URL/);
+  });
+});
+
+type LoggedMessage = { id_group: string; sent_at: string };
+
+describe("the monitoring copy: first, and apart from the campaign's groups", () => {
+  const info = (id: string) => api("GET", `/api/external/info-campaign/${id}`);
+  const log = async (id: string): Promise<LoggedMessage[]> => (await api("GET", `/api/simulator/messages?id_campaign=${id}`)).json.messages;
+
+  it("a 5-group segment with a monitoring group: groups.total is the segment's total_groups (5); the copy goes first and is reported apart", async () => {
+    const s = await segmentWithGroups(api, 5, true);
+    expect(s.totalGroups).toBe(5);
+    const { json } = await api("POST", "/api/external/create-campaign/message", { name: "Oferta", id_segment: s.segment, message: "Olá!" });
+    const done = await until(() => info(json.id_campaign), (r) => r.json.status === "completed");
+    expect(done.json.groups).toEqual({ total: s.totalGroups, sent: 5, pending: 0, failed: 0 });
+    expect(done.json.monitoring_group).toEqual({ id_group: s.groups[19], id_channel: s.channel, status: "sent", sent_at: expect.any(String) });
+    expect(done.json.monitoring_group.sent_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d-03:00$/);
+
+    // The platform's log (ordered by send time): the copy is the first message, sent no later than any group's.
+    const messages = await log(json.id_campaign);
+    expect(messages).toHaveLength(6);
+    expect(messages[0].id_group).toBe(s.groups[19]);
+    const copyAt = Date.parse(messages[0].sent_at);
+    for (const m of messages.slice(1)) expect(Date.parse(m.sent_at)).toBeGreaterThanOrEqual(copyAt);
+    // info-campaign's sent_at is to the second: it is not after any group's send.
+    expect(Date.parse(done.json.monitoring_group.sent_at)).toBeLessThanOrEqual(Math.min(...messages.slice(1).map((m) => Date.parse(m.sent_at))));
+  });
+
+  it("a segment without a monitoring group: monitoring_group is null", async () => {
+    const s = await segmentWithGroups(api, 2);
+    const { json } = await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: s.segment, message: "x" });
+    const created = await info(json.id_campaign);
+    expect(created.json.monitoring_group).toBeNull();
+    const done = await until(() => info(json.id_campaign), (r) => r.json.status === "completed");
+    expect(done.json).toMatchObject({ groups: { total: 2, sent: 2, pending: 0, failed: 0 }, monitoring_group: null });
+  });
+
+  it("while the copy backs off for a retry, no segment group is sent (dispatches_per_loop 10); then the groups go", async () => {
+    process.env.SEND_RETRY_SCHEDULE = "400,400";
+    try {
+      const s = await segmentWithGroups(api, 5, true);
+      await api("POST", `/api/simulator/groups/${encodeURIComponent(s.groups[19])}/failures`, { fail_next: 1 });
+      const { json } = await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: s.segment, message: "x" });
+      const early = await info(json.id_campaign);
+      expect(early.json.groups).toEqual({ total: 5, sent: 0, pending: 5, failed: 0 });
+      expect(early.json.monitoring_group).toMatchObject({ status: expect.stringMatching(/^(pending|sending)$/), sent_at: null });
+      const done = await until(() => info(json.id_campaign), (r) => r.json.status === "completed");
+      expect(done.json.groups).toEqual({ total: 5, sent: 5, pending: 0, failed: 0 });
+      expect(done.json.monitoring_group.status).toBe("sent");
+      const messages = await log(json.id_campaign);
+      // The groups waited for the copy's retry: it is the first message (the groups of one loop share a send time).
+      expect(messages.map((m) => m.id_group)[0]).toBe(s.groups[19]);
+      expect(messages.slice(1).map((m) => m.id_group).sort()).toEqual(s.groups.slice(0, 5).sort());
+      for (const m of messages.slice(1)) expect(Date.parse(m.sent_at)).toBeGreaterThan(Date.parse(messages[0].sent_at));
+    } finally {
+      delete process.env.SEND_RETRY_SCHEDULE;
+    }
+  });
+
+  it("the copy failing for good is not a failed group; every segment group failing is a failed campaign even though the copy was sent", async () => {
+    process.env.SEND_RETRY_SCHEDULE = "10,10";
+    try {
+      const a = await segmentWithGroups(api, 3, true);
+      await api("POST", `/api/simulator/groups/${encodeURIComponent(a.groups[19])}/failures`, { always: true });
+      const first = (await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: a.segment, message: "x" })).json;
+      const doneA = await until(() => info(first.id_campaign), (r) => r.json.status === "completed");
+      expect(doneA.json.groups).toEqual({ total: 3, sent: 3, pending: 0, failed: 0 });
+      expect(doneA.json.monitoring_group).toMatchObject({ status: "failed", sent_at: null });
+      await api("POST", `/api/simulator/groups/${encodeURIComponent(a.groups[19])}/failures`, { always: false });
+
+      const b = await segmentWithGroups(api, 2, true);
+      for (const g of b.groups.slice(0, 2)) await api("POST", `/api/simulator/groups/${encodeURIComponent(g)}/failures`, { always: true });
+      const second = (await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: b.segment, message: "x" })).json;
+      const doneB = await until(() => info(second.id_campaign), (r) => r.json.status === "failed");
+      expect(doneB.json).toMatchObject({ status: "failed", groups: { total: 2, sent: 0, pending: 0, failed: 2 }, monitoring_group: { status: "sent" } });
+      for (const g of b.groups.slice(0, 2)) await api("POST", `/api/simulator/groups/${encodeURIComponent(g)}/failures`, { always: false });
+    } finally {
+      delete process.env.SEND_RETRY_SCHEDULE;
+    }
   });
 });
 

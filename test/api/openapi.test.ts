@@ -73,6 +73,14 @@ describe("OpenAPI document", () => {
     expect(segment.properties.groups.maxItems).toBe(50_000);
   });
 
+  it("documents info-campaign's monitoring_group apart from its groups", () => {
+    const schema = doc.paths["/api/external/info-campaign/{id_campaign}"].get.responses["200"].content["application/json"].schema;
+    const copy = JSON.stringify(schema.properties.monitoring_group);
+    for (const field of ["id_group", "id_channel", "status", "sent_at"]) expect(copy).toContain(`"${field}"`);
+    expect(copy).toContain('"sending"');
+    expect(schema.required).toContain("monitoring_group");
+  });
+
   it("publishes the channel status values", () => {
     const schema = doc.paths["/api/external/edit-channel/{id_channel}"].put.responses["200"].content["application/json"].schema;
     expect(schema.properties.status.enum).toEqual(["connecting", "connected", "disconnected"]);

@@ -3,8 +3,8 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { Breadcrumb, CampaignStatusBadge, DetailUnavailable, ErrorAlert, Loading, PageHeader, ProgressBar } from "../../../_components/ui";
-import { formatDateTime, isActiveCampaign, messageTypeLabel } from "../../../_lib/format";
-import { useTRPC } from "../../../_lib/trpc";
+import { deliveryStateLabel, formatDateTime, formatDayTimeSeconds, formatTime, isActiveCampaign, messageTypeLabel } from "../../../_lib/format";
+import { useTRPC, type RouterOutputs } from "../../../_lib/trpc";
 import { CampaignActions } from "./campaign-actions";
 import { DeliveriesTable } from "./deliveries-table";
 
@@ -84,6 +84,7 @@ export function CampaignDetail({ id }: { id: string }) {
           <Stat label="Falhas" value={failed} tone={failed > 0 ? "failed" : undefined} />
         </dl>
         <ProgressBar total={total} sent={sent} failed={failed} />
+        {c.monitoring_group && <MonitoringLine copy={c.monitoring_group} name={deliveries.data?.find((d) => d.monitoring)?.name} />}
         <p className="muted small legend">
           <span className="legend-dot sent" /> enviados <span className="legend-dot failed" /> falhas <span className="legend-dot rest" /> pendentes
           {active && <span className="live"> · atualizando a cada 2 s</span>}
@@ -97,7 +98,8 @@ export function CampaignDetail({ id }: { id: string }) {
         ) : deliveries.error ? (
           <ErrorAlert error={deliveries.error} />
         ) : (
-          <DeliveriesTable deliveries={deliveries.data} sending={c.status === "sending"} />
+          // The monitoring copy is shown apart (above), not among the campaign's groups.
+          <DeliveriesTable deliveries={deliveries.data.filter((d) => !d.monitoring)} sending={c.status === "sending"} />
         )}
       </section>
     </>
@@ -110,5 +112,27 @@ function Stat({ label, value, tone }: { label: string; value: number; tone?: "se
       <dt>{label}</dt>
       <dd>{value}</dd>
     </div>
+  );
+}
+
+type MonitoringCopy = NonNullable<RouterOutputs["campaigns"]["info"]["monitoring_group"]>;
+
+/** The monitoring group's copy: sent first, before any group, and not one of the campaign's groups. */
+function MonitoringLine({ copy, name }: { copy: MonitoringCopy; name?: string }) {
+  const state =
+    copy.status === "sent" ? (
+      <>
+        enviado às <strong title={formatDayTimeSeconds(copy.sent_at)}>{formatTime(copy.sent_at)}</strong>
+      </>
+    ) : copy.status === "failed" ? (
+      <strong className="text-danger">falhou</strong>
+    ) : (
+      <>{(deliveryStateLabel[copy.status] ?? copy.status).toLowerCase()} (vai antes de todos os grupos)</>
+    );
+  return (
+    <p className="muted monitoring-line" data-testid="monitoring-group">
+      <span className="badge badge-info">Monitoramento</span> Grupo de monitoramento{name ? ` (${name})` : ""}: {state}
+      <span className="small"> · cópia fora da contagem de grupos</span>
+    </p>
   );
 }
