@@ -219,6 +219,8 @@ export class EvolutionProvider implements MessagingProvider {
     // Baileys passes through `connecting` while it reconnects a paired number: not a status change
     // (a real loss arrives as `close`), so campaigns don't pause and resume on every reconnect.
     if (row.pairedOnce && state === "connecting") return channelStatus(row.state, true);
+    // After `refused` the gateway reads `close`: still no session, still `disconnected` until pairing is asked again.
+    if (row.state === "refused" && state === "close") return channelStatus(row.state, row.pairedOnce);
     if (row.state === state) return channelStatus(state, row.pairedOnce);
     const pairedOnce = row.pairedOnce || state === "open";
     const before = channelStatus(row.state, row.pairedOnce);

@@ -7,6 +7,8 @@ import { createTenant } from "../../server/auth/create-tenant";
 import { newId } from "../../server/ids";
 import { compareVersions, EvolutionProvider } from "../../server/messaging/evolution";
 import { ProviderUnavailableError, type ProviderEvent } from "../../server/messaging/provider";
+import { startChannelStatePoll } from "../../inngest/channel-state-poll";
+import { SimulatorProvider } from "../../server/messaging/simulator";
 import { startEvolutionProvider } from "../evolution-harness";
 import { evolutionDateTime } from "../fake-evolution";
 
@@ -162,6 +164,8 @@ describe("instances and pairing", () => {
     const id = await channel(h.provider, false);
     await h.fake.setState(id, "refused");
     expect(await h.provider.getStatus(id)).toBe("disconnected");
+    h.fake.instances.get(id)!.state = "close"; // the gateway ends the session: still disconnected
+    expect(await h.provider.getStatus(id)).toBe("disconnected");
     const idle = await h.provider.pairing(id);
     expect(idle).toMatchObject({ status: "disconnected", sessionClosed: true, qrCode: null });
     const again = await h.provider.pairing(id, { restart: true });
@@ -190,6 +194,22 @@ describe("instances and pairing", () => {
       expect(seen).toEqual(["connected"]);
     } finally {
       off();
+    }
+  });
+});
+
+describe("the embedded state poll", () => {
+  it("runs on an unref'd timer for Evolution (off with the simulator) and recovers a missed webhook", async () => {
+    const db = await getDb();
+    expect(startChannelStatePoll({ db, provider: new SimulatorProvider(db, { pairingMs: 0, groupsPerChannel: 1 }) }, { intervalMs: 50 }).kind).toBe("off");
+    const id = await channel(h.provider, false);
+    h.fake.instances.get(id)!.state = "open";
+    const engine = startChannelStatePoll({ db, provider: h.provider }, { intervalMs: 50 });
+    try {
+      expect(engine.kind).toBe("in-process");
+      await expect.poll(async () => (await db.select().from(evolutionInstances).where(eq(evolutionInstances.channelId, id)))[0].state, { timeout: 3000 }).toBe("open");
+    } finally {
+      await engine.stop();
     }
   });
 });
