@@ -1,4 +1,7 @@
-/** Runs once when the Next.js server starts: open and migrate the database, wire the provider, start dispatch, webhooks and the hourly maintenance job. */
+/**
+ * Runs once when the Next.js server starts: open and migrate the database, wire the provider, start
+ * dispatch, webhooks, the hourly maintenance job and (Evolution) the channel state poll, and check the gateway.
+ */
 export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { startupWarnings } = await import("./server/env");
@@ -7,8 +10,13 @@ export async function register() {
   const { startDispatchEngine } = await import("./inngest/engine");
   const { startWebhookEngine } = await import("./inngest/webhook-engine");
   const { startMaintenance } = await import("./inngest/maintenance-runner");
+  const { startChannelStatePoll } = await import("./inngest/channel-state-poll");
+  const { runGatewayCheck } = await import("./server/messaging/gateway-check");
   const services = await getServices();
   startDispatchEngine(services);
   startWebhookEngine(services);
   startMaintenance(services);
+  startChannelStatePoll(services);
+  // Printed in the log at start and kept for the dashboard's channels page; it never blocks the start.
+  void runGatewayCheck(services.provider).catch((err) => console.error("[evolution] gateway check failed", err));
 }

@@ -50,6 +50,14 @@ export const env = {
     get groupsTtlSeconds() {
       return Number(process.env.EVOLUTION_GROUPS_TTL_SECONDS ?? 600);
     },
+    /** One group listing may take minutes on a large account (one picture per group); it is never retried. */
+    get groupsTimeoutMs() {
+      return Number(process.env.EVOLUTION_GROUPS_TIMEOUT_MS ?? 300_000);
+    },
+    /** Between two state polls of the channels that are not connected (embedded runner; 0 turns it off). */
+    get statePollSeconds() {
+      return Number(process.env.EVOLUTION_STATE_POLL_SECONDS ?? 60);
+    },
   },
   /**
    * Proxy hops in front of the server whose X-Forwarded-For/-Host/-Proto are believed (CONTRACT.md §4

@@ -3,17 +3,21 @@ import type { AddressInfo } from "node:net";
 import { getDb } from "../db/client";
 import { EvolutionProvider, type EvolutionOptions } from "../server/messaging/evolution";
 import { handleEvolutionWebhook } from "../server/messaging/evolution-webhook";
-import { startFakeEvolution, type FakeEvolution } from "./fake-evolution";
+import { startFakeEvolution, type FakeEvolution, type FakeEvolutionOptions } from "./fake-evolution";
 
 /** The fake gateway, an EvolutionProvider pointed at it, and our webhook route on its own 127.0.0.1 server. */
-export async function startEvolutionProvider(overrides: Partial<EvolutionOptions> = {}) {
-  const fake: FakeEvolution = await startFakeEvolution();
+export async function startEvolutionProvider(overrides: Partial<EvolutionOptions> = {}, fakeOptions: FakeEvolutionOptions = {}) {
+  const fake: FakeEvolution = await startFakeEvolution(fakeOptions);
   let provider: EvolutionProvider | undefined;
   const hooks = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const response = await handleEvolutionWebhook(
-      new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers: { "content-type": "application/json" }, body: Buffer.concat(chunks) }),
+      new Request(`http://127.0.0.1${req.url}`, {
+        method: req.method,
+        headers: Object.entries(req.headers).flatMap(([k, v]) => (typeof v === "string" ? [[k, v] as [string, string]] : [])),
+        body: Buffer.concat(chunks),
+      }),
       provider,
     );
     res.writeHead(response.status, { "content-type": "application/json" });

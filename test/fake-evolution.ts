@@ -9,13 +9,32 @@ import type { AddressInfo } from "node:net";
  * chat/findMessages, Evolution's error body `{status, error, response: {message: [...]}}`, and the
  * webhooks it posts (`{event, instance, data, date_time, …}`). Knobs inject slow answers, 5xx, 429 and
  * answers lost after the message went out.
+ *
+ * Instances, pairing and groups behave as the real gateway does by default (EVOLUTION-FACTS.md):
+ * group receipts are never posted; `date_time` is São Paulo wall-clock time labelled `Z`; a pairing
+ * code comes only from `connect?number=` on a `close` instance; connect errors are HTTP 200
+ * `{error: true, message}`; a lost instance is 404 on every call, before the key is checked; group
+ * listing is slow (one picture fetch per group, in sequence), never cancelled by a client time-out,
+ * and each call starts one more job; the list holds legacy `<phone>-<timestamp>@g.us` ids, a
+ * community parent and an admins-only (`announce`) group; rate-limited group queries answer 500
+ * `rate-overlimit`; `webhook.headers` travel with every event.
  */
+export interface FakeGroup {
+  id: string;
+  subject: string;
+  announce?: boolean;
+  isCommunity?: boolean;
+  isCommunityAnnounce?: boolean;
+}
+
 export interface FakeInstance {
   name: string;
   hash: string;
-  state: "open" | "connecting" | "close";
-  webhook?: { url: string; events?: string[]; enabled?: boolean };
-  groups: { id: string; subject: string }[];
+  state: "open" | "connecting" | "close" | "refused";
+  webhook?: { url: string; events?: string[]; enabled?: boolean; headers?: Record<string, string> };
+  groups: FakeGroup[];
+  /** The pairing code of the latest `connect?number=` from `close` (Evolution keeps it in its qrcode). */
+  pairingCode?: string | null;
 }
 
 export interface FakeMessage {
@@ -33,51 +52,104 @@ export interface FakeEvolution {
   instances: Map<string, FakeInstance>;
   messages: FakeMessage[];
   webhookDeliveries: { url: string; status: number; body: unknown }[];
-  counters: { fetchAllGroups: number; sends: number; findMessages: number };
+  /** `fetchAllGroups`: listing jobs started (each call starts one; a client time-out stops none). */
+  counters: { fetchAllGroups: number; groupJobsRunning: number; sends: number; findMessages: number; connects: number; logouts: number; creates: number };
+  /** Receipts the real gateway would not forward (group chats): counted, never posted. */
+  droppedGroupReceipts: number;
+  /** The version `GET /` reports. */
+  version: string;
   knobs: {
     latencyMs: number;
     groupsLatencyMs: number;
+    /** Per group of a listing (Evolution fetches each group's picture in sequence). Default 20 ms. */
+    groupDelayMs: number;
+    /** `GET /instance/connect` answers HTTP 200 `{error: true, message}` with this text while set. */
+    connectError: string | null;
     /** The next N sends answer 500 without sending. */
     failSends: number;
     /** The next N sends go out but the connection is dropped before the answer. */
     dropAnswers: number;
-    /** fetchAllGroups answers 429 while true. */
+    /** Group queries answer 500 `rate-overlimit` while true (WhatsApp's rate limit, as Evolution reports it). */
     rateLimitGroups: boolean;
     /** Ignore the `messageId` option (older gateways): ids are random. */
     ignoreMessageId: boolean;
   };
   pair(name: string): Promise<void>;
   setState(name: string, state: FakeInstance["state"]): Promise<void>;
+  /** The gateway loses the instance (deleted by hand, DEL_INSTANCE, a wiped database): every call on it is 404. */
+  loseInstance(name: string): void;
   receipt(messageId: string, status: "SERVER_ACK" | "DELIVERY_ACK" | "READ" | "PLAYED"): Promise<void>;
   close(): Promise<void>;
 }
 
 const errorBody = (status: number, error: string, message: unknown[]) => ({ status, error, response: { message } });
 
-export async function startFakeEvolution(opts: { apiKey?: string; groupsPerInstance?: number } = {}): Promise<FakeEvolution> {
+export interface FakeEvolutionOptions {
+  apiKey?: string;
+  /** Regular groups per instance (default 5); a legacy-id group, a community parent and its announcement group come on top. */
+  groupsPerInstance?: number;
+  /** The version `GET /` reports (default "2.3.7", the latest stable release). */
+  version?: string;
+  /** The gateway's TZ for `date_time` (default America/Sao_Paulo, as in the official image). */
+  timeZone?: string;
+}
+
+/** Evolution's `date_time`: the local wall-clock time of `timeZone`, formatted as if it were UTC (channel.service.ts ~436). */
+export function evolutionDateTime(now: Date, timeZone: string) {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat("en-US", { timeZone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" })
+      .formatToParts(now)
+      .map((p) => [p.type, p.value]),
+  );
+  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}.${String(now.getMilliseconds()).padStart(3, "0")}Z`;
+}
+
+export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promise<FakeEvolution> {
   const apiKey = opts.apiKey ?? "fake-global-key";
+  const version = opts.version ?? "2.3.7";
+  const timeZone = opts.timeZone ?? "America/Sao_Paulo";
   const instances = new Map<string, FakeInstance>();
   const messages: FakeMessage[] = [];
   const webhookDeliveries: FakeEvolution["webhookDeliveries"] = [];
-  const counters = { fetchAllGroups: 0, sends: 0, findMessages: 0 };
-  const knobs: FakeEvolution["knobs"] = { latencyMs: 0, groupsLatencyMs: 0, failSends: 0, dropAnswers: 0, rateLimitGroups: false, ignoreMessageId: false };
+  const counters: FakeEvolution["counters"] = { fetchAllGroups: 0, groupJobsRunning: 0, sends: 0, findMessages: 0, connects: 0, logouts: 0, creates: 0 };
+  const knobs: FakeEvolution["knobs"] = {
+    latencyMs: 0,
+    groupsLatencyMs: 0,
+    groupDelayMs: 20,
+    connectError: null,
+    failSends: 0,
+    dropAnswers: 0,
+    rateLimitGroups: false,
+    ignoreMessageId: false,
+  };
+  let dropped = 0;
   let base = "";
 
-  const groupsFor = (name: string) => {
+  const groupsFor = (name: string): FakeGroup[] => {
     const seed = [...name].reduce((a, c) => (a * 31 + c.charCodeAt(0)) % 1_000_000_007, 7);
-    return Array.from({ length: opts.groupsPerInstance ?? 5 }, (_, i) => ({
+    const regular = Array.from({ length: opts.groupsPerInstance ?? 5 }, (_, i) => ({
       id: `120363${String(seed).padStart(10, "0")}${String(i + 1).padStart(2, "0")}@g.us`,
       subject: `Grupo Evo ${String(i + 1).padStart(2, "0")}`,
+      // The second group lets only admins post.
+      announce: i === 1,
     }));
+    return [
+      ...regular,
+      // A group created before 2018: `<creator phone>-<creation timestamp>@g.us` (#743).
+      { id: `55119${String(seed).padStart(8, "0").slice(0, 8)}-1514827292@g.us`, subject: "Grupo Antigo", announce: false },
+      // A community: its parent cannot receive messages; its announcement group is admins-only.
+      { id: `120363${String(seed).padStart(10, "0")}90@g.us`, subject: "Comunidade Evo", isCommunity: true, announce: true },
+      { id: `120363${String(seed).padStart(10, "0")}91@g.us`, subject: "Avisos da Comunidade", isCommunityAnnounce: true, announce: true },
+    ];
   };
 
   async function postWebhook(inst: FakeInstance, event: string, data: unknown) {
     if (!inst.webhook?.url || inst.webhook.enabled === false) return;
     const eventConst = event.toUpperCase().replaceAll(".", "_");
     if (inst.webhook.events?.length && !inst.webhook.events.includes(eventConst)) return;
-    const body = { event, instance: inst.name, data, destination: inst.webhook.url, date_time: new Date().toISOString(), sender: "5511999990000@s.whatsapp.net", server_url: base, apikey: inst.hash };
+    const body = { event, instance: inst.name, data, destination: inst.webhook.url, date_time: evolutionDateTime(new Date(), timeZone), sender: "5511999990000@s.whatsapp.net", server_url: base, apikey: inst.hash };
     try {
-      const res = await fetch(inst.webhook.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const res = await fetch(inst.webhook.url, { method: "POST", headers: { ...(inst.webhook.headers ?? {}), "content-type": "application/json" }, body: JSON.stringify(body) });
       await res.text();
       webhookDeliveries.push({ url: inst.webhook.url, status: res.status, body });
     } catch {
@@ -89,7 +161,55 @@ export async function startFakeEvolution(opts: { apiKey?: string; groupsPerInsta
     const inst = instances.get(name);
     if (!inst) throw new Error(`no instance ${name}`);
     inst.state = state;
+    if (state === "open") inst.pairingCode = null;
     await postWebhook(inst, "connection.update", { instance: name, state, statusReason: state === "open" ? 200 : 401 });
+  }
+
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const qrOf = (inst: FakeInstance, count: number) => ({ pairingCode: null as string | null, code: `2@${inst.name}-${count}`, base64: `data:image/png;base64,QR-${inst.name}-${count}`, count });
+  let pairingCodes = 0;
+  const newPairingCode = () => `WZYE${String(++pairingCodes).padStart(4, "0")}`.slice(-8);
+
+  /** `connectToWhatsapp(number)` from `close`: a new session, connecting; a number asks Baileys for a pairing code. */
+  async function startSession(inst: FakeInstance, number: string | null) {
+    inst.state = "connecting";
+    const qr = qrOf(inst, 1);
+    if (number) qr.pairingCode = inst.pairingCode = newPairingCode();
+    await postWebhook(inst, "connection.update", { instance: inst.name, state: "connecting", statusReason: 200 });
+    await postWebhook(inst, "qrcode.updated", { qrcode: { instance: inst.name, ...qr } });
+    return qr;
+  }
+
+  /** One listing job: one profile picture per group, in sequence; it runs to the end whoever waits for it. */
+  async function listingJob(inst: FakeInstance) {
+    counters.fetchAllGroups++;
+    counters.groupJobsRunning++;
+    try {
+      if (knobs.groupsLatencyMs) await sleep(knobs.groupsLatencyMs);
+      const out = [];
+      for (const g of inst.groups) {
+        if (knobs.groupDelayMs) await sleep(knobs.groupDelayMs);
+        out.push({
+          id: g.id,
+          subject: g.subject,
+          subjectOwner: "5511999990000@s.whatsapp.net",
+          subjectTime: 1714769954,
+          pictureUrl: null,
+          size: 3,
+          creation: 1714769954,
+          owner: "5511999990000@s.whatsapp.net",
+          desc: "",
+          descId: null,
+          restrict: false,
+          announce: g.announce ?? false,
+          isCommunity: g.isCommunity ?? false,
+          isCommunityAnnounce: g.isCommunityAnnounce ?? false,
+        });
+      }
+      return out;
+    } finally {
+      counters.groupJobsRunning--;
+    }
   }
 
   const handle = async (req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>) => {
@@ -98,20 +218,36 @@ export async function startFakeEvolution(opts: { apiKey?: string; groupsPerInsta
       res.end(JSON.stringify(payload));
     };
     const url = new URL(req.url ?? "/", base);
-    if (req.headers.apikey !== apiKey) return send(401, errorBody(401, "Unauthorized", ["Unauthorized"]));
-    if (knobs.latencyMs) await new Promise((r) => setTimeout(r, knobs.latencyMs));
+    // The welcome route needs no key (index.router.ts).
+    if (req.method === "GET" && url.pathname === "/") {
+      return send(200, { status: 200, message: "Welcome to the Evolution API, it is working!", version, clientName: "evolution_exchange", manager: `${base}/manager`, documentation: "https://doc.evolution-api.com", whatsappWebVersion: "2.3000.1023204200" });
+    }
     const [, area, action, rawName] = url.pathname.split("/");
     const name = rawName ? decodeURIComponent(rawName) : "";
     const key = `${req.method} ${area}/${action}`;
+    // The instance guard runs before the auth guard: a lost instance is 404 even with a wrong key.
+    if (name && !instances.has(name) && key !== "POST instance/create") return send(404, errorBody(404, "Not Found", [`The "${name}" instance does not exist`]));
+    if (req.headers.apikey !== apiKey) return send(401, errorBody(401, "Unauthorized", ["Unauthorized"]));
+    if (knobs.latencyMs) await new Promise((r) => setTimeout(r, knobs.latencyMs));
+
+    if (key === "GET instance/fetchInstances") {
+      return send(
+        200,
+        [...instances.values()].map((i) => ({ id: randomUUID(), name: i.name, connectionStatus: i.state, token: i.hash, integration: "WHATSAPP-BAILEYS", Setting: { groupsIgnore: false } })),
+      );
+    }
 
     if (key === "POST instance/create") {
       const instanceName = body.instanceName;
       if (typeof instanceName !== "string" || !instanceName) return send(400, errorBody(400, "Bad Request", [['instance requires property "instanceName"']]));
       if (instances.has(instanceName)) return send(403, errorBody(403, "Forbidden", [`This name "${instanceName}" is already in use.`]));
-      const inst: FakeInstance = { name: instanceName, hash: randomUUID().toUpperCase(), state: "connecting", groups: groupsFor(instanceName) };
+      counters.creates++;
+      const inst: FakeInstance = { name: instanceName, hash: randomUUID().toUpperCase(), state: "close", groups: groupsFor(instanceName) };
       const wh = body.webhook as FakeInstance["webhook"] | undefined;
       if (wh?.url) inst.webhook = wh;
       instances.set(instanceName, inst);
+      // `qrcode: true` connects at once (and waits before answering); `number` asks for a pairing code.
+      const qr = body.qrcode || body.number ? await startSession(inst, typeof body.number === "string" ? body.number : null) : undefined;
       return send(201, {
         instance: { instanceName, instanceId: randomUUID(), integration: body.integration ?? "WHATSAPP-BAILEYS", webhookWaBusiness: null, accessTokenWaBusiness: "", status: "created" },
         hash: inst.hash,
@@ -120,29 +256,33 @@ export async function startFakeEvolution(opts: { apiKey?: string; groupsPerInsta
         rabbitmq: {},
         sqs: {},
         settings: { rejectCall: false, msgCall: "", groupsIgnore: false, alwaysOnline: false, readMessages: false, readStatus: false, syncFullHistory: false },
-        qrcode: body.qrcode ? { pairingCode: null, code: `2@${instanceName}`, base64: `data:image/png;base64,QR-${instanceName}`, count: 1 } : undefined,
+        qrcode: qr,
       });
     }
 
     const inst = instances.get(name);
-    if (!inst) return send(404, errorBody(404, "Not Found", [`The "${name}" instance does not exist`]));
+    if (!inst) return send(404, errorBody(404, "Not Found", [`Cannot ${req.method} ${url.pathname}`]));
 
     switch (key) {
       case "GET instance/connectionState":
         return send(200, { instance: { instanceName: name, state: inst.state } });
       case "GET instance/connect": {
+        counters.connects++;
+        // instance.controller.ts connectToWhatsapp: errors are caught and answered 200.
+        if (knobs.connectError) return send(200, { error: true, message: knobs.connectError });
         if (inst.state === "open") return send(200, { instance: { instanceName: name, state: "open" } });
-        const number = url.searchParams.get("number");
-        inst.state = "connecting";
-        return send(200, { pairingCode: number ? "WZYEH1YY" : null, code: `2@${name}`, base64: `data:image/png;base64,QR-${name}`, count: 2 });
+        // While connecting, `number` is ignored: the current QR code, no pairing code.
+        if (inst.state === "connecting") return send(200, qrOf(inst, 2));
+        return send(200, await startSession(inst, url.searchParams.get("number")));
       }
       case "POST webhook/set": {
         const wh = body.webhook as FakeInstance["webhook"] | undefined;
         if (!wh?.url) return send(400, errorBody(400, "Bad Request", [['webhook requires property "url"']]));
         inst.webhook = wh;
-        return send(201, { id: randomUUID(), url: wh.url, enabled: wh.enabled ?? true, events: wh.events ?? [], webhookByEvents: false, webhookBase64: false });
+        return send(201, { id: randomUUID(), url: wh.url, enabled: wh.enabled ?? true, events: wh.events ?? [], headers: wh.headers ?? {}, webhookByEvents: false, webhookBase64: false });
       }
       case "DELETE instance/logout":
+        counters.logouts++;
         if (inst.state === "close") return send(400, errorBody(400, "Bad Request", [`The "${name}" instance is not connected`]));
         await setState(name, "close");
         return send(200, { status: "SUCCESS", error: false, response: { message: "Instance logged out" } });
@@ -151,15 +291,13 @@ export async function startFakeEvolution(opts: { apiKey?: string; groupsPerInsta
         instances.delete(name);
         return send(200, { status: "SUCCESS", error: false, response: { message: "Instance deleted" } });
       case "GET group/fetchAllGroups": {
-        counters.fetchAllGroups++;
         if (!url.searchParams.has("getParticipants")) return send(400, errorBody(400, "Bad Request", ["The getParticipants needs to be informed in the query"]));
-        if (knobs.rateLimitGroups) {
-          res.writeHead(429, { "content-type": "application/json", "retry-after": "1" });
-          return res.end(JSON.stringify(errorBody(429, "Too Many Requests", ["rate-overlimit"])));
-        }
-        if (knobs.groupsLatencyMs) await new Promise((r) => setTimeout(r, knobs.groupsLatencyMs));
         if (inst.state !== "open") return send(400, errorBody(400, "Bad Request", ["Connection Closed"]));
-        return send(200, inst.groups.map((g) => ({ ...g, subjectOwner: "5511999990000@s.whatsapp.net", subjectTime: 1714769954, pictureUrl: null, size: 3, creation: 1714769954, owner: "5511999990000@s.whatsapp.net", desc: "", restrict: false, announce: false })));
+        if (knobs.rateLimitGroups) return send(500, errorBody(500, "Internal Server Error", ["rate-overlimit"]));
+        // The job runs to its end even when the client has gone (a time-out cancels nothing).
+        const groups = await listingJob(inst);
+        if (res.destroyed || req.socket.destroyed) return;
+        return send(200, groups);
       }
       case "POST message/sendText":
       case "POST message/sendMedia":
@@ -242,11 +380,21 @@ export async function startFakeEvolution(opts: { apiKey?: string; groupsPerInsta
     webhookDeliveries,
     counters,
     knobs,
+    get droppedGroupReceipts() {
+      return dropped;
+    },
+    version,
     pair: (name) => setState(name, "open"),
     setState,
+    loseInstance: (name) => void instances.delete(name),
     async receipt(messageId, status) {
       const m = messages.find((x) => x.id === messageId);
       if (!m) throw new Error(`no message ${messageId}`);
+      // Baileys reports group receipts as message-receipt.update, which Evolution does not forward (PR #2674).
+      if (m.number.endsWith("@g.us")) {
+        dropped++;
+        return;
+      }
       const inst = instances.get(m.instance)!;
       await postWebhook(inst, "messages.update", { messageId: randomUUID(), keyId: messageId, remoteJid: m.number, fromMe: true, participant: m.number, status, instanceId: randomUUID() });
     },

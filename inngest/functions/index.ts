@@ -3,6 +3,7 @@ import { sweepDueCampaigns } from "./sweep-due-campaigns";
 import { deliverWebhook } from "./deliver-webhook";
 import { sweepWebhooks } from "./sweep-webhooks";
 import { maintenance } from "./maintenance";
+import { pollChannelStates } from "./poll-channel-states";
 
 /** Every function served at /api/inngest. */
-export const functions = [dispatchCampaign, sweepDueCampaigns, deliverWebhook, sweepWebhooks, maintenance];
+export const functions = [dispatchCampaign, sweepDueCampaigns, deliverWebhook, sweepWebhooks, maintenance, pollChannelStates];

@@ -38,7 +38,8 @@ const infoStatement = preparedPerDb((db: Db) =>
     .prepare("info_campaign"),
 );
 
-export async function infoCampaign(db: Db, tenantId: string, campaignId: string) {
+/** `readsAvailable`: the provider reports group reads (capabilities.receipts); CONTRACT.md §5 "Receipts". */
+export async function infoCampaign(db: Db, tenantId: string, campaignId: string, readsAvailable = true) {
   const [c] = await infoStatement(db).execute({ campaignId, tenantId });
   if (!c) throw new NotFound(`Campaign ${campaignId} not found.`);
   return {
@@ -60,6 +61,7 @@ export async function infoCampaign(db: Db, tenantId: string, campaignId: string)
             sent_at: c.monitoringSentAt ? toBrasiliaIso(c.monitoringSentAt) : null,
           }
         : null,
+    reads_available: readsAvailable,
     scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
     created_at: toBrasiliaIso(c.createdAt),
   };

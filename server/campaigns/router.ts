@@ -97,7 +97,7 @@ export const campaignsRouter = router({
     .meta({ openapi: { method: "GET", path: "/external/info-campaign/{id_campaign}", tags, summary: "Status and progress of a campaign", protect: true, errorResponses: [400, 401, 404, 429, 500] } })
     .input(infoCampaignInput)
     .output(infoCampaignOutput)
-    .query(({ ctx, input }) => infoCampaign(ctx.db, ctx.tenantId, input.id_campaign)),
+    .query(({ ctx, input }) => infoCampaign(ctx.db, ctx.tenantId, input.id_campaign, ctx.provider.capabilities.receipts)),
 
   pause: action("pause", "Pause a campaign (until resumed)", pauseCampaign, "Campaign paused"),
   resume: action("resume", "Resume a paused campaign", resumeCampaign, "Campaign resumed"),

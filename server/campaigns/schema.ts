@@ -119,6 +119,10 @@ export const infoCampaignOutput = z.object({
   segment_name: z.string(),
   groups: groupCounters,
   monitoring_group: monitoringCopy,
+  reads_available: z.boolean().meta({
+    description:
+      "Whether the messaging platform reports when group messages are read. false on Evolution API (it does not forward group receipts): read counts are unavailable there, not zero. true on the simulator.",
+  }),
   scheduled_at: z.string().nullable(),
   created_at: z.string(),
 });

@@ -1,6 +1,6 @@
 import type { Db } from "../../db/client";
 import { Unavailable } from "../errors";
-import { ProviderUnavailableError, type MessagingProvider } from "../messaging/provider";
+import { ProviderUnavailableError, type MessagingProvider, type PairingOptions } from "../messaging/provider";
 import { findChannel } from "./find-channel";
 
 async function provided<T>(fn: () => Promise<T>): Promise<T> {
@@ -12,11 +12,19 @@ async function provided<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** What the dashboard's pairing screen shows: the live QR code and/or pairing code and the status. */
-export async function channelPairing(db: Db, provider: MessagingProvider, tenantId: string, channelId: string, phoneNumber?: string) {
+/** What the dashboard's pairing screen shows: the live QR code and/or pairing code (with its expiry) and the status. */
+export async function channelPairing(db: Db, provider: MessagingProvider, tenantId: string, channelId: string, options: PairingOptions = {}) {
   const channel = await findChannel(db, tenantId, channelId);
-  const info = await provided(() => provider.pairing(channel.id, { phoneNumber }));
-  return { provider: provider.name, status: info.status, qr_code: info.qrCode, pairing_code: info.pairingCode, automatic: info.automatic };
+  const info = await provided(() => provider.pairing(channel.id, options));
+  return {
+    provider: provider.name,
+    status: info.status,
+    qr_code: info.qrCode,
+    pairing_code: info.pairingCode,
+    pairing_code_expires_at: info.pairingCodeExpiresAt ? info.pairingCodeExpiresAt.toISOString() : null,
+    session_closed: info.sessionClosed ?? false,
+    automatic: info.automatic,
+  };
 }
 
 /** Logs the number out; the status change arrives through the provider's events (channel_status). */

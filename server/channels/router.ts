@@ -4,6 +4,7 @@ import { createChannel } from "./create-channel";
 import { editChannel } from "./edit-channel";
 import { listChannels } from "./list-channels";
 import { listGroups } from "./list-groups";
+import { lastGatewayCheck, runGatewayCheck } from "../messaging/gateway-check";
 import { channelPairing, disconnectChannel } from "./pair-channel";
 import {
   channelPairingOutput,
@@ -13,11 +14,14 @@ import {
   createChannelOutput,
   editChannelInput,
   editChannelOutput,
+  gatewayCheckOutput,
+  group,
   listGroupsInput,
   listGroupsOutput,
 } from "./schema";
 
 const tags = ["Channels"];
+const phoneNumber = z.string().regex(/^\d{10,15}$/, "must be the number with country code, digits only");
 
 export const channelsRouter = router({
   create: ownerProcedure
@@ -62,7 +66,17 @@ export const channelsRouter = router({
     .output(listGroupsOutput)
     .query(async ({ ctx, input }) => {
       const { channel, groups } = await listGroups(ctx.db, ctx.provider, ctx.tenantId, input.id_channel);
-      return { success: true as const, id_channel: channel.id, total_groups: groups.length, groups, timestamp: ctx.now.toISOString() };
+      // The spec's groups carry id_group and name only; `admins_only` is the dashboard's (groupsDetailed).
+      return { success: true as const, id_channel: channel.id, total_groups: groups.length, groups: groups.map(({ id_group, name }) => ({ id_group, name })), timestamp: ctx.now.toISOString() };
+    }),
+
+  /** Dashboard: the groups with what the platform says about them (admins-only groups). */
+  groupsDetailed: ownerProcedure
+    .input(listGroupsInput)
+    .output(z.object({ id_channel: z.string(), total_groups: z.number().int(), groups: z.array(group.extend({ admins_only: z.boolean() })) }))
+    .query(async ({ ctx, input }) => {
+      const { channel, groups } = await listGroups(ctx.db, ctx.provider, ctx.tenantId, input.id_channel);
+      return { id_channel: channel.id, total_groups: groups.length, groups: groups.map((g) => ({ id_group: g.id_group, name: g.name, admins_only: g.adminsOnly === true })) };
     }),
 
   /** Dashboard: the tenant's channels. */
@@ -76,11 +90,17 @@ export const channelsRouter = router({
     })),
   ),
 
-  /** Dashboard: pairing screen (QR code, pairing code for a phone number, status). */
+  /** Dashboard: pairing screen (QR code, the latest pairing code with its expiry, status); read-only without phone_number. */
   pairing: ownerProcedure
-    .input(z.object({ id_channel: idChannel, phone_number: z.string().regex(/^\d{10,15}$/, "must be the number with country code, digits only").optional() }))
+    .input(z.object({ id_channel: idChannel, phone_number: phoneNumber.optional() }))
     .output(channelPairingOutput)
-    .query(({ ctx, input }) => channelPairing(ctx.db, ctx.provider, ctx.tenantId, input.id_channel, input.phone_number)),
+    .query(({ ctx, input }) => channelPairing(ctx.db, ctx.provider, ctx.tenantId, input.id_channel, { phoneNumber: input.phone_number })),
+
+  /** Dashboard: ask for a pairing code for a number, or a new QR code session ("Gerar novamente"). */
+  requestPairing: ownerProcedure
+    .input(z.object({ id_channel: idChannel, phone_number: phoneNumber.optional() }))
+    .output(channelPairingOutput)
+    .mutation(({ ctx, input }) => channelPairing(ctx.db, ctx.provider, ctx.tenantId, input.id_channel, { phoneNumber: input.phone_number, restart: true })),
 
   /** Dashboard: log the number out of the platform. */
   disconnect: ownerProcedure
@@ -93,6 +113,14 @@ export const channelsRouter = router({
 
   /** Dashboard: which platform is behind the channels and what it can send to groups. */
   platform: ownerProcedure
-    .output(z.object({ provider: z.enum(["simulator", "evolution"]), capabilities: z.object({ carousel: z.boolean(), forward: z.boolean(), linkPreview: z.boolean(), mentionAll: z.boolean() }) }))
+    .output(
+      z.object({
+        provider: z.enum(["simulator", "evolution"]),
+        capabilities: z.object({ carousel: z.boolean(), forward: z.boolean(), linkPreview: z.boolean(), mentionAll: z.boolean(), receipts: z.boolean() }),
+      }),
+    )
     .query(({ ctx }) => ({ provider: ctx.provider.name, capabilities: { ...ctx.provider.capabilities } })),
+
+  /** Dashboard: the last start-up check of the gateway (run now when none ran yet); null with the simulator. */
+  gatewayCheck: ownerProcedure.output(gatewayCheckOutput.nullable()).query(async ({ ctx }) => lastGatewayCheck() ?? (await runGatewayCheck(ctx.provider))),
 });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { name } from "../text";
 import { idPattern } from "../ids";
+import { groupIdPattern } from "./group-id";
 
 export const channelStatus = z.enum(["connecting", "connected", "disconnected"]).meta({
   description: "connecting (awaiting pairing) → connected ⇄ disconnected",
@@ -13,7 +14,7 @@ export const idChannel = z
 
 export const idGroup = z
   .string()
-  .regex(/^\d{5,40}@g\.us$/, "must be a group id of the form <digits>@g.us")
+  .regex(groupIdPattern, "must be a group id of the form <digits>@g.us (or the legacy <phone>-<timestamp>@g.us)")
   .meta({ example: "120363012345678901@g.us" });
 
 const channelName = name();
@@ -63,6 +64,19 @@ export const channelPairingOutput = z.object({
   qr_code: z.string().nullable(),
   /** An 8-character code to type on the phone instead (asked for with phone_number). */
   pairing_code: z.string().nullable(),
+  /** When the pairing code stops working (ISO; WhatsApp keeps a code about 60 s). */
+  pairing_code_expires_at: z.iso.datetime({ offset: true }).nullable(),
+  /** No live pairing session (logged out, or too many QR codes: `refused`): ask again ("Gerar novamente"). */
+  session_closed: z.boolean(),
   /** The simulator pairs by itself. */
   automatic: z.boolean(),
+});
+
+export const gatewayCheckOutput = z.object({
+  provider: z.literal("evolution"),
+  checkedAt: z.string(),
+  reachable: z.boolean(),
+  version: z.string().nullable(),
+  warnings: z.array(z.string()),
+  reminders: z.array(z.string()),
 });

@@ -1,6 +1,6 @@
 import { bodyCap, PayloadTooLarge, payloadTooLargeResponse, readCappedText } from "../http/body-limit";
 import { getServices } from "../services";
-import type { EvolutionProvider } from "./evolution";
+import { webhookTokenHeader, type EvolutionProvider } from "./evolution";
 import type { MessagingProvider } from "./provider";
 
 const json = (status: number, body: Record<string, unknown>) =>
@@ -10,18 +10,30 @@ const json = (status: number, body: Record<string, unknown>) =>
 const MAX_BODY_BYTES = bodyCap("/api/evolution/webhook/");
 
 /**
- * POST /api/evolution/webhook/{id_channel}/{secret}[/{event}]: the gateway's events for one channel's
- * instance. The secret is per instance (only its SHA-256 is stored; compared in constant time).
- * Always 401 for a wrong secret or unknown channel, so the route reveals nothing.
+ * POST /api/evolution/webhook/{id_channel} with the secret in the `x-webhook-token` header (how every
+ * instance is configured now: `webhook.headers`), or the older form
+ * POST /api/evolution/webhook/{id_channel}/{secret}[/{event}] of instances created before, so an
+ * upgrade loses no channel. The secret is per instance (only its SHA-256 is stored; compared in
+ * constant time) and is checked before the body is read. Always 401 for a wrong secret or unknown
+ * channel, so the route reveals nothing.
  */
 export async function handleEvolutionWebhook(req: Request, provider?: MessagingProvider): Promise<Response> {
   if (req.method !== "POST") return new Response(null, { status: 405, headers: { allow: "POST" } });
   const p = provider ?? (await getServices()).provider;
   // Not instanceof: Next bundles this route apart from the services (see simulator-control.ts).
   if (p.name !== "evolution") return json(404, { success: false, error: "Not Found", message: "Evolution API is not the messaging provider." });
-  const [, channelId, secret] = new URL(req.url).pathname.replace(/^\/api\/evolution\/webhook/, "").split("/").map(decodeURIComponent);
-  const token = secret || req.headers.get("x-webhook-token") || "";
-  if (!channelId || !token) return json(401, { success: false, error: "Unauthorized", message: "Unknown webhook." });
+  const evolution = p as EvolutionProvider;
+  let channelId = "";
+  let pathSecret = "";
+  try {
+    [, channelId = "", pathSecret = ""] = new URL(req.url).pathname.replace(/^\/api\/evolution\/webhook/, "").split("/").map(decodeURIComponent);
+  } catch {
+    return json(401, { success: false, error: "Unauthorized", message: "Unknown webhook." });
+  }
+  const token = req.headers.get(webhookTokenHeader) || pathSecret;
+  if (!channelId || !token || !(await evolution.verifyWebhook(channelId, token))) {
+    return json(401, { success: false, error: "Unauthorized", message: "Unknown webhook." });
+  }
   let text: string;
   try {
     text = await readCappedText(req, MAX_BODY_BYTES);
@@ -35,6 +47,6 @@ export async function handleEvolutionWebhook(req: Request, provider?: MessagingP
   } catch {
     return json(400, { success: false, error: "Bad Request", message: "The body is not JSON." });
   }
-  const accepted = await (p as EvolutionProvider).handleWebhook(channelId, token, body);
+  const accepted = await evolution.handleWebhook(channelId, token, body);
   return accepted ? json(200, { success: true }) : json(401, { success: false, error: "Unauthorized", message: "Unknown webhook." });
 }

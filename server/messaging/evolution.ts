@@ -1,9 +1,10 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { and, eq, isNotNull } from "drizzle-orm";
+import { and, eq, isNotNull, ne } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { evolutionInstances, evolutionMessages } from "../../db/schema";
+import { groupIdPattern } from "../channels/group-id";
 import { carouselFallback } from "./carousel-fallback";
-import { EvolutionClient, EvolutionHttpError, EvolutionUnreachableError } from "./evolution-client";
+import { EvolutionClient, EvolutionHttpError, EvolutionUnreachableError, evolutionErrorText } from "./evolution-client";
 import {
   ProviderEvents,
   ProviderSendError,
@@ -13,6 +14,7 @@ import {
   type MessagingProvider,
   type OutboundMessage,
   type PairingInfo,
+  type PairingOptions,
   type ProviderListener,
   type ProviderGroup,
   type Receipt,
@@ -22,11 +24,15 @@ import {
 export interface EvolutionOptions {
   apiUrl: string;
   apiKey: string;
-  /** Our public base address; the gateway posts to `<base>/api/evolution/webhook/<channel>/<secret>`. */
+  /** Our public base address; the gateway posts to `<base>/api/evolution/webhook/<channel>` with the secret in a header. */
   webhookBaseUrl: string;
   timeoutMs: number;
   retries: number;
   groupsTtlMs: number;
+  /** Time-out of one group listing (EVOLUTION_GROUPS_TIMEOUT_MS, default 300 s): it is never retried. */
+  groupsTimeoutMs?: number;
+  /** How long a pairing code request waits for the logged-out session to reach `close` (default 15 s). */
+  closeWaitMs?: number;
   /** Attempts of one send whose outcome stayed unknown (each one reconciled first). Default 2. */
   sendAttempts?: number;
   backoffMs?: number;
@@ -49,10 +55,30 @@ const sha256 = (value: string) => createHash("sha256").update(value).digest();
 export const requestedMessageId = (deliveryKey: string, part: number) =>
   "3EB0" + createHash("sha256").update(`${deliveryKey}#${part}`).digest("hex").slice(0, 18).toUpperCase();
 
-/** Evolution's connection states → channel status; a pairing that never finished stays `connecting`. */
+/** The header that carries an instance's webhook secret (set with `webhook.headers`; never in the URL, which Evolution logs). */
+export const webhookTokenHeader = "x-webhook-token";
+
+/** WhatsApp's pairing codes stop working about a minute after they were made. */
+export const pairingCodeLifetimeMs = 60_000;
+
+/**
+ * Evolution's connection states → channel status; a pairing that never finished stays `connecting`;
+ * `refused` (the gateway gave up after QRCODE_LIMIT codes) is `disconnected` until pairing is asked again.
+ */
 function channelStatus(state: string | undefined, pairedOnce: boolean): ChannelStatus {
   if (state === "open") return "connected";
+  if (state === "refused") return "disconnected";
   return pairedOnce ? "disconnected" : "connecting";
+}
+
+/** The gateway no longer has this instance (deleted by hand, DEL_INSTANCE, a wiped database). */
+const isLostInstance = (err: unknown) => err instanceof EvolutionHttpError && err.status === 404 && /instance does not exist|instance.*not found/i.test(err.message);
+
+/** Groups a campaign can go to: community parents cannot receive messages. */
+function sendableGroups(list: unknown): ProviderGroup[] {
+  return (Array.isArray(list) ? list : [])
+    .filter((g): g is { id: string; subject?: string; announce?: boolean; isCommunity?: boolean } => typeof g?.id === "string" && groupIdPattern.test(g.id) && g.isCommunity !== true)
+    .map((g) => ({ id_group: g.id, name: g.subject ?? "", ...(g.announce === true ? { adminsOnly: true } : {}) }));
 }
 
 const connectionClosed = /connection closed|not connected|is not connected|instance.*(does not exist|not found)|closed/i;
@@ -66,10 +92,12 @@ const connectionClosed = /connection closed|not connected|is not connected|insta
 export class EvolutionProvider implements MessagingProvider {
   readonly name = "evolution" as const;
   /** Baileys cannot send carousels or buttons to groups, nor forward with our bookkeeping: the service plans around it. */
-  readonly capabilities = { carousel: false, forward: false, linkPreview: true, mentionAll: true };
+  /** …nor report acks and reads of group messages (Baileys' message-receipt.update is not forwarded). */
+  readonly capabilities = { carousel: false, forward: false, linkPreview: true, mentionAll: true, receipts: false };
   private readonly client: EvolutionClient;
   private readonly events = new ProviderEvents("evolution");
   private groupFetches = new Map<string, Promise<ProviderGroup[]>>();
+  private recreations = new Map<string, Promise<void>>();
 
   constructor(
     private readonly db: Db,
@@ -97,24 +125,37 @@ export class EvolutionProvider implements MessagingProvider {
     throw err;
   }
 
-  webhookUrl(channelId: string, secret: string) {
-    return `${this.opts.webhookBaseUrl}/api/evolution/webhook/${encodeURIComponent(channelId)}/${secret}`;
+  /** Where the gateway posts one channel's events; the secret travels in the `x-webhook-token` header. */
+  webhookUrl(channelId: string) {
+    return `${this.opts.webhookBaseUrl}/api/evolution/webhook/${encodeURIComponent(channelId)}`;
   }
 
   async createChannel(channel: { id: string; name: string }) {
-    const instanceName = channel.id;
+    await this.provision(channel.id);
+    return { ref: channel.id, status: "connecting" as const };
+  }
+
+  /**
+   * Creates the channel's instance (or configures an existing one again, after a lost answer) with a
+   * new webhook secret: `POST /instance/create` (connects and gives the first QR code), then
+   * `POST /webhook/set` with the secret in `webhook.headers`.
+   */
+  private async provision(channelId: string) {
+    const instanceName = channelId;
     const secret = randomBytes(24).toString("base64url");
+    const hash = sha256(secret).toString("hex");
     // The row exists before the gateway can post its first webhook for this instance.
     await this.db
       .insert(evolutionInstances)
-      .values({ channelId: channel.id, instanceName, webhookTokenHash: sha256(secret).toString("hex") })
-      .onConflictDoUpdate({ target: evolutionInstances.channelId, set: { webhookTokenHash: sha256(secret).toString("hex"), updatedAt: new Date() } });
-    const webhook = { enabled: true, url: this.webhookUrl(channel.id, secret), byEvents: false, base64: false, events: evolutionWebhookEvents };
+      .values({ channelId, instanceName, webhookTokenHash: hash })
+      .onConflictDoUpdate({ target: evolutionInstances.channelId, set: { webhookTokenHash: hash, updatedAt: new Date() } });
+    const webhook = { enabled: true, url: this.webhookUrl(channelId), headers: { [webhookTokenHeader]: secret }, byEvents: false, base64: false, events: evolutionWebhookEvents };
     try {
       const created = await this.client.request<{ qrcode?: { base64?: string; pairingCode?: string | null } }>("POST", "/instance/create", {
-        body: { instanceName, integration: "WHATSAPP-BAILEYS", qrcode: true, webhook },
+        // groupsIgnore=false: an instance that ignores groups never reports their events.
+        body: { instanceName, integration: "WHATSAPP-BAILEYS", qrcode: true, groupsIgnore: false, webhook },
       });
-      await this.savePairing(channel.id, created?.qrcode);
+      await this.savePairing(channelId, created?.qrcode);
     } catch (err) {
       // A retried create after a lost answer: the instance is there already, so configure it again below.
       const exists = err instanceof EvolutionHttpError && (err.status === 403 || err.status === 409) && /already in use|exists/i.test(err.message);
@@ -125,14 +166,50 @@ export class EvolutionProvider implements MessagingProvider {
     } catch (err) {
       this.unavailable(err, `Evolution API could not set the webhook of ${instanceName}`);
     }
-    return { ref: instanceName, status: "connecting" as const };
   }
 
+  /**
+   * The gateway lost the channel's instance (404): create it again, same name, new webhook secret.
+   * The number must pair again: a paired channel becomes `disconnected`. One recreation at a time per channel.
+   */
+  private recreate(channelId: string): Promise<void> {
+    let pending = this.recreations.get(channelId);
+    if (!pending) {
+      pending = (async () => {
+        console.warn(`[evolution] instance ${channelId} was lost by the gateway (404): creating it again`);
+        await this.applyState(channelId, "close");
+        await this.db.update(evolutionInstances).set({ groups: null, groupsFetchedAt: null, qrCode: null, pairingCode: null }).where(eq(evolutionInstances.channelId, channelId));
+        await this.provision(channelId);
+      })().finally(() => this.recreations.delete(channelId));
+      this.recreations.set(channelId, pending);
+    }
+    return pending;
+  }
+
+  /** One call on the channel's instance; a lost instance (404) is created again before the error goes on. */
+  private async onInstance<T>(channelId: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      if (isLostInstance(err)) await this.recreate(channelId);
+      throw err;
+    }
+  }
+
+  /**
+   * Keeps the latest QR code and pairing code for the dashboard. A pairing code is kept (with the time
+   * it was made, `pairingUpdatedAt`) until a new one replaces it or the number pairs: the gateway's later
+   * answers and `qrcode.updated` events carry `pairingCode: null` and must not erase it.
+   */
   private async savePairing(channelId: string, qr: { base64?: string | null; pairingCode?: string | null; code?: string } | undefined) {
     if (!qr || (!qr.base64 && !qr.pairingCode)) return;
     await this.db
       .update(evolutionInstances)
-      .set({ qrCode: qr.base64 ?? null, pairingCode: qr.pairingCode ?? null, pairingUpdatedAt: new Date(), updatedAt: new Date() })
+      .set({
+        ...(qr.base64 ? { qrCode: qr.base64 } : {}),
+        ...(qr.pairingCode ? { pairingCode: qr.pairingCode, pairingUpdatedAt: new Date() } : {}),
+        updatedAt: new Date(),
+      })
       .where(eq(evolutionInstances.channelId, channelId));
   }
 
@@ -142,6 +219,8 @@ export class EvolutionProvider implements MessagingProvider {
     // Baileys passes through `connecting` while it reconnects a paired number: not a status change
     // (a real loss arrives as `close`), so campaigns don't pause and resume on every reconnect.
     if (row.pairedOnce && state === "connecting") return channelStatus(row.state, true);
+    // After `refused` the gateway reads `close`: still no session, still `disconnected` until pairing is asked again.
+    if (row.state === "refused" && state === "close") return channelStatus(row.state, row.pairedOnce);
     if (row.state === state) return channelStatus(state, row.pairedOnce);
     const pairedOnce = row.pairedOnce || state === "open";
     const before = channelStatus(row.state, row.pairedOnce);
@@ -160,45 +239,138 @@ export class EvolutionProvider implements MessagingProvider {
     return after;
   }
 
-  async getStatus(channelId: string): Promise<ChannelStatus> {
-    const row = await this.instance(channelId);
+  /** The gateway's connection state of the instance (a lost instance is created again and reads `close`). */
+  private async liveState(channelId: string, instanceName: string): Promise<string> {
     let state: string | undefined;
     try {
-      const res = await this.client.request<{ instance?: { state?: string } }>("GET", `/instance/connectionState/${encodeURIComponent(row.instanceName)}`, { retry: true });
+      const res = await this.onInstance(channelId, () =>
+        this.client.request<{ instance?: { state?: string } }>("GET", `/instance/connectionState/${encodeURIComponent(instanceName)}`, { retry: true }),
+      );
       state = res?.instance?.state;
     } catch (err) {
-      this.unavailable(err, `Evolution API cannot tell the state of ${row.instanceName}`);
+      if (isLostInstance(err)) return "close";
+      this.unavailable(err, `Evolution API cannot tell the state of ${instanceName}`);
     }
-    if (!state) throw new ProviderUnavailableError(`Evolution API gave no state for ${row.instanceName}.`);
+    if (!state) throw new ProviderUnavailableError(`Evolution API gave no state for ${instanceName}.`);
+    return state;
+  }
+
+  async getStatus(channelId: string): Promise<ChannelStatus> {
+    const row = await this.instance(channelId);
+    const state = await this.liveState(channelId, row.instanceName);
+    if (this.recreations.has(channelId)) await this.recreations.get(channelId);
     return this.applyState(channelId, state);
   }
 
-  async pairing(channelId: string, options: { phoneNumber?: string } = {}): Promise<PairingInfo> {
-    const row = await this.instance(channelId);
-    const status = await this.getStatus(channelId);
-    if (status === "connected") return { status, qrCode: null, pairingCode: null, automatic: false };
-    try {
-      const res = await this.client.request<{ base64?: string; pairingCode?: string | null; code?: string; instance?: { state?: string } }>(
+  /**
+   * The missed-webhook safety net (every minute, see docs/evolution.md): asks the gateway for the state
+   * of every channel that is not connected, so a lost `connection.update` is recovered and a lost
+   * instance is created again. Returns how many channels were checked.
+   */
+  async pollStates(): Promise<number> {
+    const rows = await this.db.select({ channelId: evolutionInstances.channelId }).from(evolutionInstances).where(ne(evolutionInstances.state, "open"));
+    for (const { channelId } of rows) {
+      try {
+        await this.getStatus(channelId);
+      } catch (err) {
+        if (!(err instanceof ProviderUnavailableError)) throw err;
+      }
+    }
+    return rows.length;
+  }
+
+  /** `GET /instance/connect/{name}`: Evolution answers its errors as HTTP 200 `{error: true, message}`. */
+  private async connect(channelId: string, instanceName: string, number?: string) {
+    const res = await this.onInstance(channelId, () =>
+      this.client.request<{ base64?: string; pairingCode?: string | null; code?: string; instance?: { state?: string }; error?: boolean; message?: unknown }>(
         "GET",
-        `/instance/connect/${encodeURIComponent(row.instanceName)}`,
-        { query: options.phoneNumber ? { number: options.phoneNumber } : {}, retry: true },
-      );
-      if (res?.instance?.state === "open") return { status: await this.applyState(channelId, "open"), qrCode: null, pairingCode: null, automatic: false };
-      await this.savePairing(channelId, res);
+        `/instance/connect/${encodeURIComponent(instanceName)}`,
+        { query: number ? { number } : {}, retry: true },
+      ),
+    );
+    if (res?.error === true) throw new ProviderUnavailableError(`Evolution API could not connect ${instanceName}: ${evolutionErrorText(res, "error")}`);
+    return res;
+  }
+
+  /**
+   * A new pairing session started. A number that never paired is `connecting` again (from `refused`);
+   * one that paired before stays `disconnected` until it pairs (applyState ignores its `connecting`).
+   */
+  private async markConnecting(channelId: string): Promise<ChannelStatus> {
+    const row = await this.instance(channelId);
+    if (!row.pairedOnce) return this.applyState(channelId, "connecting");
+    await this.db.update(evolutionInstances).set({ state: "connecting", updatedAt: new Date() }).where(eq(evolutionInstances.channelId, channelId));
+    return "disconnected";
+  }
+
+  /** Waits until the gateway reports the instance `close` (after a logout). */
+  private async waitForClose(channelId: string, instanceName: string) {
+    const end = Date.now() + (this.opts.closeWaitMs ?? 15_000);
+    for (;;) {
+      const state = await this.liveState(channelId, instanceName);
+      if (state === "close") return;
+      if (Date.now() > end) throw new ProviderUnavailableError(`Evolution API did not close the session of ${instanceName} in time; ask for the pairing code again.`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  /**
+   * Pairing data for the dashboard. Without options it only reads: the live QR code while a session is
+   * pairing, and the latest pairing code with its expiry. `restart` starts a new session when none is
+   * live (logged out, or `refused` after too many QR codes). A pairing code (`phoneNumber`) comes only
+   * from a closed session (Evolution ignores `number` while `connecting`): logout, wait for `close`,
+   * then connect with the number.
+   */
+  async pairing(channelId: string, options: PairingOptions = {}): Promise<PairingInfo> {
+    const row = await this.instance(channelId);
+    let status = await this.getStatus(channelId);
+    if (status === "connected") return { status, qrCode: null, pairingCode: null, pairingCodeExpiresAt: null, sessionClosed: false, automatic: false };
+    const state = (await this.instance(channelId)).state;
+    try {
+      if (options.phoneNumber) {
+        if (state !== "close") {
+          try {
+            await this.onInstance(channelId, () => this.client.request("DELETE", `/instance/logout/${encodeURIComponent(row.instanceName)}`, { retry: true }));
+          } catch (err) {
+            // 400 "is not connected": nothing to log out.
+            if (!(err instanceof EvolutionHttpError && err.status === 400)) throw err;
+          }
+          await this.waitForClose(channelId, row.instanceName);
+        }
+        const res = await this.connect(channelId, row.instanceName, options.phoneNumber);
+        if (!res?.pairingCode) throw new ProviderUnavailableError(`Evolution API gave no pairing code for ${row.instanceName}; try again.`);
+        await this.savePairing(channelId, res);
+        status = await this.markConnecting(channelId);
+      } else if (state === "connecting" || options.restart) {
+        if (state !== "connecting") await this.db.update(evolutionInstances).set({ pairingCode: null, pairingUpdatedAt: null }).where(eq(evolutionInstances.channelId, channelId));
+        const res = await this.connect(channelId, row.instanceName);
+        if (res?.instance?.state === "open") return { status: await this.applyState(channelId, "open"), qrCode: null, pairingCode: null, pairingCodeExpiresAt: null, sessionClosed: false, automatic: false };
+        await this.savePairing(channelId, res);
+        if (state !== "connecting") status = await this.markConnecting(channelId);
+      }
     } catch (err) {
       this.unavailable(err, `Evolution API cannot start pairing ${row.instanceName}`);
     }
     const fresh = await this.instance(channelId);
-    return { status, qrCode: fresh.qrCode, pairingCode: fresh.pairingCode, automatic: false };
+    const live = fresh.state === "connecting";
+    const expiresAt = fresh.pairingCode && fresh.pairingUpdatedAt ? new Date(fresh.pairingUpdatedAt.getTime() + pairingCodeLifetimeMs) : null;
+    return {
+      status,
+      qrCode: live ? fresh.qrCode : null,
+      pairingCode: live ? fresh.pairingCode : null,
+      pairingCodeExpiresAt: live ? expiresAt : null,
+      sessionClosed: !live,
+      automatic: false,
+    };
   }
 
   async disconnectChannel(channelId: string) {
     const row = await this.instance(channelId);
     try {
-      await this.client.request("DELETE", `/instance/logout/${encodeURIComponent(row.instanceName)}`, { retry: true });
+      await this.onInstance(channelId, () => this.client.request("DELETE", `/instance/logout/${encodeURIComponent(row.instanceName)}`, { retry: true }));
     } catch (err) {
-      // Evolution answers 400 "is not connected" when there is nothing to log out.
-      if (!(err instanceof EvolutionHttpError && err.status === 400)) this.unavailable(err, `Evolution API could not log ${row.instanceName} out`);
+      // Evolution answers 400 "is not connected" when there is nothing to log out; a lost instance was created again.
+      if (!(err instanceof EvolutionHttpError && (err.status === 400 || isLostInstance(err)))) this.unavailable(err, `Evolution API could not log ${row.instanceName} out`);
     }
     await this.applyState(channelId, "close");
   }
@@ -215,38 +387,50 @@ export class EvolutionProvider implements MessagingProvider {
   }
 
   /**
-   * Groups of a connected channel, from the cache while it is fresh (EVOLUTION_GROUPS_TTL_SECONDS).
-   * One fetch at a time per channel; when the gateway fails, a cached list (however old) is served.
+   * Groups of a connected channel. A fresh cache (EVOLUTION_GROUPS_TTL_SECONDS) is served as is; a
+   * stale one is served at once while one background listing refreshes it (stale-while-revalidate);
+   * with no cache the caller waits for the listing. One listing at a time per channel: concurrent
+   * callers share it, because each `fetchAllGroups` is a slow job on the gateway that a client
+   * time-out does not stop. Community parents are left out; admins-only groups are flagged.
    */
   async listGroups(channelId: string): Promise<ProviderGroup[]> {
     const status = await this.getStatus(channelId);
     if (status !== "connected") throw new ProviderUnavailableError(`Channel ${channelId} is ${status}: its groups cannot be queried.`);
     const row = await this.instance(channelId);
     if (row.groups && row.groupsFetchedAt && Date.now() - row.groupsFetchedAt.getTime() < this.opts.groupsTtlMs) return row.groups;
-    let pending = this.groupFetches.get(channelId);
-    if (!pending) {
-      pending = this.fetchGroups(channelId, row.instanceName).finally(() => this.groupFetches.delete(channelId));
-      this.groupFetches.set(channelId, pending);
+    const pending = this.refreshGroups(channelId, row.instanceName);
+    if (row.groups) {
+      pending.catch((err) => console.warn(`[evolution] background group listing of ${row.instanceName} failed: ${(err as Error).message}`));
+      return row.groups;
     }
     try {
       return await pending;
     } catch (err) {
-      if (row.groups) return row.groups;
       this.unavailable(err, `Evolution API cannot list the groups of ${row.instanceName}`);
     }
   }
 
+  /** The channel's one listing in progress, or a new one. */
+  private refreshGroups(channelId: string, instanceName: string) {
+    let pending = this.groupFetches.get(channelId);
+    if (!pending) {
+      pending = this.fetchGroups(channelId, instanceName).finally(() => this.groupFetches.delete(channelId));
+      this.groupFetches.set(channelId, pending);
+    }
+    return pending;
+  }
+
   private async fetchGroups(channelId: string, instanceName: string) {
-    const res = await this.client.request<{ id?: string; subject?: string }[]>("GET", `/group/fetchAllGroups/${encodeURIComponent(instanceName)}`, {
-      query: { getParticipants: "false" },
-      retry: true,
-      // Large accounts take a while; sends keep the normal time-out.
-      timeoutMs: Math.max(this.opts.timeoutMs, 60_000),
-    });
+    const res = await this.onInstance(channelId, () =>
+      this.client.request<unknown>("GET", `/group/fetchAllGroups/${encodeURIComponent(instanceName)}`, {
+        query: { getParticipants: "false" },
+        // Never retried: a second call starts a second full job on the gateway (one picture per group, minutes on large accounts).
+        retry: false,
+        timeoutMs: this.opts.groupsTimeoutMs ?? 300_000,
+      }),
+    );
     if (!Array.isArray(res)) throw new ProviderUnavailableError(`Evolution API gave no group list for ${instanceName}.`);
-    const groups = res
-      .filter((g): g is { id: string; subject?: string } => typeof g?.id === "string" && /^\d{5,40}@g\.us$/.test(g.id))
-      .map((g) => ({ id_group: g.id, name: g.subject ?? "" }));
+    const groups = sendableGroups(res);
     await this.db.update(evolutionInstances).set({ groups, groupsFetchedAt: new Date() }).where(eq(evolutionInstances.channelId, channelId));
     return groups;
   }
@@ -344,6 +528,7 @@ export class EvolutionProvider implements MessagingProvider {
   /** A 4xx answer to a send: offline instance → unavailable (released, retried later); otherwise refused. */
   private sendFailure(err: EvolutionHttpError, message: OutboundMessage) {
     if (err.status === 401 || err.status === 403) return new ProviderUnavailableError(`Evolution API refused our API key: ${err.message}`);
+    if (isLostInstance(err)) void this.recreate(message.channelId).catch((e) => console.error(`[evolution] could not create ${message.channelId} again`, e));
     if (err.status === 404 || connectionClosed.test(err.message)) return new ProviderUnavailableError(`Channel ${message.channelId} is not connected: ${err.message}`);
     return new ProviderSendError(err.message, false);
   }
@@ -397,18 +582,60 @@ export class EvolutionProvider implements MessagingProvider {
   }
 
   /**
+   * The start-up check of the gateway: `GET /` (its version), the API key (`GET /instance/fetchInstances`)
+   * and what can be seen of EVOLUTION-FACTS' prerequisites; the rest are reminders. Never throws.
+   */
+  async checkGateway(): Promise<GatewayCheck> {
+    const warnings: string[] = [];
+    let version: string | null = null;
+    let reachable = false;
+    try {
+      const root = await this.client.request<{ version?: unknown }>("GET", "/", { retry: false });
+      reachable = true;
+      version = typeof root?.version === "string" ? root.version : null;
+    } catch (err) {
+      warnings.push(`Evolution API at ${this.opts.apiUrl} cannot be reached: ${(err as Error).message}. Channels cannot pair or send until it answers.`);
+    }
+    if (reachable) {
+      if (!version) warnings.push("Evolution API did not report its version (GET /): it may not be Evolution API v2.");
+      else if (compareVersions(version, "2.4.0") < 0) {
+        warnings.push(
+          `Evolution API ${version} ignores the messageId we ask for (only 2.4.0 and later keep it): a send whose answer was lost is reconciled by a fingerprint of its content (group + text), and a voice note or captionless media with a lost answer is never resent automatically.`,
+        );
+      }
+      try {
+        const instances = await this.client.request<{ name?: string; Setting?: { groupsIgnore?: boolean } }[]>("GET", "/instance/fetchInstances", { retry: false });
+        const ignoring = (Array.isArray(instances) ? instances : []).filter((i) => i?.Setting?.groupsIgnore === true && i.name?.startsWith("channel_")).map((i) => i.name);
+        if (ignoring.length) warnings.push(`Instances with groupsIgnore=true never report group events: ${ignoring.join(", ")}. Set groupsIgnore=false (POST /settings/set/{instance}).`);
+      } catch (err) {
+        if (err instanceof EvolutionHttpError && (err.status === 401 || err.status === 403)) warnings.push("Evolution API refused EVOLUTION_API_KEY (401): set it to the gateway's AUTHENTICATION_API_KEY.");
+        else warnings.push(`Evolution API could not list its instances: ${(err as Error).message}`);
+      }
+    }
+    if (/^https?:\/\/(localhost|127\.|\[::1\])/.test(this.opts.webhookBaseUrl) && !/^https?:\/\/(localhost|127\.|\[::1\])/.test(this.opts.apiUrl)) {
+      warnings.push(`EVOLUTION_WEBHOOK_BASE_URL (${this.opts.webhookBaseUrl}) is a loopback address but the gateway runs elsewhere: it cannot post its events to us.`);
+    }
+    return { provider: "evolution", checkedAt: new Date().toISOString(), reachable, version, warnings, reminders: gatewayReminders };
+  }
+
+  /** Is this the channel's webhook secret? (Only its SHA-256 is stored; compared in constant time.) */
+  async verifyWebhook(channelId: string, secret: string): Promise<boolean> {
+    const [row] = await this.db.select({ hash: evolutionInstances.webhookTokenHash }).from(evolutionInstances).where(eq(evolutionInstances.channelId, channelId));
+    const expected = Buffer.from(row?.hash ?? "0".repeat(64), "hex");
+    return timingSafeEqual(sha256(secret), expected) && Boolean(row);
+  }
+
+  /**
    * A webhook from the gateway for one channel. Returns false when the secret does not match (the
    * route answers 401). Connection changes become channel status changes; MESSAGES_UPDATE acks and
-   * reads become receipts of the deliveries they belong to.
+   * reads become receipts of the deliveries they belong to. Every event is stamped with our own
+   * receive time: the gateway's `date_time` is local wall-clock time labelled UTC (3 h early in Brazil).
    */
   async handleWebhook(channelId: string, secret: string, payload: unknown): Promise<boolean> {
-    const [row] = await this.db.select().from(evolutionInstances).where(eq(evolutionInstances.channelId, channelId));
-    const expected = Buffer.from(row?.webhookTokenHash ?? "0".repeat(64), "hex");
-    const valid = timingSafeEqual(sha256(secret), expected) && Boolean(row);
-    if (!valid || !row) return false;
-    const body = (payload ?? {}) as { event?: string; data?: unknown; date_time?: string };
+    if (!(await this.verifyWebhook(channelId, secret))) return false;
+    const body = (payload ?? {}) as { event?: string; data?: unknown };
     const event = String(body.event ?? "").toLowerCase().replaceAll("_", ".");
-    const at = body.date_time && !Number.isNaN(Date.parse(body.date_time)) ? new Date(body.date_time) : new Date();
+    const at = new Date();
     const data = body.data as Record<string, unknown> | Record<string, unknown>[] | undefined;
     if (event === "connection.update" && data && !Array.isArray(data) && typeof data.state === "string") {
       await this.applyState(channelId, data.state, at);
@@ -439,6 +666,36 @@ export class EvolutionProvider implements MessagingProvider {
     if (acked.length) await this.events.emit({ type: "message_ack", receipts: acked, at });
     if (read.length) await this.events.emit({ type: "message_read", receipts: read, at });
   }
+}
+
+/** What the start-up check of the gateway found (shown in the log and on the dashboard's channels page). */
+export interface GatewayCheck {
+  provider: "evolution";
+  checkedAt: string;
+  reachable: boolean;
+  version: string | null;
+  warnings: string[];
+  /** Prerequisites that cannot be seen from outside the gateway. */
+  reminders: string[];
+}
+
+/** EVOLUTION-FACTS.md's deployment prerequisites that the gateway does not let us check. */
+export const gatewayReminders = [
+  "DATABASE_SAVE_DATA_NEW_MESSAGE=true on the gateway: without it /chat/findMessages is always empty and a send whose answer was lost cannot be confirmed.",
+  "CORS_ORIGIN=* on the gateway: requests without an Origin header (ours) can otherwise get 500.",
+  "DEL_INSTANCE=false on the gateway: otherwise it deletes logged-out instances (we create them again, but the number must pair again).",
+  "A group-metadata cache on the gateway (CACHE_REDIS_ENABLED=true or CACHE_LOCAL_ENABLED=true) to avoid WhatsApp's rate-overlimit on group sends.",
+];
+
+/** Compares dotted versions numerically, ignoring a pre-release suffix (2.4.0-rc1 counts as 2.4.0). */
+export function compareVersions(a: string, b: string): number {
+  const parts = (v: string) => v.replace(/^v/i, "").split(/[-+]/)[0].split(".").map((n) => Number.parseInt(n, 10) || 0);
+  const [x, y] = [parts(a), parts(b)];
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d !== 0) return Math.sign(d);
+  }
+  return 0;
 }
 
 /** findMessages answers `{messages: {records: [...]}}` (v2); older builds answer a bare array. */

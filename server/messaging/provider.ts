@@ -9,6 +9,8 @@ export type ChannelStatus = "connecting" | "connected" | "disconnected";
 export interface ProviderGroup {
   id_group: string;
   name: string;
+  /** Only admins may post (WhatsApp's `announce`): a send may be refused unless the number is an admin. Internal (dashboard only). */
+  adminsOnly?: boolean;
 }
 
 export interface CarouselCard {
@@ -45,6 +47,8 @@ export interface ProviderCapabilities {
   forward: boolean;
   linkPreview: boolean;
   mentionAll: boolean;
+  /** The platform reports acks and reads of group messages (Evolution API does not forward them). */
+  receipts: boolean;
 }
 
 /** What the dashboard shows while a channel pairs: a QR code (data URL) and/or a pairing code. */
@@ -52,8 +56,19 @@ export interface PairingInfo {
   status: ChannelStatus;
   qrCode: string | null;
   pairingCode: string | null;
+  /** When the pairing code stops working (WhatsApp: about 60 s after it was made); null without a code. */
+  pairingCodeExpiresAt?: Date | null;
+  /** No live pairing session (logged out, or the gateway gave up after too many QR codes): pairing must be asked for again. */
+  sessionClosed?: boolean;
   /** The simulator pairs by itself; a real gateway waits for the phone. */
   automatic: boolean;
+}
+
+export interface PairingOptions {
+  /** Digits with country code: a pairing code to type on the phone instead of scanning the QR code. */
+  phoneNumber?: string;
+  /** Start a new pairing session when none is live ("Gerar novamente"). */
+  restart?: boolean;
 }
 
 export interface Receipt {
@@ -140,7 +155,7 @@ export interface MessagingProvider {
    * Pairing data for the dashboard; `phoneNumber` (digits with country code) asks for a pairing code
    * to type on the phone instead of scanning the QR code.
    */
-  pairing(channelId: string, options?: { phoneNumber?: string }): Promise<PairingInfo>;
+  pairing(channelId: string, options?: PairingOptions): Promise<PairingInfo>;
   /** Logs the number out; the channel becomes `disconnected` (a new pairing brings it back). */
   disconnectChannel(channelId: string): Promise<void>;
   /** Removes the connection from the platform. */

@@ -46,7 +46,7 @@ const isRead = (deliveryKey: string) => createHash("sha256").update(deliveryKey)
  */
 export class SimulatorProvider implements MessagingProvider {
   readonly name = "simulator" as const;
-  readonly capabilities = { carousel: true, forward: true, linkPreview: true, mentionAll: true };
+  readonly capabilities = { carousel: true, forward: true, linkPreview: true, mentionAll: true, receipts: true };
   private readonly events = new ProviderEvents("simulator");
 
   constructor(

@@ -36,7 +36,10 @@ export const partnerStatisticsOutput = z.object({
   period_days: z.number().int(),
   statistics: z.object({
     campaigns: z.number().int().meta({ description: "Campaigns created in the period." }),
-    total_reads: z.number().int().meta({ description: "Read receipts of campaign messages received in the period." }),
+    total_reads: z.number().int().meta({
+      description:
+        "Read receipts of campaign messages received in the period: only reads the platform reported. On Evolution API group reads are never reported, so this stays 0 there (see info-campaign reads_available).",
+    }),
     messages_total: z.number().int().meta({ description: "Deliveries (one per group) of the campaigns created in the period." }),
     messages_sent: z.number().int().meta({ description: "Of those, accepted by the platform." }),
     messages_failed: z.number().int().meta({ description: "Of those, failed after every retry." }),

@@ -4,7 +4,8 @@ import { campaigns, deliveries } from "../../db/schema";
 
 /**
  * The five PII-free aggregates of CONTRACT.md §3 over the last `days` days: campaigns created, and
- * their deliveries by state; reads are receipts that arrived in the period.
+ * their deliveries by state; reads are receipts that arrived in the period. Only observable reads are
+ * counted: a provider without group receipts (Evolution API, capabilities.receipts false) reports none.
  */
 export async function partnerStatistics(db: Db, tenantId: string, days: number, now: Date) {
   const since = new Date(now.getTime() - days * 24 * 60 * 60_000);

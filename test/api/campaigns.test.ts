@@ -51,6 +51,8 @@ describe("create-campaign/message", () => {
       // The monitoring copy is not one of the campaign's groups (it is reported apart).
       groups: { total: 8, sent: 8, pending: 0, failed: 0 },
       monitoring_group: { id_group: s.groups[19], id_channel: s.channel, status: "sent" },
+      // The simulator reports reads of group messages.
+      reads_available: true,
     });
     const log = await api("GET", `/api/simulator/messages?id_campaign=${res.json.id_campaign}`);
     expect(log.json.messages).toHaveLength(9);

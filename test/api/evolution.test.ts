@@ -50,7 +50,8 @@ describe("channels on Evolution API", () => {
     expect(res.status).toBe(201);
     expect(res.json).toMatchObject({ success: true, status: "connecting", channel_ref: res.json.id_channel });
     const inst = fake.instances.get(res.json.id_channel)!;
-    expect(inst.webhook?.url.startsWith(`${server.url}/api/evolution/webhook/${res.json.id_channel}/`)).toBe(true);
+    expect(inst.webhook?.url).toBe(`${server.url}/api/evolution/webhook/${res.json.id_channel}`);
+    expect(inst.webhook?.headers?.["x-webhook-token"]).toBeTruthy();
 
     expect(expectEnvelope(await api("GET", `/api/external/list-groups/${res.json.id_channel}`), 503, "Service Unavailable").message).toContain("connecting");
 
@@ -60,11 +61,11 @@ describe("channels on Evolution API", () => {
     expect(events.map((e) => (e.payload as { data: unknown }).data)).toContainEqual({ id_channel: res.json.id_channel, name: "Vendas", status: "connected", previous_status: "connecting" });
   });
 
-  it("list-groups answers the gateway's groups (cached); 503 once the number goes offline", async () => {
+  it("list-groups answers the gateway's groups (cached; community parents left out); 503 once the number goes offline", async () => {
     const id = await connectedChannel();
     const res = await api("GET", `/api/external/list-groups/${id}`);
     expect(res.status).toBe(200);
-    expect(res.json.groups).toEqual(fake.instances.get(id)!.groups.map((g) => ({ id_group: g.id, name: g.subject })));
+    expect(res.json.groups).toEqual(fake.instances.get(id)!.groups.filter((g) => !g.isCommunity).map((g) => ({ id_group: g.id, name: g.subject })));
     const fetches = fake.counters.fetchAllGroups;
     expect((await api("GET", `/api/external/list-groups/${id}`)).status).toBe(200);
     expect(fake.counters.fetchAllGroups).toBe(fetches);
@@ -78,12 +79,19 @@ describe("channels on Evolution API", () => {
     const { db, provider } = await getServices();
     const dashboard = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
     // The composer learns that carousels go out as the fallback here.
-    expect(await dashboard.channels.platform()).toEqual({ provider: "evolution", capabilities: { carousel: false, forward: false, linkPreview: true, mentionAll: true } });
+    expect(await dashboard.channels.platform()).toEqual({ provider: "evolution", capabilities: { carousel: false, forward: false, linkPreview: true, mentionAll: true, receipts: false } });
     const { json } = await api("POST", "/api/external/create-channel", { name: "Pareamento" });
     const qr = await dashboard.channels.pairing({ id_channel: json.id_channel });
     expect(qr).toMatchObject({ provider: "evolution", status: "connecting", automatic: false });
     expect(qr.qr_code).toMatch(/^data:image\/png;base64,/);
-    expect((await dashboard.channels.pairing({ id_channel: json.id_channel, phone_number: "5511999998888" })).pairing_code).toBe("WZYEH1YY");
+    // A pairing code only comes from a closed session: logout → close → connect with the number.
+    const logouts = fake.counters.logouts;
+    const code = await dashboard.channels.requestPairing({ id_channel: json.id_channel, phone_number: "5511999998888" });
+    expect(code.pairing_code).toMatch(/^[A-Z0-9]{8}$/);
+    expect(fake.counters.logouts).toBe(logouts + 1);
+    expect(Date.parse(code.pairing_code_expires_at!)).toBeGreaterThan(Date.now() + 50_000);
+    // The dashboard's poll reads it back; the gateway's later answers (pairingCode: null) do not erase it.
+    expect((await dashboard.channels.pairing({ id_channel: json.id_channel })).pairing_code).toBe(code.pairing_code);
     await expect(dashboard.channels.pairing({ id_channel: json.id_channel, phone_number: "abc" })).rejects.toThrow(/phone_number|digits/);
 
     await fake.pair(json.id_channel);
@@ -105,6 +113,86 @@ describe("channels on Evolution API", () => {
   });
 });
 
+describe("the gateway as it really behaves", () => {
+  const dashboard = async () => {
+    const { db, provider } = await getServices();
+    return createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
+  };
+
+  it("a gateway `close` event (date_time 3 h early) gives a channel_status webhook stamped with real time", async () => {
+    const id = await connectedChannel();
+    const before = Date.now();
+    await fake.setState(id, "close");
+    const db = await getDb();
+    const events = await until(
+      () => db.select().from(outboxEvents).where(and(eq(outboxEvents.tenantId, api.tenantId), eq(outboxEvents.type, "channel_status"))),
+      (rows) => rows.some((e) => (e.payload as { data: { id_channel: string; status: string } }).data.id_channel === id && (e.payload as { data: { status: string } }).data.status === "disconnected"),
+    );
+    const ev = events.find((e) => (e.payload as { data: { id_channel: string; status: string } }).data.id_channel === id && (e.payload as { data: { status: string } }).data.status === "disconnected")!;
+    const stamped = Date.parse((ev.payload as { timestamp: string }).timestamp);
+    expect(stamped).toBeGreaterThanOrEqual(before - 1000);
+    expect(stamped).toBeLessThanOrEqual(Date.now());
+    // The gateway's own stamp was 3 hours earlier.
+    const posted = fake.webhookDeliveries.filter((d) => (d.body as { instance: string; data: { state?: string } }).instance === id).at(-1)!.body as { date_time: string };
+    expect(Date.parse(posted.date_time)).toBeLessThan(before - 2 * 3_600_000);
+  });
+
+  it("legacy <phone>-<timestamp>@g.us groups are listed and go into a segment; community parents are not listed nor accepted", async () => {
+    const id = await connectedChannel();
+    const groups = (await api("GET", `/api/external/list-groups/${id}`)).json.groups as { id_group: string }[];
+    const legacy = fake.instances.get(id)!.groups.find((g) => /^\d+-\d+@g\.us$/.test(g.id))!;
+    const parent = fake.instances.get(id)!.groups.find((g) => g.isCommunity)!;
+    expect(groups.map((g) => g.id_group)).toContain(legacy.id);
+    expect(groups.map((g) => g.id_group)).not.toContain(parent.id);
+    const seg = await api("POST", "/api/external/create-segment", { name: "Antigos", id_channel: [id], groups: [legacy.id] });
+    expect(seg.status).toBe(201);
+    expect(seg.json.total_groups).toBe(1);
+    expectEnvelope(await api("POST", "/api/external/create-segment", { name: "Comunidade", id_channel: [id], groups: [parent.id] }), 400, "Bad Request");
+    // Admins-only groups are flagged for the dashboard, not in the published list.
+    const detailed = await (await dashboard()).channels.groupsDetailed({ id_channel: id });
+    expect(detailed.groups.filter((g) => g.admins_only).length).toBeGreaterThan(0);
+    expect(JSON.stringify(groups)).not.toContain("admins_only");
+  });
+
+  it("five concurrent list-groups calls cause one gateway listing", async () => {
+    const id = await connectedChannel();
+    const before = fake.counters.fetchAllGroups;
+    const answers = await Promise.all(Array.from({ length: 5 }, () => api("GET", `/api/external/list-groups/${id}`)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(fake.counters.fetchAllGroups - before).toBe(1);
+  });
+
+  it("a lost instance (404) is created again when the service meets it", async () => {
+    const id = await connectedChannel();
+    fake.loseInstance(id);
+    expectEnvelope(await api("GET", `/api/external/list-groups/${id}`), 503, "Service Unavailable");
+    expect(fake.instances.has(id)).toBe(true);
+    expect(fake.instances.get(id)!.webhook?.url).toBe(`${server.url}/api/evolution/webhook/${id}`);
+    expect(await until(() => status(id), (s) => s === "disconnected")).toBe("disconnected");
+    // It pairs again through the new instance (its webhooks carry the new secret).
+    await fake.pair(id);
+    expect(await until(() => status(id), (s) => s === "connected")).toBe("connected");
+  });
+
+  it("the webhook secret travels in a header; the old URL form (secret in the path) still works", async () => {
+    const id = await connectedChannel();
+    const { url, headers } = fake.instances.get(id)!.webhook!;
+    const secret = headers!["x-webhook-token"];
+    const event = (state: string) => JSON.stringify({ event: "connection.update", instance: id, data: { state }, date_time: "2020-01-01T00:00:00.000Z" });
+    expect((await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: event("close") })).status).toBe(401);
+    expect((await fetch(`${url}/${secret}`, { method: "POST", headers: { "content-type": "application/json" }, body: event("close") })).status).toBe(200);
+    expect(await until(() => status(id), (s) => s === "disconnected")).toBe("disconnected");
+    expect((await fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-webhook-token": secret }, body: event("open") })).status).toBe(200);
+    expect(await until(() => status(id), (s) => s === "connected")).toBe("connected");
+  });
+
+  it("the start-up check reports the gateway's version (dashboard)", async () => {
+    const check = await (await dashboard()).channels.gatewayCheck();
+    expect(check).toMatchObject({ provider: "evolution", reachable: true, version: "2.3.7" });
+    expect(check!.warnings.join("\n")).toMatch(/messageId/);
+  });
+});
+
 describe("campaigns through Evolution API", () => {
   async function segment(count: number) {
     const id = await connectedChannel();
@@ -113,7 +201,7 @@ describe("campaigns through Evolution API", () => {
     return { channel: id, segment: json.id_segment as string, groups: groups as string[] };
   }
 
-  it("sends a text with mentionsEveryOne and link preview to every group; acks and reads are recorded", async () => {
+  it("sends a text with mentionsEveryOne and link preview to every group; reads are unavailable (never 0 by mistake)", async () => {
     const s = await segment(3);
     const res = await api("POST", "/api/external/create-campaign/message", { name: "Oferta", id_segment: s.segment, message: "Veja https://loja.example.com", mention_all: true, link_preview: true });
     expect(res.status).toBe(201);
@@ -123,19 +211,13 @@ describe("campaigns through Evolution API", () => {
     expect(sent.map((m) => m.number).sort()).toEqual([...s.groups].sort());
     for (const m of sent) expect(m).toMatchObject({ endpoint: "sendText", body: { text: "Veja https://loja.example.com", mentionsEveryOne: true, linkPreview: true } });
 
-    for (const m of sent) await fake.receipt(m.id, "DELIVERY_ACK");
-    await fake.receipt(sent[0].id, "READ");
+    // Evolution never forwards group receipts: the service says reads are unavailable instead of 0.
+    expect(info.json.reads_available).toBe(false);
+    const dropped = fake.droppedGroupReceipts;
+    for (const m of sent) await fake.receipt(m.id, "READ");
+    expect(fake.droppedGroupReceipts).toBe(dropped + 3);
     const db = await getDb();
-    const acked = await until(
-      () => db.select().from(deliveries).where(and(eq(deliveries.campaignId, res.json.id_campaign), isNotNull(deliveries.ackedAt))),
-      (rows) => rows.length === 3,
-    );
-    expect(acked).toHaveLength(3);
-    const read = await until(
-      () => db.select().from(deliveries).where(and(eq(deliveries.campaignId, res.json.id_campaign), isNotNull(deliveries.readAt))),
-      (rows) => rows.length === 1,
-    );
-    expect(read.map((d) => d.groupId)).toEqual([sent[0].number]);
+    expect(await db.select().from(deliveries).where(and(eq(deliveries.campaignId, res.json.id_campaign), isNotNull(deliveries.readAt)))).toEqual([]);
   });
 
   it("a carousel goes out as the documented fallback: one image per card with its text and links, in order", async () => {

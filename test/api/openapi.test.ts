@@ -81,6 +81,22 @@ describe("OpenAPI document", () => {
     expect(schema.required).toContain("monitoring_group");
   });
 
+  it("documents info-campaign's reads_available and what partner total_reads counts", () => {
+    const schema = doc.paths["/api/external/info-campaign/{id_campaign}"].get.responses["200"].content["application/json"].schema;
+    expect(schema.properties.reads_available.type).toBe("boolean");
+    expect(schema.properties.reads_available.description).toMatch(/Evolution/);
+    expect(schema.required).toContain("reads_available");
+    const stats = doc.paths["/api/external/partner/statistics"].get.responses["200"].content["application/json"].schema;
+    expect(stats.properties.statistics.properties.total_reads.description).toMatch(/only reads the platform reported/);
+  });
+
+  it("accepts legacy <phone>-<timestamp>@g.us group ids where group ids are accepted", () => {
+    const groups = doc.paths["/api/external/create-segment"].post.requestBody.content["application/json"].schema.properties.groups.items;
+    expect(new RegExp(groups.pattern).test("551199998888-1514827292@g.us")).toBe(true);
+    expect(new RegExp(groups.pattern).test("120363012345678901@g.us")).toBe(true);
+    expect(new RegExp(groups.pattern).test("12-3@g.us")).toBe(false);
+  });
+
   it("publishes the channel status values", () => {
     const schema = doc.paths["/api/external/edit-channel/{id_channel}"].put.responses["200"].content["application/json"].schema;
     expect(schema.properties.status.enum).toEqual(["connecting", "connected", "disconnected"]);

@@ -39,23 +39,32 @@ const text = (channelId: string, groupId: string, body = `Oi ${randomUUID().slic
 const sentTo = (channelId: string) => h.fake.messages.filter((m) => m.instance === channelId);
 
 describe("Evolution provider: instance and webhook", () => {
-  it("creates one instance per channel with a webhook carrying a per-instance secret", async () => {
+  it("creates one instance per channel with a webhook whose per-instance secret travels in a header, not the URL", async () => {
     const { id } = await pairedChannel();
     const inst = h.fake.instances.get(id)!;
-    expect(inst.webhook?.url).toMatch(new RegExp(`^${h.webhookBaseUrl}/api/evolution/webhook/${id}/[A-Za-z0-9_-]{32}$`));
+    expect(inst.webhook?.url).toBe(`${h.webhookBaseUrl}/api/evolution/webhook/${id}`);
+    expect(inst.webhook?.headers?.["x-webhook-token"]).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(h.fake.webhookDeliveries.filter((d) => d.url === inst.webhook?.url).length).toBeGreaterThan(0);
     expect(inst.webhook?.events).toEqual(expect.arrayContaining(["CONNECTION_UPDATE", "MESSAGES_UPDATE"]));
     expect(h.fake.webhookDeliveries.filter((d) => d.url === inst.webhook?.url).every((d) => d.status === 200)).toBe(true);
   });
 
-  it("refuses webhooks with a wrong secret or for an unknown channel (401), accepts the right one", async () => {
+  it("refuses webhooks with a wrong secret or for an unknown channel (401, body unread), accepts the right one; the old URL form still works", async () => {
     const { id } = await pairedChannel();
-    const url = h.fake.instances.get(id)!.webhook!.url;
-    const post = (u: string) =>
-      fetch(u, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ event: "connection.update", instance: id, data: { state: "close" } }) });
-    expect((await post(url.replace(/[^/]+$/, "x".repeat(32)))).status).toBe(401);
-    expect((await post(url.replace(id, newId("channel")))).status).toBe(401);
+    const { url, headers } = h.fake.instances.get(id)!.webhook!;
+    const secret = headers!["x-webhook-token"];
+    const body = JSON.stringify({ event: "connection.update", instance: id, data: { state: "close" } });
+    const post = (u: string, token?: string, b = body) =>
+      fetch(u, { method: "POST", headers: { "content-type": "application/json", ...(token ? { "x-webhook-token": token } : {}) }, body: b });
+    expect((await post(url)).status).toBe(401);
+    expect((await post(url, "x".repeat(32))).status).toBe(401);
+    expect((await post(`${url}/${"x".repeat(32)}`)).status).toBe(401);
+    expect((await post(url.replace(id, newId("channel")), secret)).status).toBe(401);
+    expect((await post(url, "x".repeat(32), "not json")).status).toBe(401); // checked before the body is read
     expect(await h.provider.getStatus(id)).toBe("connected"); // the forged events changed nothing
-    expect((await post(url)).status).toBe(200);
+    // Instances created before the header: the secret in the path.
+    expect((await post(`${url}/${secret}`, undefined, JSON.stringify({ event: "connection.update", instance: id, data: { state: "connecting" } }))).status).toBe(200);
+    expect((await post(url, secret)).status).toBe(200);
     const [row] = await (await getDb()).select().from(channels).where(eq(channels.id, id));
     expect(row).toBeDefined();
   });
@@ -83,15 +92,26 @@ describe("Evolution provider: instance and webhook", () => {
     await expect(h.provider.createChannel({ id, name: "Evo" })).resolves.toMatchObject({ ref: id, status: "connecting" });
   });
 
-  it("pairing gives the QR code, and a pairing code for a phone number", async () => {
+  it("pairing gives the QR code; a pairing code comes from a closed session (logout → close → connect with the number) and is kept", async () => {
     const id = newId("channel");
     await (await getDb()).insert(channels).values({ id, tenantId, name: "Evo", status: "connecting", providerRef: "" });
     await h.provider.createChannel({ id, name: "Evo" });
     const qr = await h.provider.pairing(id);
-    expect(qr).toMatchObject({ status: "connecting", automatic: false });
+    expect(qr).toMatchObject({ status: "connecting", automatic: false, sessionClosed: false, pairingCode: null });
     expect(qr.qrCode).toMatch(/^data:image\/png;base64,/);
+    const logouts = h.fake.counters.logouts;
+    const before = Date.now();
     const code = await h.provider.pairing(id, { phoneNumber: "5511999998888" });
-    expect(code.pairingCode).toBe("WZYEH1YY");
+    expect(code.pairingCode).toMatch(/^[A-Z0-9]{8}$/);
+    expect(h.fake.counters.logouts).toBe(logouts + 1); // the session was connecting: the number would have been ignored
+    expect(h.fake.instances.get(id)!.pairingCode).toBe(code.pairingCode);
+    expect(code.pairingCodeExpiresAt!.getTime()).toBeGreaterThanOrEqual(before + 55_000);
+    expect(code.pairingCodeExpiresAt!.getTime()).toBeLessThanOrEqual(Date.now() + 61_000);
+    // Later answers (and qrcode.updated events) carry pairingCode: null; the code stays.
+    await h.fake.setState(id, "connecting");
+    const again = await h.provider.pairing(id);
+    expect(again.pairingCode).toBe(code.pairingCode);
+    expect(again.status).toBe("connecting");
   });
 });
 
@@ -171,7 +191,7 @@ describe("Evolution provider: gateway failures", () => {
     expect(h.fake.counters.fetchAllGroups - before).toBe(1);
   });
 
-  it("rate-limited (429): a stale cached list is served; with no cache it is unavailable", async () => {
+  it("rate-limited (500 rate-overlimit): a stale cached list is served; with no cache it is unavailable", async () => {
     const stale = await startEvolutionProvider({ groupsTtlMs: 0 });
     try {
       const id = newId("channel");

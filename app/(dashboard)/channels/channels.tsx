@@ -39,6 +39,8 @@ export function Channels() {
         onCreate={(name, done) => create.mutate({ name }, { onSuccess: done })}
       />
 
+      <GatewayCheckCard />
+
       <section className="card">
         <h2>Seus canais</h2>
         <QueryTable query={channels} empty="Nenhum canal ainda. Crie o primeiro acima." columns={["Nome", "Situação", "Criado em", null]}>
@@ -114,5 +116,44 @@ function ChannelRow({ channel: c }: { channel: Channel }) {
         </Link>
       </td>
     </tr>
+  );
+}
+
+/** The start-up check of the gateway (Evolution API only): its version, what is wrong, what to verify by hand. */
+function GatewayCheckCard() {
+  const trpc = useTRPC();
+  const check = useQuery(trpc.channels.gatewayCheck.queryOptions());
+  const c = check.data;
+  if (!c) return null;
+  return (
+    <section className="card" aria-label="Gateway" data-testid="gateway-check">
+      <h2>Gateway (Evolution API)</h2>
+      <p>
+        {c.reachable ? (
+          <>
+            Versão <strong>{c.version ?? "desconhecida"}</strong>, verificada em {formatDateTime(c.checkedAt)}.
+          </>
+        ) : (
+          <strong className="text-danger">Gateway inacessível na última verificação ({formatDateTime(c.checkedAt)}).</strong>
+        )}
+      </p>
+      {c.warnings.length > 0 && (
+        <ul aria-label="Avisos do gateway">
+          {c.warnings.map((w) => (
+            <li key={w} className="text-danger">
+              {w}
+            </li>
+          ))}
+        </ul>
+      )}
+      <details>
+        <summary>Pré-requisitos a conferir no gateway</summary>
+        <ul>
+          {c.reminders.map((r) => (
+            <li key={r}>{r}</li>
+          ))}
+        </ul>
+      </details>
+    </section>
   );
 }

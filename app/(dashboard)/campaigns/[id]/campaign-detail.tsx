@@ -84,6 +84,12 @@ export function CampaignDetail({ id }: { id: string }) {
           <Stat label="Falhas" value={failed} tone={failed > 0 ? "failed" : undefined} />
         </dl>
         <ProgressBar total={total} sent={sent} failed={failed} />
+        {!c.reads_available && (
+          // Not 0 reads: the platform never tells (Evolution API does not forward group receipts).
+          <p className="muted small" data-testid="reads-unavailable">
+            Leituras indisponíveis neste provedor: o gateway não informa quando mensagens de grupo são lidas.
+          </p>
+        )}
         {c.monitoring_group && <MonitoringLine copy={c.monitoring_group} name={deliveries.data?.find((d) => d.monitoring)?.name} />}
         <p className="muted small legend">
           <span className="legend-dot sent" /> enviados <span className="legend-dot failed" /> falhas <span className="legend-dot rest" /> pendentes
@@ -99,7 +105,7 @@ export function CampaignDetail({ id }: { id: string }) {
           <ErrorAlert error={deliveries.error} />
         ) : (
           // The monitoring copy is shown apart (above), not among the campaign's groups.
-          <DeliveriesTable deliveries={deliveries.data.filter((d) => !d.monitoring)} sending={c.status === "sending"} />
+          <DeliveriesTable deliveries={deliveries.data.filter((d) => !d.monitoring)} sending={c.status === "sending"} readsAvailable={c.reads_available} />
         )}
       </section>
     </>

@@ -7,8 +7,11 @@ import { useTRPC, type RouterOutputs } from "../../../_lib/trpc";
 
 type Delivery = RouterOutputs["campaigns"]["deliveries"][number];
 
-/** `sending`: the campaign is running, so a pending group that failed before is waiting for its retry. */
-export function DeliveriesTable({ deliveries, sending }: { deliveries: Delivery[]; sending: boolean }) {
+/**
+ * `sending`: the campaign is running, so a pending group that failed before is waiting for its retry.
+ * `readsAvailable` false: the provider never reports group reads, so "Lido em" says so instead of "—".
+ */
+export function DeliveriesTable({ deliveries, sending, readsAvailable = true }: { deliveries: Delivery[]; sending: boolean; readsAvailable?: boolean }) {
   const trpc = useTRPC();
   const channels = useQuery(trpc.channels.list.queryOptions());
   const channelName = (id: string) => channels.data?.find((c) => c.id_channel === id)?.name ?? id;
@@ -50,7 +53,9 @@ export function DeliveriesTable({ deliveries, sending }: { deliveries: Delivery[
               <td className="num">{d.attempts}</td>
               <td className="error-cell">{d.error ? <span className="text-danger">{d.error}</span> : <span className="muted">—</span>}</td>
               <td className="nowrap" title={d.sent_at ? `${formatDateTime(d.sent_at)}${d.acked_at ? ` · recebido ${formatDayTimeSeconds(d.acked_at)}` : ""}` : undefined}>{formatDayTimeSeconds(d.sent_at)}</td>
-              <td className="nowrap">{formatDayTimeSeconds(d.read_at)}</td>
+              <td className="nowrap">
+                {readsAvailable ? formatDayTimeSeconds(d.read_at) : <span className="muted" title="Leituras indisponíveis neste provedor">indisponível</span>}
+              </td>
             </tr>
           ))}
         </tbody>

@@ -14,7 +14,7 @@ export function ChannelDetail({ id }: { id: string }) {
     }),
   );
   const channel = channels.data?.find((c) => c.id_channel === id);
-  const groups = useQuery(trpc.channels.groups.queryOptions(channel?.status === "connected" ? { id_channel: id } : skipToken));
+  const groups = useQuery(trpc.channels.groupsDetailed.queryOptions(channel?.status === "connected" ? { id_channel: id } : skipToken));
   const [search, setSearch] = useState("");
 
   if (channels.isPending) return <Loading />;
@@ -68,7 +68,14 @@ export function ChannelDetail({ id }: { id: string }) {
             <tbody>
               {shown.map((g) => (
                 <tr key={g.id_group}>
-                  <td>{g.name}</td>
+                  <td>
+                    {g.name}{" "}
+                    {g.admins_only && (
+                      <span className="badge badge-info" title="Só administradores podem enviar mensagens neste grupo: o envio falha se este número não for admin.">
+                        Só admins
+                      </span>
+                    )}
+                  </td>
                   <td>
                     <code>{g.id_group}</code>
                   </td>

@@ -1,25 +1,33 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { ErrorAlert, Field, Loading } from "../../../_components/ui";
 import { useTRPC } from "../../../_lib/trpc";
 
 /**
- * Pairing a channel's number: the live QR code (refreshed while the gateway rotates it) or a pairing
- * code for a phone number. The simulator pairs by itself, so it only shows the status.
+ * Pairing a channel's number: the live QR code (the gateway rotates it; this screen polls every 5 s) or
+ * a pairing code for a phone number, shown with its expiry (WhatsApp keeps a code about 60 s). Asking
+ * for a code restarts the gateway's session (a code only comes from a closed session), so it is a
+ * button, never a poll. When no session is live — logged out, or the gateway gave up after too many
+ * unread QR codes — "Gerar novamente" starts one. The simulator pairs by itself, so it only shows the status.
  */
 export function PairingPanel({ id, status }: { id: string; status: string }) {
   const trpc = useTRPC();
+  const queryClient = useQueryClient();
   const [phone, setPhone] = useState("");
-  const [asked, setAsked] = useState<string | undefined>(undefined);
-  const pairing = useQuery(
-    trpc.channels.pairing.queryOptions({ id_channel: id, phone_number: asked }, { refetchInterval: status === "connected" ? false : 5000 }),
+  const pairing = useQuery(trpc.channels.pairing.queryOptions({ id_channel: id }, { refetchInterval: status === "connected" ? false : 5000 }));
+  const request = useMutation(
+    trpc.channels.requestPairing.mutationOptions({
+      onSuccess: (data) => queryClient.setQueryData(trpc.channels.pairing.queryKey({ id_channel: id }), data),
+    }),
   );
+  const now = useNow(1000);
 
   function askCode(e: FormEvent) {
     e.preventDefault();
-    setAsked(phone.replace(/\D/g, "") || undefined);
+    const digits = phone.replace(/\D/g, "");
+    if (digits) request.mutate({ id_channel: id, phone_number: digits });
   }
 
   if (pairing.isPending) return <Loading label="Buscando o código de pareamento…" />;
@@ -37,43 +45,76 @@ export function PairingPanel({ id, status }: { id: string; status: string }) {
       </section>
     );
   }
+  const secondsLeft = p.pairing_code_expires_at ? Math.max(0, Math.ceil((Date.parse(p.pairing_code_expires_at) - now) / 1000)) : 0;
   return (
     <section className="card" aria-label="Pareamento">
       <h2>Conectar o número</h2>
-      <div className="row">
+      {p.session_closed ? (
         <div className="stack">
           <p>
-            No celular, abra o WhatsApp › <strong>Aparelhos conectados</strong> › <strong>Conectar aparelho</strong> e escaneie o
-            código abaixo. Ele se renova sozinho; esta tela atualiza quando o canal conectar.
+            {p.status === "disconnected"
+              ? "Não há pareamento em andamento: o número saiu ou o gateway desistiu depois de muitos QR codes sem leitura."
+              : "Não há pareamento em andamento neste canal."}
           </p>
-          {p.qr_code ? (
-            // The gateway gives a data URL; next/image adds nothing for it.
-            // eslint-disable-next-line @next/next/no-img-element
-            <img src={p.qr_code} alt="QR code de pareamento" width={264} height={264} />
-          ) : (
-            <p className="muted">O QR code ainda não chegou do gateway. Aguarde alguns segundos.</p>
-          )}
-        </div>
-        <form className="stack" onSubmit={askCode}>
-          <p>Ou conecte com um código, sem escanear:</p>
-          <Field label="Número com DDI e DDD" hint="Somente dígitos, por exemplo 5511999998888.">
-            {(control) => <input {...control} inputMode="numeric" value={phone} onChange={(e) => setPhone(e.target.value)} placeholder="5511999998888" />}
-          </Field>
-          <button type="submit" className="btn">
-            Gerar código de pareamento
+          <button type="button" className="btn btn-primary" disabled={request.isPending} onClick={() => request.mutate({ id_channel: id })}>
+            Gerar novamente
           </button>
-          {p.pairing_code && (
+        </div>
+      ) : (
+        <div className="row">
+          <div className="stack">
             <p>
-              Digite no celular (WhatsApp › Aparelhos conectados › Conectar com número de telefone):{" "}
-              <strong className="mono" aria-label="Código de pareamento">
-                {p.pairing_code.replace(/^(.{4})(.{4})$/, "$1-$2")}
-              </strong>
+              No celular, abra o WhatsApp › <strong>Aparelhos conectados</strong> › <strong>Conectar aparelho</strong> e escaneie o
+              código abaixo. Ele se renova sozinho; esta tela atualiza quando o canal conectar.
             </p>
-          )}
-        </form>
-      </div>
+            {p.qr_code ? (
+              // The gateway gives a data URL; next/image adds nothing for it.
+              // eslint-disable-next-line @next/next/no-img-element
+              <img src={p.qr_code} alt="QR code de pareamento" width={264} height={264} />
+            ) : (
+              <p className="muted">O QR code ainda não chegou do gateway. Aguarde alguns segundos.</p>
+            )}
+          </div>
+          <div className="stack">
+            {p.pairing_code && secondsLeft > 0 ? (
+              <p>
+                Digite no celular (WhatsApp › Aparelhos conectados › Conectar com número de telefone):{" "}
+                <strong className="mono" aria-label="Código de pareamento">
+                  {p.pairing_code.replace(/^(.{4})(.{4})$/, "$1-$2")}
+                </strong>{" "}
+                <span className="muted small" data-testid="pairing-code-expiry">
+                  (vale por mais {secondsLeft} s)
+                </span>
+              </p>
+            ) : p.pairing_code ? (
+              <p className="muted">O código de pareamento expirou. Gere outro abaixo.</p>
+            ) : null}
+          </div>
+        </div>
+      )}
+      <form className="stack" onSubmit={askCode}>
+        <p>Ou conecte com um código, sem escanear (o QR code atual deixa de valer):</p>
+        <Field label="Número com DDI e DDD" hint="Somente dígitos, por exemplo 5511999998888.">
+          {(control) => <input {...control} inputMode="numeric" value={phone} onChange={(e) => setPhone(e.target.value)} placeholder="5511999998888" />}
+        </Field>
+        <button type="submit" className="btn" disabled={request.isPending}>
+          {p.pairing_code ? "Gerar novamente" : "Gerar código de pareamento"}
+        </button>
+        {request.isPending && <Loading label="Pedindo o código ao gateway…" />}
+        {request.error && <ErrorAlert error={request.error} />}
+      </form>
     </section>
   );
+}
+
+/** The current time, updated every `ms` (for countdowns). */
+function useNow(ms: number) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(t);
+  }, [ms]);
+  return now;
 }
 
 export function DisconnectButton({ id }: { id: string }) {
