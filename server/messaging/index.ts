@@ -16,6 +16,7 @@ export function createProvider(db: Db): MessagingProvider {
         timeoutMs: env.evolution.timeoutMs,
         retries: env.evolution.retries,
         groupsTtlMs: env.evolution.groupsTtlSeconds * 1000,
+        reconcileAfterMs: env.evolution.reconcileAfterSeconds * 1000,
       });
   }
 }
