@@ -99,7 +99,7 @@ export function CampaignDetail({ id }: { id: string }) {
           <ErrorAlert error={deliveries.error} />
         ) : (
           // The monitoring copy is shown apart (above), not among the campaign's groups.
-          <DeliveriesTable deliveries={deliveries.data.filter((d) => !d.monitoring)} sending={c.status === "sending"} />
+          <DeliveriesTable deliveries={deliveries.data.filter((d) => !d.monitoring)} sending={c.status === "sending"} campaignId={c.id_campaign} />
         )}
       </section>
     </>
