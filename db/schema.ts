@@ -57,6 +57,12 @@ export const channels = pgTable(
     status: text("status", { enum: ["connecting", "connected", "disconnected"] }).notNull(),
     /** The provider's own name for the connection (an Evolution instance, a simulator device). */
     providerRef: text("provider_ref").notNull(),
+    /**
+     * Extra pause between loops of this channel's campaigns after the platform signalled a rate limit
+     * (doubles per signal up to a cap; dropped after a quiet period). See docs/dispatch.md.
+     */
+    slowdownMs: integer("slowdown_ms").notNull().default(0),
+    slowdownAt: ts("slowdown_at"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -267,6 +273,12 @@ export const deliveries = pgTable(
     /** A `sending` row whose lease expired was in flight when its worker died: reconcile it. */
     leaseUntil: ts("lease_until"),
     providerMessageId: text("provider_message_id"),
+    /**
+     * A `sending` row whose answer was lost (or whose worker died): when that attempt started. It is
+     * looked up (provider.findSent) once its lease expires; `lookups` counts the negative look-ups.
+     */
+    outcomeUnknownSince: ts("outcome_unknown_since"),
+    lookups: integer("lookups").notNull().default(0),
     error: text("error"),
     sentAt: ts("sent_at"),
     ackedAt: ts("acked_at"),
@@ -420,9 +432,20 @@ export const evolutionMessages = pgTable(
     /** The gateway's key.id once it accepted the message; null while the outcome is unknown. */
     messageId: text("message_id"),
     sentAt: ts("sent_at"),
+    /** SHA-256 of the part's kind and text/caption, to recognise it on the gateway; null: nothing to recognise. */
+    fingerprint: text("fingerprint"),
+    /** The request carried `requestedId` as `messageId` (gateways ≥ 2.4.0 keep it for text and media). */
+    idRequested: boolean("id_requested").notNull().default(false),
+    /** The latest POST of this part. */
+    attemptedAt: ts("attempted_at"),
     createdAt: createdAt(),
   },
-  (t) => [primaryKey({ columns: [t.deliveryKey, t.part] }), index("evolution_messages_message_idx").on(t.messageId)],
+  (t) => [
+    primaryKey({ columns: [t.deliveryKey, t.part] }),
+    index("evolution_messages_message_idx").on(t.messageId),
+    // Unsettled parts only: a `send.message` event is matched against these.
+    index("evolution_messages_unsettled_idx").on(t.channelId, t.groupId).where(sql`message_id is null`),
+  ],
 );
 
 // ---- integrations ----

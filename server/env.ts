@@ -58,6 +58,14 @@ export const env = {
     get statePollSeconds() {
       return Number(process.env.EVOLUTION_STATE_POLL_SECONDS ?? 60);
     },
+    /**
+     * A send whose answer was lost is looked up on the gateway this long after the attempt, and resent
+     * only after two negative look-ups this far apart (CONTRACT.md §5). Default 300.
+     */
+    get reconcileAfterSeconds() {
+      const n = Number(process.env.EVOLUTION_RECONCILE_AFTER_SECONDS ?? 300);
+      return Number.isFinite(n) && n >= 0 ? n : 300;
+    },
   },
   /**
    * Proxy hops in front of the server whose X-Forwarded-For/-Host/-Proto are believed (CONTRACT.md §4

@@ -1,6 +1,7 @@
 import { getDatabase, type Db } from "../db/client";
 import { recordChannelStatus } from "./channels/record-channel-status";
 import { ReceiptBuffer } from "./dispatch/record-receipt";
+import { recordSentFromEvent } from "./dispatch/reconcile";
 import { releaseAbandonedLeases } from "./dispatch/release-leases";
 import { wakeDispatch } from "./dispatch/wake";
 import { createProvider } from "./messaging";
@@ -26,6 +27,8 @@ export function getServices(): Promise<Services> {
       if (event.type === "channel_status") {
         await recordChannelStatus(db, event.channelId, event.status, event.at);
         if (event.status === "connected") wakeDispatch();
+      } else if (event.type === "message_sent") {
+        await recordSentFromEvent(db, event.receipts, event.at);
       } else {
         receipts.add(event.type === "message_ack" ? "ack" : "read", event.receipts, event.at);
       }

@@ -9,6 +9,8 @@ import { startFakeEvolution, type FakeEvolution, type FakeEvolutionOptions } fro
 export async function startEvolutionProvider(overrides: Partial<EvolutionOptions> = {}, fakeOptions: FakeEvolutionOptions = {}) {
   const fake: FakeEvolution = await startFakeEvolution(fakeOptions);
   let provider: EvolutionProvider | undefined;
+  /** Channels created through another provider (withOptions): their webhooks go to it. */
+  const routes = new Map<string, EvolutionProvider>();
   const hooks = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -18,14 +20,14 @@ export async function startEvolutionProvider(overrides: Partial<EvolutionOptions
         headers: Object.entries(req.headers).flatMap(([k, v]) => (typeof v === "string" ? [[k, v] as [string, string]] : [])),
         body: Buffer.concat(chunks),
       }),
-      provider,
+      routes.get(decodeURIComponent((req.url ?? "").split("/")[4] ?? "")) ?? provider,
     );
     res.writeHead(response.status, { "content-type": "application/json" });
     res.end(await response.text());
   });
   await new Promise<void>((r) => hooks.listen(0, "127.0.0.1", r));
   const webhookBaseUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}`;
-  provider = new EvolutionProvider(await getDb(), {
+  const options = (more: Partial<EvolutionOptions>): EvolutionOptions => ({
     apiUrl: fake.url,
     apiKey: fake.apiKey,
     webhookBaseUrl,
@@ -33,12 +35,26 @@ export async function startEvolutionProvider(overrides: Partial<EvolutionOptions
     retries: 1,
     groupsTtlMs: 60_000,
     backoffMs: 10,
+    reconcileAfterMs: 1000,
     ...overrides,
+    ...more,
   });
+  const db = await getDb();
+  provider = new EvolutionProvider(db, options({}));
   return {
     fake,
     provider,
     webhookBaseUrl,
+    /** Another provider on the same fake and database; the webhook route then delivers its events to it. */
+    withOptions(more: Partial<EvolutionOptions>) {
+      const other = new EvolutionProvider(db, options(more));
+      const create = other.createChannel.bind(other);
+      other.createChannel = async (channel) => {
+        routes.set(channel.id, other);
+        return create(channel);
+      };
+      return other;
+    },
     close: async () => {
       await fake.close();
       await new Promise<void>((r) => hooks.close(() => r()));

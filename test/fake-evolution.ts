@@ -7,8 +7,7 @@ import type { AddressInfo } from "node:net";
  * requests and answers: the `apikey` header, instance/create|connect|connectionState|logout|delete,
  * webhook/set, group/fetchAllGroups?getParticipants=, message/sendText|sendMedia|sendWhatsAppAudio,
  * chat/findMessages, Evolution's error body `{status, error, response: {message: [...]}}`, and the
- * webhooks it posts (`{event, instance, data, date_time, …}`). Knobs inject slow answers, 5xx, 429 and
- * answers lost after the message went out.
+ * webhooks it posts (`{event, instance, data, date_time, …}`).
  *
  * Instances, pairing and groups behave as the real gateway does by default (EVOLUTION-FACTS.md):
  * group receipts are never posted; `date_time` is São Paulo wall-clock time labelled `Z`; a pairing
@@ -17,7 +16,14 @@ import type { AddressInfo } from "node:net";
  * listing is slow (one picture fetch per group, in sequence), never cancelled by a client time-out,
  * and each call starts one more job; the list holds legacy `<phone>-<timestamp>@g.us` ids, a
  * community parent and an admins-only (`announce`) group; rate-limited group queries answer 500
- * `rate-overlimit`; `webhook.headers` travel with every event.
+ *  `rate-overlimit`; `webhook.headers` travel with every event.
+ *
+ * Sending behaves as Evolution really does (../shared/EVOLUTION-FACTS.md, docs/evolution.md) unless a
+ * test opts into `mode: "friendly"`: `messageId` is ignored up to 2.3.7 (ids are Baileys' own `3EB0…`;
+ * `version: "2.4.0"` honours it for text and media, never for audio); a message is stored (and seen by
+ * findMessages, and announced by a `send.message` event) only once WhatsApp accepted it, after
+ * `acceptDelayMs`; the HTTP answer can come late or never although the message went out; send failures
+ * are HTTP 400 with Evolution's texts; a media preparation failure is 500 (not sent); no 429 anywhere.
  */
 export interface FakeGroup {
   id: string;
@@ -44,20 +50,47 @@ export interface FakeMessage {
   number: string;
   body: Record<string, unknown>;
   timestamp: number;
+  /** Media: the mimetype the gateway derived (from `fileName` only; the string "false" without one). */
+  mimetype?: string;
+  /** Media: the file name the gateway used (the URL's basename without extension when none was given). */
+  fileName?: string;
 }
+
+/** A send failure to answer instead of sending (HTTP 400 with Evolution's text unless `status` says otherwise). */
+export interface FakeSendFailure {
+  /** Only sends to this group (jid); any when absent. */
+  number?: string;
+  message: string;
+  status?: number;
+  /** How many sends it fails (default 1). */
+  times?: number;
+}
+
+/** Evolution's send failure texts (svc ~2208, ~2393): HTTP 400, the message not sent. */
+export const evolutionSendErrors = {
+  timedOut: "Error: Timed Out",
+  rateOverlimit: "Error: rate-overlimit",
+  noSessions: "SessionError: No sessions",
+  mediaUpload: "Error: Media upload failed on all hosts",
+  connectionClosed: "Connection Closed",
+  groupMetadata: "[object Object]",
+} as const;
 
 export interface FakeEvolution {
   url: string;
   apiKey: string;
   instances: Map<string, FakeInstance>;
+  /** Messages WhatsApp accepted (stored by the gateway), in order. */
   messages: FakeMessage[];
+  /** Every send POST the gateway received (whatever became of it). */
+  sendRequests: { endpoint: string; number: string; body: Record<string, unknown>; at: number }[];
+  version: string;
+  mode: "default" | "friendly";
   webhookDeliveries: { url: string; status: number; body: unknown }[];
   /** `fetchAllGroups`: listing jobs started (each call starts one; a client time-out stops none). */
   counters: { fetchAllGroups: number; groupJobsRunning: number; sends: number; findMessages: number; connects: number; logouts: number; creates: number };
   /** Receipts the real gateway would not forward (group chats): counted, never posted. */
   droppedGroupReceipts: number;
-  /** The version `GET /` reports. */
-  version: string;
   knobs: {
     latencyMs: number;
     groupsLatencyMs: number;
@@ -65,15 +98,30 @@ export interface FakeEvolution {
     groupDelayMs: number;
     /** `GET /instance/connect` answers HTTP 200 `{error: true, message}` with this text while set. */
     connectError: string | null;
-    /** The next N sends answer 500 without sending. */
+    /** The next N sends answer 400 `Error: Timed Out` without sending. */
     failSends: number;
+    /** Failures answered instead of sending, first match first (see `failSend`). */
+    sendFailures: FakeSendFailure[];
     /** The next N sends go out but the connection is dropped before the answer. */
     dropAnswers: number;
+    /** The next N sends are dropped without ever going out (a hung gateway that gave up). */
+    loseSends: number;
+    /** The next N sends take `slowSendMs` before WhatsApp accepts them (then stored, then answered). */
+    slowSends: number;
+    slowSendMs: number;
+    /** How long WhatsApp takes to accept an ordinary send (the message is stored only then). */
+    acceptDelayMs: number;
+    /** Post `send.message` webhooks (when the instance subscribed to SEND_MESSAGE). */
+    sendMessageEvents: boolean;
     /** Group queries answer 500 `rate-overlimit` while true (WhatsApp's rate limit, as Evolution reports it). */
     rateLimitGroups: boolean;
-    /** Ignore the `messageId` option (older gateways): ids are random. */
+    /** Ignore the `messageId` option: ids are Baileys' own. Default true below 2.4.0 (false in friendly mode). */
     ignoreMessageId: boolean;
   };
+  /** Makes the next send(s) (to one group, or any) fail with this text; HTTP 400 unless `status`. */
+  failSend(failure: FakeSendFailure): void;
+  /** Resolves when no send is still being worked on. */
+  idle(): Promise<void>;
   pair(name: string): Promise<void>;
   setState(name: string, state: FakeInstance["state"]): Promise<void>;
   /** The gateway loses the instance (deleted by hand, DEL_INSTANCE, a wiped database): every call on it is 404. */
@@ -88,10 +136,15 @@ export interface FakeEvolutionOptions {
   apiKey?: string;
   /** Regular groups per instance (default 5); a legacy-id group, a community parent and its announcement group come on top. */
   groupsPerInstance?: number;
-  /** The version `GET /` reports (default "2.3.7", the latest stable release). */
+  /** The gateway's version (`GET /`): "2.3.7" (default) ignores `messageId`; "2.4.0" honours it for text and media. */
   version?: string;
   /** The gateway's TZ for `date_time` (default America/Sao_Paulo, as in the official image). */
   timeZone?: string;
+  /**
+   * "default" behaves as Evolution does; "friendly" is the old, kinder double (honours `messageId` on
+   * every route, stores at once): only for unit tests that need it.
+   */
+  mode?: "default" | "friendly";
 }
 
 /** Evolution's `date_time`: the local wall-clock time of `timeZone`, formatted as if it were UTC (channel.service.ts ~436). */
@@ -104,12 +157,31 @@ export function evolutionDateTime(now: Date, timeZone: string) {
   return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}.${String(now.getMilliseconds()).padStart(3, "0")}Z`;
 }
 
+/** a.b.c → comparable number. */
+const versionNumber = (v: string) => v.split(/[.-]/).slice(0, 3).reduce((n, part) => n * 1000 + (Number.parseInt(part, 10) || 0), 0);
+
+/** Evolution's mimetype comes from `fileName` only (mime-types lookup); unknown → the string "false". */
+const mimeByExtension: Record<string, string> = {
+  pdf: "application/pdf", jpg: "image/jpeg", jpeg: "image/jpeg", png: "image/png", webp: "image/webp", gif: "image/gif",
+  mp4: "video/mp4", "3gp": "video/3gpp", mov: "video/quicktime", ogg: "audio/ogg", mp3: "audio/mpeg", m4a: "audio/mp4",
+  doc: "application/msword", docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  xls: "application/vnd.ms-excel", xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  zip: "application/zip", txt: "text/plain", csv: "text/csv",
+};
+export const fakeMimetype = (fileName: string | undefined) => {
+  const ext = fileName && fileName.includes(".") ? fileName.split(".").pop()!.toLowerCase() : "";
+  return mimeByExtension[ext] ?? "false";
+};
+
 export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promise<FakeEvolution> {
   const apiKey = opts.apiKey ?? "fake-global-key";
   const version = opts.version ?? "2.3.7";
   const timeZone = opts.timeZone ?? "America/Sao_Paulo";
+  const mode = opts.mode ?? "default";
+  const friendly = mode === "friendly";
   const instances = new Map<string, FakeInstance>();
   const messages: FakeMessage[] = [];
+  const sendRequests: FakeEvolution["sendRequests"] = [];
   const webhookDeliveries: FakeEvolution["webhookDeliveries"] = [];
   const counters: FakeEvolution["counters"] = { fetchAllGroups: 0, groupJobsRunning: 0, sends: 0, findMessages: 0, connects: 0, logouts: 0, creates: 0 };
   const knobs: FakeEvolution["knobs"] = {
@@ -118,12 +190,50 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     groupDelayMs: 20,
     connectError: null,
     failSends: 0,
+    sendFailures: [],
     dropAnswers: 0,
+    loseSends: 0,
+    slowSends: 0,
+    slowSendMs: 3000,
+    acceptDelayMs: friendly ? 0 : 30,
+    sendMessageEvents: true,
     rateLimitGroups: false,
-    ignoreMessageId: false,
+    ignoreMessageId: !friendly && versionNumber(version) < versionNumber("2.4.0"),
   };
   let dropped = 0;
+  const working = new Set<Promise<unknown>>();
   let base = "";
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** Baileys' own message ids: 3EB0 + 16 upper-case hex digits. */
+  const baileysId = () => `3EB0${randomUUID().replaceAll("-", "").slice(0, 16).toUpperCase()}`;
+
+  /** How the gateway stores (and findMessages / send.message show) a sent message. */
+  const record = (m: FakeMessage) => {
+    const content =
+      m.endpoint === "sendText"
+        ? { extendedTextMessage: { text: m.body.text } }
+        : m.endpoint === "sendWhatsAppAudio"
+          ? { audioMessage: { url: `https://mmg.whatsapp.net/v/${m.id}.enc`, mimetype: "audio/ogg; codecs=opus", ptt: true, seconds: 7 } }
+          : {
+              [`${String(m.body.mediatype)}Message`]: {
+                url: `https://mmg.whatsapp.net/v/${m.id}.enc`,
+                mimetype: m.mimetype,
+                ...(m.body.caption ? { caption: m.body.caption } : {}),
+                ...(m.body.mediatype === "document" ? { fileName: m.fileName } : {}),
+              },
+            };
+    return {
+      key: { remoteJid: m.number, fromMe: true, id: m.id },
+      pushName: "",
+      status: "PENDING",
+      message: content,
+      contextInfo: null,
+      messageType: Object.keys(content)[0],
+      messageTimestamp: m.timestamp,
+      instanceId: randomUUID(),
+      source: "unknown",
+    };
+  };
 
   const groupsFor = (name: string): FakeGroup[] => {
     const seed = [...name].reduce((a, c) => (a * 31 + c.charCodeAt(0)) % 1_000_000_007, 7);
@@ -165,7 +275,6 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     await postWebhook(inst, "connection.update", { instance: name, state, statusReason: state === "open" ? 200 : 401 });
   }
 
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const qrOf = (inst: FakeInstance, count: number) => ({ pairingCode: null as string | null, code: `2@${inst.name}-${count}`, base64: `data:image/png;base64,QR-${inst.name}-${count}`, count });
   let pairingCodes = 0;
   const newPairingCode = () => `WZYE${String(++pairingCodes).padStart(4, "0")}`.slice(-8);
@@ -305,48 +414,80 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         counters.sends++;
         const number = body.number;
         if (typeof number !== "string" || !number) return send(400, errorBody(400, "Bad Request", [['instance requires property "number"']]));
+        sendRequests.push({ endpoint: action, number, body, at: Date.now() });
         if (action === "sendText" && typeof body.text !== "string") return send(400, errorBody(400, "Bad Request", [['instance requires property "text"']]));
         if (action === "sendMedia" && (typeof body.media !== "string" || typeof body.mediatype !== "string")) return send(400, errorBody(400, "Bad Request", [['instance requires property "media"']]));
         if (action === "sendWhatsAppAudio" && typeof body.audio !== "string") return send(400, errorBody(400, "Bad Request", [['instance requires property "audio"']]));
-        if (inst.state !== "open") return send(400, errorBody(400, "Bad Request", ["Connection Closed"]));
+        const media = action === "sendMedia" ? (body.media as string) : action === "sendWhatsAppAudio" ? (body.audio as string) : undefined;
+        // class-validator: a URL with a TLD, or base64.
+        if (media !== undefined && !/^https?:\/\/[^/\s]+\.[a-z]{2,}(\/|$|\?)/i.test(media) && !/^[A-Za-z0-9+/=]{16,}$/.test(media)) {
+          return send(400, errorBody(400, "Bad Request", [["Owned media must be a url or base64"]]));
+        }
+        if (inst.state !== "open") return send(400, errorBody(400, "Bad Request", [evolutionSendErrors.connectionClosed]));
         if (knobs.failSends > 0) {
           knobs.failSends--;
-          return send(500, errorBody(500, "Internal Server Error", ["Error: Timed Out"]));
+          return send(400, errorBody(400, "Bad Request", [evolutionSendErrors.timedOut]));
         }
-        const id = !knobs.ignoreMessageId && typeof body.messageId === "string" ? body.messageId : `BAE5${randomUUID().replaceAll("-", "").slice(0, 12).toUpperCase()}`;
-        const timestamp = Math.floor(Date.now() / 1000);
-        messages.push({ instance: name, endpoint: action, id, number, body, timestamp });
-        if (knobs.dropAnswers > 0) {
-          knobs.dropAnswers--;
+        const failure = knobs.sendFailures.find((f) => (f.times ?? 1) > 0 && (!f.number || f.number === number));
+        if (failure) {
+          failure.times = (failure.times ?? 1) - 1;
+          if (failure.times <= 0) knobs.sendFailures.splice(knobs.sendFailures.indexOf(failure), 1);
+          const status = failure.status ?? 400;
+          return send(status, errorBody(status, status === 400 ? "Bad Request" : "Internal Server Error", [failure.message]));
+        }
+        // Media: the mimetype comes from fileName only; without it the URL's basename (no extension) is the name.
+        let fileName: string | undefined;
+        let mimetype: string | undefined;
+        if (action === "sendMedia" && !media!.startsWith("data:") && /^https?:/.test(media!)) {
+          fileName = typeof body.fileName === "string" && body.fileName ? body.fileName : undefined;
+          if (!fileName) {
+            const last = new URL(media!).pathname.split("/").pop() ?? "";
+            // Evolution cuts the name at the first dot; no dot after the last "/" fails media preparation.
+            if (!last.includes(".")) return send(500, errorBody(500, "Internal Server Error", ["TypeError: Cannot read properties of undefined (reading 'split')"]));
+            fileName = last.split(".")[0];
+          }
+          mimetype = fakeMimetype(typeof body.fileName === "string" ? body.fileName : undefined);
+        }
+        if (knobs.loseSends > 0) {
+          knobs.loseSends--;
+          await sleep(knobs.slowSendMs);
           req.socket.destroy();
           return;
         }
-        const content =
-          action === "sendText"
-            ? { extendedTextMessage: { text: body.text } }
-            : action === "sendWhatsAppAudio"
-              ? { audioMessage: { mimetype: "audio/mp4", ptt: true } }
-              : { [`${body.mediatype}Message`]: { caption: body.caption, mimetype: "application/octet-stream" } };
-        return send(201, { key: { remoteJid: number, fromMe: true, id }, pushName: "", status: "PENDING", message: content, contextInfo: null, messageType: Object.keys(content)[0], messageTimestamp: timestamp, instanceId: randomUUID(), source: "unknown" });
+        const slow = knobs.slowSends > 0;
+        if (slow) knobs.slowSends--;
+        const drop = knobs.dropAnswers > 0;
+        if (drop) knobs.dropAnswers--;
+        const honoured = !knobs.ignoreMessageId && action !== "sendWhatsAppAudio" && typeof body.messageId === "string";
+        const honouredFriendly = friendly && typeof body.messageId === "string";
+        const id = honoured || honouredFriendly ? (body.messageId as string) : baileysId();
+        // The gateway works on (session setup, upload, WhatsApp's acceptance) whether or not the client waits.
+        const work = (async () => {
+          await sleep(slow ? knobs.slowSendMs : knobs.acceptDelayMs);
+          const m: FakeMessage = { instance: name, endpoint: action, id, number, body, timestamp: Math.floor(Date.now() / 1000), mimetype, fileName };
+          messages.push(m);
+          if (knobs.sendMessageEvents) void postWebhook(inst, "send.message", record(m));
+          return m;
+        })();
+        working.add(work);
+        void work.finally(() => working.delete(work));
+        const m = await work;
+        if (drop || res.destroyed || req.socket.destroyed) {
+          req.socket.destroy();
+          return;
+        }
+        return send(201, record(m));
       }
       case "POST chat/findMessages": {
         counters.findMessages++;
         const where = ((body.where as { key?: { id?: string; remoteJid?: string; fromMe?: boolean } }) ?? {}).key ?? {};
-        const found = messages.filter(
-          (m) => m.instance === name && (!where.id || m.id === where.id) && (!where.remoteJid || m.number === where.remoteJid),
-        );
-        const records = found.map((m) => ({
-          id: randomUUID(),
-          key: { id: m.id, fromMe: true, remoteJid: m.number },
-          pushName: "",
-          messageType: m.endpoint === "sendText" ? "extendedTextMessage" : "imageMessage",
-          message: m.endpoint === "sendText" ? { extendedTextMessage: { text: m.body.text } } : { imageMessage: { caption: m.body.caption } },
-          messageTimestamp: m.timestamp,
-          instanceId: randomUUID(),
-          source: "unknown",
-          MessageUpdate: [],
-        }));
-        return send(200, { messages: { total: records.length, pages: records.length ? 1 : 0, currentPage: 1, records } });
+        const found = messages
+          .filter((m) => m.instance === name && (!where.id || m.id === where.id) && (!where.remoteJid || m.number === where.remoteJid))
+          .sort((a, b) => b.timestamp - a.timestamp);
+        const offset = Math.max(1, Number(body.offset) || 50);
+        const page = Math.max(1, Number(body.page) || 1);
+        const records = found.slice((page - 1) * offset, page * offset).map((m) => ({ id: randomUUID(), ...record(m), MessageUpdate: [] }));
+        return send(200, { messages: { total: found.length, pages: Math.ceil(found.length / offset), currentPage: page, records } });
       }
     }
     return send(404, errorBody(404, "Not Found", [`Cannot ${req.method} ${url.pathname}`]));
@@ -377,13 +518,19 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     apiKey,
     instances,
     messages,
+    sendRequests,
+    version,
+    mode,
     webhookDeliveries,
     counters,
     knobs,
     get droppedGroupReceipts() {
       return dropped;
     },
-    version,
+    failSend: (failure) => void knobs.sendFailures.push({ times: 1, ...failure }),
+    idle: async () => {
+      while (working.size) await Promise.all([...working]);
+    },
     pair: (name) => setState(name, "open"),
     setState,
     loseInstance: (name) => void instances.delete(name),
@@ -400,6 +547,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     },
     close: () =>
       new Promise<void>((r) => {
+        knobs.slowSendMs = 0;
         server.closeAllConnections?.();
         server.close(() => r());
       }),

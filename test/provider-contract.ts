@@ -6,6 +6,8 @@ import { createTenant } from "../server/auth/create-tenant";
 import { groupIdPattern } from "../server/channels/group-id";
 import { newId } from "../server/ids";
 import {
+  ProviderOutcomeUnknownError,
+  ProviderSendError,
   ProviderUnavailableError,
   type MessagingProvider,
   type OutboundMessage,
@@ -33,6 +35,14 @@ export interface ContractHarness {
   received(channelId: string): Promise<PlatformMessage[]>;
   /** The platform reports delivery and reading of these messages, where it ever does (the simulator does it by itself). */
   deliver(channelId: string, receipts: SendReceipt[]): Promise<void>;
+  /**
+   * Platforms that can lose answers: the next send goes out, but only after the provider stopped
+   * waiting for its answer (the usual time-out of a real gateway). `settle` waits until it is out.
+   */
+  loseNextAnswer?(channelId: string): Promise<void>;
+  settle?(): Promise<void>;
+  /** Platforms that refuse sends with a reason: the next send to this group is refused so. */
+  refuseNext?(channelId: string, groupId: string, reason: "rate_limited" | "transient" | "permanent"): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -120,8 +130,44 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
       expect(again.messageId).toBe(first.messageId);
       const got = (await h.received(id)).filter((r) => r.groupId === g.id_group);
       expect(got).toEqual([{ groupId: g.id_group, type: "text", text: "Veja https://example.com", mediaUrl: null, mentionAll: true, linkPreview: true }]);
-      expect(await h.provider.findSent(id, m.deliveryKey)).toMatchObject({ messageId: first.messageId });
-      expect(await h.provider.findSent(id, `campaign_${randomUUID()}:${g.id_group}`)).toBeNull();
+      const lookup = (deliveryKey: string) => ({ channelId: id, groupId: g.id_group, deliveryKey, content: m.content, since: new Date(Date.now() - 60_000) });
+      expect(await h.provider.findSent(lookup(m.deliveryKey))).toMatchObject({ kind: "sent", receipt: { messageId: first.messageId } });
+      expect(await h.provider.findSent(lookup(`campaign_${randomUUID()}:${g.id_group}`))).toEqual({ kind: "absent" });
+    });
+
+    it("a send whose answer is lost is unknown, never sent twice by the provider, and found by a look-up", async () => {
+      if (!h.loseNextAnswer) return; // the platform always answers
+      const id = await newChannel();
+      const [g] = await h.provider.listGroups(id);
+      const m = message(id, g.id_group);
+      await h.loseNextAnswer(id);
+      const [outcome] = await h.provider.sendMany([m]);
+      expect(outcome.ok).toBe(false);
+      expect(!outcome.ok && outcome.error).toBeInstanceOf(ProviderOutcomeUnknownError);
+      await h.settle?.();
+      expect((await h.received(id)).filter((r) => r.groupId === g.id_group)).toHaveLength(1);
+      const found = await h.provider.findSent({ channelId: id, groupId: g.id_group, deliveryKey: m.deliveryKey, content: m.content, since: new Date(Date.now() - 60_000) });
+      expect(found.kind).toBe("sent");
+      expect((await h.received(id)).filter((r) => r.groupId === g.id_group)).toHaveLength(1);
+    });
+
+    it("refusals are classified: rate limit (transient, slow down), transient, permanent; nothing goes out", async () => {
+      if (!h.refuseNext) return; // the platform has no such refusals
+      const id = await newChannel();
+      const [g] = await h.provider.listGroups(id);
+      for (const [reason, transient, rateLimited] of [
+        ["rate_limited", true, true],
+        ["transient", true, false],
+        ["permanent", false, false],
+      ] as const) {
+        await h.refuseNext(id, g.id_group, reason);
+        const [o] = await h.provider.sendMany([message(id, g.id_group)]);
+        expect(o.ok).toBe(false);
+        const err = !o.ok ? o.error : undefined;
+        expect(err).toBeInstanceOf(ProviderSendError);
+        expect(err).toMatchObject({ transient, rateLimited });
+      }
+      expect(await h.received(id)).toHaveLength(0);
     });
 
     it("sends media (image, video, voice note, document)", async () => {

@@ -1,6 +1,7 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { campaigns } from "../../db/schema";
+import { campaigns, deliveries } from "../../db/schema";
+import { recordStatusEvent } from "../dispatch/campaign-events";
 import { Conflict, NotFound } from "../errors";
 import { transition } from "../dispatch/transition";
 import { notifyCampaignCanceled, wakeDispatch } from "../dispatch/wake";
@@ -43,5 +44,37 @@ export async function cancelCampaign(db: Db, tenantId: string, campaignId: strin
   const row = await transition(db, campaignId, ["pending", "sending", "paused"], "canceled", now, { finishedAt: now });
   if (!row) throw refuse(campaignId, c.status, "canceled");
   notifyCampaignCanceled(campaignId);
+  return row;
+}
+
+/**
+ * "Enviar novamente" (dashboard, a person's decision): one failed delivery — typically "outcome
+ * unknown", which is never resent automatically — goes back to pending under the same delivery key.
+ * A finished campaign reopens (`completed`/`failed` → `sending`, with campaign_status) to send it;
+ * a canceled one cannot.
+ */
+export async function resendDelivery(db: Db, tenantId: string, campaignId: string, groupId: string, now: Date) {
+  const c = await find(db, tenantId, campaignId);
+  if (c.status === "canceled") throw refuse(campaignId, c.status, "sent again");
+  const row = await db.transaction(async (tx) => {
+    const [d] = await tx
+      .update(deliveries)
+      .set({ state: "pending", attempts: 0, notBefore: null, leaseUntil: null, outcomeUnknownSince: null, lookups: 0, error: null, updatedAt: now })
+      .where(and(eq(deliveries.campaignId, campaignId), eq(deliveries.groupId, groupId), eq(deliveries.state, "failed")))
+      .returning({ isMonitoring: deliveries.isMonitoring });
+    if (!d) throw new Conflict(`Group ${groupId} of campaign ${campaignId} is not failed.`, "invalid_delivery_state");
+    const finished = c.status === "completed" || c.status === "failed";
+    const [updated] = await tx
+      .update(campaigns)
+      .set({
+        ...(d.isMonitoring ? {} : { failed: sql`greatest(${campaigns.failed} - 1, 0)` }),
+        ...(finished ? { status: "sending" as const, finishedAt: null, pauseReason: null, nextRunAt: now, updatedAt: now } : {}),
+      })
+      .where(eq(campaigns.id, campaignId))
+      .returning();
+    if (finished) await recordStatusEvent(tx, updated, c.status, now);
+    return updated;
+  });
+  wakeDispatch(campaignId);
   return row;
 }

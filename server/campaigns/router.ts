@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { ownerProcedure, router, type Context } from "../trpc";
+import { ownerProcedure, router, sessionProcedure, type Context } from "../trpc";
 import { wakeDispatch } from "../dispatch/wake";
-import { cancelCampaign, pauseCampaign, resumeCampaign } from "./control-campaign";
+import { cancelCampaign, pauseCampaign, resendDelivery, resumeCampaign } from "./control-campaign";
 import type { CampaignContent } from "./content";
 import { createCampaign, type NewCampaign } from "./create-campaign";
 import { infoCampaign } from "./info-campaign";
@@ -140,4 +140,15 @@ export const campaignsRouter = router({
       ),
     )
     .query(({ ctx, input }) => listDeliveries(ctx.db, ctx.tenantId, input.id_campaign)),
+  /**
+   * Dashboard only ("Enviar novamente", after confirmation): one failed group goes back to pending
+   * under the same delivery key; a finished campaign reopens to send it.
+   */
+  resendDelivery: sessionProcedure
+    .input(z.object({ id_campaign: idCampaign, id_group: z.string().min(1).max(200) }))
+    .output(z.object({ id_campaign: z.string(), status: campaignStatus }))
+    .mutation(async ({ ctx, input }) => {
+      const c = await resendDelivery(ctx.db, ctx.tenantId, input.id_campaign, input.id_group, ctx.now);
+      return { id_campaign: c.id, status: c.status };
+    }),
 });

@@ -1,25 +1,124 @@
-import { and, eq, lt } from "drizzle-orm";
+import { and, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { deliveries } from "../../db/schema";
-import type { MessagingProvider } from "../messaging/provider";
-import { recordSent, releaseDelivery } from "./record-delivery";
+import { campaigns, deliveries } from "../../db/schema";
+import type { LookupResult, MessagingProvider, Receipt } from "../messaging/provider";
+import { getSettings } from "../settings/get-settings";
+import { buildMessage } from "./build-message";
+import { outcomeUnknownError, recordFailure, recordSent, sendRetrySchedule } from "./record-delivery";
 
 export const deliveryKey = (campaignId: string, groupId: string) => `${campaignId}:${groupId}`;
 
+/** Campaign ids hold no colon: the key splits back at the first one. */
+export const parseDeliveryKey = (key: string) => {
+  const i = key.indexOf(":");
+  return i > 0 ? { campaignId: key.slice(0, i), groupId: key.slice(i + 1) } : null;
+};
+
+/** Negative look-ups, `reconcileAfterMs` apart, before a send whose outcome is unknown goes again. */
+export const negativeLookupsBeforeResend = 2;
+
 /**
- * Deliveries left `sending` by a worker that died: ask the provider whether the message went out
- * (by its delivery key) before anything is sent again.
+ * Deliveries whose outcome is unknown: `sending` rows whose lease expired, either because their
+ * answer was lost (recordUnknown gave them a lease of provider.reconcileAfterMs) or because the worker
+ * died mid-send. Nothing is sent again before the provider was asked (CONTRACT.md §3, §5):
+ * - found → sent;
+ * - `absent` (the platform's log is authoritative: the simulator, or no POST was ever made) → pending;
+ * - `not_found` → looked up again `reconcileAfterMs` later; after two negative look-ups that far
+ *   apart, pending again (resent), unless the retries are used up;
+ * - `unsearchable` (a voice note, media without caption on a gateway that ignores our ids) → never
+ *   resent automatically: `failed` "outcome unknown", for a person to send again from the dashboard.
+ * A look-up is made no earlier than `reconcileAfterMs` after the attempt started (the gateway may
+ * still be sending). The provider cannot answer → left for the next step.
  */
 export async function reconcileInFlight(db: Db, provider: MessagingProvider, campaignId: string, now: Date) {
   const stale = await db
     .select()
     .from(deliveries)
     .where(and(eq(deliveries.campaignId, campaignId), eq(deliveries.state, "sending"), lt(deliveries.leaseUntil, now)));
+  if (stale.length === 0) return 0;
+  const [c] = await db.select().from(campaigns).where(eq(campaigns.id, campaignId));
+  if (!c) return 0;
+  const settings = await getSettings(db, c.tenantId);
+  const wait = provider.reconcileAfterMs;
   for (const d of stale) {
-    const receipt = await provider.findSent(d.channelId, deliveryKey(campaignId, d.groupId)).catch(() => undefined);
-    if (receipt === undefined) continue; // the provider cannot say now: leave it for the next step
-    if (receipt) await recordSent(db, d, receipt.messageId, receipt.sentAt);
-    else await releaseDelivery(db, d.id, now);
+    const since = d.outcomeUnknownSince ?? d.updatedAt ?? now;
+    const lookAt = new Date(since.getTime() + wait);
+    if (wait > 0 && lookAt > now) {
+      // A worker died right after sending: give the gateway its time before the first look.
+      await db
+        .update(deliveries)
+        .set({ leaseUntil: lookAt, outcomeUnknownSince: since, error: d.error ?? `${outcomeUnknownError}: the worker stopped mid-send` })
+        .where(and(eq(deliveries.id, d.id), eq(deliveries.state, "sending")));
+      continue;
+    }
+    const message = buildMessage(c, d, settings);
+    let result: LookupResult;
+    try {
+      result = await provider.findSent({ channelId: d.channelId, groupId: d.groupId, deliveryKey: message.deliveryKey, content: message.content, since });
+    } catch {
+      continue; // the provider cannot say now: leave it for the next step
+    }
+    switch (result.kind) {
+      case "sent":
+        await recordSent(db, d, result.receipt.messageId, result.receipt.sentAt);
+        break;
+      case "absent":
+        await backToPending(db, d.id, now, false);
+        break;
+      case "unsearchable":
+        await recordFailure(db, d, outcomeUnknownError, false, now, { countsInStreak: false });
+        break;
+      case "not_found": {
+        const lookups = d.lookups + 1;
+        if (lookups < negativeLookupsBeforeResend) {
+          await db
+            .update(deliveries)
+            .set({ lookups, leaseUntil: new Date(now.getTime() + Math.max(wait, 1000)), outcomeUnknownSince: since })
+            .where(and(eq(deliveries.id, d.id), eq(deliveries.state, "sending")));
+        } else if (d.attempts > sendRetrySchedule().length) {
+          // Looked for twice, not there, and no retry left: a person decides.
+          await recordFailure(db, d, outcomeUnknownError, false, now, { countsInStreak: false });
+        } else {
+          await backToPending(db, d.id, now, true);
+        }
+        break;
+      }
+    }
   }
   return stale.length;
+}
+
+/**
+ * Back to pending for a new attempt. `counted`: the lost attempt counts against the retries (it was
+ * made, only not found); otherwise (it never reached the platform) it does not.
+ */
+async function backToPending(db: Db, id: number, at: Date, counted: boolean) {
+  await db
+    .update(deliveries)
+    .set({
+      state: "pending",
+      attempts: counted ? deliveries.attempts : sql`greatest(${deliveries.attempts} - 1, 0)`,
+      leaseUntil: null,
+      notBefore: null,
+      outcomeUnknownSince: null,
+      lookups: 0,
+      updatedAt: at,
+    })
+    .where(and(eq(deliveries.id, id), eq(deliveries.state, "sending")));
+}
+
+/**
+ * `message_sent` from the provider (a gateway's `send.message` matched to one of our sends): the
+ * delivery is sent, whatever its answer became. Only rows still `sending` move (recordSent's guard).
+ */
+export async function recordSentFromEvent(db: Db, receipts: Receipt[], at: Date) {
+  for (const r of receipts) {
+    const key = parseDeliveryKey(r.deliveryKey);
+    if (!key) continue;
+    const [d] = await db
+      .select({ id: deliveries.id, campaignId: deliveries.campaignId, channelId: deliveries.channelId })
+      .from(deliveries)
+      .where(and(eq(deliveries.campaignId, key.campaignId), eq(deliveries.groupId, key.groupId), eq(deliveries.state, "sending")));
+    if (d && d.channelId === r.channelId) await recordSent(db, d, r.messageId, at);
+  }
 }

@@ -1,7 +1,7 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { asyncCommit, pgErrorCode } from "../../db/errors";
 import type { Db } from "../../db/client";
-import { campaigns, deliveries } from "../../db/schema";
+import { campaigns, channels as channelsTable, deliveries } from "../../db/schema";
 import { recordProgressEvent } from "./campaign-events";
 
 /** Retry delays of a failed send (CONTRACT.md: about 2 s and 10 s; SEND_RETRY_SCHEDULE overrides, in ms). */
@@ -86,9 +86,11 @@ export async function recordFailure(
   error: string,
   transient: boolean,
   at: Date,
+  options: { countsInStreak?: boolean } = {},
 ): Promise<number> {
   const schedule = sendRetrySchedule();
   const retryIn = transient ? schedule[d.attempts - 1] : undefined;
+  const inStreak = options.countsInStreak ?? true;
   return db.transaction(async (tx) => {
     await tx.execute(asyncCommit);
     const moved = await tx
@@ -105,9 +107,14 @@ export async function recordFailure(
     // its own included, counts in the channel's auto-pause streak: it is the same channel.
     const countsAsGroup = retryIn === undefined && !moved[0].isMonitoring;
     const streak = sql`jsonb_set(${campaigns.failureStreaks}, array[${d.channelId}::text], to_jsonb(coalesce((${campaigns.failureStreaks} ->> ${d.channelId}::text)::int, 0) + 1))`;
+    const streakSet = inStreak ? { failureStreaks: streak } : {};
+    if (!countsAsGroup && !inStreak) {
+      const [c] = await tx.select().from(campaigns).where(eq(campaigns.id, d.campaignId));
+      return Number((c.failureStreaks as Record<string, number>)[d.channelId] ?? 0);
+    }
     const [c] = await tx
       .update(campaigns)
-      .set(countsAsGroup ? { failed: sql`${campaigns.failed} + 1`, failureStreaks: streak } : { failureStreaks: streak })
+      .set(countsAsGroup ? { failed: sql`${campaigns.failed} + 1`, ...streakSet } : streakSet)
       .where(eq(campaigns.id, d.campaignId))
       .returning();
     if (countsAsGroup) await recordProgressEvent(tx, c, at);
@@ -121,4 +128,74 @@ export async function releaseDelivery(db: Db, id: number, at: Date) {
     .update(deliveries)
     .set({ state: "pending", attempts: sql`greatest(${deliveries.attempts} - 1, 0)`, leaseUntil: null, updatedAt: at })
     .where(and(eq(deliveries.id, id), eq(deliveries.state, "sending")));
+}
+
+/** The final error of a delivery whose outcome stayed unknown (shown in the dashboard; "Enviar novamente"). */
+export const outcomeUnknownError = "outcome unknown";
+
+/**
+ * The answer to this send was lost: it may have gone out. It stays `sending` (never resent within the
+ * attempt) under a lease of `lookAfterMs`; when the lease expires reconcileInFlight looks it up.
+ * Counts in the channel's failure streak (a gateway that never answers must not burn every group).
+ */
+export async function recordUnknown(
+  db: Db,
+  d: { id: number; campaignId: string; channelId: string; updatedAt: Date | null },
+  reason: string,
+  lookAfterMs: number,
+  at: Date,
+): Promise<number> {
+  return db.transaction(async (tx) => {
+    const moved = await tx
+      .update(deliveries)
+      .set({
+        leaseUntil: new Date(at.getTime() + lookAfterMs),
+        // The attempt started when it was claimed.
+        outcomeUnknownSince: d.updatedAt ?? at,
+        lookups: 0,
+        error: `${outcomeUnknownError}: ${reason}`.slice(0, 500),
+      })
+      .where(and(eq(deliveries.id, d.id), eq(deliveries.state, "sending")))
+      .returning({ id: deliveries.id });
+    if (moved.length === 0) return 0;
+    const streak = sql`jsonb_set(${campaigns.failureStreaks}, array[${d.channelId}::text], to_jsonb(coalesce((${campaigns.failureStreaks} ->> ${d.channelId}::text)::int, 0) + 1))`;
+    const [c] = await tx.update(campaigns).set({ failureStreaks: streak }).where(eq(campaigns.id, d.campaignId)).returning();
+    return Number((c.failureStreaks as Record<string, number>)[d.channelId] ?? 0);
+  });
+}
+
+/** Rate-limit slow-down (docs/dispatch.md): base step, cap and quiet period, from SEND_SLOWDOWN_MS (default 5 s). */
+export function slowdownConfig() {
+  const n = Number(process.env.SEND_SLOWDOWN_MS ?? 5000);
+  const base = Number.isFinite(n) && n >= 0 ? n : 5000;
+  return { baseMs: base, capMs: base * 32, quietMs: base * 60 };
+}
+
+/** The platform signalled a rate limit on this channel: its extra pause doubles (from the base, up to the cap). */
+export async function slowDownChannel(db: Db, channelId: string, at: Date) {
+  const { baseMs, capMs } = slowdownConfig();
+  await db
+    .update(channelsTable)
+    .set({ slowdownMs: sql`least(${capMs}::int, greatest(${baseMs}::int, ${channelsTable.slowdownMs} * 2))`, slowdownAt: at })
+    .where(eq(channelsTable.id, channelId));
+}
+
+/** The largest extra pause of these channels now; one quiet for the quiet period is back to normal. */
+export async function channelSlowdownMs(db: Db, channelIds: string[], now: Date): Promise<number> {
+  if (channelIds.length === 0) return 0;
+  const { quietMs } = slowdownConfig();
+  const rows = await db
+    .select({ id: channelsTable.id, ms: channelsTable.slowdownMs, at: channelsTable.slowdownAt })
+    .from(channelsTable)
+    .where(inArray(channelsTable.id, channelIds));
+  let max = 0;
+  for (const r of rows) {
+    if (r.ms <= 0) continue;
+    if (!r.at || now.getTime() - r.at.getTime() > quietMs) {
+      await db.update(channelsTable).set({ slowdownMs: 0, slowdownAt: null }).where(and(eq(channelsTable.id, r.id), eq(channelsTable.slowdownMs, r.ms)));
+      continue;
+    }
+    max = Math.max(max, r.ms);
+  }
+  return max;
 }

@@ -1,13 +1,13 @@
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries } from "../../db/schema";
-import { ProviderUnavailableError, type MessagingProvider, type OutboundMessage, type SendOutcome } from "../messaging/provider";
+import { ProviderOutcomeUnknownError, ProviderUnavailableError, type MessagingProvider, type OutboundMessage, type SendOutcome } from "../messaging/provider";
 import { getSettings } from "../settings/get-settings";
 import type { Settings } from "../settings/schema";
 import { buildMessage } from "./build-message";
 import { claimDeliveries, deliveryOutlook } from "./claim-deliveries";
 import { planNext, randomPauseMs, type Plan } from "./plan-next";
-import { autoPauseAfterFailures, recordFailure, recordSentMany, releaseDelivery } from "./record-delivery";
+import { autoPauseAfterFailures, channelSlowdownMs, recordFailure, recordSentMany, recordUnknown, releaseDelivery, slowDownChannel } from "./record-delivery";
 import { reconcileInFlight } from "./reconcile";
 import { queueFreeAt } from "./queue";
 import { transition } from "./transition";
@@ -95,11 +95,13 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         const result = await sendBatch(deps, c, settings, plan.batchSize, clock);
         sent = result.sent;
         if (result.autoPaused) break;
-        const pause = randomPauseMs(rates.min_dispatch_rate, rates.max_dispatch_rate, random());
+        // A channel that signalled a rate limit widens the pause of its campaigns (docs/dispatch.md).
+        const slowdown = await channelSlowdownMs(db, result.channelIds, clock());
+        const pause = randomPauseMs(rates.min_dispatch_rate, rates.max_dispatch_rate, random()) + slowdown;
         next = new Date(clock().getTime() + pause);
         // Nothing left: finish right away rather than after the pacing pause.
         const [after] = await db.select().from(campaigns).where(eq(campaigns.id, campaignId));
-        if (after.total - after.sent - after.failed === 0) next = clock();
+        if (after.total - after.sent - after.failed === 0 && slowdown === 0) next = clock();
         break;
       }
     }
@@ -116,8 +118,9 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
 
 async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, settings: Settings, size: number, clock: () => Date) {
   const batch = await claimDeliveries(deps.db, c.id, size, clock());
-  if (batch.length === 0) return { sent: 0, autoPaused: false };
-  const result = await sendClaimed(deps, c, settings, batch, clock);
+  if (batch.length === 0) return { sent: 0, autoPaused: false, channelIds: [] as string[] };
+  const channelIds = [...new Set(batch.map((d) => d.channelId))];
+  const result = { ...(await sendClaimed(deps, c, settings, batch, clock)), channelIds };
   // The monitoring copy is claimed alone and sent (and recorded) before any segment group. It is not one
   // of the campaign's groups, so it takes no slot of dispatches_per_loop: once it is out, the same loop
   // goes on with the segment's groups (none are claimed while it is backing off for a retry).
@@ -125,7 +128,7 @@ async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, s
   const groups = await claimDeliveries(deps.db, c.id, size, clock());
   if (groups.length === 0) return result;
   const more = await sendClaimed(deps, c, settings, groups, clock);
-  return { sent: result.sent + more.sent, autoPaused: more.autoPaused };
+  return { sent: result.sent + more.sent, autoPaused: more.autoPaused, channelIds: [...new Set([...channelIds, ...groups.map((d) => d.channelId)])] };
 }
 
 async function sendClaimed(
@@ -161,7 +164,17 @@ async function sendClaimed(
       await releaseDelivery(db, d.id, now);
       continue;
     }
-    const streak = await recordFailure(db, d, o.error.message, o.error.transient, now);
+    let streak: number;
+    if (o.error instanceof ProviderOutcomeUnknownError) {
+      // Maybe sent: never resent in this attempt; looked up (or settled by a platform event) later.
+      streak = await recordUnknown(db, d, o.error.message, provider.reconcileAfterMs, now);
+    } else if (o.error.rateLimited) {
+      // Not a broken channel, a busy one: slow it down, retry on the schedule, no auto-pause streak.
+      await slowDownChannel(db, d.channelId, now);
+      streak = await recordFailure(db, d, o.error.message, o.error.transient, now, { countsInStreak: false });
+    } else {
+      streak = await recordFailure(db, d, o.error.message, o.error.transient, now);
+    }
     if (streak >= autoPauseAfterFailures) {
       // A broken channel must not burn through every group: pause (the rest of this loop was already answered).
       await transition(db, c.id, ["sending"], "paused", now, { pauseReason: "send_errors" });

@@ -26,11 +26,15 @@ export class EvolutionHttpError extends Error {
   }
 }
 
-/** No answer (connection refused, reset, time-out): for a send, its outcome is unknown. */
+/**
+ * No answer. `notSent`: the request never reached the gateway (connection refused, no such host), so
+ * a send did not happen; otherwise (time-out, reset after the request was written) a send's outcome is unknown.
+ */
 export class EvolutionUnreachableError extends Error {
   constructor(
     message: string,
     readonly timedOut: boolean,
+    readonly notSent = false,
   ) {
     super(message);
     this.name = "EvolutionUnreachableError";
@@ -94,9 +98,12 @@ export class EvolutionClient {
       text = await res.text();
     } catch (err) {
       const timedOut = (err as Error)?.name === "TimeoutError" || (err as Error)?.name === "AbortError";
+      const code = String(((err as { cause?: { code?: unknown } })?.cause?.code ?? ""));
+      const notSent = !timedOut && ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"].includes(code);
       throw new EvolutionUnreachableError(
-        timedOut ? `Evolution API did not answer ${url.pathname} within ${timeoutMs} ms` : `Evolution API unreachable (${(err as Error).message})`,
+        timedOut ? `Evolution API did not answer ${url.pathname} within ${timeoutMs} ms` : `Evolution API unreachable (${(err as Error).message}${code ? ` ${code}` : ""})`,
         timedOut,
+        notSent,
       );
     }
     let parsed: unknown = undefined;

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { and, eq, isNotNull, ne } from "drizzle-orm";
+import { and, desc, eq, inArray, isNotNull, isNull, ne, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { evolutionInstances, evolutionMessages } from "../../db/schema";
 import { groupIdPattern } from "../channels/group-id";
@@ -7,6 +7,7 @@ import { carouselFallback } from "./carousel-fallback";
 import { EvolutionClient, EvolutionHttpError, EvolutionUnreachableError, evolutionErrorText } from "./evolution-client";
 import {
   ProviderEvents,
+  ProviderOutcomeUnknownError,
   ProviderSendError,
   ProviderUnavailableError,
   sendEach,
@@ -17,7 +18,9 @@ import {
   type PairingOptions,
   type ProviderListener,
   type ProviderGroup,
+  type LookupResult,
   type Receipt,
+  type SentLookup,
   type SendReceipt,
 } from "./provider";
 
@@ -33,18 +36,18 @@ export interface EvolutionOptions {
   groupsTimeoutMs?: number;
   /** How long a pairing code request waits for the logged-out session to reach `close` (default 15 s). */
   closeWaitMs?: number;
-  /** Attempts of one send whose outcome stayed unknown (each one reconciled first). Default 2. */
-  sendAttempts?: number;
   backoffMs?: number;
+  /** A lost answer is looked up this long after the attempt (EVOLUTION_RECONCILE_AFTER_SECONDS). Default 300 s. */
+  reconcileAfterMs?: number;
 }
 
 /** The events we ask the gateway for (Evolution's names; its webhook bodies name them in lower-case dotted form). */
-export const evolutionWebhookEvents = ["CONNECTION_UPDATE", "QRCODE_UPDATED", "MESSAGES_UPDATE", "LOGOUT_INSTANCE", "REMOVE_INSTANCE"];
+export const evolutionWebhookEvents = ["CONNECTION_UPDATE", "QRCODE_UPDATED", "MESSAGES_UPDATE", "SEND_MESSAGE", "LOGOUT_INSTANCE", "REMOVE_INSTANCE"];
 
-/** One message part as Evolution sends it: the endpoint and its body (without number/options). */
-type Part = { endpoint: "sendText" | "sendMedia" | "sendWhatsAppAudio"; body: Record<string, unknown>; text: string };
+/** One message part as Evolution sends it: the endpoint and its body (without number/options), its kind and text. */
+type Part = { endpoint: "sendText" | "sendMedia" | "sendWhatsAppAudio"; kind: "text" | "image" | "video" | "document" | "audio"; body: Record<string, unknown>; text: string };
 
-interface EvolutionMessageRecord {
+export interface EvolutionMessageRecord {
   key?: { id?: string; remoteJid?: string; fromMe?: boolean };
   messageTimestamp?: number | string;
 }
@@ -81,8 +84,6 @@ function sendableGroups(list: unknown): ProviderGroup[] {
     .map((g) => ({ id_group: g.id, name: g.subject ?? "", ...(g.announce === true ? { adminsOnly: true } : {}) }));
 }
 
-const connectionClosed = /connection closed|not connected|is not connected|instance.*(does not exist|not found)|closed/i;
-
 /**
  * Evolution API v2 behind the provider interface: one Evolution instance per channel (named after the
  * channel id), pairing by QR code or pairing code, groups cached (fetchAllGroups is slow and
@@ -94,6 +95,8 @@ export class EvolutionProvider implements MessagingProvider {
   /** Baileys cannot send carousels or buttons to groups, nor forward with our bookkeeping: the service plans around it. */
   /** …nor report acks and reads of group messages (Baileys' message-receipt.update is not forwarded). */
   readonly capabilities = { carousel: false, forward: false, linkPreview: true, mentionAll: true, receipts: false };
+  readonly reconcileAfterMs: number;
+  private versionProbe: Promise<string | null> | undefined;
   private readonly client: EvolutionClient;
   private readonly events = new ProviderEvents("evolution");
   private groupFetches = new Map<string, Promise<ProviderGroup[]>>();
@@ -103,6 +106,7 @@ export class EvolutionProvider implements MessagingProvider {
     private readonly db: Db,
     private readonly opts: EvolutionOptions,
   ) {
+    this.reconcileAfterMs = opts.reconcileAfterMs ?? 300_000;
     this.client = new EvolutionClient({ baseUrl: opts.apiUrl, apiKey: opts.apiKey, timeoutMs: opts.timeoutMs, retries: opts.retries, backoffMs: opts.backoffMs });
   }
 
@@ -441,27 +445,48 @@ export class EvolutionProvider implements MessagingProvider {
     const linkPreview = message.linkPreview !== false;
     switch (c.type) {
       case "text":
-        return [{ endpoint: "sendText", body: { text: c.text, linkPreview }, text: c.text }];
+        return [{ endpoint: "sendText", kind: "text", body: { text: c.text, linkPreview }, text: c.text }];
       case "audio":
-        // A voice note: Evolution has no caption for it.
-        return [{ endpoint: "sendWhatsAppAudio", body: { audio: c.mediaUrl }, text: "" }];
+        // A voice note: Evolution has no caption for it (and drops mentionsEveryOne).
+        return [{ endpoint: "sendWhatsAppAudio", kind: "audio", body: { audio: c.mediaUrl }, text: "" }];
       case "image":
       case "video":
       case "document":
         return [
           {
             endpoint: "sendMedia",
-            body: { mediatype: c.type, media: c.mediaUrl, caption: c.caption, ...(c.type === "document" && c.fileName ? { fileName: c.fileName } : {}) },
+            kind: c.type,
+            // Evolution derives the mimetype from fileName only: always send one with the real extension.
+            body: { mediatype: c.type, media: c.mediaUrl, caption: c.caption, fileName: mediaFileName(c.type, c.mediaUrl, c.fileName) },
             text: c.caption,
           },
         ];
       case "carousel":
         return carouselFallback(c.text, c.cards).map((card) => ({
           endpoint: "sendMedia",
-          body: { mediatype: "image", media: card.mediaUrl, caption: card.caption },
+          kind: "image",
+          body: { mediatype: "image", media: card.mediaUrl, caption: card.caption, fileName: mediaFileName("image", card.mediaUrl) },
           text: card.caption,
         }));
     }
+  }
+
+  /** The gateway's version (`GET /`), asked once; a failed question is asked again next time. */
+  private gatewayVersion(): Promise<string | null> {
+    this.versionProbe ??= this.client
+      .request<{ version?: unknown }>("GET", "/", { retry: true })
+      .then((r) => (typeof r?.version === "string" ? r.version : null))
+      .catch((err) => {
+        this.versionProbe = undefined;
+        throw err;
+      });
+    return this.versionProbe;
+  }
+
+  /** 2.4.0 and later keep our `messageId` for text and media (never for audio); older ones make their own ids. Unknown counts as older. */
+  private async keepsMessageIds(): Promise<boolean> {
+    const version = await this.gatewayVersion().catch(() => null);
+    return version !== null && compareVersions(version, "2.4.0") >= 0;
   }
 
   async send(message: OutboundMessage): Promise<SendReceipt> {
@@ -480,6 +505,11 @@ export class EvolutionProvider implements MessagingProvider {
     return sendEach(this, messages);
   }
 
+  /**
+   * One POST per part, never repeated here: a lost answer is ProviderOutcomeUnknownError and the
+   * dispatch core decides (look-ups, `send.message` events) whether it ever goes again. Parts already
+   * sent (a carousel resent after a part was lost) are skipped.
+   */
   private async sendPart(instanceName: string, message: OutboundMessage, part: number, p: Part): Promise<SendReceipt> {
     const requestedId = requestedMessageId(message.deliveryKey, part);
     const [known] = await this.db
@@ -487,50 +517,56 @@ export class EvolutionProvider implements MessagingProvider {
       .from(evolutionMessages)
       .where(and(eq(evolutionMessages.deliveryKey, message.deliveryKey), eq(evolutionMessages.part, part)));
     if (known?.messageId && known.sentAt) return { messageId: known.messageId, sentAt: known.sentAt };
-    const startedAt = new Date();
-    if (known) {
-      // An earlier attempt never got its answer: ask the gateway before sending again.
-      const found = await this.findOnGateway(instanceName, message.groupId, requestedId, p.text, known.createdAt).catch(() => undefined);
-      if (found === undefined) throw new ProviderSendError(`Evolution API cannot confirm an earlier send to ${message.groupId}; retrying later.`, true);
-      if (found) return this.recordPart(message.deliveryKey, part, found);
-    } else {
-      await this.db
-        .insert(evolutionMessages)
-        .values({ deliveryKey: message.deliveryKey, part, channelId: message.channelId, groupId: message.groupId, requestedId })
-        .onConflictDoNothing();
-    }
+    const idRequested = p.endpoint !== "sendWhatsAppAudio" && (await this.keepsMessageIds());
+    const attemptedAt = new Date();
+    const fingerprint = partFingerprint(p.kind, p.text);
+    await this.db
+      .insert(evolutionMessages)
+      .values({ deliveryKey: message.deliveryKey, part, channelId: message.channelId, groupId: message.groupId, requestedId, fingerprint, idRequested, attemptedAt })
+      .onConflictDoUpdate({ target: [evolutionMessages.deliveryKey, evolutionMessages.part], set: { attemptedAt, idRequested, fingerprint } });
 
-    const body = { number: message.groupId, ...p.body, mentionsEveryOne: message.mentionAll, messageId: requestedId };
-    const attempts = Math.max(1, this.opts.sendAttempts ?? 2);
-    let lastError: Error = new ProviderSendError("not attempted", true);
-    for (let attempt = 0; attempt < attempts; attempt++) {
-      try {
-        const res = await this.client.request<{ key?: { id?: string }; messageTimestamp?: string | number }>(
-          "POST",
-          `/message/${p.endpoint}/${encodeURIComponent(instanceName)}`,
-          { body, retry: false },
-        );
-        const id = res?.key?.id ?? requestedId;
-        return this.recordPart(message.deliveryKey, part, { id, at: timestampOf(res?.messageTimestamp) ?? new Date() });
-      } catch (err) {
-        lastError = err as Error;
-        if (err instanceof EvolutionHttpError && err.status < 500 && err.status !== 429) throw this.sendFailure(err, message);
-        if (err instanceof EvolutionHttpError && err.status === 429) throw new ProviderSendError(err.message, true);
-        // Time-out, lost connection or 5xx: the gateway may have sent it. Look before sending again.
-        const found = await this.findOnGateway(instanceName, message.groupId, requestedId, p.text, startedAt).catch(() => undefined);
-        if (found) return this.recordPart(message.deliveryKey, part, found);
-        if (found === undefined) break; // cannot even look: leave it to the service's retry
-      }
+    const body = { number: message.groupId, ...p.body, mentionsEveryOne: message.mentionAll, ...(idRequested ? { messageId: requestedId } : {}) };
+    try {
+      const res = await this.client.request<{ key?: { id?: string }; messageTimestamp?: string | number }>(
+        "POST",
+        `/message/${p.endpoint}/${encodeURIComponent(instanceName)}`,
+        { body, retry: false },
+      );
+      const id = res?.key?.id ?? (idRequested ? requestedId : undefined);
+      if (!id) throw new ProviderOutcomeUnknownError(`Evolution API accepted the send to ${message.groupId} without a message id.`);
+      return this.recordPart(message.deliveryKey, part, { id, at: timestampOf(res?.messageTimestamp) ?? new Date() });
+    } catch (err) {
+      throw await this.sendFailure(err, message, p);
     }
-    throw new ProviderSendError(lastError.message, true);
   }
 
-  /** A 4xx answer to a send: offline instance → unavailable (released, retried later); otherwise refused. */
-  private sendFailure(err: EvolutionHttpError, message: OutboundMessage) {
+  /**
+   * What a failed POST means (CONTRACT.md §5, docs/evolution.md): Evolution answers 400 with the error
+   * text for failures that did not send, so the text decides transient / permanent; 401/403/404 and a
+   * closed connection make the channel unavailable; a 500 of media preparation did not send; a lost
+   * answer or any other 5xx is unknown.
+   */
+  private async sendFailure(err: unknown, message: OutboundMessage, p: Part): Promise<Error> {
+    if (err instanceof ProviderOutcomeUnknownError || err instanceof ProviderSendError || err instanceof ProviderUnavailableError) return err;
+    if (err instanceof EvolutionUnreachableError) {
+      return err.notSent ? new ProviderUnavailableError(err.message) : new ProviderOutcomeUnknownError(err.message);
+    }
+    if (!(err instanceof EvolutionHttpError)) return new ProviderOutcomeUnknownError(err instanceof Error ? err.message : String(err));
     if (err.status === 401 || err.status === 403) return new ProviderUnavailableError(`Evolution API refused our API key: ${err.message}`);
     if (isLostInstance(err)) void this.recreate(message.channelId).catch((e) => console.error(`[evolution] could not create ${message.channelId} again`, e));
-    if (err.status === 404 || connectionClosed.test(err.message)) return new ProviderUnavailableError(`Channel ${message.channelId} is not connected: ${err.message}`);
-    return new ProviderSendError(err.message, false);
+    if (err.status === 404) return new ProviderUnavailableError(`Channel ${message.channelId} has no instance on the gateway: ${err.message}`);
+    if (err.status >= 500) {
+      // sendMedia / sendWhatsAppAudio fail with 500 while preparing the media (download, ffmpeg): nothing went out.
+      if (err.status === 500 && p.endpoint !== "sendText") return new ProviderSendError(`Media preparation failed (not sent): ${err.message}`, true);
+      return new ProviderOutcomeUnknownError(err.message);
+    }
+    const kind = classifySendError(err.message);
+    if (kind === "closed") {
+      const status = await this.getStatus(message.channelId).catch(() => "disconnected" as const);
+      return status === "connected" ? new ProviderSendError(err.message, true) : new ProviderUnavailableError(`Channel ${message.channelId} is not connected: ${err.message}`);
+    }
+    if (kind === "rate_limited") return new ProviderSendError(err.message, true, { rateLimited: true });
+    return new ProviderSendError(err.message, kind === "transient");
   }
 
   private async recordPart(deliveryKey: string, part: number, found: { id: string; at: Date }): Promise<SendReceipt> {
@@ -542,43 +578,100 @@ export class EvolutionProvider implements MessagingProvider {
   }
 
   /**
-   * /chat/findMessages: by the message id we asked for; failing that (a gateway that ignores
-   * `messageId`), by our own recent messages in the group carrying the same text.
-   * Returns null when it was not sent, throws when the gateway cannot answer.
+   * /chat/findMessages for one unsettled part: by the id we asked for (kept by gateways ≥ 2.4.0), else
+   * by our own messages in the group since the first attempt whose content fingerprint matches,
+   * leaving out gateway ids another part already claimed. Null: not (yet) there. Throws when the
+   * gateway cannot answer.
    */
-  private async findOnGateway(instanceName: string, groupId: string, requestedId: string, text: string, since: Date) {
+  private async findOnGateway(instanceName: string, row: typeof evolutionMessages.$inferSelect) {
     const path = `/chat/findMessages/${encodeURIComponent(instanceName)}`;
-    const byId = await this.client.request<unknown>("POST", path, { body: { where: { key: { id: requestedId } }, page: 1, offset: 10 }, retry: true });
-    const hit = records(byId).find((r) => r.key?.id === requestedId);
-    if (hit) return { id: requestedId, at: timestampOf(hit.messageTimestamp) ?? new Date() };
-    if (!text) return null;
-    const recent = await this.client.request<unknown>("POST", path, { body: { where: { key: { remoteJid: groupId, fromMe: true } }, page: 1, offset: 50 }, retry: true });
-    const sinceSeconds = Math.floor(since.getTime() / 1000) - 5;
-    const same = records(recent).find(
-      (r) => r.key?.id && (Number(r.messageTimestamp) || 0) >= sinceSeconds && messageText(r) === text,
+    if (row.idRequested) {
+      const byId = await this.client.request<unknown>("POST", path, { body: { where: { key: { id: row.requestedId } }, page: 1, offset: 10 }, retry: true });
+      const hit = records(byId).find((r) => r.key?.id === row.requestedId);
+      if (hit) return { id: row.requestedId, at: timestampOf(hit.messageTimestamp) ?? new Date() };
+    }
+    if (!row.fingerprint) return null;
+    const recent = await this.client.request<unknown>("POST", path, { body: { where: { key: { remoteJid: row.groupId, fromMe: true } }, page: 1, offset: 100 }, retry: true });
+    const sinceSeconds = Math.floor(row.createdAt.getTime() / 1000) - 5;
+    const candidates = records(recent).filter(
+      (r) => r.key?.id && r.key.fromMe !== false && (Number(r.messageTimestamp) || 0) >= sinceSeconds && recordFingerprint(r) === row.fingerprint,
     );
-    return same?.key?.id ? { id: same.key.id, at: timestampOf(same.messageTimestamp) ?? new Date() } : null;
+    if (candidates.length === 0) return null;
+    const claimed = await this.claimedIds(candidates.map((r) => r.key!.id!), row);
+    const free = candidates.filter((r) => !claimed.has(r.key!.id!)).sort((a, b) => Number(a.messageTimestamp) - Number(b.messageTimestamp));
+    return free[0] ? { id: free[0].key!.id!, at: timestampOf(free[0].messageTimestamp) ?? new Date() } : null;
   }
 
-  async findSent(channelId: string, deliveryKey: string): Promise<SendReceipt | null> {
+  /** Gateway ids already recorded for another delivery (or part): never claimed twice. */
+  private async claimedIds(ids: string[], own: { deliveryKey: string; part: number }) {
+    const rows = await this.db
+      .select({ messageId: evolutionMessages.messageId, deliveryKey: evolutionMessages.deliveryKey, part: evolutionMessages.part })
+      .from(evolutionMessages)
+      .where(inArray(evolutionMessages.messageId, ids));
+    return new Set(rows.filter((r) => r.deliveryKey !== own.deliveryKey || r.part !== own.part).map((r) => r.messageId!));
+  }
+
+  async findSent(lookup: SentLookup): Promise<LookupResult> {
     const rows = await this.db
       .select()
       .from(evolutionMessages)
-      .where(and(eq(evolutionMessages.deliveryKey, deliveryKey), eq(evolutionMessages.channelId, channelId)))
+      .where(and(eq(evolutionMessages.deliveryKey, lookup.deliveryKey), eq(evolutionMessages.channelId, lookup.channelId)))
       .orderBy(evolutionMessages.part);
-    if (rows.length === 0) return null; // a row is written before every first attempt
-    const { instanceName } = await this.instance(channelId);
-    let last: SendReceipt | null = null;
-    for (const row of rows) {
-      if (row.messageId && row.sentAt) {
-        last = { messageId: row.messageId, sentAt: row.sentAt };
-        continue;
-      }
-      const found = await this.findOnGateway(instanceName, row.groupId, row.requestedId, "", row.createdAt);
-      if (!found) return null; // this part never went out: the delivery is resent (sent parts are skipped)
-      last = await this.recordPart(deliveryKey, row.part, found);
+    if (rows.length === 0) return { kind: "absent" }; // a row is written before every POST
+    const unsettled = rows.filter((r) => !(r.messageId && r.sentAt));
+    if (unsettled.some((r) => !r.fingerprint && !r.idRequested)) return { kind: "unsearchable" };
+    const { instanceName } = await this.instance(lookup.channelId);
+    for (const row of unsettled) {
+      const found = await this.findOnGateway(instanceName, row);
+      if (!found) return { kind: "not_found" }; // a resend skips the parts that are out
+      await this.recordPart(row.deliveryKey, row.part, found);
+      row.messageId = found.id;
+      row.sentAt = found.at;
     }
-    return last;
+    const last = rows[rows.length - 1];
+    return { kind: "sent", receipt: { messageId: last.messageId!, sentAt: last.sentAt! } };
+  }
+
+  /**
+   * `send.message`: the gateway sent a message. If it is one of ours whose answer we have not got (by
+   * the id we asked for, else by group + content fingerprint, the latest attempt first), that part is
+   * settled; once every part of the delivery is, `message_sent` tells the dispatch core.
+   */
+  private async sentEvent(channelId: string, data: Record<string, unknown>, at: Date) {
+    const r = data as EvolutionMessageRecord;
+    const id = r.key?.id;
+    const groupId = r.key?.remoteJid;
+    if (!id || !groupId || r.key?.fromMe === false) return;
+    const [already] = await this.db.select({ k: evolutionMessages.deliveryKey }).from(evolutionMessages).where(eq(evolutionMessages.messageId, id)).limit(1);
+    if (already) return;
+    const fingerprint = recordFingerprint(r);
+    const [part] = await this.db
+      .select()
+      .from(evolutionMessages)
+      .where(
+        and(
+          eq(evolutionMessages.channelId, channelId),
+          eq(evolutionMessages.groupId, groupId),
+          isNull(evolutionMessages.messageId),
+          or(
+            and(eq(evolutionMessages.idRequested, true), eq(evolutionMessages.requestedId, id)),
+            fingerprint ? eq(evolutionMessages.fingerprint, fingerprint) : undefined,
+          ),
+        ),
+      )
+      .orderBy(desc(evolutionMessages.attemptedAt))
+      .limit(1);
+    if (!part) return;
+    const sentAt = timestampOf(r.messageTimestamp) ?? at;
+    await this.recordPart(part.deliveryKey, part.part, { id, at: sentAt });
+    const rest = await this.db
+      .select({ part: evolutionMessages.part, messageId: evolutionMessages.messageId })
+      .from(evolutionMessages)
+      .where(eq(evolutionMessages.deliveryKey, part.deliveryKey))
+      .orderBy(evolutionMessages.part);
+    if (rest.some((x) => !x.messageId)) return;
+    // The delivery's receipt is its last part (what send() answers).
+    await this.events.emit({ type: "message_sent", receipts: [{ channelId, deliveryKey: part.deliveryKey, messageId: rest[rest.length - 1].messageId! }], at: sentAt });
   }
 
   /**
@@ -590,9 +683,8 @@ export class EvolutionProvider implements MessagingProvider {
     let version: string | null = null;
     let reachable = false;
     try {
-      const root = await this.client.request<{ version?: unknown }>("GET", "/", { retry: false });
+      version = await this.gatewayVersion();
       reachable = true;
-      version = typeof root?.version === "string" ? root.version : null;
     } catch (err) {
       warnings.push(`Evolution API at ${this.opts.apiUrl} cannot be reached: ${(err as Error).message}. Channels cannot pair or send until it answers.`);
     }
@@ -645,6 +737,8 @@ export class EvolutionProvider implements MessagingProvider {
       await this.applyState(channelId, "close", at);
     } else if (event === "messages.update" && data) {
       await this.receipts(channelId, Array.isArray(data) ? data : [data], at);
+    } else if (event === "send.message" && data) {
+      for (const d of Array.isArray(data) ? data : [data]) await this.sentEvent(channelId, d, new Date());
     }
     return true;
   }
@@ -705,13 +799,66 @@ function records(res: unknown): EvolutionMessageRecord[] {
   return Array.isArray(r) ? (r as EvolutionMessageRecord[]) : [];
 }
 
-function messageText(r: EvolutionMessageRecord): string {
-  const m = (r as { message?: Record<string, { text?: string; caption?: string } | string> }).message ?? {};
-  if (typeof m.conversation === "string") return m.conversation;
-  for (const v of Object.values(m)) {
-    if (v && typeof v === "object" && (v.text ?? v.caption)) return (v.text ?? v.caption) as string;
+/** Evolution's stored message types → our content kinds. */
+const recordKinds: Record<string, string> = {
+  conversation: "text",
+  extendedTextMessage: "text",
+  imageMessage: "image",
+  videoMessage: "video",
+  documentMessage: "document",
+  documentWithCaptionMessage: "document",
+  audioMessage: "audio",
+};
+
+/** The fingerprint of what we send: kind + text/caption. Null when there is no text to recognise it by. */
+export function partFingerprint(kind: string, text: string): string | null {
+  if (!text.trim()) return null;
+  return createHash("sha256").update(`${kind}\n${text.trim()}`).digest("hex");
+}
+
+/** The same fingerprint of a message the gateway stored (findMessages record or `send.message` data). */
+export function recordFingerprint(r: EvolutionMessageRecord): string | null {
+  const m = (r as { message?: Record<string, unknown> }).message ?? {};
+  for (const [key, value] of Object.entries(m)) {
+    const kind = recordKinds[key];
+    if (!kind) continue;
+    if (typeof value === "string") return partFingerprint(kind, value);
+    let v = value as { text?: string; caption?: string; message?: { documentMessage?: { caption?: string } } } | null;
+    if (key === "documentWithCaptionMessage") v = v?.message?.documentMessage ?? null;
+    return partFingerprint(kind, String(v?.text ?? v?.caption ?? ""));
   }
-  return "";
+  return null;
+}
+
+/** Default extensions when neither `file_name` nor the URL's path carries one (docs/evolution.md). */
+const defaultExtensions = { image: "jpg", video: "mp4", document: "pdf" } as const;
+const extensionOf = (name: string) => /\.([A-Za-z0-9]{1,10})$/.exec(name)?.[1];
+
+/**
+ * The `fileName` Evolution gets (it derives the mimetype from it alone): the campaign's `file_name`
+ * (given the URL's extension, or the type's default, if it has none); else the URL path's basename
+ * when it has an extension; else `<type>.<default extension>`.
+ */
+export function mediaFileName(type: "image" | "video" | "document", url: string, given?: string): string {
+  let base = "";
+  try {
+    base = decodeURIComponent(new URL(url).pathname.split("/").pop() ?? "");
+  } catch {
+    base = "";
+  }
+  const urlExtension = extensionOf(base);
+  const name = given?.trim();
+  if (name) return extensionOf(name) ? name : `${name}.${urlExtension ?? defaultExtensions[type]}`;
+  if (urlExtension && base.length > urlExtension.length + 1) return base;
+  return `${type}.${defaultExtensions[type]}`;
+}
+
+/** Evolution's 400 texts for a send (EVOLUTION-FACTS.md): what each means for us. */
+export function classifySendError(text: string): "rate_limited" | "transient" | "closed" | "permanent" {
+  if (/rate-?overlimit/i.test(text)) return "rate_limited";
+  if (/connection closed|not connected/i.test(text)) return "closed";
+  if (/timed out|no sessions|media upload failed|\[object Object\]|stream errored|socket/i.test(text)) return "transient";
+  return "permanent";
 }
 
 function timestampOf(value: string | number | undefined): Date | undefined {

@@ -17,6 +17,7 @@ export function createProvider(db: Db): MessagingProvider {
         retries: env.evolution.retries,
         groupsTtlMs: env.evolution.groupsTtlSeconds * 1000,
         groupsTimeoutMs: env.evolution.groupsTimeoutMs,
+        reconcileAfterMs: env.evolution.reconcileAfterSeconds * 1000,
       });
   }
 }

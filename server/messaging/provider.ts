@@ -81,7 +81,9 @@ export interface Receipt {
 export type ProviderEvent =
   | { type: "channel_status"; channelId: string; status: ChannelStatus; at: Date }
   | { type: "message_ack"; receipts: Receipt[]; at: Date }
-  | { type: "message_read"; receipts: Receipt[]; at: Date };
+  | { type: "message_read"; receipts: Receipt[]; at: Date }
+  /** The platform reports a message going out (Evolution's `send.message`): settles a send whose answer was lost. */
+  | { type: "message_sent"; receipts: Receipt[]; at: Date };
 
 export type ProviderListener = (event: ProviderEvent) => Promise<void> | void;
 
@@ -109,8 +111,31 @@ export class ProviderEvents {
   }
 }
 
-/** The outcome of one message of a sendMany call: its receipt or why it failed. */
-export type SendOutcome = { ok: true; receipt: SendReceipt } | { ok: false; error: ProviderSendError | ProviderUnavailableError };
+/**
+ * The outcome of one message of a sendMany call: its receipt, why it failed, or that its answer was
+ * lost (`ProviderOutcomeUnknownError`: it may have gone out; the caller must not send it again before
+ * a look-up says it did not).
+ */
+export type SendOutcome =
+  | { ok: true; receipt: SendReceipt }
+  | { ok: false; error: ProviderSendError | ProviderUnavailableError | ProviderOutcomeUnknownError };
+
+/** What a look-up needs to find a send whose answer was lost (CONTRACT.md §5). */
+export interface SentLookup {
+  channelId: string;
+  groupId: string;
+  deliveryKey: string;
+  content: MessageContent;
+  /** When the attempt whose outcome is unknown started. */
+  since: Date;
+}
+
+/**
+ * A look-up's answer: `sent`; `absent` (never reached the platform: safe to send now); `not_found`
+ * (not seen so far; it may still be going out: look again later); `unsearchable` (the content cannot
+ * be recognised on the platform, e.g. a voice note on a gateway that ignores our ids).
+ */
+export type LookupResult = { kind: "sent"; receipt: SendReceipt } | { kind: "absent" } | { kind: "not_found" } | { kind: "unsearchable" };
 
 /** The platform cannot answer now (offline channel, gateway down): callers answer 503 or retry. */
 export class ProviderUnavailableError extends Error {
@@ -120,37 +145,63 @@ export class ProviderUnavailableError extends Error {
   }
 }
 
-/** The platform refused this one send; `transient` sends may succeed when retried. */
+/**
+ * The platform refused this one send (it did not go out); `transient` sends may succeed when retried.
+ * `rateLimited`: the platform asked us to slow down (the channel's pacing widens).
+ */
 export class ProviderSendError extends Error {
+  readonly rateLimited: boolean;
   constructor(
     message: string,
     readonly transient: boolean,
+    options: { rateLimited?: boolean } = {},
   ) {
     super(message);
     this.name = "ProviderSendError";
+    this.rateLimited = options.rateLimited ?? false;
+  }
+}
+
+/** The answer to a send was lost (time-out, reset after the request went out, 5xx): it may have gone out. */
+export class ProviderOutcomeUnknownError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ProviderOutcomeUnknownError";
   }
 }
 
 // The services (and so the provider) may come from another copy of this module than the caller's.
-recognisedAcrossCopies({ ProviderUnavailableError, ProviderSendError });
+recognisedAcrossCopies({ ProviderUnavailableError, ProviderSendError, ProviderOutcomeUnknownError });
 
 export interface MessagingProvider {
   readonly name: "simulator" | "evolution";
   readonly capabilities: ProviderCapabilities;
+  /**
+   * How long after a lost answer a look-up means something (the platform may still be sending):
+   * unknown outcomes are looked up this long after the attempt, and resent only after two negative
+   * look-ups this far apart. 0: the platform's log is authoritative at once (the simulator).
+   */
+  readonly reconcileAfterMs: number;
   /** Registers a new connection; it starts `connecting` until paired. Returns the provider's reference. */
   createChannel(channel: { id: string; name: string }): Promise<{ ref: string; status: ChannelStatus }>;
   getStatus(channelId: string): Promise<ChannelStatus>;
   /** Throws ProviderUnavailableError when the groups cannot be queried. */
   listGroups(channelId: string): Promise<ProviderGroup[]>;
-  /** Throws ProviderSendError or ProviderUnavailableError. Idempotent per deliveryKey. */
+  /**
+   * Throws ProviderSendError, ProviderUnavailableError or ProviderOutcomeUnknownError. Never sends again
+   * on its own after a lost answer; callers must not rely on any deduplication by deliveryKey.
+   */
   send(message: OutboundMessage): Promise<SendReceipt>;
   /**
    * Sends a loop's messages, in order, one outcome per message (never throws for one message's
    * failure). A gateway that sends one at a time implements it with `sendEach`.
    */
   sendMany(messages: OutboundMessage[]): Promise<SendOutcome[]>;
-  /** Reconciliation after a crash: was this delivery key already sent? */
-  findSent(channelId: string, deliveryKey: string): Promise<SendReceipt | null>;
+  /**
+   * Reconciliation of an unknown outcome (lost answer, crash mid-send): did this delivery go out?
+   * Throws when the platform cannot be asked now.
+   */
+  findSent(lookup: SentLookup): Promise<LookupResult>;
   /**
    * Pairing data for the dashboard; `phoneNumber` (digits with country code) asks for a pairing code
    * to type on the phone instead of scanning the QR code.
@@ -171,7 +222,7 @@ export async function sendEach(provider: Pick<MessagingProvider, "send">, messag
     try {
       outcomes.push({ ok: true, receipt: await provider.send(m) });
     } catch (err) {
-      if (err instanceof ProviderSendError || err instanceof ProviderUnavailableError) outcomes.push({ ok: false, error: err });
+      if (err instanceof ProviderSendError || err instanceof ProviderUnavailableError || err instanceof ProviderOutcomeUnknownError) outcomes.push({ ok: false, error: err });
       else outcomes.push({ ok: false, error: new ProviderSendError(err instanceof Error ? err.message : String(err), true) });
     }
   }

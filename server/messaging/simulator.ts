@@ -13,7 +13,9 @@ import {
   type PairingInfo,
   type ProviderListener,
   type ProviderGroup,
+  type LookupResult,
   type Receipt,
+  type SentLookup,
   type SendOutcome,
   type SendReceipt,
 } from "./provider";
@@ -47,6 +49,7 @@ const isRead = (deliveryKey: string) => createHash("sha256").update(deliveryKey)
 export class SimulatorProvider implements MessagingProvider {
   readonly name = "simulator" as const;
   readonly capabilities = { carousel: true, forward: true, linkPreview: true, mentionAll: true, receipts: true };
+  readonly reconcileAfterMs = 0;
   private readonly events = new ProviderEvents("simulator");
 
   constructor(
@@ -261,9 +264,10 @@ export class SimulatorProvider implements MessagingProvider {
     await this.events.emit({ type: "message_read", receipts: read, at });
   }
 
-  async findSent(channelId: string, deliveryKey: string): Promise<SendReceipt | null> {
+  /** The simulator's log is written in the send's transaction: what is not there never went out. */
+  async findSent({ channelId, deliveryKey }: SentLookup): Promise<LookupResult> {
     const [row] = await this.sentByKey([deliveryKey]);
-    return row && row.channelId === channelId ? { messageId: row.messageId, sentAt: row.sentAt } : null;
+    return row && row.channelId === channelId ? { kind: "sent", receipt: { messageId: row.messageId, sentAt: row.sentAt } } : { kind: "absent" };
   }
 
   /** The durable message log, for the inspection endpoint. */

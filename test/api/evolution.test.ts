@@ -1,12 +1,12 @@
 import { and, eq, isNotNull } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
-import { deliveries, outboxEvents } from "../../db/schema";
+import { channels, deliveries, outboxEvents } from "../../db/schema";
 import { InProcessRunner } from "../../inngest/runner";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
-import { startFakeEvolution, type FakeEvolution } from "../fake-evolution";
+import { evolutionSendErrors, startFakeEvolution, type FakeEvolution } from "../fake-evolution";
 import { expectEnvelope, newTenant, until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
@@ -20,6 +20,8 @@ let api: Api;
 beforeAll(async () => {
   fake = await startFakeEvolution();
   Object.assign(process.env, { MESSAGING_PROVIDER: "evolution", EVOLUTION_API_URL: fake.url, EVOLUTION_API_KEY: fake.apiKey, EVOLUTION_TIMEOUT_MS: "1000", EVOLUTION_RETRIES: "1" });
+  // Unknown outcomes are looked up 1 s after the attempt; retries and the rate-limit slow-down are short.
+  Object.assign(process.env, { EVOLUTION_RECONCILE_AFTER_SECONDS: "1", SEND_RETRY_SCHEDULE: "200,400", SEND_SLOWDOWN_MS: "300" });
   server = await startTestServer();
   process.env.EVOLUTION_WEBHOOK_BASE_URL = server.url;
   const services = await getServices();
@@ -248,6 +250,94 @@ describe("campaigns through Evolution API", () => {
     const sent = fake.messages.filter((m) => m.instance === s.channel);
     expect(sent[0]).toMatchObject({ endpoint: "sendWhatsAppAudio", body: { audio: "https://cdn.example.com/a.ogg" } });
     expect(sent[1]).toMatchObject({ endpoint: "sendMedia", body: { mediatype: "document", media: "https://cdn.example.com/d.pdf", fileName: "catalogo.pdf" } });
+  });
+});
+
+describe("exactly once and the right failures on a gateway that behaves like Evolution", () => {
+  async function segment(count: number) {
+    const id = await connectedChannel();
+    const groups = (await api("GET", `/api/external/list-groups/${id}`)).json.groups.map((g: { id_group: string }) => g.id_group).slice(0, count);
+    const { json } = await api("POST", "/api/external/create-segment", { name: "Seg", id_channel: [id], groups });
+    return { channel: id, segment: json.id_segment as string, groups: groups as string[] };
+  }
+  const finished = (id: string) =>
+    until(() => api("GET", `/api/external/info-campaign/${id}`), (r) => ["completed", "failed"].includes(r.json.status), 20_000);
+  const perGroup = (channel: string) => {
+    const counts = new Map<string, number>();
+    for (const m of fake.messages.filter((x) => x.instance === channel)) counts.set(m.number, (counts.get(m.number) ?? 0) + 1);
+    return counts;
+  };
+
+  it("sends answered after the client's time-out (or never) end with exactly one message per group", async () => {
+    for (const events of [true, false]) {
+      const s = await segment(5);
+      // Two sends accepted by WhatsApp only after our 1 s time-out, one whose answer is dropped.
+      Object.assign(fake.knobs, { slowSends: 2, slowSendMs: 1500, dropAnswers: 1, sendMessageEvents: events });
+      try {
+        const res = await api("POST", "/api/external/create-campaign/message", { name: `Lenta ${events}`, id_segment: s.segment, message: `Aula ao vivo hoje ${events}` });
+        expect(res.status).toBe(201);
+        const info = await finished(res.json.id_campaign);
+        expect(info.json).toMatchObject({ status: "completed", groups: { total: 5, sent: 5, pending: 0, failed: 0 } });
+        await fake.idle();
+        expect([...perGroup(s.channel).entries()].sort()).toEqual([...s.groups].sort().map((g) => [g, 1]));
+        expect(fake.sendRequests.filter((r) => s.groups.includes(r.number))).toHaveLength(5);
+        const rows = await (await getDb()).select().from(deliveries).where(eq(deliveries.campaignId, res.json.id_campaign));
+        const ids = rows.map((d) => d.providerMessageId);
+        expect(new Set(ids).size).toBe(5);
+        expect(ids.every((id) => fake.messages.some((m) => m.id === id))).toBe(true);
+      } finally {
+        fake.knobs.sendMessageEvents = true;
+      }
+    }
+  });
+
+  it("400 rate-overlimit and No sessions are retried and sent, not failed; rate-overlimit slows the channel down", async () => {
+    const s = await segment(4);
+    fake.failSend({ number: s.groups[0], message: evolutionSendErrors.rateOverlimit });
+    fake.failSend({ number: s.groups[1], message: evolutionSendErrors.rateOverlimit });
+    fake.failSend({ number: s.groups[2], message: evolutionSendErrors.noSessions });
+    fake.failSend({ number: s.groups[3], message: evolutionSendErrors.noSessions });
+    const res = await api("POST", "/api/external/create-campaign/message", { name: "Limite", id_segment: s.segment, message: "Oferta relâmpago" });
+    const info = await finished(res.json.id_campaign);
+    expect(info.json.groups).toEqual({ total: 4, sent: 4, pending: 0, failed: 0 });
+    expect(perGroup(s.channel).size).toBe(4);
+    expect([...perGroup(s.channel).values()].every((n) => n === 1)).toBe(true);
+    const [ch] = await (await getDb()).select().from(channels).where(eq(channels.id, s.channel));
+    expect(ch.slowdownMs).toBeGreaterThanOrEqual(300); // doubled per signal from SEND_SLOWDOWN_MS
+    const rows = await (await getDb()).select().from(deliveries).where(eq(deliveries.campaignId, res.json.id_campaign));
+    expect(rows.every((d) => d.attempts === 2)).toBe(true);
+  });
+
+  it("a document without file_name reaches the gateway with a file name and a real mimetype", async () => {
+    const s = await segment(1);
+    const res = await api("POST", "/api/external/create-campaign/message", { name: "Doc", id_segment: s.segment, message: "", message_type: "document", media_url: "https://cdn.example.com/materiais/apostila.pdf" });
+    expect((await finished(res.json.id_campaign)).json.groups.sent).toBe(1);
+    const [m] = fake.messages.filter((x) => x.instance === s.channel);
+    expect(m).toMatchObject({ endpoint: "sendMedia", body: { fileName: "apostila.pdf" }, mimetype: "application/pdf" });
+  });
+
+  it("a voice note whose answer is lost ends failed 'outcome unknown', is not resent, and 'send again' sends it once", async () => {
+    const s = await segment(1);
+    Object.assign(fake.knobs, { loseSends: 1, slowSendMs: 1500 });
+    const res = await api("POST", "/api/external/create-campaign/message", { name: "Áudio", id_segment: s.segment, message: "", message_type: "audio", media_url: "https://cdn.example.com/audio/aviso.ogg" });
+    const info = await finished(res.json.id_campaign);
+    expect(info.json).toMatchObject({ status: "failed", groups: { total: 1, sent: 0, failed: 1 } });
+    const audioPosts = () => fake.sendRequests.filter((r) => r.number === s.groups[0]).length;
+    expect(audioPosts()).toBe(1);
+    const { db, provider } = await getServices();
+    const dashboard = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
+    const [row] = await dashboard.campaigns.deliveries({ id_campaign: res.json.id_campaign });
+    expect(row).toMatchObject({ state: "failed", error: "outcome unknown" });
+
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(audioPosts()).toBe(1); // nothing resent it
+
+    expect(await dashboard.campaigns.resendDelivery({ id_campaign: res.json.id_campaign, id_group: s.groups[0] })).toMatchObject({ status: "sending" });
+    const again = await finished(res.json.id_campaign);
+    expect(again.json).toMatchObject({ status: "completed", groups: { total: 1, sent: 1, failed: 0 } });
+    expect(audioPosts()).toBe(2);
+    expect(fake.messages.filter((m) => m.number === s.groups[0])).toHaveLength(1);
+    await expect(dashboard.campaigns.resendDelivery({ id_campaign: res.json.id_campaign, id_group: s.groups[0] })).rejects.toThrow(/not failed/);
   });
 });
 

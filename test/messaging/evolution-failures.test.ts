@@ -5,15 +5,25 @@ import { getDb } from "../../db/client";
 import { channels, evolutionMessages } from "../../db/schema";
 import { createTenant } from "../../server/auth/create-tenant";
 import { newId } from "../../server/ids";
-import { EvolutionProvider } from "../../server/messaging/evolution";
-import { ProviderSendError, ProviderUnavailableError, type OutboundMessage } from "../../server/messaging/provider";
+import { EvolutionProvider, mediaFileName, requestedMessageId } from "../../server/messaging/evolution";
+import { ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError, type OutboundMessage } from "../../server/messaging/provider";
 import { startEvolutionProvider } from "../evolution-harness";
+import { evolutionSendErrors } from "../fake-evolution";
+
+type MediaType = "image" | "video" | "document";
+const until = async (ok: () => boolean, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!ok() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+};
 
 let h: Awaited<ReturnType<typeof startEvolutionProvider>>;
+/** A second provider on the same fake and webhook route, with a short client time-out. */
+let short: EvolutionProvider;
 let tenantId: string;
 
 beforeAll(async () => {
   h = await startEvolutionProvider();
+  short = h.withOptions({ timeoutMs: 500 });
   ({ tenantId } = await createTenant(await getDb(), { name: "Falhas", email: `f-${randomUUID()}@example.test`, password: "senha-segura-123" }));
 });
 afterAll(() => h.close());
@@ -116,44 +126,113 @@ describe("Evolution provider: instance and webhook", () => {
 });
 
 describe("Evolution provider: sends whose outcome is unknown", () => {
-  it("a lost answer is reconciled with findMessages: the message goes out once", async () => {
-    const { id, group } = await pairedChannel();
-    h.fake.knobs.dropAnswers = 1;
-    const before = h.fake.counters.findMessages;
-    const receipt = await h.provider.send(text(id, group));
-    expect(sentTo(id)).toHaveLength(1);
-    expect(receipt.messageId).toBe(sentTo(id)[0].id);
-    expect(h.fake.counters.findMessages).toBeGreaterThan(before);
-  });
+  const lookup = (m: OutboundMessage) => ({ channelId: m.channelId, groupId: m.groupId, deliveryKey: m.deliveryKey, content: m.content, since: new Date(Date.now() - 60_000) });
+  const slowNext = (ms = 1200) => Object.assign(h.fake.knobs, { slowSends: 1, slowSendMs: ms });
 
-  it("…also on a gateway that ignores our message id (matched by text in the group)", async () => {
-    const { id, group } = await pairedChannel();
-    h.fake.knobs.ignoreMessageId = true;
-    h.fake.knobs.dropAnswers = 1;
+  it("a gateway still sending when the client gives up: unknown, one POST, then found by fingerprint", async () => {
+    const { id, group } = await pairedChannel(short);
+    const m = text(id, group);
+    slowNext();
+    h.fake.knobs.sendMessageEvents = false;
     try {
-      const receipt = await h.provider.send(text(id, group));
+      await expect(short.send(m)).rejects.toBeInstanceOf(ProviderOutcomeUnknownError);
+      // Not stored yet: a look-up now sees nothing (and must not be taken as "not sent").
+      expect(await short.findSent(lookup(m))).toEqual({ kind: "not_found" });
+      await h.fake.idle();
+      const found = await short.findSent(lookup(m));
+      expect(found).toMatchObject({ kind: "sent", receipt: { messageId: sentTo(id)[0].id } });
       expect(sentTo(id)).toHaveLength(1);
-      expect(receipt.messageId).toBe(sentTo(id)[0].id);
+      expect(h.fake.sendRequests.filter((r) => r.number === group)).toHaveLength(1);
     } finally {
-      h.fake.knobs.ignoreMessageId = false;
+      h.fake.knobs.sendMessageEvents = true;
     }
   });
 
-  it("a 500 is checked with findMessages, then sent again once", async () => {
-    const { id, group } = await pairedChannel();
-    h.fake.knobs.failSends = 1;
-    await h.provider.send(text(id, group));
+  it("a send.message event settles a lost answer at once (message_sent by delivery key)", async () => {
+    const { id, group } = await pairedChannel(short);
+    const m = text(id, group);
+    const seen: string[] = [];
+    const off = short.subscribe((e) => void (e.type === "message_sent" && seen.push(...e.receipts.map((r) => `${r.deliveryKey} ${r.messageId}`))));
+    try {
+      h.fake.knobs.dropAnswers = 1;
+      await expect(short.send(m)).rejects.toBeInstanceOf(ProviderOutcomeUnknownError);
+      await h.fake.idle();
+      await until(() => seen.length > 0);
+      expect(seen).toEqual([`${m.deliveryKey} ${sentTo(id)[0].id}`]);
+    } finally {
+      off();
+    }
+  });
+
+  it("the fingerprint never claims a gateway id another delivery holds (same text, same group)", async () => {
+    const { id, group } = await pairedChannel(short);
+    const first = text(id, group, "Mesma mensagem");
+    await short.send(first);
+    const second = text(id, group, "Mesma mensagem");
+    h.fake.knobs.loseSends = 1;
+    h.fake.knobs.slowSendMs = 1200;
+    await expect(short.send(second)).rejects.toBeInstanceOf(ProviderOutcomeUnknownError);
+    await h.fake.idle();
+    expect(await short.findSent(lookup(second))).toEqual({ kind: "not_found" });
     expect(sentTo(id)).toHaveLength(1);
   });
 
-  it("repeated 500s fail the send as transient (the service retries it later)", async () => {
+  it("a voice note (no text) whose answer was lost cannot be looked up: unsearchable", async () => {
+    const { id, group } = await pairedChannel(short);
+    const m: OutboundMessage = { ...text(id, group), content: { type: "audio", mediaUrl: "https://cdn.example.com/v.ogg", caption: "" } };
+    slowNext();
+    await expect(short.send(m)).rejects.toBeInstanceOf(ProviderOutcomeUnknownError);
+    await h.fake.idle();
+    expect(await short.findSent(lookup(m))).toEqual({ kind: "unsearchable" });
+  });
+
+  it("on a 2.4.0 gateway a caption-less image is found by the id we asked for (never a voice note)", async () => {
+    const v24 = await startEvolutionProvider({ timeoutMs: 500 }, { version: "2.4.0" });
+    try {
+      const cid = newId("channel");
+      await (await getDb()).insert(channels).values({ id: cid, tenantId, name: "Evo", status: "connecting", providerRef: "" });
+      await v24.provider.createChannel({ id: cid, name: "Evo" });
+      await v24.fake.pair(cid);
+      const group = v24.fake.instances.get(cid)!.groups[0].id;
+      const image: OutboundMessage = { ...text(cid, group), content: { type: "image", mediaUrl: "https://cdn.example.com/p.png", caption: "" } };
+      Object.assign(v24.fake.knobs, { slowSends: 1, slowSendMs: 1000, sendMessageEvents: false });
+      await expect(v24.provider.send(image)).rejects.toBeInstanceOf(ProviderOutcomeUnknownError);
+      await v24.fake.idle();
+      expect(await v24.provider.findSent(lookup(image))).toMatchObject({ kind: "sent", receipt: { messageId: requestedMessageId(image.deliveryKey, 0) } });
+      const audio: OutboundMessage = { ...text(cid, group), content: { type: "audio", mediaUrl: "https://cdn.example.com/v.ogg", caption: "" } };
+      await v24.provider.send(audio);
+      expect(v24.fake.messages.at(-1)!.id).not.toBe(requestedMessageId(audio.deliveryKey, 0));
+      expect(v24.fake.sendRequests.at(-1)!.body.messageId).toBeUndefined();
+    } finally {
+      await v24.close();
+    }
+  });
+
+  it("a 500 on sendText is unknown; a 500 on sendMedia (media preparation) is not sent, transient", async () => {
     const { id, group } = await pairedChannel();
-    h.fake.knobs.failSends = 2;
-    const err = await h.provider.send(text(id, group)).catch((e) => e);
+    h.fake.failSend({ number: group, message: "Internal error", status: 500 });
+    await expect(h.provider.send(text(id, group))).rejects.toBeInstanceOf(ProviderOutcomeUnknownError);
+    h.fake.failSend({ number: group, message: "Error: ffmpeg exited with code 1", status: 500 });
+    const err = await h.provider.send({ ...text(id, group), content: { type: "video", mediaUrl: "https://cdn.example.com/v.mp4", caption: "oi" } }).catch((e) => e);
     expect(err).toBeInstanceOf(ProviderSendError);
     expect(err.transient).toBe(true);
     expect(sentTo(id)).toHaveLength(0);
-    h.fake.knobs.failSends = 0;
+  });
+
+  it("Evolution's 400 texts: transient ones retried later, rate-overlimit slows down, invalid fields are permanent", async () => {
+    const { id, group } = await pairedChannel();
+    for (const message of [evolutionSendErrors.timedOut, evolutionSendErrors.noSessions, evolutionSendErrors.mediaUpload, evolutionSendErrors.groupMetadata, evolutionSendErrors.connectionClosed]) {
+      h.fake.failSend({ number: group, message });
+      const err = await h.provider.send(text(id, group)).catch((e) => e);
+      expect(err, message).toBeInstanceOf(ProviderSendError);
+      expect(err, message).toMatchObject({ transient: true, rateLimited: false });
+    }
+    h.fake.failSend({ number: group, message: evolutionSendErrors.rateOverlimit });
+    expect(await h.provider.send(text(id, group)).catch((e) => e)).toMatchObject({ transient: true, rateLimited: true });
+    const bad = await h.provider.send({ ...text(id, group), content: { type: "image", mediaUrl: "not a url", caption: "x" } }).catch((e) => e);
+    expect(bad).toBeInstanceOf(ProviderSendError);
+    expect(bad.transient).toBe(false);
+    expect(sentTo(id)).toHaveLength(0);
   });
 
   it("after a crash mid-send, findSent asks the gateway; a resend skips what went out", async () => {
@@ -163,21 +242,38 @@ describe("Evolution provider: sends whose outcome is unknown", () => {
     const db = await getDb();
     // As if the worker died before recording the gateway's answer.
     await db.update(evolutionMessages).set({ messageId: null, sentAt: null }).where(and(eq(evolutionMessages.deliveryKey, m.deliveryKey)));
-    const found = await h.provider.findSent(id, m.deliveryKey);
-    expect(found?.messageId).toBe(sentTo(id)[0].id);
+    const found = await h.provider.findSent(lookup(m));
+    expect(found).toMatchObject({ kind: "sent", receipt: { messageId: sentTo(id)[0].id } });
     await h.provider.send(m);
     expect(sentTo(id)).toHaveLength(1);
-    // A key that was attempted but never reached the gateway is not sent.
-    const lost = text(id, group);
-    h.fake.knobs.failSends = 2;
-    await h.provider.send(lost).catch(() => undefined);
-    expect(await h.provider.findSent(id, lost.deliveryKey)).toBeNull();
+    // A key that never reached the gateway is absent.
+    expect(await h.provider.findSent(lookup(text(id, group)))).toEqual({ kind: "absent" });
   });
 
   it("an offline instance makes sends unavailable (released, not failed)", async () => {
     const { id, group } = await pairedChannel();
     await h.fake.setState(id, "close");
     await expect(h.provider.send(text(id, group))).rejects.toBeInstanceOf(ProviderUnavailableError);
+  });
+});
+
+describe("Evolution provider: media file names", () => {
+  it("fileName always carries an extension: file_name, the URL's basename, or <type>.<default>", async () => {
+    const { id, group } = await pairedChannel();
+    const cases: [MediaType, string, string | undefined, string][] = [
+      ["document", "https://cdn.example.com/files/catalogo.pdf", undefined, "catalogo.pdf"],
+      ["document", "https://cdn.example.com/files/catalogo.pdf", "Catálogo 2025", "Catálogo 2025.pdf"],
+      ["document", "https://cdn.example.com/download?id=7", undefined, "document.pdf"],
+      ["image", "https://cdn.example.com/img/abc", undefined, "image.jpg"],
+      ["video", "https://cdn.example.com/v/aula.mp4", undefined, "aula.mp4"],
+    ];
+    for (const [type, mediaUrl, fileName, expected] of cases) {
+      await h.provider.send({ ...text(id, group), content: { type, mediaUrl, caption: "", fileName } });
+      const last = sentTo(id).at(-1)!;
+      expect(last.body.fileName).toBe(expected);
+      expect(last.mimetype).not.toBe("false");
+    }
+    expect(mediaFileName("document", "https://x.example.com/a/b/relatorio.final.docx")).toBe("relatorio.final.docx");
   });
 });
 

@@ -1,8 +1,10 @@
 import { startEvolutionProvider } from "../evolution-harness";
+import { evolutionSendErrors } from "../fake-evolution";
 import { describeProviderContract, type PlatformMessage } from "../provider-contract";
 
 describeProviderContract("evolution (against the fake Evolution API v2)", async () => {
-  const { fake, provider, close } = await startEvolutionProvider();
+  // A short client time-out, so that a slow gateway (answering after 1.5 s) loses answers.
+  const { fake, provider, close } = await startEvolutionProvider({ timeoutMs: 800 });
   return {
     provider,
     pair: (id) => fake.pair(id),
@@ -22,6 +24,16 @@ describeProviderContract("evolution (against the fake Evolution API v2)", async 
       for (const r of receipts) await fake.receipt(r.messageId, "DELIVERY_ACK");
       for (const r of receipts.slice(0, 3)) await fake.receipt(r.messageId, "READ");
     },
+    loseNextAnswer: async () => {
+      fake.knobs.slowSends = 1;
+      fake.knobs.slowSendMs = 1500;
+    },
+    settle: () => fake.idle(),
+    refuseNext: async (_id, groupId, reason) =>
+      fake.failSend({
+        number: groupId,
+        message: { rate_limited: evolutionSendErrors.rateOverlimit, transient: evolutionSendErrors.noSessions, permanent: "Owned media must be a url or base64" }[reason],
+      }),
     close,
   };
 });

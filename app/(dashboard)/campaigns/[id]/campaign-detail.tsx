@@ -105,7 +105,7 @@ export function CampaignDetail({ id }: { id: string }) {
           <ErrorAlert error={deliveries.error} />
         ) : (
           // The monitoring copy is shown apart (above), not among the campaign's groups.
-          <DeliveriesTable deliveries={deliveries.data.filter((d) => !d.monitoring)} sending={c.status === "sending"} readsAvailable={c.reads_available} />
+          <DeliveriesTable deliveries={deliveries.data.filter((d) => !d.monitoring)} sending={c.status === "sending"} campaignId={c.id_campaign} readsAvailable={c.reads_available} />
         )}
       </section>
     </>

@@ -1,18 +1,48 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { EmptyState } from "../../../_components/ui";
 import { deliveryStateLabel, formatDateTime, formatDayTimeSeconds } from "../../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../../_lib/trpc";
 
 type Delivery = RouterOutputs["campaigns"]["deliveries"][number];
 
+/** The error of a send whose outcome stayed unknown (server/dispatch/record-delivery.ts). */
+const outcomeUnknown = (error: string | null) => error === "outcome unknown" || Boolean(error?.startsWith("outcome unknown:"));
+
 /**
  * `sending`: the campaign is running, so a pending group that failed before is waiting for its retry.
  * `readsAvailable` false: the provider never reports group reads, so "Lido em" says so instead of "—".
  */
-export function DeliveriesTable({ deliveries, sending, readsAvailable = true }: { deliveries: Delivery[]; sending: boolean; readsAvailable?: boolean }) {
+export function DeliveriesTable({
+  deliveries,
+  sending,
+  campaignId,
+  readsAvailable = true,
+}: {
+  deliveries: Delivery[];
+  sending: boolean;
+  campaignId: string;
+  readsAvailable?: boolean;
+}) {
   const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const resend = useMutation(
+    trpc.campaigns.resendDelivery.mutationOptions({
+      onSuccess: () =>
+        Promise.all([
+          queryClient.invalidateQueries(trpc.campaigns.info.queryFilter({ id_campaign: campaignId })),
+          queryClient.invalidateQueries(trpc.campaigns.deliveries.queryFilter({ id_campaign: campaignId })),
+          queryClient.invalidateQueries(trpc.campaigns.list.queryFilter()),
+        ]),
+    }),
+  );
+  const sendAgain = (d: Delivery) => {
+    const warning = outcomeUnknown(d.error)
+      ? `Não sabemos se a mensagem chegou ao grupo "${d.name}": o provedor não respondeu e ela não pôde ser verificada. Enviar novamente pode duplicar a mensagem no grupo. Enviar mesmo assim?`
+      : `Enviar novamente para o grupo "${d.name}"?`;
+    if (window.confirm(warning)) resend.mutate({ id_campaign: campaignId, id_group: d.id_group });
+  };
   const channels = useQuery(trpc.channels.list.queryOptions());
   const channelName = (id: string) => channels.data?.find((c) => c.id_channel === id)?.name ?? id;
   // The channel is worth a column only when the segment spans several.
@@ -51,7 +81,22 @@ export function DeliveriesTable({ deliveries, sending, readsAvailable = true }: 
                 {sending && d.state === "pending" && d.attempts > 0 && <div className="muted small nowrap">nova tentativa</div>}
               </td>
               <td className="num">{d.attempts}</td>
-              <td className="error-cell">{d.error ? <span className="text-danger">{d.error}</span> : <span className="muted">—</span>}</td>
+              <td className="error-cell">
+                {d.state === "sending" && outcomeUnknown(d.error) ? (
+                  <span className="muted">sem resposta do provedor; verificando se foi entregue</span>
+                ) : d.error ? (
+                  <span className="text-danger">{outcomeUnknown(d.error) && d.state === "failed" ? "resultado desconhecido (não reenviado automaticamente)" : d.error}</span>
+                ) : (
+                  <span className="muted">—</span>
+                )}
+                {d.state === "failed" && !d.monitoring && (
+                  <div>
+                    <button type="button" className="btn btn-small" disabled={resend.isPending} onClick={() => sendAgain(d)}>
+                      Enviar novamente
+                    </button>
+                  </div>
+                )}
+              </td>
               <td className="nowrap" title={d.sent_at ? `${formatDateTime(d.sent_at)}${d.acked_at ? ` · recebido ${formatDayTimeSeconds(d.acked_at)}` : ""}` : undefined}>{formatDayTimeSeconds(d.sent_at)}</td>
               <td className="nowrap">
                 {readsAvailable ? formatDayTimeSeconds(d.read_at) : <span className="muted" title="Leituras indisponíveis neste provedor">indisponível</span>}
