@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- pglite|postgres]`: dispatch figures of the real server (`next start`, production
+ * `npm run bench [-- pglite|postgres]`: dispatch figures of the real server (.next/serve.cjs, production
  * build) on embedded PGlite and on PostgreSQL (a fresh database on 127.0.0.1:5432, or BENCH_PG_URL's
  * server, created and dropped here). Not a test: a missed target is reported, never a failure.
  *
@@ -61,7 +61,7 @@ function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
   }
 }
 
-/** Every process of the server's group (next start runs as one process today; children would count too). */
+/** Every process of the server's group (the server runs as one process today; children would count too). */
 function groupPids(pgid: number): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync("/proc")) {

@@ -1,5 +1,5 @@
 /**
- * Crash test: a campaign to 300 groups at zero pacing while the real server (`next start`) is
+ * Crash test: a campaign to 300 groups at zero pacing while the real server (.next/serve.cjs) is
  * killed with SIGKILL three times mid-dispatch and restarted on the same data. At the end the
  * simulator's durable log holds exactly one message per group and info-campaign agrees with it.
  *

@@ -1,5 +1,6 @@
 /**
- * Server processes for the browser suite, the crash test and the bench: `next start` in its own process
+ * Server processes for the browser suite, the crash test and the bench: the production server
+ * (.next/serve.cjs, as `npm start` runs it) in its own process
  * group on a free port with its own DATA_DIR (PGlite) or a database of its own, the admin CLI, direct SQL
  * on the service's database, and a small JSON client. Every server started here dies with this process.
  */

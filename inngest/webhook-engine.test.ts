@@ -4,11 +4,11 @@ import { getDb } from "../db/client";
 import { webhookDeliveries } from "../db/schema";
 import { getServices } from "../server/services";
 import { inngestEnv, newTenant, restoreInngestEnvAfterEach } from "../test/helpers";
-import { useServerAndReceiver } from "../test/webhooks/fixtures";
+import { withServerAndReceiver } from "../test/webhooks/fixtures";
 import { inngest } from "./client";
 import { startWebhookEngine, type WebhookEngine } from "./webhook-engine";
 
-const fx = useServerAndReceiver();
+const fx = withServerAndReceiver();
 let engine: WebhookEngine | undefined;
 restoreInngestEnvAfterEach();
 

@@ -78,7 +78,10 @@ export function checkLinks(root: string, files = markdownFiles(root)): BrokenLin
   const anchorCache = new Map<string, Set<string>>();
   const anchors = (abs: string) => {
     let set = anchorCache.get(abs);
-    if (!set) anchorCache.set(abs, (set = anchorsOf(readFileSync(abs, "utf8"))));
+    if (!set) {
+      set = anchorsOf(readFileSync(abs, "utf8"));
+      anchorCache.set(abs, set);
+    }
     return set;
   };
   for (const file of files) {

@@ -1,5 +1,6 @@
 /**
- * `npm start` (CONTRACT.md §1): builds on first start, then runs `next start` on PORT.
+ * `npm start` (CONTRACT.md §1): builds on first start, then runs the server process (.next/serve.cjs,
+ * scripts/serve.ts) on PORT.
  * The server migrates the database itself at boot (instrumentation.ts).
  */
 import { spawn } from "node:child_process";

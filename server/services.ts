@@ -39,8 +39,3 @@ export function getServices(): Promise<Services> {
   });
   return holder.__gcsServices;
 }
-
-/** Tests drop the cached services when they install another database. */
-export function resetServices() {
-  holder.__gcsServices = undefined;
-}

@@ -216,6 +216,7 @@ export function QueryTable<T>({
       <thead>
         <tr>
           {columns.map((c, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: a table's columns are fixed (and a header may be empty).
             <th scope="col" key={i}>
               {c ?? <span className="sr-only">Ações</span>}
             </th>

@@ -8,13 +8,13 @@ import { recordEvent } from "../../server/outbox/record-event";
 import { deliverOne } from "../../server/webhooks/deliver-webhooks";
 import { fanOutEvents } from "../../server/webhooks/fan-out-events";
 import { newTenant } from "../../test/helpers";
-import { useServerAndReceiver } from "../../test/webhooks/fixtures";
+import { withServerAndReceiver } from "../../test/webhooks/fixtures";
 import { webhookHeadersOf } from "../../test/webhooks/receiver";
 import { webhookDeliveryEvents } from "../client";
 import { deliverWebhook } from "./deliver-webhook";
 import { sweepWebhooks } from "./sweep-webhooks";
 
-const fx = useServerAndReceiver();
+const fx = withServerAndReceiver();
 beforeEach(() => {
   process.env.WEBHOOK_RETRY_SCHEDULE = "10,10";
 });

@@ -24,7 +24,7 @@ describe("maintenance (Inngest cron function)", () => {
 
   it("is served, hourly", () => {
     expect(functions).toContain(maintenance);
-    expect(JSON.stringify(maintenance["opts"] ?? {})).toContain("0 * * * *");
+    expect(JSON.stringify(maintenance.opts ?? {})).toContain("0 * * * *");
   });
 
   it("runs the retention job and answers the counts per table, logging one line", async () => {

@@ -72,7 +72,10 @@ const dummies = new Map<number, Promise<string>>();
 export async function verifyAgainstDummy(password: string): Promise<false> {
   const { N } = currentParams();
   let dummy = dummies.get(N);
-  if (!dummy) dummies.set(N, (dummy = hashPassword(randomBytes(16).toString("base64"))));
+  if (!dummy) {
+    dummy = hashPassword(randomBytes(16).toString("base64"));
+    dummies.set(N, dummy);
+  }
   await verifyPassword(password, await dummy);
   return false;
 }

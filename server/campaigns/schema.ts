@@ -126,5 +126,3 @@ export const infoCampaignOutput = z.object({
 export const campaignAction = z.object({ id_campaign: idCampaign });
 export const campaignActionOutput = z.object({ success: z.literal(true), message: z.string(), id_campaign: z.string(), status: campaignStatus });
 
-export type CreateMessageCampaign = z.infer<typeof createMessageCampaignInput>;
-export type CreateCarouselCampaign = z.infer<typeof createCarouselCampaignInput>;

@@ -1,4 +1,4 @@
-import { TRPCError } from "@trpc/server";
+import type { TRPCError } from "@trpc/server";
 import { STATUS_CODES } from "node:http";
 import { DomainError, RateLimited, type EnvelopeExtras } from "../errors";
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { and, eq, lt } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { idempotencyKeys } from "../../db/schema";
 import { errorResult, jsonHeaders, type HttpResult } from "./envelope";

@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "../../db/client";
-import { oauthCodes, oauthGrants, oauthTokens, partnerApps } from "../../db/schema";
+import { oauthCodes, oauthGrants, oauthTokens, type partnerApps } from "../../db/schema";
 import { OAuthError } from "./errors";
 import { parseScope } from "./scopes";
 import { accessTokenLifetimeMs, newSecret, refreshTokenLifetimeMs, s256, sha256 } from "./secrets";

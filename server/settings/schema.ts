@@ -146,7 +146,6 @@ export const settingsSchema = z
   .meta({ description: "The tenant's settings, every field present." });
 
 export type Settings = z.infer<typeof settingsSchema>;
-export type DaySchedule = z.infer<typeof daySchedule>;
 
 // --- The partial update (edit-settings body) ---
 

@@ -53,7 +53,7 @@ describe("list-settings", () => {
   it("401 without or with a wrong key, in the envelope", async () => {
     expectEnvelope(await request(server.url, "GET", LIST), 401, "Unauthorized");
     expectEnvelope(await request(server.url, "PATCH", EDIT, { queue: { concurrent_mode: "enabled" } }), 401, "Unauthorized");
-    const wrong = { "x-api-key": "sk_live_" + "a".repeat(40) };
+    const wrong = { "x-api-key": `sk_live_${"a".repeat(40)}` };
     expectEnvelope(await request(server.url, "GET", LIST, undefined, wrong), 401, "Unauthorized");
   });
 });

@@ -6,11 +6,11 @@ import { webhookConfigs } from "../../db/schema";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
-import { expectEnvelope, newTenant, request, type Api } from "../helpers";
-import { useServerAndReceiver } from "../webhooks/fixtures";
+import { expectEnvelope, newTenant, request, } from "../helpers";
+import { withServerAndReceiver } from "../webhooks/fixtures";
 import { webhookHeadersOf } from "../webhooks/receiver";
 
-const fx = useServerAndReceiver();
+const fx = withServerAndReceiver();
 afterEach(() => {
   process.env.WEBHOOK_ALLOW_PRIVATE = "1";
 });
@@ -36,7 +36,7 @@ describe("list-webhooks", () => {
 
   it("is 401 without a key, with a wrong key, and with the alias header it works", async () => {
     expectEnvelope(await request(fx.server.url, "GET", LIST), 401, "Unauthorized");
-    expectEnvelope(await request(fx.server.url, "GET", LIST, undefined, { "x-api-key": "sk_live_" + "x".repeat(40) }), 401, "Unauthorized");
+    expectEnvelope(await request(fx.server.url, "GET", LIST, undefined, { "x-api-key": `sk_live_${"x".repeat(40)}` }), 401, "Unauthorized");
     const api = await newTenant(fx.server.url);
     expect((await request(fx.server.url, "GET", LIST, undefined, { "api-key": api.key })).status).toBe(200);
   });
@@ -81,7 +81,7 @@ describe("edit-webhooks", () => {
     [{ campaign_status_url: "ftp://example.com/x" }, "campaign_status_url: must be an http or https URL"],
     [{ channel_status_url: "not a url" }, "channel_status_url: must be an absolute http(s) URL"],
     [{ campaign_status_url: 42 }, "campaign_status_url"],
-    [{ campaign_status_url: "https://example.com/" + "a".repeat(2100) }, "campaign_status_url"],
+    [{ campaign_status_url: `https://example.com/${"a".repeat(2100)}` }, "campaign_status_url"],
     [{ signing_secret: "whsec_abc" }, "signing_secret"],
   ])("400 naming the field for %j", async (body, fragment) => {
     const api = await newTenant(fx.server.url);
@@ -225,5 +225,3 @@ describe("test-webhook", () => {
     await expect(partner.webhooks.list()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
   });
 });
-
-export type { Api };

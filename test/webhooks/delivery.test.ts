@@ -10,13 +10,13 @@ import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
 import { newTenant, waitFor, type Api } from "../helpers";
-import { useServerAndReceiver, useWebhookRunner } from "./fixtures";
+import { withServerAndReceiver, withWebhookRunner } from "./fixtures";
 import { startReceiver, webhookHeadersOf } from "./receiver";
 
-const fx = useServerAndReceiver();
+const fx = withServerAndReceiver();
 /** Tenants of this file: on a shared PostgreSQL database the runner leaves other files' deliveries alone. */
 const mine = new Set<string>();
-const webhookRunner = useWebhookRunner(mine, "100,200,300,300,300,300,300,300");
+const webhookRunner = withWebhookRunner(mine, "100,200,300,300,300,300,300,300");
 
 async function configure(api: Api, path: string, types = ["campaign_status_url", "campaign_progress_url", "channel_status_url"]) {
   mine.add(api.tenantId);

@@ -10,9 +10,9 @@ import { WebhookRunner } from "../../inngest/webhook-runner";
 import { recordEvent } from "../../server/outbox/record-event";
 import { getServices } from "../../server/services";
 import { newTenant, waitFor, type Api } from "../helpers";
-import { useServerAndReceiver } from "./fixtures";
+import { withServerAndReceiver } from "./fixtures";
 
-const fx = useServerAndReceiver();
+const fx = withServerAndReceiver();
 let runner: WebhookRunner | undefined;
 afterEach(async () => {
   await runner?.stop();

@@ -8,7 +8,7 @@ import { startReceiver, type Receiver } from "./receiver";
  * For a test file: the REST test server and a loopback receiver, started once and closed at the end;
  * the receiver answers 200 again after every test. Read them through the returned object.
  */
-export function useServerAndReceiver() {
+export function withServerAndReceiver() {
   const ctx = {} as { server: TestServer; receiver: Receiver };
   beforeAll(async () => {
     ctx.server = await startTestServer();
@@ -27,7 +27,7 @@ export function useServerAndReceiver() {
  * PostgreSQL database it leaves other files' alone), with a short retry schedule. `start()` again after
  * stopping it mid-test; it is stopped after each test.
  */
-export function useWebhookRunner(mine: Set<string>, retrySchedule: string) {
+export function withWebhookRunner(mine: Set<string>, retrySchedule: string) {
   const ctx = {
     runner: undefined as unknown as WebhookRunner,
     async start() {

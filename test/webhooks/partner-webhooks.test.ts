@@ -12,14 +12,14 @@ import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
 import { apiFor, newTenant, waitFor, type Api } from "../helpers";
 import { authorizeApp, developerPortal, registerApp, signedInUser, type EndUser } from "../oauth-client";
-import { useServerAndReceiver, useWebhookRunner } from "./fixtures";
+import { withServerAndReceiver, withWebhookRunner } from "./fixtures";
 import { startReceiver, webhookHeadersOf, type Receiver } from "./receiver";
 
-const fx = useServerAndReceiver();
+const fx = withServerAndReceiver();
 const redirectUri = "http://127.0.0.1:8765/callback";
 /** Tenants of this file: on a shared PostgreSQL database the runner leaves other files' deliveries alone. */
 const mine = new Set<string>();
-const webhookRunner = useWebhookRunner(mine, "100,200,300");
+const webhookRunner = withWebhookRunner(mine, "100,200,300");
 let developer: Api;
 
 beforeAll(async () => {

@@ -76,6 +76,7 @@ export function ScheduleEditor({ days, onChange, invalid }: { days: Days; onChan
                     const badEnd = typeof bad === "boolean" ? bad : bad("end");
                     const which = several ? ` da janela ${i + 1}` : "";
                     return (
+                      // biome-ignore lint/suspicious/noArrayIndexKey: a day's windows have no id; the position is the window being edited.
                       <li key={i} className="row">
                         <input
                           type="time"

@@ -245,7 +245,7 @@ export function SettingsForm() {
           </div>
         </section>
 
-        <div className="save-bar" role="region" aria-label="Salvar configurações">
+        <section className="save-bar" aria-label="Salvar configurações">
           <div className="grow" aria-live="polite">
             {edit.error ? (
               errors.length ? (
@@ -290,7 +290,7 @@ export function SettingsForm() {
           <button type="submit" className="btn btn-primary" disabled={!dirty || edit.isPending}>
             {edit.isPending ? "Salvando…" : "Salvar alterações"}
           </button>
-        </div>
+        </section>
       </form>
     </>
   );

@@ -188,6 +188,7 @@ function DeliveryLog() {
           <h3>Testes recentes</h3>
           <ul>
             {tests.data.map((t, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: the recent tests are a read-only list redrawn whole; nothing in a row keeps state.
               <li key={i}>
                 {formatDayTimeSeconds(t.at)} · {typeLabel[t.type] ?? t.type} · {t.status === 0 ? `sem resposta (${t.error ?? "—"})` : `HTTP ${t.status}`} · {t.durationMs} ms
               </li>
@@ -210,6 +211,7 @@ function DeliveryRow({ delivery: d, onRedeliver, busy }: { delivery: Delivery; o
           <pre className="mono">{d.payload}</pre>
           <ol>
             {d.log.map((a, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: a delivery's attempts only grow at the end; the position is the attempt.
               <li key={i}>
                 {formatDayTimeSeconds(a.at)} · {a.status === 0 ? "sem resposta" : `HTTP ${a.status}`} · {a.durationMs} ms{a.error ? ` · ${a.error}` : ""}
               </li>

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { Breadcrumb, DetailUnavailable, EmptyState, ErrorAlert, Loading, PageHeader } from "../../../_components/ui";
+import { Breadcrumb, DetailUnavailable, EmptyState, Loading, PageHeader } from "../../../_components/ui";
 import { formatDateTime } from "../../../_lib/format";
 import { useTRPC } from "../../../_lib/trpc";
 import { MonitoringGroupForm } from "./monitoring-group-form";
