@@ -6,11 +6,12 @@
  */
 import { parseArgs } from "node:util";
 import { startAppServer } from "../server/http/app-server";
+import { handleRestRequest } from "../server/rest-api";
 
 async function main() {
   const { values } = parseArgs({ options: { port: { type: "string" }, hostname: { type: "string" } } });
   const port = Number(values.port ?? process.env.PORT ?? 3000);
-  const app = await startAppServer({ dir: process.cwd(), port, hostname: values.hostname });
+  const app = await startAppServer({ dir: process.cwd(), port, hostname: values.hostname, handleExternal: handleRestRequest });
   console.log(`[serve] ready on http://${values.hostname ?? "localhost"}:${port}`);
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {

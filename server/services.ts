@@ -1,4 +1,5 @@
-import { getDatabase, type Db } from "../db/client";
+import type { Db } from "../db/client";
+import { serverDatabase } from "./database";
 import { recordChannelStatus } from "./channels/record-channel-status";
 import { ReceiptBuffer } from "./dispatch/record-receipt";
 import { releaseAbandonedLeases } from "./dispatch/release-leases";
@@ -17,7 +18,7 @@ const holder = globalThis as unknown as { __gcsServices?: Promise<Services> };
 /** The composition root: the database, the provider, and the provider's events wired to the domain. */
 export function getServices(): Promise<Services> {
   holder.__gcsServices ??= (async () => {
-    const { db, driver } = await getDatabase();
+    const { db, driver } = await serverDatabase();
     // On PostgreSQL other processes may hold leases legitimately; on PGlite only a dead one can have.
     if (driver === "pglite") await releaseAbandonedLeases(db, new Date());
     const provider = createProvider(db);

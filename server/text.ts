@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { env } from "./env";
-import { mediaHostProblem } from "./webhooks/target-address";
+import { mediaHostProblem } from "./net/target-address";
 
 /**
  * The one way input schemas take a string from a client (REST facade and tRPC alike). Each has a

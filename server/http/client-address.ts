@@ -10,7 +10,7 @@ import { env } from "../env";
  *   X-Forwarded-For (each trusted proxy appends the address it saw), or the left-most one when the
  *   header holds fewer.
  * - The result goes into the internal header `x-gcs-client-address`; a copy sent by the client is
- *   always replaced. `clientIp()` (server/http/caller.ts) reads only that header.
+ *   always replaced. `clientIp()` (below) reads only that header.
  * - Without TRUST_PROXY the client's X-Forwarded-For/-Host/-Proto/-Port are removed (Next.js then
  *   fills them in from the connection); with it, X-Forwarded-Host and -Proto are reduced to the value
  *   chosen by the same rule, so handlers read one trustworthy value.
@@ -81,4 +81,17 @@ export function requestOrigin(headers: Headers): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The client's address (CONTRACT.md §4 "Client address"), as the front server decided it from the TCP
+ * peer and TRUST_PROXY (server/http/client-address.ts): the only place every per-IP limit reads it.
+ * Without a front server (`next dev`, a bare `next start`), the internal header is not believed (a
+ * client could send it) and the address is the right-most X-Forwarded-For entry, which Next.js sets
+ * to the TCP peer when the client sent none; there a client can choose its own address.
+ */
+export function clientIp(headers: Headers): string {
+  if (clientAddressIsSet()) return headers.get(clientAddressHeader) || "unknown";
+  const forwarded = headers.get("x-forwarded-for")?.split(",");
+  return normalizeAddress(forwarded?.[forwarded.length - 1]);
 }

@@ -1,8 +1,7 @@
 import { getServices } from "../services";
 import { env } from "../env";
 import { PayloadTooLarge, payloadTooLargeResponse, readCappedText } from "../http/body-limit";
-import { clientIp } from "../http/caller";
-import { requestOrigin } from "../http/client-address";
+import { clientIp, requestOrigin } from "../http/client-address";
 import { consume, peek } from "../http/rate-limit";
 import { authorizeFields, decideAuthorization, prepareConsent, type AuthorizeParams } from "./authorize";
 import { authenticateClient } from "./client-auth";

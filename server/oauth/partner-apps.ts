@@ -2,7 +2,7 @@ import { and, desc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { partnerApps } from "../../db/schema";
 import { BadRequest, NotFound } from "../errors";
-import { webhookUrlProblem } from "../webhooks/target-address";
+import { webhookUrlProblem } from "../net/target-address";
 import { registerAppInput, type RegisterAppInput } from "./schema";
 import { autoApprovedScopes } from "./scopes";
 import { newClientId, newSecret, sha256 } from "./secrets";

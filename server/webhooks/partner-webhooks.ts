@@ -5,7 +5,6 @@ import { inJson } from "../../db/params";
 import { oauthGrants, oauthTokens, partnerApps } from "../../db/schema";
 import { decryptSecret, encryptSecret } from "../crypto/secret-box";
 import { NotFound } from "../errors";
-import { ownApp } from "../oauth/partner-apps";
 import type { WebhookType } from "./schema";
 import { newSigningSecret } from "./signing";
 import { previousSecretUntil, secretsInForce } from "./webhook-config";
@@ -81,6 +80,16 @@ async function withSecret(db: Db | Tx, clientId: string): Promise<AppRow> {
     .set({ webhookSecretEncrypted: encryptSecret(newSigningSecret()) })
     .where(and(eq(partnerApps.id, clientId), isNull(partnerApps.webhookSecretEncrypted)));
   const [app] = await db.select().from(partnerApps).where(eq(partnerApps.id, clientId));
+  if (!app) throw new NotFound("No such partner app.");
+  return app;
+}
+
+/**
+ * The developer's own app, or 404 (as server/oauth/partner-apps.ts `ownApp`; not imported from there so
+ * that webhooks and oauth do not import each other: oauth's router calls into this file).
+ */
+async function ownApp(db: Db, developerTenantId: string, clientId: string): Promise<AppRow> {
+  const [app] = await db.select().from(partnerApps).where(and(eq(partnerApps.id, clientId), eq(partnerApps.tenantId, developerTenantId)));
   if (!app) throw new NotFound("No such partner app.");
   return app;
 }

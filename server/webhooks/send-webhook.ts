@@ -2,7 +2,7 @@ import http from "node:http";
 import https from "node:https";
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent";
 import { env } from "../env";
-import type { LookupFn } from "./target-address";
+import type { LookupFn } from "../net/target-address";
 
 export interface SendResult {
   /** The receiver's HTTP status; 0 when there was no answer (refused, blocked address, time-out). */

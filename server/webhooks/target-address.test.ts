@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startupWarnings } from "../env";
 import { sendWebhook } from "./send-webhook";
-import { isPrivateAddress, webhookUrlProblem, type LookupFn } from "./target-address";
+import { isPrivateAddress, webhookUrlProblem, type LookupFn } from "../net/target-address";
 
 /** A resolver that answers `address` for every name, as a rebinding DNS server would. */
 const resolvesTo = (address: string, family = 4): LookupFn =>

@@ -6,7 +6,7 @@ import { env } from "../env";
 import { BadRequest } from "../errors";
 import { newSigningSecret } from "./signing";
 import { urlField, webhookTypes, type EditWebhooksInput, type WebhookType } from "./schema";
-import { webhookUrlProblem } from "./target-address";
+import { webhookUrlProblem } from "../net/target-address";
 
 export type WebhookConfigRow = typeof webhookConfigs.$inferSelect;
 

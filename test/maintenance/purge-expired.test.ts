@@ -16,7 +16,7 @@ import {
   webhookDeliveries,
 } from "../../db/schema";
 import { createTenant } from "../../server/auth/create-tenant";
-import { deleteInBatches } from "../../server/maintenance/batched-delete";
+import { deleteInBatches } from "../../db/batched-delete";
 import { runMaintenance, type MaintenanceCounts } from "../../server/maintenance/purge-expired";
 
 const hour = 3_600_000;
