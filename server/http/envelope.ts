@@ -1,5 +1,3 @@
-import { listChannels } from "../channels/list-channels";
-export const deliberateViolation = listChannels;
 import type { TRPCError } from "@trpc/server";
 import { STATUS_CODES } from "node:http";
 import { DomainError, RateLimited, type EnvelopeExtras } from "../errors";
