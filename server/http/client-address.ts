@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { env } from "../env";
+import { processSlot } from "../process-state";
 
 /**
  * The client address and the origin the browser used (CONTRACT.md §4 "Client address"), decided in
@@ -17,10 +18,10 @@ import { env } from "../env";
  */
 export const clientAddressHeader = "x-gcs-client-address";
 
-const holder = globalThis as unknown as { __gcsClientAddressSet?: boolean };
+const clientAddressSet = processSlot<boolean>("clientAddressSet");
 
 /** True once a front server (app-server.ts, the test server) sets the internal header on every request. */
-export const clientAddressIsSet = () => holder.__gcsClientAddressSet === true;
+export const clientAddressIsSet = () => clientAddressSet.get() === true;
 
 /** "::ffff:127.0.0.1" → "127.0.0.1"; an empty or absent address → "unknown". */
 export function normalizeAddress(address: string | undefined): string {
@@ -51,7 +52,7 @@ export function resolveClientAddress(peer: string | undefined, forwardedFor: str
  * address (the test server passes a fake one per server).
  */
 export function applyClientHeaders(headers: IncomingHttpHeaders, peer: string | undefined, trustProxy = env.trustProxy): void {
-  holder.__gcsClientAddressSet = true;
+  clientAddressSet.set(true);
   const address = resolveClientAddress(peer, headers["x-forwarded-for"], trustProxy);
   if (trustProxy <= 0) {
     delete headers["x-forwarded-for"];

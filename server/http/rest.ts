@@ -10,6 +10,7 @@ import { validateIdempotencyKey, withIdempotency } from "./idempotency";
 import { consume, type LimitOutcome } from "./rate-limit";
 import { pinBodyCoercion } from "./no-body-coercion";
 import { matchRoute, restPrefix, type RestRoute } from "./routes";
+import { processWide } from "../process-state";
 
 /**
  * What the facade needs from the rest of the server, handed in by whoever mounts it (server/rest-api.ts
@@ -30,19 +31,18 @@ interface Exchange {
   error?: TRPCError;
 }
 
-const handlerHolder = globalThis as unknown as { __gcsOpenApiHandler?: ReturnType<typeof createOpenApiNodeHttpHandler> };
-
 /** Built once: the stock fetch adapter rebuilds it (and the whole OpenAPI document) on every request. */
 function openApiHandler() {
-  if (!handlerHolder.__gcsOpenApiHandler) pinBodyCoercion(appRouter);
-  handlerHolder.__gcsOpenApiHandler ??= createOpenApiNodeHttpHandler({
-    router: appRouter,
-    createContext: ({ req }: { req: { exchange: Exchange } }) => req.exchange.ctx,
-    onError: ({ error, req }: { error: TRPCError; req: { exchange: Exchange } }) => {
-      req.exchange.error = error;
-    },
-  } as never);
-  return handlerHolder.__gcsOpenApiHandler;
+  return processWide("openApiHandler", () => {
+    pinBodyCoercion(appRouter);
+    return createOpenApiNodeHttpHandler({
+      router: appRouter,
+      createContext: ({ req }: { req: { exchange: Exchange } }) => req.exchange.ctx,
+      onError: ({ error, req }: { error: TRPCError; req: { exchange: Exchange } }) => {
+        req.exchange.error = error;
+      },
+    } as never);
+  });
 }
 
 /** Calls the tRPC procedure behind `route` through trpc-to-openapi, with the body already parsed. */
