@@ -48,7 +48,7 @@ it("without Inngest, the in-process runner is selected (test/webhooks/delivery.t
   const send = vi.spyOn(inngest, "send");
   engine = startWebhookEngine(await getServices());
   expect(engine.kind).toBe("in-process");
-  // Stopped before its first look: on a shared PostgreSQL database it would deliver other files' events.
+  // Stopped before its first look: this test is only about which engine is chosen.
   await engine.stop();
   engine = undefined;
   expect(send).not.toHaveBeenCalled();

@@ -12,8 +12,7 @@ import { createMaintenance, maintenance } from "./maintenance";
 import { functions } from "./index";
 
 const day = 86_400_000;
-// The job runs "in 2001", so on a shared PostgreSQL database only this file's rows (dated 2000) are old
-// to it: other files' rows, all written now, are in its future and untouched.
+// The job runs "in 2001": only the rows dated 2000 are old to it; rows written now are in its future.
 const jobNow = new Date("2001-01-01T00:00:00Z");
 
 describe("maintenance (Inngest cron function)", () => {

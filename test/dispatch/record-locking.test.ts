@@ -2,7 +2,7 @@ import { and, eq, isNotNull } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { deliveries } from "../../db/schema";
-import { brasiliaMinute, createCampaign, tenantWithSegment } from "../../inngest/test-campaigns";
+import { brasiliaMinute, createCampaign, tenantWithSegment } from "../campaigns";
 import { recordSentMany } from "../../server/dispatch/record-delivery";
 import { recordReceipts } from "../../server/dispatch/record-receipt";
 import { startTestServer, type TestServer } from "../http-server";

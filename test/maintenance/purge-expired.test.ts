@@ -21,13 +21,7 @@ import { runMaintenance, type MaintenanceCounts } from "../../server/maintenance
 
 const hour = 3_600_000;
 const day = 24 * hour;
-/** On PGlite this file owns its database: counts are exact. On the shared PostgreSQL database other files' rows may count too. */
-const ownDatabase = !process.env.DATABASE_URL;
-
-/**
- * In one transaction, rolled back at the end: on a shared PostgreSQL database another file's runner could
- * otherwise touch these rows (fan out an old event) between the inserts and the job.
- */
+/** In one transaction, rolled back at the end: each scenario starts from the file's database as it was (counts are exact). */
 async function rolledBack(scenario: (db: Db) => Promise<void>) {
   const rollback = new Error("rollback");
   await expect(
@@ -39,8 +33,7 @@ async function rolledBack(scenario: (db: Db) => Promise<void>) {
 }
 
 function expectCounts(actual: MaintenanceCounts, expected: MaintenanceCounts) {
-  if (ownDatabase) expect(actual).toEqual(expected);
-  else for (const [k, n] of Object.entries(expected)) expect(actual[k as keyof MaintenanceCounts], k).toBeGreaterThanOrEqual(n);
+  expect(actual).toEqual(expected);
 }
 
 const ago = (now: Date, ms: number) => new Date(now.getTime() - ms);
@@ -197,7 +190,7 @@ describe("the maintenance job (retention, CONTRACT.md §4)", () => {
       expect(messagesLeft.map((m) => m.key)).toEqual([`${tag}-6d`]);
 
       // A second run finds nothing more of these.
-      if (ownDatabase) expect(Object.values(await runMaintenance(db, now)).every((n) => n === 0)).toBe(true);
+      expect(Object.values(await runMaintenance(db, now)).every((n) => n === 0)).toBe(true);
     });
   });
 
@@ -227,8 +220,7 @@ describe("the maintenance job (retention, CONTRACT.md §4)", () => {
 
       // The job with a batch of 5: 12 old rows go in three statements (5, 5, 2).
       const counts = await runMaintenance(db, now, { batch: 5 });
-      if (ownDatabase) expect(counts.simulatorMessages).toBe(12);
-      else expect(counts.simulatorMessages).toBeGreaterThanOrEqual(12);
+      expect(counts.simulatorMessages).toBe(12);
       const left = await db.select({ key: simulatorMessages.deliveryKey }).from(simulatorMessages).where(eq(simulatorMessages.channelId, channelId));
       expect(left.map((m) => m.key)).toEqual([`${channelId}:young`]);
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { webhookAttempts, webhookConfigs, webhookDeliveries } from "../../db/schema";
 import { InProcessRunner } from "../../inngest/runner";
-import { createCampaign, tenantWithSegment } from "../../inngest/test-campaigns";
+import { createCampaign, tenantWithSegment } from "../campaigns";
 import { recordEvent } from "../../server/outbox/record-event";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
@@ -14,12 +14,9 @@ import { withServerAndReceiver, withWebhookRunner } from "./fixtures";
 import { startReceiver, webhookHeadersOf } from "./receiver";
 
 const fx = withServerAndReceiver();
-/** Tenants of this file: on a shared PostgreSQL database the runner leaves other files' deliveries alone. */
-const mine = new Set<string>();
-const webhookRunner = withWebhookRunner(mine, "100,200,300,300,300,300,300,300");
+const webhookRunner = withWebhookRunner("100,200,300,300,300,300,300,300");
 
 async function configure(api: Api, path: string, types = ["campaign_status_url", "campaign_progress_url", "channel_status_url"]) {
-  mine.add(api.tenantId);
   const res = await api("PATCH", "/api/external/edit-webhooks", Object.fromEntries(types.map((t) => [t, `${fx.receiver.url}${path}/${t}`])));
   expect(res.status).toBe(200);
   return (await api("GET", "/api/external/list-webhooks")).json.webhooks.signing_secret as string;
@@ -193,7 +190,6 @@ describe("webhook delivery (in-process runner)", () => {
     try {
       slowReceiver.respond({ delayMs: 3000 });
       await slow("PATCH", "/api/external/edit-webhooks", { campaign_progress_url: `${slowReceiver.url}/slow` });
-      mine.add(slow.tenantId);
       const secret = await configure(fast, `/fast-${fast.tenantId}`, ["campaign_progress_url"]);
       await record(slow.tenantId, [1, 2, 3].map((seq) => ({ campaign: `s${seq}`, seq })));
       await waitFor("slow receiver busy", () => slowReceiver.received.length > 0);

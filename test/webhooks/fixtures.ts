@@ -23,15 +23,14 @@ export function withServerAndReceiver() {
 }
 
 /**
- * An in-process webhook runner for each test, delivering only the deliveries of `mine` (on a shared
- * PostgreSQL database it leaves other files' alone), with a short retry schedule. `start()` again after
+ * An in-process webhook runner for each test, with a short retry schedule. `start()` again after
  * stopping it mid-test; it is stopped after each test.
  */
-export function withWebhookRunner(mine: Set<string>, retrySchedule: string) {
+export function withWebhookRunner(retrySchedule: string) {
   const ctx = {
     runner: undefined as unknown as WebhookRunner,
     async start() {
-      ctx.runner = new WebhookRunner((await getServices()).db, { maxSleepMs: 50, acceptTenant: (id) => mine.has(id) }).start();
+      ctx.runner = new WebhookRunner((await getServices()).db, { maxSleepMs: 50 }).start();
     },
   };
   beforeEach(async () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { partnerApps, webhookDeliveries } from "../../db/schema";
 import { InProcessRunner } from "../../inngest/runner";
-import { createCampaign, tenantWithSegment } from "../../inngest/test-campaigns";
+import { createCampaign, tenantWithSegment } from "../campaigns";
 import { recordEvent } from "../../server/outbox/record-event";
 import { fanOutEvents } from "../../server/webhooks/fan-out-events";
 import { appRouter } from "../../server/root";
@@ -17,9 +17,7 @@ import { startReceiver, webhookHeadersOf, type Receiver } from "./receiver";
 
 const fx = withServerAndReceiver();
 const redirectUri = "http://127.0.0.1:8765/callback";
-/** Tenants of this file: on a shared PostgreSQL database the runner leaves other files' deliveries alone. */
-const mine = new Set<string>();
-const webhookRunner = withWebhookRunner(mine, "100,200,300");
+const webhookRunner = withWebhookRunner("100,200,300");
 let developer: Api;
 
 beforeAll(async () => {
@@ -45,7 +43,6 @@ async function appWithWebhook(url: string) {
 /** A signed-in user whose tenant has a 3-group segment, and its API client. */
 async function endUser(): Promise<{ user: EndUser; api: Api; segment: string }> {
   const user = await signedInUser(fx.server.url);
-  mine.add(user.tenantId);
   const { api, segment } = await tenantWithSegment(fx.server.url, 3, 3, apiFor(fx.server.url, user.tenantId, user.apiKey));
   return { user, api, segment };
 }

@@ -9,8 +9,7 @@ const day = 86_400_000;
 
 describe("webhook history retention", () => {
   it("removes finished deliveries (with their attempts), fanned-out events and test attempts older than the retention; keeps the rest", async () => {
-    // In one transaction, rolled back at the end: on a shared PostgreSQL database another file's runner
-    // could otherwise fan out the old event left unfanned here, between its insert and the prune.
+    // In one transaction, rolled back at the end: the file's database is left as the template made it.
     const rollback = new Error("rollback");
     await expect(
       (await getDb()).transaction(async (tx) => {
