@@ -374,7 +374,7 @@ describe("OpenAPI document", () => {
     const list = doc.paths["/api/external/list-settings"].get;
     const edit = doc.paths["/api/external/edit-settings"].patch;
     expect(Object.keys(list.responses).sort()).toEqual(["200", "401", "404", "429", "500"]);
-    expect(Object.keys(edit.responses).sort()).toEqual(["200", "400", "401", "404", "429", "500"]);
+    expect(Object.keys(edit.responses).sort()).toEqual(["200", "400", "401", "404", "413", "429", "500"]);
     const body = edit.requestBody.content["application/json"].schema;
     expect(body.additionalProperties).toBe(false);
     const rates = body.properties.dispatch_rates;
