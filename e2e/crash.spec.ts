@@ -229,7 +229,9 @@ async function crashTest(log: (line: string) => void) {
            from deliveries where campaign_id = $1 group by state order by state`,
         [idCampaign],
       );
-      log(`deliveries: ${rows.map((r) => `${String(r.state)} ${String(r.n)} (${String(r.retried)} with more than one attempt, max ${String(r.max_attempts)})`).join("; ")}`);
+      log(`deliveries: ${rows
+          .map((r) => `${String(r.state)} ${String(r.n)} (${String(r.retried)} with more than one attempt, max ${String(r.max_attempts)})`)
+          .join("; ")}`);
       assert(rows.length === 1 && rows[0].state === "sent" && rows[0].n === GROUPS, `every delivery should be sent: ${JSON.stringify(rows)}`);
     });
   } catch (err) {

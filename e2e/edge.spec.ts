@@ -94,7 +94,8 @@ export const tests: E2ETest[] = [
         await sleep(500);
         const after = rssKiB(server.pid);
         const grewMB = (after - before) / 1024;
-        ctx.log(`RSS before ${(before / 1024).toFixed(1)} MB, after ${(after / 1024).toFixed(1)} MB (+${grewMB.toFixed(1)} MB); answers in ${streamed.ms} / ${declared.ms} / ${trpc.ms} ms`);
+        ctx.log(`RSS before ${(before / 1024).toFixed(1)} MB, after ${(after / 1024).toFixed(1)} MB (+${grewMB.toFixed(1)} MB); ` +
+            `answers in ${streamed.ms} / ${declared.ms} / ${trpc.ms} ms`);
         assert(grewMB < 40, `the server's RSS grew by ${grewMB.toFixed(1)} MB`);
       });
     },

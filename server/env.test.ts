@@ -18,7 +18,9 @@ describe("environment", () => {
 
   it("names every bad variable at once", () => {
     expect(() => validateEnv({ TRUST_PROXY: "-1", MESSAGING_PROVIDER: "whatsapp", WEBHOOK_RETRY_SCHEDULE: "5000,soon" })).toThrow(
-      'Invalid environment: MESSAGING_PROVIDER must be simulator or evolution (got "whatsapp"); WEBHOOK_RETRY_SCHEDULE must be comma-separated milliseconds (non-negative integers) (got "5000,soon"); TRUST_PROXY must be a non-negative integer (got "-1")',
+      'Invalid environment: MESSAGING_PROVIDER must be simulator or evolution (got "whatsapp"); ' +
+        'WEBHOOK_RETRY_SCHEDULE must be comma-separated milliseconds (non-negative integers) (got "5000,soon"); ' +
+        'TRUST_PROXY must be a non-negative integer (got "-1")',
     );
   });
 

@@ -259,7 +259,8 @@ export function startupWarnings(): string[] {
   const warnings: string[] = [];
   if (env.webhooks.allowPrivate) {
     warnings.push(
-      "WEBHOOK_ALLOW_PRIVATE=1: webhook and media URLs may point to private, loopback and link-local addresses. Set it only when receivers live on your own network.",
+      "WEBHOOK_ALLOW_PRIVATE=1: webhook and media URLs may point to private, loopback and link-local addresses. " +
+        "Set it only when receivers live on your own network.",
     );
   }
   return warnings;

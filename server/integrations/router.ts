@@ -39,7 +39,8 @@ export const integrationsRouter = router({
         path: "/external/edit-integrations",
         tags,
         summary: "Merge credentials into an integration",
-        description: "`credentials` is merged into the stored ones (encrypted at rest); the answer says which fields are set, never a value. 404 when the type is not configured.",
+        description: "`credentials` is merged into the stored ones (encrypted at rest); the answer says which fields are set, never a value. " +
+          "404 when the type is not configured.",
         protect: true,
         errorResponses: [400, 401, 404, 500],
       },

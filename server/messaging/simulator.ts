@@ -192,8 +192,10 @@ export class SimulatorProvider implements MessagingProvider {
       const inserted = await this.db
         .insert(simulatorMessages)
         .select(
-          sql`select v.delivery_key, v.message_id, v.id_channel, v.id_group, v.id_campaign, v.message_type, v.text, v.media_url, v.file_name, v.cards, v.mention_all, v.link_preview, now(), null::timestamptz
-              from json_to_recordset(${rows}::json) as v(delivery_key text, message_id text, id_channel text, id_group text, id_campaign text, message_type text, text text, media_url text, file_name text, cards jsonb, mention_all boolean, link_preview boolean)`,
+          sql`select v.delivery_key, v.message_id, v.id_channel, v.id_group, v.id_campaign, v.message_type, v.text, v.media_url, v.file_name,
+                     v.cards, v.mention_all, v.link_preview, now(), null::timestamptz
+              from json_to_recordset(${rows}::json) as v(delivery_key text, message_id text, id_channel text, id_group text, id_campaign text,
+                     message_type text, text text, media_url text, file_name text, cards jsonb, mention_all boolean, link_preview boolean)`,
         )
         .onConflictDoNothing()
         .returning({ deliveryKey: simulatorMessages.deliveryKey, messageId: simulatorMessages.messageId, sentAt: simulatorMessages.sentAt });

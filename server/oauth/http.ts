@@ -123,7 +123,10 @@ async function readForm(req: Request): Promise<URLSearchParams> {
   return new URLSearchParams(await readCappedText(req));
 }
 
-/** Token-style endpoints: form body, client authentication, RFC 6749 errors; a failed client authentication counts as a failed authentication of the address. */
+/**
+ * Token-style endpoints: form body, client authentication, RFC 6749 errors; a failed client authentication
+ * counts as a failed authentication of the address.
+ */
 function clientEndpoint(run: (args: { req: Request; form: URLSearchParams; app: Awaited<ReturnType<typeof authenticateClient>>["app"]; now: Date }) => Promise<Response>) {
   return withOAuthLimits(async (req, { now }) => {
     const { db } = await getServices();

@@ -131,8 +131,9 @@ async function recordAttempts(db: Db, records: AttemptRecord[]) {
     const values = sql.join(
       records.map(
         (r) =>
-          sql`(${r.d.id}::bigint, ${r.outcome.state}::text, ${r.result ? r.d.attempts + 1 : r.d.attempts}::int, ${tsParam(r.outcome.retryAt ?? r.d.nextAttemptAt)},
-               ${r.result?.status ?? null}::int, ${r.error}::text, ${r.outcome.state === "pending" ? null : r.end.toISOString()}::timestamptz)`,
+          sql`(${r.d.id}::bigint, ${r.outcome.state}::text, ${r.result ? r.d.attempts + 1 : r.d.attempts}::int,
+               ${tsParam(r.outcome.retryAt ?? r.d.nextAttemptAt)}, ${r.result?.status ?? null}::int, ${r.error}::text,
+               ${r.outcome.state === "pending" ? null : r.end.toISOString()}::timestamptz)`,
       ),
       sql`, `,
     );

@@ -109,7 +109,9 @@ it.each([
       const firstDelay = times[0] - dueAt;
       const gaps = times.slice(1).map((t, i) => t - times[i]);
       console.log(
-        `[fairness] A in ${aCampaigns.length} campaign(s); B: created in ${dueAt - requestedAt} ms, first send ${firstDelay} ms after; gaps ${gaps.join(", ")} ms (allowed ${paced.min * 1000}–${paced.max * 1000 + aLoopMs + toleranceMs}; first ≤ ${aLoopMs + toleranceMs}); A had sent ${aSentAtEnd} at B's end (${Date.now() - dueAt} ms)`,
+        `[fairness] A in ${aCampaigns.length} campaign(s); B: created in ${dueAt - requestedAt} ms, first send ${firstDelay} ms after; ` +
+          `gaps ${gaps.join(", ")} ms (allowed ${paced.min * 1000}–${paced.max * 1000 + aLoopMs + toleranceMs}; first ≤ ${aLoopMs + toleranceMs}); ` +
+          `A had sent ${aSentAtEnd} at B's end (${Date.now() - dueAt} ms)`,
       );
       // B's first send waits at most the loop of A under way (no pause before a campaign's first loop),
       // and each of its gaps is its own pause plus at most that: never a queue of A's loops.

@@ -149,7 +149,8 @@ describe("the maintenance job (retention, CONTRACT.md §4)", () => {
         .values([delivery(events[0].id, "delivered", old), delivery(events[1].id, "pending", null)]) // goes, stays
         .returning({ id: webhookDeliveries.id });
       await db.insert(webhookAttempts).values([
-        { tenantId, deliveryId: null, type: "campaign_progress", url: "https://example.com/h", isTest: true, attemptedAt: old, status: 200, durationMs: 5 }, // goes
+        // goes
+        { tenantId, deliveryId: null, type: "campaign_progress", url: "https://example.com/h", isTest: true, attemptedAt: old, status: 200, durationMs: 5 },
         { tenantId, deliveryId: null, type: "campaign_progress", url: "https://example.com/h", isTest: true, attemptedAt: ago(now, day), status: 200, durationMs: 5 }, // stays
       ]);
 

@@ -72,7 +72,8 @@ describe("partner apps' webhooks", () => {
   });
   afterAll(() => dispatch.stop());
 
-  it("an app authorized with campaigns:read gets the tenant's campaign events, signed with its own secret and naming the tenant; other apps and the tenant's own log do not", async () => {
+  it("an app authorized with campaigns:read gets the tenant's campaign events, signed with its own secret and naming the tenant; " +
+    "other apps and the tenant's own log do not", async () => {
     const app = await appWithWebhook(`${fx.receiver.url}/app-full`);
     const statsOnly = await appWithWebhook(`${fx.receiver.url}/app-stats`);
     const { user, api, segment } = await endUser();

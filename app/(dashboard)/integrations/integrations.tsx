@@ -40,7 +40,10 @@ export function Integrations() {
     <>
       <PageHeader
         title="Integrações"
-        description="Credenciais das plataformas de venda. Ficam criptografadas; depois de salvas, nenhum valor volta a ser exibido. A sincronização com as plataformas chega numa próxima fase."
+        description={
+          "Credenciais das plataformas de venda. Ficam criptografadas; depois de salvas, nenhum valor volta a ser exibido. " +
+          "A sincronização com as plataformas chega numa próxima fase."
+        }
       />
       {integrations.length === 0 && <EmptyState>Nenhuma integração configurada ainda.</EmptyState>}
       {types.map((t) => {
