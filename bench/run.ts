@@ -97,7 +97,14 @@ function memoryWatcher(server: ServerProcess) {
       sample();
       clearInterval(timer);
     },
-    peakMb: () => round(Math.max(peakSumKb, [...hwm.values()].reduce((a, b) => a + b, 0)) / 1024, 0),
+    peakMb: () =>
+      round(
+        Math.max(
+          peakSumKb,
+          [...hwm.values()].reduce((a, b) => a + b, 0),
+        ) / 1024,
+        0,
+      ),
     /** Current RSS of the group, MB. */
     nowMb: () => round(groupPids(server.pid).reduce((sum, pid) => sum + statusKb(pid, "VmRSS"), 0) / 1024, 0),
     serverHwmMb: () => round((hwm.get(server.pid) ?? 0) / 1024, 0),
@@ -282,7 +289,20 @@ function report(kind: string, f: Figures) {
     }
     console.log(`${kind} ${key}: ${value ?? "n/a"}${target ? ` (target ${target})${verdict}` : ""}`);
   }
-  for (const key of ["info_campaign_p90_ms", "info_campaign_fetch_p50_ms", "info_campaign_fetch_p99_ms", "sends_per_second_steady", "dispatch_seconds", "create_campaign_10k_immediate_ms", "info_campaign_during_dispatch_p50_ms", "info_campaign_during_dispatch_p99_ms", "server_rss_mb_by_phase", "server_first_start_ready_s", "server_first_start_peak_rss_mb", "server_first_start_rss_mb"]) {
+  for (const key of [
+    "info_campaign_p90_ms",
+    "info_campaign_fetch_p50_ms",
+    "info_campaign_fetch_p99_ms",
+    "sends_per_second_steady",
+    "dispatch_seconds",
+    "create_campaign_10k_immediate_ms",
+    "info_campaign_during_dispatch_p50_ms",
+    "info_campaign_during_dispatch_p99_ms",
+    "server_rss_mb_by_phase",
+    "server_first_start_ready_s",
+    "server_first_start_peak_rss_mb",
+    "server_first_start_rss_mb",
+  ]) {
     if (!(key in f)) continue;
     console.log(`${kind} ${key}: ${JSON.stringify(f[key] ?? null)}`);
   }

@@ -34,9 +34,7 @@ it("with Inngest configured, a wake-up sends campaign/dispatch.requested and a c
   await vi.waitFor(() => expect(send).toHaveBeenCalledWith([dispatchEvent(api, id_campaign)]));
 
   expect((await api("POST", `/api/external/cancel-campaign/${id_campaign}`)).json.status).toBe("canceled");
-  await vi.waitFor(() =>
-    expect(send).toHaveBeenCalledWith(expect.objectContaining({ name: "campaign/canceled", data: { id_campaign } })),
-  );
+  await vi.waitFor(() => expect(send).toHaveBeenCalledWith(expect.objectContaining({ name: "campaign/canceled", data: { id_campaign } })));
 });
 
 it("without Inngest, the in-process runner dispatches and nothing is sent to Inngest", async () => {
@@ -47,10 +45,10 @@ it("without Inngest, the in-process runner dispatches and nothing is sent to Inn
 
   const { api, segment } = await tenantWithSegment(server.url, 3);
   const { id_campaign } = await createCampaign(api, segment);
-  await vi.waitFor(
-    async () => expect((await api("GET", `/api/external/info-campaign/${id_campaign}`)).json.status).toBe("completed"),
-    { timeout: 15_000, interval: 50 },
-  );
+  await vi.waitFor(async () => expect((await api("GET", `/api/external/info-campaign/${id_campaign}`)).json.status).toBe("completed"), {
+    timeout: 15_000,
+    interval: 50,
+  });
   expect(send).not.toHaveBeenCalled();
 });
 

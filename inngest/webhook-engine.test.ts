@@ -38,7 +38,11 @@ it("with Inngest configured, a recorded event becomes a delivery and a webhook/d
     },
     { timeout: 10_000, interval: 50 },
   );
-  await vi.waitFor(() => expect(send).toHaveBeenCalledWith([{ name: "webhook/delivery.requested", data: { id_delivery: delivery.id, tenant_id: api.tenantId, queue: api.tenantId } }]));
+  await vi.waitFor(() =>
+    expect(send).toHaveBeenCalledWith([
+      { name: "webhook/delivery.requested", data: { id_delivery: delivery.id, tenant_id: api.tenantId, queue: api.tenantId } },
+    ]),
+  );
   // Inngest delivers it, not this process.
   expect(fx.receiver.received.filter((r) => r.path === "/engine")).toHaveLength(0);
 });

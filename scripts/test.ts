@@ -121,9 +121,7 @@ async function e2e() {
   });
   const matches = [...tail.matchAll(/^e2e: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$/gm)];
   const last = matches.at(-1);
-  const counts = last
-    ? { passed: Number(last[1]), failed: Number(last[2]), skipped: Number(last[3] ?? 0) }
-    : { passed: 0, failed: 0, skipped: 0 };
+  const counts = last ? { passed: Number(last[1]), failed: Number(last[2]), skipped: Number(last[3] ?? 0) } : { passed: 0, failed: 0, skipped: 0 };
   let extra = "";
   if (code !== 0 && counts.failed === 0) {
     counts.failed = 1;

@@ -251,8 +251,7 @@ export function persistentSecret(envName: string, fileName: string, bytes = 32):
 }
 
 /** Inngest drives dispatch when it is configured; otherwise the in-process runner does. */
-export const inngestConfigured = () =>
-  Boolean(process.env.INNGEST_EVENT_KEY || process.env.INNGEST_SIGNING_KEY || process.env.INNGEST_DEV);
+export const inngestConfigured = () => Boolean(process.env.INNGEST_EVENT_KEY || process.env.INNGEST_SIGNING_KEY || process.env.INNGEST_DEV);
 
 /** Settings an operator should know are on, logged once when the server starts (instrumentation.ts). */
 export function startupWarnings(): string[] {

@@ -152,7 +152,9 @@ export function buildOpenApiDocument(): OpenAPIObject {
       for (const status of Object.keys(op.responses)) {
         if (Number(status) < 400) continue;
         op.responses[status] = {
-          description: op.responses[status]?.description?.startsWith(reasonPhrase(Number(status))) ? op.responses[status].description : reasonPhrase(Number(status)),
+          description: op.responses[status]?.description?.startsWith(reasonPhrase(Number(status)))
+            ? op.responses[status].description
+            : reasonPhrase(Number(status)),
           headers: status === "429" ? { "Retry-After": { schema: { type: "integer" } }, ...rateLimitHeaders } : undefined,
           content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
         };

@@ -20,7 +20,13 @@ async function handleTrpc(req: Request): Promise<Response> {
     endpoint: "/api/trpc",
     req,
     router: appRouter,
-    createContext: () => ({ db, provider, caller: { kind: "anonymous" as const, credentials: "missing" as const }, now: new Date(), clientIp: clientIp(req.headers) }),
+    createContext: () => ({
+      db,
+      provider,
+      caller: { kind: "anonymous" as const, credentials: "missing" as const },
+      now: new Date(),
+      clientIp: clientIp(req.headers),
+    }),
   });
 }
 

@@ -4,13 +4,7 @@ import { getDb } from "../db/client";
 import { channels } from "../db/schema";
 import { createTenant } from "../server/auth/create-tenant";
 import { newId } from "../server/ids";
-import {
-  ProviderUnavailableError,
-  type MessagingProvider,
-  type OutboundMessage,
-  type ProviderEvent,
-  type SendReceipt,
-} from "../server/messaging/provider";
+import { ProviderUnavailableError, type MessagingProvider, type OutboundMessage, type ProviderEvent, type SendReceipt } from "../server/messaging/provider";
 
 /** What the platform really received for one group, normalised across providers. */
 export interface PlatformMessage {
@@ -127,7 +121,16 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
       const id = await newChannel();
       const [g] = await h.provider.listGroups(id);
       for (const type of ["image", "video", "audio", "document"] as const) {
-        await h.provider.send(message(id, g.id_group, { content: { type, mediaUrl: `https://cdn.example.com/f.${type}`, caption: type === "audio" ? "" : `legenda ${type}`, fileName: type === "document" ? "f.pdf" : undefined } }));
+        await h.provider.send(
+          message(id, g.id_group, {
+            content: {
+              type,
+              mediaUrl: `https://cdn.example.com/f.${type}`,
+              caption: type === "audio" ? "" : `legenda ${type}`,
+              fileName: type === "document" ? "f.pdf" : undefined,
+            },
+          }),
+        );
       }
       const got = await h.received(id);
       expect(got.map((r) => [r.type, r.mediaUrl])).toEqual([
@@ -141,7 +144,11 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
     it("carousel: sent as one, or as the documented fallback (one image per card, text and links, in order)", async () => {
       const id = await newChannel();
       const [g] = await h.provider.listGroups(id);
-      const cards = [1, 2, 3].map((n) => ({ image_url: `https://cdn.example.com/${n}.png`, text: `Card ${n}`, buttons: [{ label: `Comprar ${n}`, type: "URL" as const, url: `https://loja.example.com/${n}` }] }));
+      const cards = [1, 2, 3].map((n) => ({
+        image_url: `https://cdn.example.com/${n}.png`,
+        text: `Card ${n}`,
+        buttons: [{ label: `Comprar ${n}`, type: "URL" as const, url: `https://loja.example.com/${n}` }],
+      }));
       await h.provider.send(message(id, g.id_group, { content: { type: "carousel", text: "Ofertas", cards } }));
       const got = await h.received(id);
       if (h.provider.capabilities.carousel) {

@@ -21,7 +21,10 @@ export function Sidebar({ userName, userEmail }: { userName: string; userEmail: 
   return (
     <aside className="sidebar">
       <div className="brand">
-        <span className="brand-mark" aria-hidden="true">◆</span> Campanhas em Grupos
+        <span className="brand-mark" aria-hidden="true">
+          ◆
+        </span>{" "}
+        Campanhas em Grupos
       </div>
       <nav aria-label="Navegação principal">
         <ul>

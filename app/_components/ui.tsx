@@ -33,7 +33,7 @@ export function StatusBadge({ status }: { status: string }) {
 
 /** A campaign's status; a paused one says why. */
 export function CampaignStatusBadge({ status, pauseReason }: { status: string; pauseReason?: string | null }) {
-  const reason = status === "paused" && pauseReason ? pauseReasonLabel[pauseReason] ?? pauseReason : undefined;
+  const reason = status === "paused" && pauseReason ? (pauseReasonLabel[pauseReason] ?? pauseReason) : undefined;
   return (
     <span className={`badge badge-${status}`}>
       {campaignStatusLabel[status] ?? status}

@@ -35,7 +35,9 @@ describe("maintenance (Inngest cron function)", () => {
       { deliveryKey: `${channelId}:young`, messageId: "SIM2", channelId, groupId: "1@g.us", messageType: "text", sentAt: new Date(jobNow.getTime() - day) },
     ]);
     const at = new Date(jobNow.getTime() - 2 * day);
-    await db.insert(idempotencyKeys).values({ tenantId, key: "old", fingerprint: "f", state: "done", responseStatus: 200, responseBody: "{}", lockedUntil: at, createdAt: at });
+    await db
+      .insert(idempotencyKeys)
+      .values({ tenantId, key: "old", fingerprint: "f", state: "done", responseStatus: 200, responseBody: "{}", lockedUntil: at, createdAt: at });
     const log = vi.spyOn(console, "log");
     try {
       const { result } = await t.execute();

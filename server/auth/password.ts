@@ -41,7 +41,14 @@ export async function hashPassword(password: string): Promise<string> {
 function parse(stored: string) {
   const [scheme, N, r, p, salt, hash] = stored.split("$");
   const params = { N: Number(N), r: Number(r), p: Number(p) };
-  if (scheme !== "scrypt" || !salt || !hash || !(params.N >= 2 && params.N <= maxStoredN) || !(params.r >= 1 && params.r <= 32) || !(params.p >= 1 && params.p <= 16)) {
+  if (
+    scheme !== "scrypt" ||
+    !salt ||
+    !hash ||
+    !(params.N >= 2 && params.N <= maxStoredN) ||
+    !(params.r >= 1 && params.r <= 32) ||
+    !(params.p >= 1 && params.p <= 16)
+  ) {
     return undefined;
   }
   return { ...params, salt: Buffer.from(salt, "base64"), hash: Buffer.from(hash, "base64") };

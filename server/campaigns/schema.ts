@@ -13,7 +13,7 @@ const mediaUrlRule =
 export const campaignStatus = z.enum(["pending", "sending", "paused", "completed", "failed", "canceled"]).meta({
   description:
     "pending (waiting for its time, the queue or a sending window) → sending ⇄ paused → " +
-      "completed (every group processed) | failed (no group could be sent) | canceled",
+    "completed (every group processed) | failed (no group could be sent) | canceled",
 });
 export const messageType = z.enum(["text", "image", "video", "audio", "document"]);
 export const anyMessageType = z.enum(["text", "image", "video", "audio", "document", "carousel"]);
@@ -43,7 +43,9 @@ export const createMessageCampaignInput = z
     ...common,
     message: text({ max: messageMaxLength }).default("").meta({ description: "The text, or the caption of a media message" }),
     message_type: messageType.default("text"),
-    media_url: mediaUrl().optional().meta({ description: `Required for image, video, audio and document. ${mediaUrlRule}` }),
+    media_url: mediaUrl()
+      .optional()
+      .meta({ description: `Required for image, video, audio and document. ${mediaUrlRule}` }),
     file_name: text({ max: 255, min: 1, trim: true }).optional().meta({ description: "File name shown for a document" }),
   })
   .superRefine((v, ctx) => {
@@ -108,7 +110,7 @@ export const monitoringCopy = z
   .meta({
     description:
       "The segment's monitoring group, which receives its copy first, before any segment group. " +
-        "It is not one of the campaign's groups (not in `groups`). null when the segment has none.",
+      "It is not one of the campaign's groups (not in `groups`). null when the segment has none.",
   });
 
 export const infoCampaignInput = z.object({ id_campaign: idCampaign });
@@ -128,4 +130,3 @@ export const infoCampaignOutput = z.object({
 
 export const campaignAction = z.object({ id_campaign: idCampaign });
 export const campaignActionOutput = z.object({ success: z.literal(true), message: z.string(), id_campaign: z.string(), status: campaignStatus });
-

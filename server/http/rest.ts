@@ -137,7 +137,10 @@ export async function handleExternalRequest(req: Request, deps: RestDeps): Promi
     if (caller.kind === "anonymous") {
       await consume(db, "failedAuth", ip);
     } else {
-      const limit = caller.kind === "partner" ? await consume(db, "partner", caller.grantId) : await consume(db, "apiKey", caller.kind === "apiKey" ? caller.apiKeyId : caller.tenantId);
+      const limit =
+        caller.kind === "partner"
+          ? await consume(db, "partner", caller.grantId)
+          : await consume(db, "apiKey", caller.kind === "apiKey" ? caller.apiKeyId : caller.tenantId);
       limitHeaders = limit.headers;
       if (!limit.allowed) return toResponse(errorResult(429, "Rate limit exceeded; retry after the time in Retry-After.", "rate_limited", {}, limit.headers));
     }

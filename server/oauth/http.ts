@@ -39,7 +39,10 @@ function withOAuthLimits(handler: Handler, shape: "consent" | "token"): (req: Re
       const blocked = limit.allowed ? await peek(db, "failedAuth", ip) : limit;
       if (!blocked.allowed) {
         const body = { error: "rate_limited", message: "Too many requests from this address; retry after the time in Retry-After." };
-        return json(429, shape === "consent" ? { success: false, ...body, code: "rate_limited" } : { ...body, error_description: body.message }, { ...limit.headers, ...blocked.headers });
+        return json(429, shape === "consent" ? { success: false, ...body, code: "rate_limited" } : { ...body, error_description: body.message }, {
+          ...limit.headers,
+          ...blocked.headers,
+        });
       }
       return await handler(req, { now: new Date(), headers: limit.headers });
     } catch (err) {
@@ -62,7 +65,16 @@ export const handleAuthorize = withOAuthLimits(async (req, { now, headers }) => 
   if (!user) return loginRequired();
   const url = new URL(req.url);
   try {
-    return json(200, await prepareConsent(db, user, paramsFrom((k) => url.searchParams.get(k)), now), headers);
+    return json(
+      200,
+      await prepareConsent(
+        db,
+        user,
+        paramsFrom((k) => url.searchParams.get(k)),
+        now,
+      ),
+      headers,
+    );
   } catch (e) {
     if (isOAuthError(e)) return consentError(e, headers);
     throw e;
@@ -88,7 +100,11 @@ async function readFields(req: Request): Promise<Record<string, string> | undefi
     try {
       const body = JSON.parse(text) as Record<string, unknown>;
       if (!body || typeof body !== "object" || Array.isArray(body)) return undefined;
-      return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => [k, String(v)]));
+      return Object.fromEntries(
+        Object.entries(body)
+          .filter(([, v]) => v !== null && v !== undefined)
+          .map(([k, v]) => [k, String(v)]),
+      );
     } catch {
       return undefined;
     }
@@ -127,7 +143,9 @@ async function readForm(req: Request): Promise<URLSearchParams> {
  * Token-style endpoints: form body, client authentication, RFC 6749 errors; a failed client authentication
  * counts as a failed authentication of the address.
  */
-function clientEndpoint(run: (args: { req: Request; form: URLSearchParams; app: Awaited<ReturnType<typeof authenticateClient>>["app"]; now: Date }) => Promise<Response>) {
+function clientEndpoint(
+  run: (args: { req: Request; form: URLSearchParams; app: Awaited<ReturnType<typeof authenticateClient>>["app"]; now: Date }) => Promise<Response>,
+) {
   return withOAuthLimits(async (req, { now }) => {
     const { db } = await getServices();
     let usedBasic = false;

@@ -25,8 +25,7 @@ const seconds = (max: number) =>
     .min(0, `must be from 0 to ${max} seconds`)
     .max(max, `must be from 0 to ${max} seconds`);
 
-const choice = <const T extends readonly [string, ...string[]]>(values: T) =>
-  z.enum(values, { error: `must be one of ${values.join(", ")}` });
+const choice = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `must be one of ${values.join(", ")}` });
 
 const flag = () => z.boolean({ error: "must be true or false" });
 
@@ -104,16 +103,28 @@ const withDefault = (text: string, value: unknown) => `${text} Default ${String(
 const scheduleFieldsShape = {
   enabled: flag().meta({ description: `true: campaigns send only inside the days' hours or windows. Default ${ss.enabled}.` }),
   finish_queued_on_end: flag().meta({
-    description: withDefault("true: a campaign already sending when its window closes runs to the end; false: it pauses until the next window.", ss.finish_queued_on_end),
+    description: withDefault(
+      "true: a campaign already sending when its window closes runs to the end; false: it pauses until the next window.",
+      ss.finish_queued_on_end,
+    ),
   }),
   finish_queued_mode: choice(["same_day", "between_days"]).meta({
-    description: withDefault("With finish_queued_on_end: same_day finishes only until midnight; between_days finishes even past midnight.", ss.finish_queued_mode),
+    description: withDefault(
+      "With finish_queued_on_end: same_day finishes only until midnight; between_days finishes even past midnight.",
+      ss.finish_queued_mode,
+    ),
   }),
   cancel_outside_hours: flag().meta({
-    description: withDefault("true: a campaign whose start falls outside every window is canceled; false: it waits for the next window.", ss.cancel_outside_hours),
+    description: withDefault(
+      "true: a campaign whose start falls outside every window is canceled; false: it waits for the next window.",
+      ss.cancel_outside_hours,
+    ),
   }),
   cancel_mode: choice(["between_days", "always"]).meta({
-    description: withDefault("With cancel_outside_hours: between_days cancels only when the next window is on a later day; always cancels every time.", ss.cancel_mode),
+    description: withDefault(
+      "With cancel_outside_hours: between_days cancels only when the next window is on a later day; always cancels every time.",
+      ss.cancel_mode,
+    ),
   }),
 };
 
@@ -130,9 +141,7 @@ const perDay = <T extends z.ZodType>(day: T) => ({
 // --- The full settings object (answers) ---
 
 const windowSchema = z.object(windowShape).meta({ description: "A sending window: start < end (HH:mm)." });
-export const daySchedule = z
-  .object({ ...dayFieldsShape, windows: z.array(windowSchema).meta(windowsMeta) })
-  .meta(dayMeta(true));
+export const daySchedule = z.object({ ...dayFieldsShape, windows: z.array(windowSchema).meta(windowsMeta) }).meta(dayMeta(true));
 
 export const settingsSchema = z
   .object({

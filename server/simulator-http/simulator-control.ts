@@ -12,10 +12,7 @@ import { resolveRestCallerAt } from "../resolve-caller";
 import { getServices } from "../services";
 
 const stateBody = z.object({ connected: z.boolean() });
-const failuresBody = z.union([
-  z.object({ fail_next: z.number().int().min(0).max(1_000_000) }),
-  z.object({ always: z.boolean() }),
-]);
+const failuresBody = z.union([z.object({ fail_next: z.number().int().min(0).max(1_000_000) }), z.object({ always: z.boolean() })]);
 const latencyBody = z.object({ ms: z.number().int().min(0).max(60_000) });
 
 const ok = (data: Record<string, unknown>): HttpResult => ({ status: 200, body: JSON.stringify({ success: true, ...data }), headers: jsonHeaders });

@@ -89,7 +89,10 @@ async function withSecret(db: Db | Tx, clientId: string): Promise<AppRow> {
  * that webhooks and oauth do not import each other: oauth's router calls into this file).
  */
 async function ownApp(db: Db, developerTenantId: string, clientId: string): Promise<AppRow> {
-  const [app] = await db.select().from(partnerApps).where(and(eq(partnerApps.id, clientId), eq(partnerApps.tenantId, developerTenantId)));
+  const [app] = await db
+    .select()
+    .from(partnerApps)
+    .where(and(eq(partnerApps.id, clientId), eq(partnerApps.tenantId, developerTenantId)));
   if (!app) throw new NotFound("No such partner app.");
   return app;
 }
@@ -112,7 +115,11 @@ export async function rotateAppWebhookSecret(db: Db, developerTenantId: string, 
     const [current] = await tx.select().from(partnerApps).where(eq(partnerApps.id, clientId)).for("update");
     await tx
       .update(partnerApps)
-      .set({ webhookSecretEncrypted: encryptSecret(secret), previousWebhookSecretEncrypted: current.webhookSecretEncrypted, previousWebhookSecretExpiresAt: until })
+      .set({
+        webhookSecretEncrypted: encryptSecret(secret),
+        previousWebhookSecretEncrypted: current.webhookSecretEncrypted,
+        previousWebhookSecretExpiresAt: until,
+      })
       .where(eq(partnerApps.id, clientId));
   });
   return { signing_secret: secret, previous_valid_until: until.toISOString() };
@@ -120,5 +127,8 @@ export async function rotateAppWebhookSecret(db: Db, developerTenantId: string, 
 
 /** A 410 Gone from the app's URL removes it from the app (only if it is still the configured one). */
 export async function disableAppUrl(db: Db | Tx, clientId: string, url: string) {
-  await db.update(partnerApps).set({ webhookUrl: null }).where(and(eq(partnerApps.id, clientId), eq(partnerApps.webhookUrl, url)));
+  await db
+    .update(partnerApps)
+    .set({ webhookUrl: null })
+    .where(and(eq(partnerApps.id, clientId), eq(partnerApps.webhookUrl, url)));
 }

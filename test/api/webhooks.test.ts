@@ -6,7 +6,7 @@ import { webhookConfigs } from "../../db/schema";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
-import { expectEnvelope, newTenant, request, } from "../helpers";
+import { expectEnvelope, newTenant, request } from "../helpers";
 import { withServerAndReceiver } from "../webhooks/fixtures";
 import { webhookHeadersOf } from "../webhooks/receiver";
 
@@ -26,7 +26,12 @@ describe("list-webhooks", () => {
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
       success: true,
-      webhooks: { campaign_status_url: null, campaign_progress_url: null, channel_status_url: null, signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/) },
+      webhooks: {
+        campaign_status_url: null,
+        campaign_progress_url: null,
+        channel_status_url: null,
+        signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/),
+      },
     });
     expect((await api("GET", LIST)).json.webhooks.signing_secret).toBe(res.json.webhooks.signing_secret);
     // Another tenant has its own secret.
@@ -54,7 +59,7 @@ describe("list-webhooks", () => {
 });
 
 describe("edit-webhooks", () => {
-  it("merges partially, lists the changed fields, never returns the secret, and disables with \"\" or null", async () => {
+  it('merges partially, lists the changed fields, never returns the secret, and disables with "" or null', async () => {
     const api = await newTenant(fx.server.url);
     let res = await api("PATCH", EDIT, { campaign_status_url: `${fx.receiver.url}/status`, channel_status_url: `${fx.receiver.url}/channel` });
     expect(res.status).toBe(200);
@@ -139,7 +144,11 @@ describe("test-webhook", () => {
     expect(got).toHaveLength(1);
     expect(got[0].path).toBe("/progress");
     const payload = new Webhook(secret).verify(got[0].body, webhookHeadersOf(got[0].headers)) as Record<string, any>;
-    expect(payload).toMatchObject({ type: "campaign_progress", test: true, data: { id_campaign: expect.any(String), status: "sending", groups: { total: 10 } } });
+    expect(payload).toMatchObject({
+      type: "campaign_progress",
+      test: true,
+      data: { id_campaign: expect.any(String), status: "sending", groups: { total: 10 } },
+    });
     expect(Date.parse(payload.timestamp)).not.toBeNaN();
     // A tampered body does not verify.
     expect(() => new Webhook(secret).verify(got[0].body.replace("sending", "paused"), webhookHeadersOf(got[0].headers))).toThrow();

@@ -92,14 +92,22 @@ it.each([
         return sent;
       };
       // A is in full flow before B's campaign is due.
-      await until(() => info(a.api, aCampaigns[0]), (c) => c.groups.sent > 0, 30_000);
+      await until(
+        () => info(a.api, aCampaigns[0]),
+        (c) => c.groups.sent > 0,
+        30_000,
+      );
       await new Promise((r) => setTimeout(r, 1000));
 
       // B is due from its creation: between the request and its answer (the later bound is asserted).
       const requestedAt = Date.now();
       const bCampaign = await campaign(b.api, bSegment);
       const dueAt = Date.now();
-      const done = await until(() => info(b.api, bCampaign), (c) => c.status === "completed", 40_000);
+      const done = await until(
+        () => info(b.api, bCampaign),
+        (c) => c.status === "completed",
+        40_000,
+      );
       expect(done.status).toBe("completed");
       const aSentAtEnd = await aSent();
 

@@ -26,7 +26,16 @@ describe("recording sends and acks of the same deliveries at once", () => {
     // In-flight deliveries of a loop, as the engine leaves them between the send and its record.
     const rows = await db
       .insert(deliveries)
-      .values(Array.from({ length: 6000 }, (_, i) => ({ campaignId, groupId: `lock-${String(i).padStart(5, "0")}`, channelId: channel, groupName: `L ${i}`, position: 1000 + i, state: "sending" as const })))
+      .values(
+        Array.from({ length: 6000 }, (_, i) => ({
+          campaignId,
+          groupId: `lock-${String(i).padStart(5, "0")}`,
+          channelId: channel,
+          groupName: `L ${i}`,
+          position: 1000 + i,
+          state: "sending" as const,
+        })),
+      )
       .returning({ id: deliveries.id, groupId: deliveries.groupId });
     const at = new Date();
     for (let round = 0; round < 6; round++) {

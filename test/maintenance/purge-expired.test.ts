@@ -67,7 +67,15 @@ describe("the maintenance job (retention, CONTRACT.md §4)", () => {
 
       // OAuth: an app, a grant, codes, authorization requests, tokens.
       const appId = `app_${tag}`;
-      await db.insert(partnerApps).values({ id: appId, tenantId, name: "App", redirectUris: ["https://app.example.com/cb"], requestedScopes: [], approvedScopes: [], clientType: "public" });
+      await db.insert(partnerApps).values({
+        id: appId,
+        tenantId,
+        name: "App",
+        redirectUris: ["https://app.example.com/cb"],
+        requestedScopes: [],
+        approvedScopes: [],
+        clientType: "public",
+      });
       const grantId = `grant_${tag}`;
       await db.insert(oauthGrants).values({ id: grantId, appId, tenantId, userId, scopes: [] });
       const code = (name: string, createdAt: Date, expiresAt: Date, usedAt: Date | null) => ({
@@ -89,7 +97,15 @@ describe("the maintenance job (retention, CONTRACT.md §4)", () => {
         code("young-used", ago(now, hour), later(ago(now, hour), 60_000), ago(now, hour)), // stays (reuse still detected)
         code("young-expired", ago(now, hour), later(ago(now, hour), 60_000), null), // stays
       ]);
-      const request = (name: string, createdAt: Date, expiresAt: Date, consumedAt: Date | null) => ({ id: `${tag}-${name}`, appId, userId, fingerprint: "f", createdAt, expiresAt, consumedAt });
+      const request = (name: string, createdAt: Date, expiresAt: Date, consumedAt: Date | null) => ({
+        id: `${tag}-${name}`,
+        appId,
+        userId,
+        fingerprint: "f",
+        createdAt,
+        expiresAt,
+        consumedAt,
+      });
       await db.insert(oauthAuthorizationRequests).values([
         request("old-consumed", ago(now, 2 * day), later(ago(now, 2 * day), 600_000), ago(now, 2 * day)), // goes
         request("old-expired", ago(now, 2 * day), later(ago(now, 2 * day), 600_000), null), // goes
@@ -151,12 +167,29 @@ describe("the maintenance job (retention, CONTRACT.md §4)", () => {
       await db.insert(webhookAttempts).values([
         // goes
         { tenantId, deliveryId: null, type: "campaign_progress", url: "https://example.com/h", isTest: true, attemptedAt: old, status: 200, durationMs: 5 },
-        { tenantId, deliveryId: null, type: "campaign_progress", url: "https://example.com/h", isTest: true, attemptedAt: ago(now, day), status: 200, durationMs: 5 }, // stays
+        {
+          tenantId,
+          deliveryId: null,
+          type: "campaign_progress",
+          url: "https://example.com/h",
+          isTest: true,
+          attemptedAt: ago(now, day),
+          status: 200,
+          durationMs: 5,
+        }, // stays
       ]);
 
       // Simulator messages: SIMULATOR_RETENTION_DAYS, 7 by default.
       const channelId = `channel_${randomUUID()}`;
-      const message = (name: string, sentAt: Date) => ({ deliveryKey: `${tag}-${name}`, messageId: `SIM${name}`, channelId, groupId: "1@g.us", messageType: "text", text: "x", sentAt });
+      const message = (name: string, sentAt: Date) => ({
+        deliveryKey: `${tag}-${name}`,
+        messageId: `SIM${name}`,
+        channelId,
+        groupId: "1@g.us",
+        messageType: "text",
+        text: "x",
+        sentAt,
+      });
       await db.insert(simulatorMessages).values([message("8d", ago(now, 8 * day)), message("6d", ago(now, 6 * day))]); // goes, stays
 
       const counts = await runMaintenance(db, now);
@@ -172,20 +205,31 @@ describe("the maintenance job (retention, CONTRACT.md §4)", () => {
         simulatorMessages: 1,
       });
 
-      const keysLeft = (await db.select({ key: idempotencyKeys.key }).from(idempotencyKeys).where(eq(idempotencyKeys.tenantId, tenantId))).map((r) => r.key.slice(tag.length + 1));
+      const keysLeft = (await db.select({ key: idempotencyKeys.key }).from(idempotencyKeys).where(eq(idempotencyKeys.tenantId, tenantId))).map((r) =>
+        r.key.slice(tag.length + 1),
+      );
       expect(keysLeft.sort()).toEqual(["old-running", "young-done", "young-running"]);
       const codesLeft = (await db.select({ h: oauthCodes.codeHash }).from(oauthCodes).where(eq(oauthCodes.appId, appId))).map((r) => r.h.slice(tag.length + 1));
       expect(codesLeft.sort()).toEqual(["old-unexpired", "young-expired", "young-used"]);
-      const requestsLeft = (await db.select({ id: oauthAuthorizationRequests.id }).from(oauthAuthorizationRequests).where(eq(oauthAuthorizationRequests.appId, appId))).map((r) => r.id.slice(tag.length + 1));
+      const requestsLeft = (
+        await db.select({ id: oauthAuthorizationRequests.id }).from(oauthAuthorizationRequests).where(eq(oauthAuthorizationRequests.appId, appId))
+      ).map((r) => r.id.slice(tag.length + 1));
       expect(requestsLeft.sort()).toEqual(["old-open", "young-expired"]);
-      const tokensLeft = (await db.select({ id: oauthTokens.id }).from(oauthTokens).where(eq(oauthTokens.grantId, grantId))).map((r) => r.id.slice(tag.length + 1));
+      const tokensLeft = (await db.select({ id: oauthTokens.id }).from(oauthTokens).where(eq(oauthTokens.grantId, grantId))).map((r) =>
+        r.id.slice(tag.length + 1),
+      );
       expect(tokensLeft.sort()).toEqual(["access-expired-29d", "access-live", "refresh-live", "refresh-revoked-29d"]);
       // The grant (the app's authorization) is not the job's to remove.
       expect(await db.select().from(oauthGrants).where(eq(oauthGrants.id, grantId))).toHaveLength(1);
-      const bucketsLeft = await db.select({ key: rateLimitBuckets.key }).from(rateLimitBuckets).where(sql`${rateLimitBuckets.key} like ${`${tag}:%`}`);
+      const bucketsLeft = await db
+        .select({ key: rateLimitBuckets.key })
+        .from(rateLimitBuckets)
+        .where(sql`${rateLimitBuckets.key} like ${`${tag}:%`}`);
       expect(bucketsLeft.map((b) => b.key)).toEqual([`${tag}:open`]);
       expect((await db.select({ id: outboxEvents.id }).from(outboxEvents).where(eq(outboxEvents.tenantId, tenantId))).map((e) => e.id)).toEqual([events[1].id]);
-      expect((await db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.tenantId, tenantId))).map((d) => d.id)).toEqual([deliveries[1].id]);
+      expect((await db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.tenantId, tenantId))).map((d) => d.id)).toEqual([
+        deliveries[1].id,
+      ]);
       expect(await db.select().from(webhookAttempts).where(eq(webhookAttempts.tenantId, tenantId))).toHaveLength(1);
       const messagesLeft = await db.select({ key: simulatorMessages.deliveryKey }).from(simulatorMessages).where(eq(simulatorMessages.channelId, channelId));
       expect(messagesLeft.map((m) => m.key)).toEqual([`${tag}-6d`]);
@@ -199,7 +243,14 @@ describe("the maintenance job (retention, CONTRACT.md §4)", () => {
     await rolledBack(async (db) => {
       const now = new Date();
       const channelId = `channel_${randomUUID()}`;
-      const message = (key: string, sentAt: Date) => ({ deliveryKey: `${channelId}:${key}`, messageId: `SIM${key}`, channelId, groupId: "1@g.us", messageType: "text", sentAt });
+      const message = (key: string, sentAt: Date) => ({
+        deliveryKey: `${channelId}:${key}`,
+        messageId: `SIM${key}`,
+        channelId,
+        groupId: "1@g.us",
+        messageType: "text",
+        sentAt,
+      });
       await db.insert(simulatorMessages).values([message("4d", ago(now, 4 * day)), message("2d", ago(now, 2 * day))]);
       process.env.SIMULATOR_RETENTION_DAYS = "3";
       try {
@@ -216,7 +267,14 @@ describe("the maintenance job (retention, CONTRACT.md §4)", () => {
     await rolledBack(async (db) => {
       const now = new Date();
       const channelId = `channel_${randomUUID()}`;
-      const rows = Array.from({ length: 12 }, (_, i) => ({ deliveryKey: `${channelId}:${i}`, messageId: `SIM${i}`, channelId, groupId: "1@g.us", messageType: "text", sentAt: ago(now, 8 * day) }));
+      const rows = Array.from({ length: 12 }, (_, i) => ({
+        deliveryKey: `${channelId}:${i}`,
+        messageId: `SIM${i}`,
+        channelId,
+        groupId: "1@g.us",
+        messageType: "text",
+        sentAt: ago(now, 8 * day),
+      }));
       await db.insert(simulatorMessages).values([...rows, { ...rows[0], deliveryKey: `${channelId}:young`, sentAt: ago(now, day) }]);
 
       // The job with a batch of 5: 12 old rows go in three statements (5, 5, 2).

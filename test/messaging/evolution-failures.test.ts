@@ -51,7 +51,11 @@ describe("Evolution provider: instance and webhook", () => {
     const { id } = await pairedChannel();
     const url = h.fake.instances.get(id)!.webhook!.url;
     const post = (u: string) =>
-      fetch(u, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ event: "connection.update", instance: id, data: { state: "close" } }) });
+      fetch(u, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ event: "connection.update", instance: id, data: { state: "close" } }),
+      });
     expect((await post(url.replace(/[^/]+$/, "x".repeat(32)))).status).toBe(401);
     expect((await post(url.replace(id, newId("channel")))).status).toBe(401);
     expect(await h.provider.getStatus(id)).toBe("connected"); // the forged events changed nothing
@@ -142,7 +146,10 @@ describe("Evolution provider: sends whose outcome is unknown", () => {
     await h.provider.send(m);
     const db = await getDb();
     // As if the worker died before recording the gateway's answer.
-    await db.update(evolutionMessages).set({ messageId: null, sentAt: null }).where(and(eq(evolutionMessages.deliveryKey, m.deliveryKey)));
+    await db
+      .update(evolutionMessages)
+      .set({ messageId: null, sentAt: null })
+      .where(and(eq(evolutionMessages.deliveryKey, m.deliveryKey)));
     const found = await h.provider.findSent(id, m.deliveryKey);
     expect(found?.messageId).toBe(sentTo(id)[0].id);
     await h.provider.send(m);
@@ -193,7 +200,15 @@ describe("Evolution provider: gateway failures", () => {
 
   it("a slow gateway times out: unavailable within the time-out × attempts", async () => {
     const { id } = await pairedChannel();
-    const slow = new EvolutionProvider(await getDb(), { apiUrl: h.fake.url, apiKey: h.fake.apiKey, webhookBaseUrl: h.webhookBaseUrl, timeoutMs: 200, retries: 1, groupsTtlMs: 0, backoffMs: 10 });
+    const slow = new EvolutionProvider(await getDb(), {
+      apiUrl: h.fake.url,
+      apiKey: h.fake.apiKey,
+      webhookBaseUrl: h.webhookBaseUrl,
+      timeoutMs: 200,
+      retries: 1,
+      groupsTtlMs: 0,
+      backoffMs: 10,
+    });
     h.fake.knobs.latencyMs = 1000;
     const started = Date.now();
     try {
@@ -206,9 +221,23 @@ describe("Evolution provider: gateway failures", () => {
 
   it("a wrong API key (401) or an unreachable gateway is unavailable, never a crash", async () => {
     const { id, group } = await pairedChannel();
-    const wrongKey = new EvolutionProvider(await getDb(), { apiUrl: h.fake.url, apiKey: "wrong", webhookBaseUrl: h.webhookBaseUrl, timeoutMs: 500, retries: 0, groupsTtlMs: 0 });
+    const wrongKey = new EvolutionProvider(await getDb(), {
+      apiUrl: h.fake.url,
+      apiKey: "wrong",
+      webhookBaseUrl: h.webhookBaseUrl,
+      timeoutMs: 500,
+      retries: 0,
+      groupsTtlMs: 0,
+    });
     await expect(wrongKey.listGroups(id)).rejects.toBeInstanceOf(ProviderUnavailableError);
-    const down = new EvolutionProvider(await getDb(), { apiUrl: "http://127.0.0.1:9", apiKey: "k", webhookBaseUrl: h.webhookBaseUrl, timeoutMs: 500, retries: 0, groupsTtlMs: 0 });
+    const down = new EvolutionProvider(await getDb(), {
+      apiUrl: "http://127.0.0.1:9",
+      apiKey: "k",
+      webhookBaseUrl: h.webhookBaseUrl,
+      timeoutMs: 500,
+      retries: 0,
+      groupsTtlMs: 0,
+    });
     await expect(down.listGroups(id)).rejects.toBeInstanceOf(ProviderUnavailableError);
     // The last state we know is `open`, so the send is tried and refused by the key.
     await expect(wrongKey.send(text(id, group))).rejects.toBeInstanceOf(ProviderUnavailableError);

@@ -34,7 +34,13 @@ async function record(tenantId: string, events: { campaign: string; seq: number 
   const db = await getDb();
   for (const e of events) {
     await db.transaction((tx) =>
-      recordEvent(tx, tenantId, "campaign_progress", { id_campaign: e.campaign, name: "C", status: "sending", seq: e.seq, groups: { total: 9, sent: e.seq, pending: 9 - e.seq, failed: 0 } }, new Date()),
+      recordEvent(
+        tx,
+        tenantId,
+        "campaign_progress",
+        { id_campaign: e.campaign, name: "C", status: "sending", seq: e.seq, groups: { total: 9, sent: e.seq, pending: 9 - e.seq, failed: 0 } },
+        new Date(),
+      ),
     );
   }
 }
@@ -57,7 +63,9 @@ describe("webhook delivery (in-process runner)", () => {
       expect(statuses.every((d) => d.id_campaign === id_campaign && d.name === "Oferta")).toBe(true);
       expect(statuses[2].groups).toEqual({ total: 6, sent: 6, pending: 0, failed: 0 });
       await waitFor("final progress", () => verifiedUnder(path, secret).some((r) => r.event.type === "campaign_progress" && r.event.data.groups.pending === 0));
-      const progress = verifiedUnder(path, secret).filter((r) => r.event.type === "campaign_progress").map((r) => r.event);
+      const progress = verifiedUnder(path, secret)
+        .filter((r) => r.event.type === "campaign_progress")
+        .map((r) => r.event);
       const times = progress.map((p) => Date.parse(p.timestamp));
       // At most one a second, except the last (forced at the end).
       for (let i = 1; i < times.length - 1; i++) expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(1000);
@@ -74,11 +82,16 @@ describe("webhook delivery (in-process runner)", () => {
     const path = `/down-${api.tenantId}`;
     const secret = await configure(api, path, ["campaign_progress_url"]);
     await fx.receiver.stop();
-    const events = [1, 2, 3, 4].flatMap((seq) => ["campaign_a", "campaign_b", "campaign_c"].map((campaign) => ({ campaign: `${campaign}-${api.tenantId}`, seq })));
+    const events = [1, 2, 3, 4].flatMap((seq) =>
+      ["campaign_a", "campaign_b", "campaign_c"].map((campaign) => ({ campaign: `${campaign}-${api.tenantId}`, seq })),
+    );
     await record(api.tenantId, events);
     const db = await getDb();
     await waitFor("failed attempts while down", async () => {
-      const rows = await db.select().from(webhookAttempts).where(and(eq(webhookAttempts.tenantId, api.tenantId), eq(webhookAttempts.status, 0)));
+      const rows = await db
+        .select()
+        .from(webhookAttempts)
+        .where(and(eq(webhookAttempts.tenantId, api.tenantId), eq(webhookAttempts.status, 0)));
       return rows.length >= 6;
     });
     await fx.receiver.start();
@@ -119,7 +132,10 @@ describe("webhook delivery (in-process runner)", () => {
     await record(api.tenantId, [{ campaign: "c1", seq: 1 }]);
     const db = await getDb();
     const [failed] = await waitFor("given up", async () => {
-      const rows = await db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.tenantId, api.tenantId), eq(webhookDeliveries.state, "failed")));
+      const rows = await db
+        .select()
+        .from(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.tenantId, api.tenantId), eq(webhookDeliveries.state, "failed")));
       return rows.length > 0 && rows;
     });
     expect(failed.attempts).toBe(3);
@@ -135,7 +151,14 @@ describe("webhook delivery (in-process runner)", () => {
     expect(log.map((d) => d.id)).toEqual([failed.id]);
     expect(log[0].log.map((a) => a.status)).toEqual([500, 500, 500]);
     await caller.webhooks.redeliver({ id: failed.id });
-    await waitFor("redelivered", () => verifiedUnder(path, secret).filter((r) => r.id === failed.messageId).some((r) => r.event.data.seq === 1 && r.headers["webhook-id"] === failed.messageId) && fx.receiver.received.filter((r) => r.headers["webhook-id"] === failed.messageId).length === 4);
+    await waitFor(
+      "redelivered",
+      () =>
+        verifiedUnder(path, secret)
+          .filter((r) => r.id === failed.messageId)
+          .some((r) => r.event.data.seq === 1 && r.headers["webhook-id"] === failed.messageId) &&
+        fx.receiver.received.filter((r) => r.headers["webhook-id"] === failed.messageId).length === 4,
+    );
     // The receiver answers before the runner records the attempt: wait for the record, not just the request.
     await waitFor("redelivery recorded", async () =>
       (await caller.webhooks.deliveries({ type: "campaign_progress", state: "delivered", limit: 50 })).some((d) => d.id === failed.id),
@@ -191,7 +214,10 @@ describe("webhook delivery (in-process runner)", () => {
       slowReceiver.respond({ delayMs: 3000 });
       await slow("PATCH", "/api/external/edit-webhooks", { campaign_progress_url: `${slowReceiver.url}/slow` });
       const secret = await configure(fast, `/fast-${fast.tenantId}`, ["campaign_progress_url"]);
-      await record(slow.tenantId, [1, 2, 3].map((seq) => ({ campaign: `s${seq}`, seq })));
+      await record(
+        slow.tenantId,
+        [1, 2, 3].map((seq) => ({ campaign: `s${seq}`, seq })),
+      );
       await waitFor("slow receiver busy", () => slowReceiver.received.length > 0);
       const start = Date.now();
       await record(fast.tenantId, [{ campaign: "f", seq: 1 }]);

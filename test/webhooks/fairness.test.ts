@@ -30,7 +30,13 @@ async function flood(tenantId: string, campaigns: number, count: number) {
   await db.transaction(async (tx) => {
     for (let i = 0; i < count; i++) {
       const campaign = `c${i % campaigns}`;
-      await recordEvent(tx, tenantId, "campaign_progress", { id_campaign: campaign, name: "C", status: "sending", seq: i, groups: { total: 1, sent: 0, pending: 1, failed: 0 } }, new Date());
+      await recordEvent(
+        tx,
+        tenantId,
+        "campaign_progress",
+        { id_campaign: campaign, name: "C", status: "sending", seq: i, groups: { total: 1, sent: 0, pending: 1, failed: 0 } },
+        new Date(),
+      );
     }
   });
 }

@@ -29,7 +29,8 @@ export function SegmentDetail({ id }: { id: string }) {
         title={s.name}
         description={
           <>
-            {s.total_groups} {s.total_groups === 1 ? "grupo" : "grupos"} em {s.id_channel.map(channelName).join(", ")} · criado em {formatDateTime(s.created_at)}
+            {s.total_groups} {s.total_groups === 1 ? "grupo" : "grupos"} em {s.id_channel.map(channelName).join(", ")} · criado em{" "}
+            {formatDateTime(s.created_at)}
           </>
         }
         actions={<RenameSegment id={s.id_segment} name={s.name} />}
