@@ -75,7 +75,7 @@ module.exports = {
   ],
   options: {
     // Tests, their fixtures and the e2e/bench harnesses may reach anywhere.
-    exclude: { path: ["\\.test\\.tsx?$", "^test/", "^e2e/", "^bench/", "^node_modules/"] },
+    exclude: { path: ["\\.test\\.tsx?$", "^test/", "^e2e/", "^bench/"] },
     doNotFollow: { path: "node_modules" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
