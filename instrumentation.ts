@@ -4,7 +4,9 @@
  */
 export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
-  const { startupWarnings } = await import("./server/env");
+  const { startupWarnings, validateEnv } = await import("./server/env");
+  // Every variable is checked here, at start: a typo stops the server naming it.
+  validateEnv();
   for (const warning of startupWarnings()) console.warn(`[env] ${warning}`);
   const { getServices } = await import("./server/services");
   const { startDispatchEngine } = await import("./inngest/engine");

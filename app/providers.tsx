@@ -32,14 +32,13 @@ let browserQueryClient: QueryClient | undefined;
 /** One client per request on the server (no leaks between users), one for the life of the tab in the browser. */
 function getQueryClient() {
   if (typeof window === "undefined") return makeQueryClient();
-  return (browserQueryClient ??= makeQueryClient());
+  browserQueryClient ??= makeQueryClient();
+  return browserQueryClient;
 }
 
 export function Providers({ children }: { children: ReactNode }) {
   const queryClient = getQueryClient();
-  const [trpcClient] = useState(() =>
-    createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: "/api/trpc" })] }),
-  );
+  const [trpcClient] = useState(() => createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: "/api/trpc" })] }));
   return (
     <QueryClientProvider client={queryClient}>
       <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- pglite|postgres]`: dispatch figures of the real server (`next start`, production
+ * `npm run bench [-- pglite|postgres]`: dispatch figures of the real server (.next/serve.cjs, production
  * build) on embedded PGlite and on PostgreSQL (a fresh database on 127.0.0.1:5432, or BENCH_PG_URL's
  * server, created and dropped here). Not a test: a missed target is reported, never a failure.
  *
@@ -61,7 +61,7 @@ function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
   }
 }
 
-/** Every process of the server's group (next start runs as one process today; children would count too). */
+/** Every process of the server's group (the server runs as one process today; children would count too). */
 function groupPids(pgid: number): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync("/proc")) {
@@ -97,7 +97,14 @@ function memoryWatcher(server: ServerProcess) {
       sample();
       clearInterval(timer);
     },
-    peakMb: () => round(Math.max(peakSumKb, [...hwm.values()].reduce((a, b) => a + b, 0)) / 1024, 0),
+    peakMb: () =>
+      round(
+        Math.max(
+          peakSumKb,
+          [...hwm.values()].reduce((a, b) => a + b, 0),
+        ) / 1024,
+        0,
+      ),
     /** Current RSS of the group, MB. */
     nowMb: () => round(groupPids(server.pid).reduce((sum, pid) => sum + statusKb(pid, "VmRSS"), 0) / 1024, 0),
     serverHwmMb: () => round((hwm.get(server.pid) ?? 0) / 1024, 0),
@@ -282,7 +289,20 @@ function report(kind: string, f: Figures) {
     }
     console.log(`${kind} ${key}: ${value ?? "n/a"}${target ? ` (target ${target})${verdict}` : ""}`);
   }
-  for (const key of ["info_campaign_p90_ms", "info_campaign_fetch_p50_ms", "info_campaign_fetch_p99_ms", "sends_per_second_steady", "dispatch_seconds", "create_campaign_10k_immediate_ms", "info_campaign_during_dispatch_p50_ms", "info_campaign_during_dispatch_p99_ms", "server_rss_mb_by_phase", "server_first_start_ready_s", "server_first_start_peak_rss_mb", "server_first_start_rss_mb"]) {
+  for (const key of [
+    "info_campaign_p90_ms",
+    "info_campaign_fetch_p50_ms",
+    "info_campaign_fetch_p99_ms",
+    "sends_per_second_steady",
+    "dispatch_seconds",
+    "create_campaign_10k_immediate_ms",
+    "info_campaign_during_dispatch_p50_ms",
+    "info_campaign_during_dispatch_p99_ms",
+    "server_rss_mb_by_phase",
+    "server_first_start_ready_s",
+    "server_first_start_peak_rss_mb",
+    "server_first_start_rss_mb",
+  ]) {
     if (!(key in f)) continue;
     console.log(`${kind} ${key}: ${JSON.stringify(f[key] ?? null)}`);
   }

@@ -55,7 +55,13 @@ export async function benchWebhooks(open: { url?: string }, log: (line: string) 
         for (let i = 0; i < 100; i++) {
           const n = batch * 100 + i;
           const tenantId = tenants[n % tenants.length];
-          await recordEvent(tx, tenantId, "campaign_progress", { id_campaign: `campaign_bench_${n % 300}`, name: "Bench", status: "sending", seq: n }, new Date());
+          await recordEvent(
+            tx,
+            tenantId,
+            "campaign_progress",
+            { id_campaign: `campaign_bench_${n % 300}`, name: "Bench", status: "sending", seq: n },
+            new Date(),
+          );
         }
       });
     }
@@ -73,10 +79,18 @@ export async function benchWebhooks(open: { url?: string }, log: (line: string) 
     const committedAt = new Map<number, number>();
     const latencyEvents = 400;
     for (let n = 0; n < latencyEvents; n++) {
-      const [row] = await db.transaction(async (tx) => {
-        await recordEvent(tx, tenants[n % tenants.length], "campaign_progress", { id_campaign: `campaign_latency_${n % 20}`, name: "Bench", status: "sending", seq: n }, new Date());
-        return tx.execute<{ id: number }>("select currval(pg_get_serial_sequence('outbox_events','id')) as id" as never) as unknown as Promise<unknown>;
-      }).then((r) => ((r as { rows?: { id: number }[] }).rows ?? (r as { id: number }[])) as { id: number }[]);
+      const [row] = await db
+        .transaction(async (tx) => {
+          await recordEvent(
+            tx,
+            tenants[n % tenants.length],
+            "campaign_progress",
+            { id_campaign: `campaign_latency_${n % 20}`, name: "Bench", status: "sending", seq: n },
+            new Date(),
+          );
+          return tx.execute<{ id: number }>("select currval(pg_get_serial_sequence('outbox_events','id')) as id" as never) as unknown as Promise<unknown>;
+        })
+        .then((r) => ((r as { rows?: { id: number }[] }).rows ?? (r as { id: number }[])) as { id: number }[]);
       committedAt.set(Number(row.id), performance.now());
       await new Promise((r) => setTimeout(r, 25));
     }

@@ -6,7 +6,6 @@ import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import path from "node:path";
 import postgres from "postgres";
-import { env } from "../server/env";
 import { acquireDataDirLock, releaseDataDirLock } from "./data-dir-lock";
 import { initEmbeddedCluster } from "./pglite-initdb";
 import * as schema from "./schema";
@@ -129,12 +128,19 @@ async function migrateOnPostgres(url: string) {
 
 const holder = globalThis as unknown as { __gcsDatabase?: Promise<Database> };
 
-/** The process-wide database, opened and migrated on first use. */
-export function getDatabase(): Promise<Database> {
-  holder.__gcsDatabase ??= openDatabase({ url: env.databaseUrl, dataDir: env.dataDir }).catch((err) => {
-    holder.__gcsDatabase = undefined;
-    throw err;
-  });
+/**
+ * The process-wide database, opened and migrated on first use with `config` (server/database.ts passes
+ * the server's DATABASE_URL and DATA_DIR: db/ reads no configuration of its own). Without `config` it
+ * must already be open (or installed by setDatabase).
+ */
+export function getDatabase(config?: { url?: string; dataDir: string }): Promise<Database> {
+  if (!holder.__gcsDatabase) {
+    if (!config) return Promise.reject(new Error("The database is not open: open it through server/database.ts first."));
+    holder.__gcsDatabase = openDatabase(config).catch((err) => {
+      holder.__gcsDatabase = undefined;
+      throw err;
+    });
+  }
   return holder.__gcsDatabase;
 }
 

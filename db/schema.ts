@@ -1,17 +1,5 @@
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  bigserial,
-  boolean,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-} from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 const createdAt = () => ts("created_at").notNull().defaultNow();
@@ -25,7 +13,9 @@ export const tenants = pgTable("tenants", {
 
 export const users = pgTable("users", {
   id: text("id").primaryKey(),
-  tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+  tenantId: text("tenant_id")
+    .notNull()
+    .references(() => tenants.id, { onDelete: "cascade" }),
   email: text("email").notNull().unique(),
   name: text("name").notNull(),
   passwordHash: text("password_hash").notNull(),
@@ -36,7 +26,9 @@ export const apiKeys = pgTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     /** First characters of the key, shown in the dashboard to tell keys apart. */
     prefix: text("prefix").notNull(),
@@ -52,7 +44,9 @@ export const channels = pgTable(
   "channels",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     status: text("status", { enum: ["connecting", "connected", "disconnected"] }).notNull(),
     /** The provider's own name for the connection (an Evolution instance, a simulator device). */
@@ -73,7 +67,9 @@ export const segments = pgTable(
   "segments",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
@@ -84,8 +80,12 @@ export const segments = pgTable(
 export const segmentChannels = pgTable(
   "segment_channels",
   {
-    segmentId: text("segment_id").notNull().references(() => segments.id, { onDelete: "cascade" }),
-    channelId: text("channel_id").notNull().references(() => channels.id, { onDelete: "cascade" }),
+    segmentId: text("segment_id")
+      .notNull()
+      .references(() => segments.id, { onDelete: "cascade" }),
+    channelId: text("channel_id")
+      .notNull()
+      .references(() => channels.id, { onDelete: "cascade" }),
     position: integer("position").notNull(),
   },
   (t) => [primaryKey({ columns: [t.segmentId, t.channelId] })],
@@ -94,10 +94,14 @@ export const segmentChannels = pgTable(
 export const segmentGroups = pgTable(
   "segment_groups",
   {
-    segmentId: text("segment_id").notNull().references(() => segments.id, { onDelete: "cascade" }),
+    segmentId: text("segment_id")
+      .notNull()
+      .references(() => segments.id, { onDelete: "cascade" }),
     groupId: text("id_group").notNull(),
     /** The channel that sends to this group: the first of the segment's channels that has it. */
-    channelId: text("channel_id").notNull().references(() => channels.id, { onDelete: "cascade" }),
+    channelId: text("channel_id")
+      .notNull()
+      .references(() => channels.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     position: integer("position").notNull(),
   },
@@ -105,8 +109,12 @@ export const segmentGroups = pgTable(
 );
 
 export const monitoringGroups = pgTable("monitoring_groups", {
-  segmentId: text("segment_id").primaryKey().references(() => segments.id, { onDelete: "cascade" }),
-  channelId: text("channel_id").notNull().references(() => channels.id, { onDelete: "cascade" }),
+  segmentId: text("segment_id")
+    .primaryKey()
+    .references(() => segments.id, { onDelete: "cascade" }),
+  channelId: text("channel_id")
+    .notNull()
+    .references(() => channels.id, { onDelete: "cascade" }),
   groupId: text("id_group").notNull(),
   name: text("name").notNull(),
   createdAt: createdAt(),
@@ -119,7 +127,9 @@ export const monitoringGroups = pgTable("monitoring_groups", {
  * object over server/settings/defaults.ts, so a field added later reads as its default.
  */
 export const tenantSettings = pgTable("tenant_settings", {
-  tenantId: text("tenant_id").primaryKey().references(() => tenants.id, { onDelete: "cascade" }),
+  tenantId: text("tenant_id")
+    .primaryKey()
+    .references(() => tenants.id, { onDelete: "cascade" }),
   settings: jsonb("settings").notNull(),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });
@@ -127,7 +137,9 @@ export const tenantSettings = pgTable("tenant_settings", {
 export const idempotencyKeys = pgTable(
   "idempotency_keys",
   {
-    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
     key: text("key").notNull(),
     /** sha256 of method, path and canonical body: a different request under the same key is refused. */
     fingerprint: text("fingerprint").notNull(),
@@ -153,7 +165,9 @@ export const outboxEvents = pgTable(
   "outbox_events",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
     type: text("type", { enum: ["campaign_status", "campaign_progress", "channel_status"] }).notNull(),
     payload: jsonb("payload").notNull(),
     createdAt: createdAt(),
@@ -187,7 +201,9 @@ export const simulatorFailures = pgTable(
 
 /** Per-send latency (POST /api/simulator/latency): per tenant, applied to sends on that tenant's channels. */
 export const simulatorLatency = pgTable("simulator_latency", {
-  tenantId: text("tenant_id").primaryKey().references(() => tenants.id, { onDelete: "cascade" }),
+  tenantId: text("tenant_id")
+    .primaryKey()
+    .references(() => tenants.id, { onDelete: "cascade" }),
   latencyMs: integer("latency_ms").notNull().default(0),
 });
 
@@ -221,8 +237,12 @@ export const campaigns = pgTable(
   "campaigns",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
-    segmentId: text("segment_id").notNull().references(() => segments.id),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    segmentId: text("segment_id")
+      .notNull()
+      .references(() => segments.id),
     name: text("name").notNull(),
     status: text("status", { enum: campaignStatuses }).notNull(),
     /** Why a paused campaign is paused: `user` waits for resume; the others resume by themselves. */
@@ -306,7 +326,9 @@ export const partnerApps = pgTable(
   {
     id: text("id").primaryKey(),
     /** The developer's tenant, who registered the app (not the tenants who authorize it). */
-    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     logoUrl: text("logo_url").notNull().default(""),
     homepageUrl: text("homepage_url").notNull().default(""),
@@ -336,8 +358,12 @@ export const oauthAuthorizationRequests = pgTable(
   "oauth_authorization_requests",
   {
     id: text("id").primaryKey(),
-    appId: text("app_id").notNull().references(() => partnerApps.id, { onDelete: "cascade" }),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    appId: text("app_id")
+      .notNull()
+      .references(() => partnerApps.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     /** SHA-256 of the request's fields, so the decision is bound to exactly what was shown. */
     fingerprint: text("fingerprint").notNull(),
     expiresAt: ts("expires_at").notNull(),
@@ -350,9 +376,15 @@ export const oauthAuthorizationRequests = pgTable(
 /** An authorization code (hashed): single use, 60 s. `grantId` is set when it is exchanged. */
 export const oauthCodes = pgTable("oauth_codes", {
   codeHash: text("code_hash").primaryKey(),
-  appId: text("app_id").notNull().references(() => partnerApps.id, { onDelete: "cascade" }),
-  tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
-  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  appId: text("app_id")
+    .notNull()
+    .references(() => partnerApps.id, { onDelete: "cascade" }),
+  tenantId: text("tenant_id")
+    .notNull()
+    .references(() => tenants.id, { onDelete: "cascade" }),
+  userId: text("user_id")
+    .notNull()
+    .references(() => users.id, { onDelete: "cascade" }),
   redirectUri: text("redirect_uri").notNull(),
   scopes: jsonb("scopes").$type<string[]>().notNull(),
   codeChallenge: text("code_challenge"),
@@ -367,9 +399,15 @@ export const oauthGrants = pgTable(
   "oauth_grants",
   {
     id: text("id").primaryKey(),
-    appId: text("app_id").notNull().references(() => partnerApps.id, { onDelete: "cascade" }),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    appId: text("app_id")
+      .notNull()
+      .references(() => partnerApps.id, { onDelete: "cascade" }),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     scopes: jsonb("scopes").$type<string[]>().notNull(),
     createdAt: createdAt(),
     revokedAt: ts("revoked_at"),
@@ -382,7 +420,9 @@ export const oauthTokens = pgTable(
   "oauth_tokens",
   {
     id: text("id").primaryKey(),
-    grantId: text("grant_id").notNull().references(() => oauthGrants.id, { onDelete: "cascade" }),
+    grantId: text("grant_id")
+      .notNull()
+      .references(() => oauthGrants.id, { onDelete: "cascade" }),
     kind: text("kind", { enum: ["access", "refresh"] }).notNull(),
     tokenHash: text("token_hash").notNull().unique(),
     scopes: jsonb("scopes").$type<string[]>().notNull(),
@@ -474,7 +514,9 @@ export const integrations = pgTable(
  * one until `previousSecretExpiresAt`, so receivers can switch without losing events.
  */
 export const webhookConfigs = pgTable("webhook_configs", {
-  tenantId: text("tenant_id").primaryKey().references(() => tenants.id, { onDelete: "cascade" }),
+  tenantId: text("tenant_id")
+    .primaryKey()
+    .references(() => tenants.id, { onDelete: "cascade" }),
   campaignStatusUrl: text("campaign_status_url"),
   campaignProgressUrl: text("campaign_progress_url"),
   channelStatusUrl: text("channel_status_url"),
@@ -495,7 +537,9 @@ export const webhookDeliveries = pgTable(
   "webhook_deliveries",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
     eventId: bigint("event_id", { mode: "number" }).notNull(),
     target: text("target").notNull().default("tenant"),
     type: text("type", { enum: ["campaign_status", "campaign_progress", "channel_status"] }).notNull(),
@@ -527,7 +571,9 @@ export const webhookAttempts = pgTable(
   "webhook_attempts",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
     deliveryId: bigint("delivery_id", { mode: "number" }).references(() => webhookDeliveries.id, { onDelete: "cascade" }),
     type: text("type").notNull(),
     url: text("url").notNull(),

@@ -41,7 +41,8 @@ export const tests: E2ETest[] = [
           assert(res.ok, `${init?.method ?? "GET"} ${path} answered ${res.status}: ${JSON.stringify(body)}`);
           return body as T;
         };
-        const sentMessages = async (idCampaign: string) => (await api<{ messages: SimulatedMessage[] }>(`/api/simulator/messages?id_campaign=${idCampaign}`)).messages;
+        const sentMessages = async (idCampaign: string) =>
+          (await api<{ messages: SimulatedMessage[] }>(`/api/simulator/messages?id_campaign=${idCampaign}`)).messages;
         await createChannel(page, channel);
         const idChannel = await channelIdOf(page, channel);
         await createSegment(page, { name: segment, channel, search: "Grupo 0", expectGroups: groups });
@@ -50,7 +51,10 @@ export const tests: E2ETest[] = [
         const channelGroups = await api<{ groups: { id_group: string; name: string }[] }>(`/api/external/list-groups/${idChannel}`);
         const monitor = channelGroups.groups.find((g) => g.name === "Grupo 15");
         assert(monitor, "no Grupo 15 in the channel");
-        await api("/api/external/monitoring/group", { method: "POST", body: JSON.stringify({ id_segment: idSegment, id_channel: idChannel, id_group: monitor.id_group }) });
+        await api("/api/external/monitoring/group", {
+          method: "POST",
+          body: JSON.stringify({ id_segment: idSegment, id_channel: idChannel, id_group: monitor.id_group }),
+        });
         log(`account, API key, channel and a segment of ${groups} groups, with a monitoring group`);
 
         // Settings: the defaults, a rule the server refuses naming the field, then no pauses at all.
@@ -65,7 +69,10 @@ export const tests: E2ETest[] = [
         await minPause.fill("20");
         await save.click();
         const saveBar = page.getByRole("region", { name: "Salvar configurações" });
-        await expectText(saveBar.getByRole("alert"), /Pausa mínima entre envios\s*dispatch_rates\.min_dispatch_rate: deve ser menor ou igual a pausa máxima entre envios \(15\)/);
+        await expectText(
+          saveBar.getByRole("alert"),
+          /Pausa mínima entre envios\s*dispatch_rates\.min_dispatch_rate: deve ser menor ou igual a pausa máxima entre envios \(15\)/,
+        );
         assert((await minPause.getAttribute("aria-invalid")) === "true", "the refused field is not marked invalid");
         log("min > max refused, naming dispatch_rates.min_dispatch_rate");
 
@@ -81,7 +88,13 @@ export const tests: E2ETest[] = [
         await save.click();
         const saved = saveBar.getByRole("status");
         await expectText(saved, "Salvo.");
-        for (const label of ["Pausa mínima entre envios", "Pausa máxima entre envios", "Intervalo mínimo entre campanhas", "Intervalo máximo entre campanhas", "Segunda-feira: janelas"]) {
+        for (const label of [
+          "Pausa mínima entre envios",
+          "Pausa máxima entre envios",
+          "Intervalo mínimo entre campanhas",
+          "Intervalo máximo entre campanhas",
+          "Segunda-feira: janelas",
+        ]) {
           await expectText(saved, label);
         }
         assert(await save.isDisabled(), "Save stays enabled after saving");
@@ -127,7 +140,9 @@ export const tests: E2ETest[] = [
         assert(textMessages.length === groups + 1, `the platform got ${textMessages.length} messages, not ${groups} and the monitoring copy`);
         assert(textMessages[0].id_group === monitor.id_group, `the first message went to ${textMessages[0].id_group}, not the monitoring group`);
         assert(
-          textMessages.every((m) => m.message_type === "text" && m.mention_all && m.text?.includes("A aula ao vivo começa às 20h.\nLink: https://exemplo.com.br/aula")),
+          textMessages.every(
+            (m) => m.message_type === "text" && m.mention_all && m.text?.includes("A aula ao vivo começa às 20h.\nLink: https://exemplo.com.br/aula"),
+          ),
           `the text sent is not what was typed: ${JSON.stringify(textMessages[0])}`,
         );
         log(`text campaign sent now: Concluída, ${groups}/${groups} groups sent, mention_all on the platform`);
@@ -146,7 +161,9 @@ export const tests: E2ETest[] = [
           await page.getByRole("tab", { name: tab }).click();
           await page.getByLabel(label).fill(url);
           await expectText(preview, shown);
-          await preview.screenshot({ path: path.join(ctx.artifactsDir, `campaigns-04-preview-${tab === "Áudio" ? "audio" : tab === "Vídeo" ? "video" : "document"}.png`) });
+          await preview.screenshot({
+            path: path.join(ctx.artifactsDir, `campaigns-04-preview-${tab === "Áudio" ? "audio" : tab === "Vídeo" ? "video" : "document"}.png`),
+          });
         }
         await page.getByRole("tab", { name: "Imagem" }).click();
         await page.getByLabel("URL da imagem").fill("https://exemplo.com.br/imagens/oferta-marco.jpg");
@@ -246,7 +263,10 @@ export const tests: E2ETest[] = [
         await expectText(row("Boas-vindas turma de março"), new RegExp(`Concluída.*${groups} de ${groups} enviados`));
         await expectText(row("Oferta de amanhã"), /Imagem.*Cancelada.*0 de 9 enviados.*agendada/);
         const failedBar = page.getByRole("progressbar", { name: "Progresso de Vitrine de cursos" });
-        assert((await failedBar.getAttribute("aria-valuetext"))?.includes(`${groups - 1} enviados, 1 com falha`), "the carousel's bar does not count the failure");
+        assert(
+          (await failedBar.getAttribute("aria-valuetext"))?.includes(`${groups - 1} enviados, 1 com falha`),
+          "the carousel's bar does not count the failure",
+        );
         const bar = page.getByRole("progressbar", { name: "Progresso de Boas-vindas turma de março" });
         assert((await bar.getAttribute("aria-valuenow")) === String(groups), "the list's progress bar is not full");
         await page.waitForTimeout(700); // the bars animate to their new width
@@ -265,7 +285,10 @@ export const tests: E2ETest[] = [
         const carouselMessages = await sentMessages(carouselId);
         // Every group but the broken one, and the monitoring copy.
         assert(carouselMessages.length === groups, `the platform got ${carouselMessages.length} carousel messages, not ${groups - 1} and the monitoring copy`);
-        assert(carouselMessages.every((m) => m.id_group !== broken.id_group), "a message reached the failing group");
+        assert(
+          carouselMessages.every((m) => m.id_group !== broken.id_group),
+          "a message reached the failing group",
+        );
         log("carousel detail: Grupo 09 Falhou after 3 attempts; the platform got 8 messages and the monitoring copy");
 
         // The platform down: the REST API says 503 in the spec's envelope. The provider is built by
@@ -274,7 +297,10 @@ export const tests: E2ETest[] = [
         await api(`/api/simulator/channels/${idChannel}/state`, { method: "POST", body: JSON.stringify({ connected: false }) });
         const offline = await fetch(`${baseUrl}/api/external/list-groups/${idChannel}`, { headers: { "x-api-key": apiKey } });
         const offlineBody = (await offline.json()) as { success: boolean; code: string };
-        assert(offline.status === 503 && offlineBody.success === false && offlineBody.code === "service_unavailable", `list-groups with the channel offline answered ${offline.status} ${JSON.stringify(offlineBody)}`);
+        assert(
+          offline.status === 503 && offlineBody.success === false && offlineBody.code === "service_unavailable",
+          `list-groups with the channel offline answered ${offline.status} ${JSON.stringify(offlineBody)}`,
+        );
         await api(`/api/simulator/channels/${idChannel}/state`, { method: "POST", body: JSON.stringify({ connected: true }) });
         log("channel offline: list-groups answers 503 service_unavailable");
       });

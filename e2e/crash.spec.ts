@@ -1,5 +1,5 @@
 /**
- * Crash test: a campaign to 300 groups at zero pacing while the real server (`next start`) is
+ * Crash test: a campaign to 300 groups at zero pacing while the real server (.next/serve.cjs) is
  * killed with SIGKILL three times mid-dispatch and restarted on the same data. At the end the
  * simulator's durable log holds exactly one message per group and info-campaign agrees with it.
  *
@@ -17,8 +17,20 @@ import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { assert, type E2ETest } from "./harness";
 import {
-  apiClient, createDatabase, createTenant, freePort, killServer, portIsFree, root, startServer, stopServer, tail, tempDataDir, withDatabase,
-  type ServerOptions, type ServerProcess,
+  apiClient,
+  createDatabase,
+  createTenant,
+  freePort,
+  killServer,
+  portIsFree,
+  root,
+  startServer,
+  stopServer,
+  tail,
+  tempDataDir,
+  withDatabase,
+  type ServerOptions,
+  type ServerProcess,
 } from "./server-process";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -213,14 +225,17 @@ async function crashTest(log: (line: string) => void) {
     assert(messages.length === GROUPS, `expected exactly ${GROUPS} messages in the simulator's log, got ${messages.length}`);
     assert(groupsSeen.size === GROUPS, `expected ${GROUPS} distinct groups, got ${groupsSeen.size}`);
     assert(keys.size === GROUPS, `expected every delivery_key unique, got ${keys.size} distinct of ${messages.length}`);
-    assert(groupIds.every((g) => groupsSeen.has(g)), "some group of the segment got no message");
-    assert(messages.every((m) => m.id_campaign === idCampaign), "a message of another campaign in the log");
+    assert(
+      groupIds.every((g) => groupsSeen.has(g)),
+      "some group of the segment got no message",
+    );
+    assert(
+      messages.every((m) => m.id_campaign === idCampaign),
+      "a message of another campaign in the log",
+    );
     assert(last.status === "completed", `expected status completed, got ${last.status}`);
     const g = last.groups;
-    assert(
-      g.total === GROUPS && g.sent === GROUPS && g.pending === 0 && g.failed === 0,
-      `info-campaign counters do not match the log: ${JSON.stringify(g)}`,
-    );
+    assert(g.total === GROUPS && g.sent === GROUPS && g.pending === 0 && g.failed === 0, `info-campaign counters do not match the log: ${JSON.stringify(g)}`);
 
     await stopServer(server);
     await withDatabase(target, async (q) => {
@@ -229,7 +244,11 @@ async function crashTest(log: (line: string) => void) {
            from deliveries where campaign_id = $1 group by state order by state`,
         [idCampaign],
       );
-      log(`deliveries: ${rows.map((r) => `${String(r.state)} ${String(r.n)} (${String(r.retried)} with more than one attempt, max ${String(r.max_attempts)})`).join("; ")}`);
+      log(
+        `deliveries: ${rows
+          .map((r) => `${String(r.state)} ${String(r.n)} (${String(r.retried)} with more than one attempt, max ${String(r.max_attempts)})`)
+          .join("; ")}`,
+      );
       assert(rows.length === 1 && rows[0].state === "sent" && rows[0].n === GROUPS, `every delivery should be sent: ${JSON.stringify(rows)}`);
     });
   } catch (err) {

@@ -116,7 +116,10 @@ export const tests: E2ETest[] = [
         await eventually(async () => {
           const offered = await groupSelect.evaluate((s: HTMLSelectElement) => [...s.options].filter((o) => o.value && !o.disabled).map((o) => o.text));
           assert(offered.length === 10, `expected the 10 groups outside the segment, got ${JSON.stringify(offered)}`);
-          assert(offered.every((name) => name >= "Grupo 11"), `a group of the segment is offered as monitoring group: ${JSON.stringify(offered)}`);
+          assert(
+            offered.every((name) => name >= "Grupo 11"),
+            `a group of the segment is offered as monitoring group: ${JSON.stringify(offered)}`,
+          );
         });
         await groupSelect.selectOption({ label: "Grupo 15" });
         await page.getByRole("button", { name: "Definir grupo de monitoramento" }).click();

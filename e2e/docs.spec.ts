@@ -17,9 +17,18 @@ export const tests: E2ETest[] = [
         await page.goto("/docs");
         await expectVisible(page.getByRole("heading", { name: /Group Messaging Campaign Service/ }), 30_000);
         await eventually(async () => {
+          // biome-ignore lint/performance/useDomNodeTextContent: a Playwright locator, not a DOM node: innerText is the rendered text asserted on.
           const text = await page.locator("body").innerText();
           // Scalar opens the first tag group and lists the others by name.
-          for (const op of ["Campaigns", "Channels", "Segments", "Settings", "Create a text or media campaign", "Create a carousel campaign", "Status and progress of a campaign"]) {
+          for (const op of [
+            "Campaigns",
+            "Channels",
+            "Segments",
+            "Settings",
+            "Create a text or media campaign",
+            "Create a carousel campaign",
+            "Status and progress of a campaign",
+          ]) {
             assert(text.includes(op), `the reference does not show ${op}`);
           }
         }, 30_000);

@@ -94,7 +94,10 @@ export const tests: E2ETest[] = [
         await sleep(500);
         const after = rssKiB(server.pid);
         const grewMB = (after - before) / 1024;
-        ctx.log(`RSS before ${(before / 1024).toFixed(1)} MB, after ${(after / 1024).toFixed(1)} MB (+${grewMB.toFixed(1)} MB); answers in ${streamed.ms} / ${declared.ms} / ${trpc.ms} ms`);
+        ctx.log(
+          `RSS before ${(before / 1024).toFixed(1)} MB, after ${(after / 1024).toFixed(1)} MB (+${grewMB.toFixed(1)} MB); ` +
+            `answers in ${streamed.ms} / ${declared.ms} / ${trpc.ms} ms`,
+        );
         assert(grewMB < 40, `the server's RSS grew by ${grewMB.toFixed(1)} MB`);
       });
     },
@@ -158,7 +161,12 @@ export const tests: E2ETest[] = [
                 "content-type": "application/x-www-form-urlencoded",
                 authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`,
               },
-              body: new URLSearchParams({ grant_type: "authorization_code", code: landed.searchParams.get("code")!, redirect_uri: redirectUri, code_verifier: verifier }),
+              body: new URLSearchParams({
+                grant_type: "authorization_code",
+                code: landed.searchParams.get("code")!,
+                redirect_uri: redirectUri,
+                code_verifier: verifier,
+              }),
             });
             const tokens = (await token.json()) as { access_token?: string };
             assert(token.status === 200 && tokens.access_token, `code exchange failed: ${token.status} ${JSON.stringify(tokens)}`);

@@ -63,7 +63,10 @@ export async function createChannel(page: Page, name: string) {
 }
 
 /** A segment of the channel's groups whose names match `search` (all of them when omitted); ends on its page. */
-export async function createSegment(page: Page, { name, channel, search, expectGroups }: { name: string; channel: string; search?: string; expectGroups: number }) {
+export async function createSegment(
+  page: Page,
+  { name, channel, search, expectGroups }: { name: string; channel: string; search?: string; expectGroups: number },
+) {
   await nav(page, "Segmentos").click();
   await expectUrl(page, /\/segments$/);
   await page.getByRole("link", { name: "Novo segmento" }).click();

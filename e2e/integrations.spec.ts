@@ -36,9 +36,15 @@ export const tests: E2ETest[] = [
 
         // The API still answers 501 for a create, and 409 now that Hotmart exists.
         const key = await createApiKey(page, "Integração");
-        const res = await page.request.post("/api/external/create-integrations", { headers: { "x-api-key": key }, data: { type: "hotmart", credentials: { client_id: "a", client_secret: "b", basic_token: "c" } } });
+        const res = await page.request.post("/api/external/create-integrations", {
+          headers: { "x-api-key": key },
+          data: { type: "hotmart", credentials: { client_id: "a", client_secret: "b", basic_token: "c" } },
+        });
         assert(res.status() === 409, `expected 409, got ${res.status()}`);
-        const other = await page.request.post("/api/external/create-integrations", { headers: { "x-api-key": key }, data: { type: "braip", credentials: { api_token: "t" } } });
+        const other = await page.request.post("/api/external/create-integrations", {
+          headers: { "x-api-key": key },
+          data: { type: "braip", credentials: { api_token: "t" } },
+        });
         assert(other.status() === 501, `expected 501, got ${other.status()}`);
         ctx.log("  integration configured and edited; API answers 409/501");
 

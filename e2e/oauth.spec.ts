@@ -97,7 +97,12 @@ export const tests: E2ETest[] = [
               "content-type": "application/x-www-form-urlencoded",
               authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`,
             },
-            body: new URLSearchParams({ grant_type: "authorization_code", code: landed.searchParams.get("code")!, redirect_uri: redirectUri, code_verifier: verifier }),
+            body: new URLSearchParams({
+              grant_type: "authorization_code",
+              code: landed.searchParams.get("code")!,
+              redirect_uri: redirectUri,
+              code_verifier: verifier,
+            }),
           });
           const tokens = (await token.json()) as { access_token?: string; scope?: string };
           assert(token.status === 200 && tokens.access_token, `code exchange failed: ${token.status} ${JSON.stringify(tokens)}`);

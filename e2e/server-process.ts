@@ -1,5 +1,6 @@
 /**
- * Server processes for the browser suite, the crash test and the bench: `next start` in its own process
+ * Server processes for the browser suite, the crash test and the bench: the production server
+ * (.next/serve.cjs, as `npm start` runs it) in its own process
  * group on a free port with its own DATA_DIR (PGlite) or a database of its own, the admin CLI, direct SQL
  * on the service's database, and a small JSON client. Every server started here dies with this process.
  */
@@ -174,11 +175,12 @@ export async function startServer(opts: ServerOptions): Promise<ServerProcess> {
   mkdirSync(path.dirname(opts.logFile), { recursive: true });
   const out = createWriteStream(opts.logFile, { flags: "a" });
   out.write(`\n──── server start ${new Date().toISOString()} port ${opts.port} ────\n`);
-  const child = spawn(
-    process.execPath,
-    serverArgs({ port: opts.port, hostname: "127.0.0.1", nodeArgs: opts.nodeArgs }),
-    { cwd: root, env: serverEnv(opts), stdio: ["ignore", "pipe", "pipe"], detached: true },
-  );
+  const child = spawn(process.execPath, serverArgs({ port: opts.port, hostname: "127.0.0.1", nodeArgs: opts.nodeArgs }), {
+    cwd: root,
+    env: serverEnv(opts),
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   live.add(child);
   child.once("exit", () => live.delete(child));
   child.stdout!.pipe(out, { end: false });
@@ -230,7 +232,17 @@ export function tail(file: string, lines: number) {
 export async function createTenant(opts: { dataDir: string; databaseUrl?: string; name: string; email: string; password: string }) {
   const env = serverEnv({ port: 0, dataDir: opts.dataDir, databaseUrl: opts.databaseUrl, logFile: "" });
   delete env.PORT;
-  const args = [path.join(root, "node_modules/tsx/dist/cli.mjs"), "scripts/admin.ts", "create-tenant", "--name", opts.name, "--email", opts.email, "--password", opts.password];
+  const args = [
+    path.join(root, "node_modules/tsx/dist/cli.mjs"),
+    "scripts/admin.ts",
+    "create-tenant",
+    "--name",
+    opts.name,
+    "--email",
+    opts.email,
+    "--password",
+    opts.password,
+  ];
   const child = spawn(process.execPath, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";

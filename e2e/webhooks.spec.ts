@@ -39,8 +39,16 @@ export const tests: E2ETest[] = [
           // A real event: a new channel pairs (connecting → connected).
           await createChannel(page, "Canal Webhook");
           await eventually(async () => {
-            const events = receiver.received.filter((r) => r.path === "/canal").map((r) => new Webhook(secret).verify(r.body, webhookHeadersOf(r.headers)) as { type: string; test?: boolean; data: { status: string; name: string } });
-            assert(events.some((e) => !e.test && e.type === "channel_status" && e.data.status === "connected" && e.data.name === "Canal Webhook"), "channel_status connected received");
+            const events = receiver.received
+              .filter((r) => r.path === "/canal")
+              .map(
+                (r) =>
+                  new Webhook(secret).verify(r.body, webhookHeadersOf(r.headers)) as { type: string; test?: boolean; data: { status: string; name: string } },
+              );
+            assert(
+              events.some((e) => !e.test && e.type === "channel_status" && e.data.status === "connected" && e.data.name === "Canal Webhook"),
+              "channel_status connected received",
+            );
           }, 20_000);
 
           await nav(page, "Webhooks").click();

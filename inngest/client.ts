@@ -1,7 +1,6 @@
 import { eventType, Inngest, staticSchema } from "inngest";
-import { inArray } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { campaigns } from "../db/schema";
+import { campaignTenants } from "../server/campaigns/campaign-tenants";
 
 /**
  * The Inngest client. The SDK reads its own environment: INNGEST_DEV (1, or the dev server's URL)
@@ -24,11 +23,7 @@ export type DispatchRequestedData = { id_campaign: string; tenant_id?: string };
 
 /** `campaign/dispatch.requested` events for these campaigns, with their tenant (unknown ids are dropped). */
 export async function dispatchRequests(db: Db, campaignIds: string[]) {
-  if (campaignIds.length === 0) return [];
-  const rows = await db
-    .select({ id: campaigns.id, tenantId: campaigns.tenantId })
-    .from(campaigns)
-    .where(inArray(campaigns.id, campaignIds));
+  const rows = await campaignTenants(db, campaignIds);
   return rows.map((r) => ({ name: dispatchRequested.name, data: { id_campaign: r.id, tenant_id: r.tenantId } satisfies DispatchRequestedData }));
 }
 

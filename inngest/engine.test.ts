@@ -4,7 +4,7 @@ import { inngestEnv, restoreInngestEnvAfterEach } from "../test/helpers";
 import { startTestServer, type TestServer } from "../test/http-server";
 import { inngest } from "./client";
 import { startDispatchEngine, type DispatchEngine } from "./engine";
-import { brasiliaMinute, createCampaign, dispatchEvent, tenantWithSegment } from "./test-campaigns";
+import { brasiliaMinute, createCampaign, dispatchEvent, tenantWithSegment } from "../test/campaigns";
 
 let server: TestServer;
 let engine: DispatchEngine | undefined;
@@ -29,14 +29,12 @@ it("with Inngest configured, a wake-up sends campaign/dispatch.requested and a c
   expect(engine.kind).toBe("inngest");
 
   const { api, segment } = await tenantWithSegment(server.url, 2);
-  // Scheduled for tomorrow: no runner of another test file (PostgreSQL is shared) finishes it before the cancel.
+  // Scheduled for tomorrow: nothing finishes it before the cancel.
   const { id_campaign } = await createCampaign(api, segment, { scheduled_at: brasiliaMinute(new Date(Date.now() + 24 * 60 * 60_000)) });
   await vi.waitFor(() => expect(send).toHaveBeenCalledWith([dispatchEvent(api, id_campaign)]));
 
   expect((await api("POST", `/api/external/cancel-campaign/${id_campaign}`)).json.status).toBe("canceled");
-  await vi.waitFor(() =>
-    expect(send).toHaveBeenCalledWith(expect.objectContaining({ name: "campaign/canceled", data: { id_campaign } })),
-  );
+  await vi.waitFor(() => expect(send).toHaveBeenCalledWith(expect.objectContaining({ name: "campaign/canceled", data: { id_campaign } })));
 });
 
 it("without Inngest, the in-process runner dispatches and nothing is sent to Inngest", async () => {
@@ -47,17 +45,17 @@ it("without Inngest, the in-process runner dispatches and nothing is sent to Inn
 
   const { api, segment } = await tenantWithSegment(server.url, 3);
   const { id_campaign } = await createCampaign(api, segment);
-  await vi.waitFor(
-    async () => expect((await api("GET", `/api/external/info-campaign/${id_campaign}`)).json.status).toBe("completed"),
-    { timeout: 15_000, interval: 50 },
-  );
+  await vi.waitFor(async () => expect((await api("GET", `/api/external/info-campaign/${id_campaign}`)).json.status).toBe("completed"), {
+    timeout: 15_000,
+    interval: 50,
+  });
   expect(send).not.toHaveBeenCalled();
 });
 
-it("serves every function (dispatch, webhooks, maintenance) at /api/inngest", async () => {
+it("serves every function (dispatch, webhooks, maintenance, channel-state poll) at /api/inngest", async () => {
   process.env.INNGEST_DEV = "1";
   const { GET } = await import("../app/api/inngest/route");
   const res = await GET(new Request("http://localhost:3000/api/inngest") as never, undefined);
   expect(res.status).toBe(200);
-  expect(await res.json()).toMatchObject({ function_count: 5, mode: "dev" });
+  expect(await res.json()).toMatchObject({ function_count: 6, mode: "dev" });
 });

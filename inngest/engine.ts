@@ -31,9 +31,7 @@ export function startDispatchEngine(services: Services): DispatchEngine {
     void p.finally(() => inFlight.delete(p));
   };
   const offWake = onDispatchWake((campaignId) => track("campaign/dispatch.requested", requestDispatch(services, campaignId)));
-  const offCancel = onCampaignCanceled((campaignId) =>
-    track("campaign/canceled", inngest.send(campaignCanceled.create({ id_campaign: campaignId }))),
-  );
+  const offCancel = onCampaignCanceled((campaignId) => track("campaign/canceled", inngest.send(campaignCanceled.create({ id_campaign: campaignId }))));
   return {
     kind: "inngest",
     async stop() {

@@ -4,11 +4,11 @@ import { getDb } from "../db/client";
 import { webhookDeliveries } from "../db/schema";
 import { getServices } from "../server/services";
 import { inngestEnv, newTenant, restoreInngestEnvAfterEach } from "../test/helpers";
-import { useServerAndReceiver } from "../test/webhooks/fixtures";
+import { withServerAndReceiver } from "../test/webhooks/fixtures";
 import { inngest } from "./client";
 import { startWebhookEngine, type WebhookEngine } from "./webhook-engine";
 
-const fx = useServerAndReceiver();
+const fx = withServerAndReceiver();
 let engine: WebhookEngine | undefined;
 restoreInngestEnvAfterEach();
 
@@ -38,7 +38,11 @@ it("with Inngest configured, a recorded event becomes a delivery and a webhook/d
     },
     { timeout: 10_000, interval: 50 },
   );
-  await vi.waitFor(() => expect(send).toHaveBeenCalledWith([{ name: "webhook/delivery.requested", data: { id_delivery: delivery.id, tenant_id: api.tenantId, queue: api.tenantId } }]));
+  await vi.waitFor(() =>
+    expect(send).toHaveBeenCalledWith([
+      { name: "webhook/delivery.requested", data: { id_delivery: delivery.id, tenant_id: api.tenantId, queue: api.tenantId } },
+    ]),
+  );
   // Inngest delivers it, not this process.
   expect(fx.receiver.received.filter((r) => r.path === "/engine")).toHaveLength(0);
 });
@@ -48,7 +52,7 @@ it("without Inngest, the in-process runner is selected (test/webhooks/delivery.t
   const send = vi.spyOn(inngest, "send");
   engine = startWebhookEngine(await getServices());
   expect(engine.kind).toBe("in-process");
-  // Stopped before its first look: on a shared PostgreSQL database it would deliver other files' events.
+  // Stopped before its first look: this test is only about which engine is chosen.
   await engine.stop();
   engine = undefined;
   expect(send).not.toHaveBeenCalled();

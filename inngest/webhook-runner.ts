@@ -11,8 +11,6 @@ export interface WebhookRunnerOptions extends DeliverOptions {
   maxTenants?: number;
   /** Claims (of up to 200 deliveries) a worker makes before it is handed to the next tenant in turn. */
   batchesPerTurn?: number;
-  /** Only these tenants' deliveries (tests that share a PostgreSQL database with other test files). */
-  acceptTenant?: (tenantId: string) => boolean;
 }
 
 /**
@@ -54,7 +52,6 @@ export class WebhookRunner extends WakeableLoop {
     // worker's turn is bounded (batchesPerTurn), so with every worker busy the others still get theirs.
     const due = await tenantsWithDueDeliveries(this.db, new Date(), 500, this.cursor);
     for (const { tenantId, audience } of due) {
-      if (this.opts.acceptTenant && !this.opts.acceptTenant(tenantId)) continue;
       const key = queueKey({ tenantId, audience });
       if (this.tenants.has(key)) continue;
       if (this.tenants.size >= (this.opts.maxTenants ?? 64)) break;

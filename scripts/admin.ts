@@ -110,7 +110,10 @@ const commands: Record<string, Command> = {
       const conn = await db();
       const tenantId = await tenantOf(conn, email);
       const [{ tenants }, { eq }] = await Promise.all([load.schema(), load.drizzle()]);
-      await conn.update(tenants).set({ channelLimit: Number(max) }).where(eq(tenants.id, tenantId));
+      await conn
+        .update(tenants)
+        .set({ channelLimit: Number(max) })
+        .where(eq(tenants.id, tenantId));
       return { tenant_id: tenantId, channel_limit: Number(max) };
     },
   },
@@ -128,7 +131,9 @@ const commands: Record<string, Command> = {
       const input = {
         name: required(values, "name"),
         redirect_uris: (values["redirect-uri"] as string[] | undefined) ?? [],
-        scopes: required(values, "scopes").split(/[\s,]+/).filter(Boolean),
+        scopes: required(values, "scopes")
+          .split(/[\s,]+/)
+          .filter(Boolean),
         client_type: values.public ? ("public" as const) : ("confidential" as const),
       };
       const parsed = (await load.registerAppInput()).safeParse(input);
@@ -163,10 +168,7 @@ function required(values: Values, name: string): string {
 
 async function tenantOf(db: Db, email: string): Promise<string> {
   const [{ users }, { eq }] = await Promise.all([load.schema(), load.drizzle()]);
-  const [user] = await db
-    .select({ tenantId: users.tenantId })
-    .from(users)
-    .where(eq(users.email, email.trim().toLowerCase()));
+  const [user] = await db.select({ tenantId: users.tenantId }).from(users).where(eq(users.email, email.trim().toLowerCase()));
   if (!user) throw new AdminError(`no account with e-mail ${email}`);
   return user.tenantId;
 }

@@ -20,7 +20,11 @@ export function slug(heading: string): string {
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1") // a link keeps its text
     .replace(/<[^>]+>/g, "") // inline HTML
     .replace(/[`*]/g, "");
-  return text.trim().toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, "").replace(/ /g, "-");
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, "")
+    .replace(/ /g, "-");
 }
 
 /** The lines of a Markdown file outside fenced code blocks, with their 1-based numbers. */
@@ -68,7 +72,10 @@ function targetsOf(line: string): string[] {
 export function markdownFiles(root: string): string[] {
   const docs = path.join(root, "docs");
   const inDocs = existsSync(docs)
-    ? readdirSync(docs).filter((f) => f.endsWith(".md")).sort().map((f) => path.join("docs", f))
+    ? readdirSync(docs)
+        .filter((f) => f.endsWith(".md"))
+        .sort()
+        .map((f) => path.join("docs", f))
     : [];
   return [...(existsSync(path.join(root, "README.md")) ? ["README.md"] : []), ...inDocs];
 }
@@ -78,7 +85,10 @@ export function checkLinks(root: string, files = markdownFiles(root)): BrokenLin
   const anchorCache = new Map<string, Set<string>>();
   const anchors = (abs: string) => {
     let set = anchorCache.get(abs);
-    if (!set) anchorCache.set(abs, (set = anchorsOf(readFileSync(abs, "utf8"))));
+    if (!set) {
+      set = anchorsOf(readFileSync(abs, "utf8"));
+      anchorCache.set(abs, set);
+    }
     return set;
   };
   for (const file of files) {
@@ -89,9 +99,7 @@ export function checkLinks(root: string, files = markdownFiles(root)): BrokenLin
         const hash = target.indexOf("#");
         const pathPart = decodeURIComponent(hash === -1 ? target : target.slice(0, hash));
         const anchor = hash === -1 ? null : decodeURIComponent(target.slice(hash + 1));
-        const resolved = pathPart === "" ? abs
-          : pathPart.startsWith("/") ? path.join(root, pathPart)
-          : path.resolve(path.dirname(abs), pathPart);
+        const resolved = pathPart === "" ? abs : pathPart.startsWith("/") ? path.join(root, pathPart) : path.resolve(path.dirname(abs), pathPart);
         if (!existsSync(resolved)) {
           broken.push({ file, line, target, reason: `no file ${path.relative(root, resolved)}` });
         } else if (anchor !== null && resolved.endsWith(".md") && !anchors(resolved).has(anchor)) {

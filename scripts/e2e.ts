@@ -69,7 +69,9 @@ async function stopServer(server: RunningServer) {
 }
 
 async function loadTests(filter?: string): Promise<E2ETest[]> {
-  const files = readdirSync(e2eDir).filter((f) => f.endsWith(".spec.ts")).sort();
+  const files = readdirSync(e2eDir)
+    .filter((f) => f.endsWith(".spec.ts"))
+    .sort();
   const tests: E2ETest[] = [];
   for (const f of files) {
     const mod = (await import(pathToFileURL(path.join(e2eDir, f)).href)) as { tests?: E2ETest[] };

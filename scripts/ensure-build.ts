@@ -15,7 +15,17 @@ const lockFile = path.join(root, "node_modules", ".cache", "next-build.lock");
 
 /** What goes into the build. Tests, scripts and e2e specs do not change its output. */
 const sourceDirs = ["app", "server", "db", "inngest", "public"];
-const sourceFiles = ["scripts/serve.ts", "scripts/build-server.ts", "instrumentation.ts", "proxy.ts", "middleware.ts", "next.config.mjs", "package.json", "package-lock.json", "tsconfig.json"];
+const sourceFiles = [
+  "scripts/serve.ts",
+  "scripts/build-server.ts",
+  "instrumentation.ts",
+  "proxy.ts",
+  "middleware.ts",
+  "next.config.mjs",
+  "package.json",
+  "package-lock.json",
+  "tsconfig.json",
+];
 const ignored = (name: string) => name === "node_modules" || name.startsWith(".") || /\.test\.tsx?$/.test(name);
 
 function newestIn(dir: string): number {

@@ -27,12 +27,5 @@ export function defaultNodeFlags(nodeOptions = process.env.NODE_OPTIONS ?? ""): 
  * so they can override them too (V8 keeps a flag's last value).
  */
 export function serverArgs(opts: { port: number; hostname?: string; nodeArgs?: string[] }): string[] {
-  return [
-    ...defaultNodeFlags(),
-    ...(opts.nodeArgs ?? []),
-    serverBundle,
-    "--port",
-    String(opts.port),
-    ...(opts.hostname ? ["--hostname", opts.hostname] : []),
-  ];
+  return [...defaultNodeFlags(), ...(opts.nodeArgs ?? []), serverBundle, "--port", String(opts.port), ...(opts.hostname ? ["--hostname", opts.hostname] : [])];
 }

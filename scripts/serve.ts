@@ -5,12 +5,15 @@
  * `next start`: server/http/app-server.ts.
  */
 import { parseArgs } from "node:util";
+import { env, validateEnv } from "../server/env";
 import { startAppServer } from "../server/http/app-server";
+import { handleRestRequest } from "../server/rest-api";
 
 async function main() {
+  validateEnv();
   const { values } = parseArgs({ options: { port: { type: "string" }, hostname: { type: "string" } } });
-  const port = Number(values.port ?? process.env.PORT ?? 3000);
-  const app = await startAppServer({ dir: process.cwd(), port, hostname: values.hostname });
+  const port = values.port ? Number(values.port) : env.port;
+  const app = await startAppServer({ dir: process.cwd(), port, hostname: values.hostname, handleExternal: handleRestRequest });
   console.log(`[serve] ready on http://${values.hostname ?? "localhost"}:${port}`);
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {
@@ -22,6 +25,6 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error("[serve] could not start:", err);
+  console.error("[serve] could not start:", err instanceof Error && err.message.startsWith("Invalid environment:") ? err.message : err);
   process.exit(1);
 });

@@ -1,5 +1,6 @@
 /**
- * `npm start` (CONTRACT.md §1): builds on first start, then runs `next start` on PORT.
+ * `npm start` (CONTRACT.md §1): builds on first start, then runs the server process (.next/serve.cjs,
+ * scripts/serve.ts) on PORT.
  * The server migrates the database itself at boot (instrumentation.ts).
  */
 import { spawn } from "node:child_process";
@@ -7,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { constants } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { env } from "../server/env";
+import { env, validateEnv } from "../server/env";
 import { ensureBuild } from "./ensure-build";
 import { serverArgs } from "./serve-args";
 
@@ -55,6 +56,7 @@ function isAlive(pid: number) {
 }
 
 async function main() {
+  validateEnv();
   const port = env.port;
   const appUrl = env.appUrl;
   // next-auth must call itself by the public address; an explicit NEXTAUTH_URL still wins.

@@ -1,6 +1,8 @@
 /**
- * `npm test` (CONTRACT.md §1): type check, vitest, then the Playwright e2e suite, and one line at
- * the end, `tests: N passed, M failed[, K skipped]`. Exits non-zero when anything failed or nothing ran.
+ * `npm test` (CONTRACT.md §1): type check, lint and architecture rules (biome, dependency-cruiser),
+ * vitest, then the Playwright e2e suite, and one line at
+ * the end, `tests: N passed, M failed[, K skipped]`. Exits non-zero when anything failed or nothing ran;
+ * a failing lint or architecture check counts as one failed test.
  * DATABASE_URL passes through: set, every stage runs on PostgreSQL; unset, on embedded PGlite.
  */
 import { spawn } from "node:child_process";
@@ -10,6 +12,8 @@ import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (p: string) => path.join(root, "node_modules", p);
+/** What dependency-cruiser reads (tests and harnesses are excluded in .dependency-cruiser.cjs). */
+const archRoots = ["app", "server", "db", "inngest", "scripts", "instrumentation.ts"];
 
 interface Counts {
   passed: number;
@@ -61,6 +65,22 @@ async function typecheck() {
   return { ok: code === 0, note: code === 0 ? "no type errors" : `tsc exited with ${code}` };
 }
 
+/** The commands of `npm run lint` (biome: lint + format check) and `npm run lint:arch` (dependency-cruiser). */
+const lintCommands: { name: string; args: string[] }[] = [
+  { name: "biome check", args: [bin("@biomejs/biome/bin/biome"), "check", "--colors=off", "."] },
+  { name: "dependency-cruiser", args: [bin("dependency-cruiser/bin/dependency-cruise.mjs"), "--config", ".dependency-cruiser.cjs", ...archRoots] },
+];
+
+async function lintAndArchitecture() {
+  const failed: string[] = [];
+  for (const { name, args } of lintCommands) {
+    const code = await run(args);
+    if (code !== 0) failed.push(`${name} exited with ${code}`);
+  }
+  total.failed += failed.length;
+  return { ok: failed.length === 0, note: failed.length ? `${failed.join("; ")} (each counted as 1 failure)` : "no findings" };
+}
+
 async function vitest() {
   const report = path.join(root, ".test-data", "vitest-report.json");
   mkdirSync(path.dirname(report), { recursive: true });
@@ -101,9 +121,7 @@ async function e2e() {
   });
   const matches = [...tail.matchAll(/^e2e: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$/gm)];
   const last = matches.at(-1);
-  const counts = last
-    ? { passed: Number(last[1]), failed: Number(last[2]), skipped: Number(last[3] ?? 0) }
-    : { passed: 0, failed: 0, skipped: 0 };
+  const counts = last ? { passed: Number(last[1]), failed: Number(last[2]), skipped: Number(last[3] ?? 0) } : { passed: 0, failed: 0, skipped: 0 };
   let extra = "";
   if (code !== 0 && counts.failed === 0) {
     counts.failed = 1;
@@ -129,6 +147,7 @@ async function main() {
   const database = process.env.DATABASE_URL ? "PostgreSQL (DATABASE_URL)" : "embedded PGlite";
   console.log(`[test] database: ${database}`);
   await stage("typecheck (tsc --noEmit)", typecheck);
+  await stage("lint and architecture (biome, dependency-cruiser)", lintAndArchitecture);
   await stage("unit and API tests (vitest)", vitest);
   await stage("end-to-end (scripts/e2e.ts)", e2e);
 

@@ -1,4 +1,6 @@
-import { getDatabase, type Db } from "../db/client";
+import type { Db } from "../db/client";
+import { serverDatabase } from "./database";
+import { processSlot } from "./process-state";
 import { recordChannelStatus } from "./channels/record-channel-status";
 import { ReceiptBuffer } from "./dispatch/record-receipt";
 import { recordSentFromEvent } from "./dispatch/reconcile";
@@ -13,12 +15,14 @@ export interface Services {
   provider: MessagingProvider;
 }
 
-const holder = globalThis as unknown as { __gcsServices?: Promise<Services> };
+const services = processSlot<Promise<Services>>("services");
 
 /** The composition root: the database, the provider, and the provider's events wired to the domain. */
 export function getServices(): Promise<Services> {
-  holder.__gcsServices ??= (async () => {
-    const { db, driver } = await getDatabase();
+  const existing = services.get();
+  if (existing) return existing;
+  const opening = (async () => {
+    const { db, driver } = await serverDatabase();
     // On PostgreSQL other processes may hold leases legitimately; on PGlite only a dead one can have.
     if (driver === "pglite") await releaseAbandonedLeases(db, new Date());
     const provider = createProvider(db);
@@ -37,13 +41,9 @@ export function getServices(): Promise<Services> {
     if (provider instanceof SimulatorProvider) await provider.pairDue();
     return { db, provider };
   })().catch((err) => {
-    holder.__gcsServices = undefined;
+    services.set(undefined);
     throw err;
   });
-  return holder.__gcsServices;
-}
-
-/** Tests drop the cached services when they install another database. */
-export function resetServices() {
-  holder.__gcsServices = undefined;
+  services.set(opening);
+  return opening;
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { env } from "./env";
-import { mediaHostProblem } from "./webhooks/target-address";
+import { mediaHostProblem } from "./net/target-address";
 
 /**
  * The one way input schemas take a string from a client (REST facade and tRPC alike). Each has a
@@ -11,6 +11,7 @@ import { mediaHostProblem } from "./webhooks/target-address";
  */
 
 /** NUL, or a high surrogate not followed by a low one, or a low one not preceded by a high one. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what this refuses.
 const illFormed = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export const illFormedMessage = "must not contain NUL characters or unpaired surrogates (invalid Unicode)";

@@ -150,7 +150,16 @@ export interface FakeEvolutionOptions {
 /** Evolution's `date_time`: the local wall-clock time of `timeZone`, formatted as if it were UTC (channel.service.ts ~436). */
 export function evolutionDateTime(now: Date, timeZone: string) {
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat("en-US", { timeZone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" })
+    new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+    })
       .formatToParts(now)
       .map((p) => [p.type, p.value]),
   );
@@ -158,18 +167,36 @@ export function evolutionDateTime(now: Date, timeZone: string) {
 }
 
 /** a.b.c → comparable number. */
-const versionNumber = (v: string) => v.split(/[.-]/).slice(0, 3).reduce((n, part) => n * 1000 + (Number.parseInt(part, 10) || 0), 0);
+const versionNumber = (v: string) =>
+  v
+    .split(/[.-]/)
+    .slice(0, 3)
+    .reduce((n, part) => n * 1000 + (Number.parseInt(part, 10) || 0), 0);
 
 /** Evolution's mimetype comes from `fileName` only (mime-types lookup); unknown → the string "false". */
 const mimeByExtension: Record<string, string> = {
-  pdf: "application/pdf", jpg: "image/jpeg", jpeg: "image/jpeg", png: "image/png", webp: "image/webp", gif: "image/gif",
-  mp4: "video/mp4", "3gp": "video/3gpp", mov: "video/quicktime", ogg: "audio/ogg", mp3: "audio/mpeg", m4a: "audio/mp4",
-  doc: "application/msword", docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-  xls: "application/vnd.ms-excel", xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-  zip: "application/zip", txt: "text/plain", csv: "text/csv",
+  pdf: "application/pdf",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  png: "image/png",
+  webp: "image/webp",
+  gif: "image/gif",
+  mp4: "video/mp4",
+  "3gp": "video/3gpp",
+  mov: "video/quicktime",
+  ogg: "audio/ogg",
+  mp3: "audio/mpeg",
+  m4a: "audio/mp4",
+  doc: "application/msword",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  xls: "application/vnd.ms-excel",
+  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  zip: "application/zip",
+  txt: "text/plain",
+  csv: "text/csv",
 };
 export const fakeMimetype = (fileName: string | undefined) => {
-  const ext = fileName && fileName.includes(".") ? fileName.split(".").pop()!.toLowerCase() : "";
+  const ext = fileName?.includes(".") ? fileName.split(".").pop()!.toLowerCase() : "";
   return mimeByExtension[ext] ?? "false";
 };
 
@@ -257,9 +284,22 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     if (!inst.webhook?.url || inst.webhook.enabled === false) return;
     const eventConst = event.toUpperCase().replaceAll(".", "_");
     if (inst.webhook.events?.length && !inst.webhook.events.includes(eventConst)) return;
-    const body = { event, instance: inst.name, data, destination: inst.webhook.url, date_time: evolutionDateTime(new Date(), timeZone), sender: "5511999990000@s.whatsapp.net", server_url: base, apikey: inst.hash };
+    const body = {
+      event,
+      instance: inst.name,
+      data,
+      destination: inst.webhook.url,
+      date_time: evolutionDateTime(new Date(), timeZone),
+      sender: "5511999990000@s.whatsapp.net",
+      server_url: base,
+      apikey: inst.hash,
+    };
     try {
-      const res = await fetch(inst.webhook.url, { method: "POST", headers: { ...(inst.webhook.headers ?? {}), "content-type": "application/json" }, body: JSON.stringify(body) });
+      const res = await fetch(inst.webhook.url, {
+        method: "POST",
+        headers: { ...(inst.webhook.headers ?? {}), "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       await res.text();
       webhookDeliveries.push({ url: inst.webhook.url, status: res.status, body });
     } catch {
@@ -275,7 +315,12 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     await postWebhook(inst, "connection.update", { instance: name, state, statusReason: state === "open" ? 200 : 401 });
   }
 
-  const qrOf = (inst: FakeInstance, count: number) => ({ pairingCode: null as string | null, code: `2@${inst.name}-${count}`, base64: `data:image/png;base64,QR-${inst.name}-${count}`, count });
+  const qrOf = (inst: FakeInstance, count: number) => ({
+    pairingCode: null as string | null,
+    code: `2@${inst.name}-${count}`,
+    base64: `data:image/png;base64,QR-${inst.name}-${count}`,
+    count,
+  });
   let pairingCodes = 0;
   const newPairingCode = () => `WZYE${String(++pairingCodes).padStart(4, "0")}`.slice(-8);
 
@@ -329,20 +374,36 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     const url = new URL(req.url ?? "/", base);
     // The welcome route needs no key (index.router.ts).
     if (req.method === "GET" && url.pathname === "/") {
-      return send(200, { status: 200, message: "Welcome to the Evolution API, it is working!", version, clientName: "evolution_exchange", manager: `${base}/manager`, documentation: "https://doc.evolution-api.com", whatsappWebVersion: "2.3000.1023204200" });
+      return send(200, {
+        status: 200,
+        message: "Welcome to the Evolution API, it is working!",
+        version,
+        clientName: "evolution_exchange",
+        manager: `${base}/manager`,
+        documentation: "https://doc.evolution-api.com",
+        whatsappWebVersion: "2.3000.1023204200",
+      });
     }
     const [, area, action, rawName] = url.pathname.split("/");
     const name = rawName ? decodeURIComponent(rawName) : "";
     const key = `${req.method} ${area}/${action}`;
     // The instance guard runs before the auth guard: a lost instance is 404 even with a wrong key.
-    if (name && !instances.has(name) && key !== "POST instance/create") return send(404, errorBody(404, "Not Found", [`The "${name}" instance does not exist`]));
+    if (name && !instances.has(name) && key !== "POST instance/create")
+      return send(404, errorBody(404, "Not Found", [`The "${name}" instance does not exist`]));
     if (req.headers.apikey !== apiKey) return send(401, errorBody(401, "Unauthorized", ["Unauthorized"]));
     if (knobs.latencyMs) await new Promise((r) => setTimeout(r, knobs.latencyMs));
 
     if (key === "GET instance/fetchInstances") {
       return send(
         200,
-        [...instances.values()].map((i) => ({ id: randomUUID(), name: i.name, connectionStatus: i.state, token: i.hash, integration: "WHATSAPP-BAILEYS", Setting: { groupsIgnore: false } })),
+        [...instances.values()].map((i) => ({
+          id: randomUUID(),
+          name: i.name,
+          connectionStatus: i.state,
+          token: i.hash,
+          integration: "WHATSAPP-BAILEYS",
+          Setting: { groupsIgnore: false },
+        })),
       );
     }
 
@@ -358,7 +419,14 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       // `qrcode: true` connects at once (and waits before answering); `number` asks for a pairing code.
       const qr = body.qrcode || body.number ? await startSession(inst, typeof body.number === "string" ? body.number : null) : undefined;
       return send(201, {
-        instance: { instanceName, instanceId: randomUUID(), integration: body.integration ?? "WHATSAPP-BAILEYS", webhookWaBusiness: null, accessTokenWaBusiness: "", status: "created" },
+        instance: {
+          instanceName,
+          instanceId: randomUUID(),
+          integration: body.integration ?? "WHATSAPP-BAILEYS",
+          webhookWaBusiness: null,
+          accessTokenWaBusiness: "",
+          status: "created",
+        },
         hash: inst.hash,
         webhook: { webhookUrl: wh?.url, webhookByEvents: false, webhookBase64: false },
         websocket: {},
@@ -388,7 +456,15 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         const wh = body.webhook as FakeInstance["webhook"] | undefined;
         if (!wh?.url) return send(400, errorBody(400, "Bad Request", [['webhook requires property "url"']]));
         inst.webhook = wh;
-        return send(201, { id: randomUUID(), url: wh.url, enabled: wh.enabled ?? true, events: wh.events ?? [], headers: wh.headers ?? {}, webhookByEvents: false, webhookBase64: false });
+        return send(201, {
+          id: randomUUID(),
+          url: wh.url,
+          enabled: wh.enabled ?? true,
+          events: wh.events ?? [],
+          headers: wh.headers ?? {},
+          webhookByEvents: false,
+          webhookBase64: false,
+        });
       }
       case "DELETE instance/logout":
         counters.logouts++;
@@ -400,7 +476,8 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         instances.delete(name);
         return send(200, { status: "SUCCESS", error: false, response: { message: "Instance deleted" } });
       case "GET group/fetchAllGroups": {
-        if (!url.searchParams.has("getParticipants")) return send(400, errorBody(400, "Bad Request", ["The getParticipants needs to be informed in the query"]));
+        if (!url.searchParams.has("getParticipants"))
+          return send(400, errorBody(400, "Bad Request", ["The getParticipants needs to be informed in the query"]));
         if (inst.state !== "open") return send(400, errorBody(400, "Bad Request", ["Connection Closed"]));
         if (knobs.rateLimitGroups) return send(500, errorBody(500, "Internal Server Error", ["rate-overlimit"]));
         // The job runs to its end even when the client has gone (a time-out cancels nothing).
@@ -416,8 +493,10 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         if (typeof number !== "string" || !number) return send(400, errorBody(400, "Bad Request", [['instance requires property "number"']]));
         sendRequests.push({ endpoint: action, number, body, at: Date.now() });
         if (action === "sendText" && typeof body.text !== "string") return send(400, errorBody(400, "Bad Request", [['instance requires property "text"']]));
-        if (action === "sendMedia" && (typeof body.media !== "string" || typeof body.mediatype !== "string")) return send(400, errorBody(400, "Bad Request", [['instance requires property "media"']]));
-        if (action === "sendWhatsAppAudio" && typeof body.audio !== "string") return send(400, errorBody(400, "Bad Request", [['instance requires property "audio"']]));
+        if (action === "sendMedia" && (typeof body.media !== "string" || typeof body.mediatype !== "string"))
+          return send(400, errorBody(400, "Bad Request", [['instance requires property "media"']]));
+        if (action === "sendWhatsAppAudio" && typeof body.audio !== "string")
+          return send(400, errorBody(400, "Bad Request", [['instance requires property "audio"']]));
         const media = action === "sendMedia" ? (body.media as string) : action === "sendWhatsAppAudio" ? (body.audio as string) : undefined;
         // class-validator: a URL with a TLD, or base64.
         if (media !== undefined && !/^https?:\/\/[^/\s]+\.[a-z]{2,}(\/|$|\?)/i.test(media) && !/^[A-Za-z0-9+/=]{16,}$/.test(media)) {
@@ -443,7 +522,8 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
           if (!fileName) {
             const last = new URL(media!).pathname.split("/").pop() ?? "";
             // Evolution cuts the name at the first dot; no dot after the last "/" fails media preparation.
-            if (!last.includes(".")) return send(500, errorBody(500, "Internal Server Error", ["TypeError: Cannot read properties of undefined (reading 'split')"]));
+            if (!last.includes("."))
+              return send(500, errorBody(500, "Internal Server Error", ["TypeError: Cannot read properties of undefined (reading 'split')"]));
             fileName = last.split(".")[0];
           }
           mimetype = fakeMimetype(typeof body.fileName === "string" ? body.fileName : undefined);
@@ -480,7 +560,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       }
       case "POST chat/findMessages": {
         counters.findMessages++;
-        const where = ((body.where as { key?: { id?: string; remoteJid?: string; fromMe?: boolean } }) ?? {}).key ?? {};
+        const where = (body.where as { key?: { id?: string; remoteJid?: string; fromMe?: boolean } })?.key ?? {};
         const found = messages
           .filter((m) => m.instance === name && (!where.id || m.id === where.id) && (!where.remoteJid || m.number === where.remoteJid))
           .sort((a, b) => b.timestamp - a.timestamp);
@@ -543,7 +623,15 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         return;
       }
       const inst = instances.get(m.instance)!;
-      await postWebhook(inst, "messages.update", { messageId: randomUUID(), keyId: messageId, remoteJid: m.number, fromMe: true, participant: m.number, status, instanceId: randomUUID() });
+      await postWebhook(inst, "messages.update", {
+        messageId: randomUUID(),
+        keyId: messageId,
+        remoteJid: m.number,
+        fromMe: true,
+        participant: m.number,
+        status,
+        instanceId: randomUUID(),
+      });
     },
     close: () =>
       new Promise<void>((r) => {

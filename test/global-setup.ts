@@ -1,15 +1,24 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { openDatabase } from "../db/client";
+import { baseDatabaseUrl, databaseName, dropDatabase, dropLeftovers, recreateDatabase, templateUrl } from "./postgres-databases";
 
 export const snapshotPath = path.resolve(".test-data/pglite-snapshot.tar.gz");
 
-/** Migrates once per run: PostgreSQL in place, PGlite into a snapshot each test file starts from. */
+/**
+ * Migrates once per run what every test file starts from: on PostgreSQL the template database
+ * `<db>_template` (test/postgres-databases.ts), on PGlite a snapshot. Returns the teardown.
+ */
 export default async function setup() {
   const started = Date.now();
-  if (process.env.DATABASE_URL) {
-    const db = await openDatabase({ url: process.env.DATABASE_URL });
+  const base = baseDatabaseUrl();
+  let teardown = async () => {};
+  if (base) {
+    await dropLeftovers(base);
+    const template = await recreateDatabase(base, `${databaseName(base)}_template`);
+    const db = await openDatabase({ url: template });
     await db.close();
+    teardown = () => dropDatabase(base, templateUrl(base));
   } else {
     const { PGlite } = await import("@electric-sql/pglite");
     const { drizzle } = await import("drizzle-orm/pglite");
@@ -21,5 +30,6 @@ export default async function setup() {
     writeFileSync(snapshotPath, Buffer.from(await dump.arrayBuffer()));
     await client.close();
   }
-  console.log(`[test] database ready (${process.env.DATABASE_URL ? "postgres" : "pglite"}) in ${Date.now() - started} ms`);
+  console.log(`[test] database ready (${base ? "postgres template" : "pglite snapshot"}) in ${Date.now() - started} ms`);
+  return teardown;
 }

@@ -29,20 +29,13 @@ export async function newTenant(baseUrl: string, opts: { name?: string; channelL
 
 /** A client that calls the REST facade with a tenant's API key. */
 export function apiFor(baseUrl: string, tenantId: string, apiKey: string): Api {
-  const api = (async (method, path, body, headers = {}) =>
-    request(baseUrl, method, path, body, { "x-api-key": apiKey, ...headers })) as Api;
+  const api = (async (method, path, body, headers = {}) => request(baseUrl, method, path, body, { "x-api-key": apiKey, ...headers })) as Api;
   api.key = apiKey;
   api.tenantId = tenantId;
   return api;
 }
 
-export async function request(
-  baseUrl: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<ApiResponse> {
+export async function request(baseUrl: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse> {
   const init: RequestInit = { method, headers: { ...headers } };
   if (body !== undefined) {
     init.body = typeof body === "string" ? body : JSON.stringify(body);

@@ -3,13 +3,13 @@ import type { AddressInfo } from "node:net";
 import { GET as openapi } from "../app/api/openapi.json/route";
 import { bodyCap, declaredLength, payloadTooLargeResponse } from "../server/http/body-limit";
 import { lingerBeforeClose, sendWebResponse, toWebRequest } from "../server/http/node-bridge";
-import { handleExternalRequest } from "../server/http/rest";
+import { handleRestRequest } from "../server/rest-api";
 import { handleEvolutionWebhook } from "../server/messaging/evolution-webhook";
-import { handleSimulatorRequest } from "../server/messaging/simulator-control";
+import { handleSimulatorRequest } from "../server/simulator-http/simulator-control";
 import { handleAuthorize, handleDecision, handleIntrospect, handleMetadata, handleRevoke, handleToken } from "../server/oauth/http";
 import { handleNextAuth } from "./next-auth-handler";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { clientIp } from "../server/http/caller";
+import { clientIp } from "../server/http/client-address";
 import { appRouter } from "../server/root";
 import { getServices } from "../server/services";
 
@@ -20,7 +20,13 @@ async function handleTrpc(req: Request): Promise<Response> {
     endpoint: "/api/trpc",
     req,
     router: appRouter,
-    createContext: () => ({ db, provider, caller: { kind: "anonymous" as const, credentials: "missing" as const }, now: new Date(), clientIp: clientIp(req.headers) }),
+    createContext: () => ({
+      db,
+      provider,
+      caller: { kind: "anonymous" as const, credentials: "missing" as const },
+      now: new Date(),
+      clientIp: clientIp(req.headers),
+    }),
   });
 }
 
@@ -60,7 +66,7 @@ export async function startTestServer(opts: { peerAddress?: string } = {}): Prom
       if (declared !== undefined && declared > cap) return await sendWebResponse(res, payloadTooLargeResponse(cap), req);
       const request = await toWebRequest(req, base, peer);
       let response: Response;
-      if (path.startsWith("/api/external/")) response = await handleExternalRequest(request);
+      if (path.startsWith("/api/external/")) response = await handleRestRequest(request);
       else if (path.startsWith("/api/simulator/")) response = await handleSimulatorRequest(request);
       else if (path.startsWith("/api/evolution/webhook/")) response = await handleEvolutionWebhook(request);
       else if (path === "/api/openapi.json") response = openapi();

@@ -14,7 +14,10 @@ export interface RawAnswer {
  * Sends `total` bytes of `chunk`-sized pieces (chunked when `contentLength` is false), honouring
  * backpressure, and stops writing as soon as the answer arrives.
  */
-export function sendLarge(url: string, opts: { path: string; total: number; headers?: Record<string, string>; contentLength?: boolean; method?: string }): Promise<RawAnswer> {
+export function sendLarge(
+  url: string,
+  opts: { path: string; total: number; headers?: Record<string, string>; contentLength?: boolean; method?: string },
+): Promise<RawAnswer> {
   const { path, total, headers = {}, contentLength = true, method = "POST" } = opts;
   const t0 = Date.now();
   return new Promise((resolve, reject) => {
@@ -55,4 +58,3 @@ export function sendLarge(url: string, opts: { path: string; total: number; head
     pump();
   });
 }
-

@@ -107,12 +107,28 @@ function pkcePair() {
 /** The whole flow for a confidential app: the user approves `scope`, the code is exchanged; the token response. */
 export async function authorizeApp(baseUrl: string, user: EndUser, app: { client_id: string; client_secret: string; redirect_uri: string }, scope: string) {
   const { verifier, challenge } = pkcePair();
-  const fields = { client_id: app.client_id, redirect_uri: app.redirect_uri, response_type: "code", scope, state: "s", code_challenge: challenge, code_challenge_method: "S256" };
+  const fields = {
+    client_id: app.client_id,
+    redirect_uri: app.redirect_uri,
+    response_type: "code",
+    scope,
+    state: "s",
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+  };
   const landed = await approve(baseUrl, user, fields);
   const res = await fetch(`${baseUrl}/api/oauth/token`, {
     method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString("base64")}` },
-    body: new URLSearchParams({ grant_type: "authorization_code", code: landed.searchParams.get("code")!, redirect_uri: app.redirect_uri, code_verifier: verifier }),
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      authorization: `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString("base64")}`,
+    },
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code: landed.searchParams.get("code")!,
+      redirect_uri: app.redirect_uri,
+      code_verifier: verifier,
+    }),
   });
   if (res.status !== 200) throw new Error(`token ${res.status}: ${await res.text()}`);
   return (await res.json()) as { access_token: string; refresh_token: string; scope: string };

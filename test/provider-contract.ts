@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../db/client";
 import { channels } from "../db/schema";
 import { createTenant } from "../server/auth/create-tenant";
-import { groupIdPattern } from "../server/channels/group-id";
+import { groupIdPattern } from "../server/messaging/group-id";
 import { newId } from "../server/ids";
 import {
   ProviderOutcomeUnknownError,
@@ -146,7 +146,13 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
       expect(!outcome.ok && outcome.error).toBeInstanceOf(ProviderOutcomeUnknownError);
       await h.settle?.();
       expect((await h.received(id)).filter((r) => r.groupId === g.id_group)).toHaveLength(1);
-      const found = await h.provider.findSent({ channelId: id, groupId: g.id_group, deliveryKey: m.deliveryKey, content: m.content, since: new Date(Date.now() - 60_000) });
+      const found = await h.provider.findSent({
+        channelId: id,
+        groupId: g.id_group,
+        deliveryKey: m.deliveryKey,
+        content: m.content,
+        since: new Date(Date.now() - 60_000),
+      });
       expect(found.kind).toBe("sent");
       expect((await h.received(id)).filter((r) => r.groupId === g.id_group)).toHaveLength(1);
     });
@@ -174,7 +180,16 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
       const id = await newChannel();
       const [g] = await h.provider.listGroups(id);
       for (const type of ["image", "video", "audio", "document"] as const) {
-        await h.provider.send(message(id, g.id_group, { content: { type, mediaUrl: `https://cdn.example.com/f.${type}`, caption: type === "audio" ? "" : `legenda ${type}`, fileName: type === "document" ? "f.pdf" : undefined } }));
+        await h.provider.send(
+          message(id, g.id_group, {
+            content: {
+              type,
+              mediaUrl: `https://cdn.example.com/f.${type}`,
+              caption: type === "audio" ? "" : `legenda ${type}`,
+              fileName: type === "document" ? "f.pdf" : undefined,
+            },
+          }),
+        );
       }
       const got = await h.received(id);
       expect(got.map((r) => [r.type, r.mediaUrl])).toEqual([
@@ -188,7 +203,11 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
     it("carousel: sent as one, or as the documented fallback (one image per card, text and links, in order)", async () => {
       const id = await newChannel();
       const [g] = await h.provider.listGroups(id);
-      const cards = [1, 2, 3].map((n) => ({ image_url: `https://cdn.example.com/${n}.png`, text: `Card ${n}`, buttons: [{ label: `Comprar ${n}`, type: "URL" as const, url: `https://loja.example.com/${n}` }] }));
+      const cards = [1, 2, 3].map((n) => ({
+        image_url: `https://cdn.example.com/${n}.png`,
+        text: `Card ${n}`,
+        buttons: [{ label: `Comprar ${n}`, type: "URL" as const, url: `https://loja.example.com/${n}` }],
+      }));
       await h.provider.send(message(id, g.id_group, { content: { type: "carousel", text: "Ofertas", cards } }));
       const got = await h.received(id);
       if (h.provider.capabilities.carousel) {

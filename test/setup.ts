@@ -1,23 +1,33 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll } from "vitest";
-import { openDatabase, setDatabase } from "../db/client";
+import { type Database, openDatabase, setDatabase } from "../db/client";
+import { baseDatabaseUrl, createFileDatabase, dropDatabase } from "./postgres-databases";
 
-// Each test file (its own process) gets its own database: a PGlite copy of the migrated snapshot,
-// or the shared PostgreSQL test database, where every test makes its own tenants.
+// Each test file (its own process) gets its own database: a PGlite copy of the migrated snapshot, or
+// on PostgreSQL a database copied from the migrated template (test/postgres-databases.ts). DATABASE_URL
+// then names the file's database, so the processes a test starts (the admin CLI) use it too.
 process.env.DATA_DIR ??= path.resolve(".test-data/data");
 process.env.WEBHOOK_ALLOW_PRIVATE ??= "1";
 // Cheaper password hashes for the many throwaway accounts (read only when NODE_ENV=test; see
 // server/auth/password.ts). test/auth/sign-in.test.ts deletes it to test the real parameters.
 process.env.PASSWORD_SCRYPT_N_FOR_TESTS ??= String(2 ** 15);
-const database = process.env.DATABASE_URL
-  ? openDatabase({ url: process.env.DATABASE_URL, migrate: false })
-  : openDatabase({
-      loadDataDir: new Blob([readFileSync(path.resolve(".test-data/pglite-snapshot.tar.gz"))]),
-      migrate: false,
-    });
+const base = baseDatabaseUrl();
+let fileDatabaseUrl: string | undefined;
+let database: Promise<Database>;
+if (base) {
+  fileDatabaseUrl = await createFileDatabase(base);
+  process.env.DATABASE_URL = fileDatabaseUrl;
+  database = openDatabase({ url: fileDatabaseUrl, migrate: false });
+} else {
+  database = openDatabase({
+    loadDataDir: new Blob([readFileSync(path.resolve(".test-data/pglite-snapshot.tar.gz"))]),
+    migrate: false,
+  });
+}
 setDatabase(database);
 
 afterAll(async () => {
   await (await database).close();
+  if (base && fileDatabaseUrl) await dropDatabase(base, fileDatabaseUrl);
 });

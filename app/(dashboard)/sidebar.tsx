@@ -4,8 +4,8 @@ import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { signOut } from "next-auth/react";
 
-/** Sections of the dashboard; the ones without `href` are announced but not built yet. */
-const sections: { label: string; href?: string }[] = [
+/** Sections of the dashboard, in the order of the menu. */
+const sections: { label: string; href: string }[] = [
   { label: "Canais", href: "/channels" },
   { label: "Segmentos", href: "/segments" },
   { label: "Campanhas", href: "/campaigns" },
@@ -21,29 +21,24 @@ export function Sidebar({ userName, userEmail }: { userName: string; userEmail: 
   return (
     <aside className="sidebar">
       <div className="brand">
-        <span className="brand-mark" aria-hidden="true">◆</span> Campanhas em Grupos
+        <span className="brand-mark" aria-hidden="true">
+          ◆
+        </span>{" "}
+        Campanhas em Grupos
       </div>
       <nav aria-label="Navegação principal">
         <ul>
-          {sections.map((s) =>
-            s.href ? (
-              <li key={s.label}>
-                <Link
-                  href={s.href}
-                  className={pathname === s.href || pathname.startsWith(`${s.href}/`) ? "nav-link active" : "nav-link"}
-                  aria-current={pathname === s.href ? "page" : undefined}
-                >
-                  {s.label}
-                </Link>
-              </li>
-            ) : (
-              <li key={s.label}>
-                <span className="nav-link disabled" title="Em breve">
-                  {s.label} <small>em breve</small>
-                </span>
-              </li>
-            ),
-          )}
+          {sections.map((s) => (
+            <li key={s.label}>
+              <Link
+                href={s.href}
+                className={pathname === s.href || pathname.startsWith(`${s.href}/`) ? "nav-link active" : "nav-link"}
+                aria-current={pathname === s.href ? "page" : undefined}
+              >
+                {s.label}
+              </Link>
+            </li>
+          ))}
         </ul>
       </nav>
       <div className="sidebar-footer">

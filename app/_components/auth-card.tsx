@@ -6,7 +6,10 @@ export function AuthCard({ title, subtitle, children }: { title: string; subtitl
     <main className="auth-page">
       <div className="auth-card">
         <div className="brand brand-large">
-          <span className="brand-mark" aria-hidden="true">◆</span> Campanhas em Grupos
+          <span className="brand-mark" aria-hidden="true">
+            ◆
+          </span>{" "}
+          Campanhas em Grupos
         </div>
         <h1>{title}</h1>
         {subtitle && <p className="muted">{subtitle}</p>}

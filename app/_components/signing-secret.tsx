@@ -30,7 +30,7 @@ export function SigningSecret({ label, secret, rotate }: { label: string; secret
   return (
     <>
       <div className="row">
-        <input aria-label={label} className="mono grow" readOnly value={revealed ? secret : "whsec_" + "•".repeat(32)} />
+        <input aria-label={label} className="mono grow" readOnly value={revealed ? secret : `whsec_${"•".repeat(32)}`} />
         <button type="button" className="btn" onClick={() => setRevealed((r) => !r)}>
           {revealed ? "Ocultar" : "Mostrar"}
         </button>

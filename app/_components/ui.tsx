@@ -33,7 +33,7 @@ export function StatusBadge({ status }: { status: string }) {
 
 /** A campaign's status; a paused one says why. */
 export function CampaignStatusBadge({ status, pauseReason }: { status: string; pauseReason?: string | null }) {
-  const reason = status === "paused" && pauseReason ? pauseReasonLabel[pauseReason] ?? pauseReason : undefined;
+  const reason = status === "paused" && pauseReason ? (pauseReasonLabel[pauseReason] ?? pauseReason) : undefined;
   return (
     <span className={`badge badge-${status}`}>
       {campaignStatusLabel[status] ?? status}
@@ -216,6 +216,7 @@ export function QueryTable<T>({
       <thead>
         <tr>
           {columns.map((c, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: a table's columns are fixed (and a header may be empty).
             <th scope="col" key={i}>
               {c ?? <span className="sr-only">Ações</span>}
             </th>

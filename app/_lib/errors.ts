@@ -23,9 +23,7 @@ export function errorMessage(error: unknown): string {
     const translated = data?.domainCode ? messagesByCode[data.domainCode] : undefined;
     if (translated) {
       // The server's text carries the details (limits, ids); keep it beside the translation.
-      return data?.domainCode === "channel_limit_reached"
-        ? `${translated} (${error.message})`
-        : translated;
+      return data?.domainCode === "channel_limit_reached" ? `${translated} (${error.message})` : translated;
     }
     if (!data) return "Não foi possível falar com o servidor. Verifique sua conexão.";
     return validationMessage(error.message) ?? error.message;

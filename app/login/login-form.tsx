@@ -26,7 +26,10 @@ export function LoginForm({ callbackUrl, initialError }: { callbackUrl: string; 
     setPending(false);
     const wait = throttledRetryAfter(result?.error);
     if (wait !== undefined) setError(throttledMessage(wait));
-    else setError(result?.error === "CredentialsSignin" || result?.status === 401 ? "E-mail ou senha incorretos." : "Não foi possível entrar agora. Tente de novo.");
+    else
+      setError(
+        result?.error === "CredentialsSignin" || result?.status === 401 ? "E-mail ou senha incorretos." : "Não foi possível entrar agora. Tente de novo.",
+      );
   }
 
   return (

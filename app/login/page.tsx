@@ -5,7 +5,7 @@ import { getSession } from "@/server/auth/next-auth";
 import { env } from "@/server/env";
 import { AuthCard } from "../_components/auth-card";
 import { throttledMessage, throttledRetryAfter } from "@/server/auth/sign-in-error";
-import { safeCallbackUrl } from "../_lib/callback-url";
+import { safeCallbackUrl } from "../../server/auth/callback-url";
 import { LoginForm } from "./login-form";
 
 export const metadata: Metadata = { title: "Entrar" };

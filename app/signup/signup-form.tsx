@@ -46,7 +46,16 @@ export function SignupForm() {
       </label>
       <div className="field">
         <label htmlFor="signup-password">Senha</label>
-        <input id="signup-password" name="password" type="password" autoComplete="new-password" required minLength={10} maxLength={200} aria-describedby="password-hint" />
+        <input
+          id="signup-password"
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={10}
+          maxLength={200}
+          aria-describedby="password-hint"
+        />
         <small id="password-hint" className="muted">
           Pelo menos 10 caracteres.
         </small>

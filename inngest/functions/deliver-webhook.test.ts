@@ -8,13 +8,13 @@ import { recordEvent } from "../../server/outbox/record-event";
 import { deliverOne } from "../../server/webhooks/deliver-webhooks";
 import { fanOutEvents } from "../../server/webhooks/fan-out-events";
 import { newTenant } from "../../test/helpers";
-import { useServerAndReceiver } from "../../test/webhooks/fixtures";
+import { withServerAndReceiver } from "../../test/webhooks/fixtures";
 import { webhookHeadersOf } from "../../test/webhooks/receiver";
 import { webhookDeliveryEvents } from "../client";
 import { deliverWebhook } from "./deliver-webhook";
 import { sweepWebhooks } from "./sweep-webhooks";
 
-const fx = useServerAndReceiver();
+const fx = withServerAndReceiver();
 beforeEach(() => {
   process.env.WEBHOOK_RETRY_SCHEDULE = "10,10";
 });
@@ -32,7 +32,9 @@ async function tenantWithDeliveries(n: number) {
   const secret = (await api("GET", "/api/external/list-webhooks")).json.webhooks.signing_secret as string;
   const db = await getDb();
   for (let i = 1; i <= n; i++) {
-    await db.transaction((tx) => recordEvent(tx, api.tenantId, "campaign_status", { id_campaign: "campaign_x", name: "X", status: "sending", seq: i }, new Date()));
+    await db.transaction((tx) =>
+      recordEvent(tx, api.tenantId, "campaign_status", { id_campaign: "campaign_x", name: "X", status: "sending", seq: i }, new Date()),
+    );
   }
   await fanOutEvents(db, new Date());
   const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.tenantId, api.tenantId)).orderBy(webhookDeliveries.eventId);
@@ -70,7 +72,9 @@ describe("deliver-webhook (Inngest function)", () => {
         },
       })),
     });
-    const { result, ctx } = await t.execute({ events: [{ name: "webhook/delivery.requested", data: { id_delivery: rows[0].id, tenant_id: api.tenantId, queue: api.tenantId } }] });
+    const { result, ctx } = await t.execute({
+      events: [{ name: "webhook/delivery.requested", data: { id_delivery: rows[0].id, tenant_id: api.tenantId, queue: api.tenantId } }],
+    });
     expect(result).toMatchObject({ id_delivery: rows[0].id, state: "delivered", status: 200 });
     expect(ctx.step.run.mock.calls.map((c) => c[0])).toEqual(["attempt-1", "attempt-2"]);
     expect(calls).toBe(1);
@@ -84,7 +88,9 @@ describe("deliver-webhook (Inngest function)", () => {
   it("a later event of the same campaign waits for the earlier one instead of overtaking it", async () => {
     const { api, path, rows } = await tenantWithDeliveries(2);
     const t = new InngestTestEngine({ function: deliverWebhook, steps: instantSleeps });
-    const second = await t.execute({ events: [{ name: "webhook/delivery.requested", data: { id_delivery: rows[1].id, tenant_id: api.tenantId, queue: api.tenantId } }] });
+    const second = await t.execute({
+      events: [{ name: "webhook/delivery.requested", data: { id_delivery: rows[1].id, tenant_id: api.tenantId, queue: api.tenantId } }],
+    });
     // Nothing was sent for it while the first was pending (its run ran out of looks, the sweep re-requests it).
     expect(fx.receiver.received.filter((r) => r.path === path)).toHaveLength(0);
     expect(second.result).toMatchObject({ state: "pending" });
@@ -102,7 +108,9 @@ describe("sweep-webhooks (Inngest function)", () => {
     const api = await newTenant(fx.server.url);
     await api("PATCH", "/api/external/edit-webhooks", { channel_status_url: `${fx.receiver.url}/sweep` });
     const db = await getDb();
-    await db.transaction((tx) => recordEvent(tx, api.tenantId, "channel_status", { id_channel: "channel_y", name: "Y", status: "connected", previous_status: "connecting" }, new Date()));
+    await db.transaction((tx) =>
+      recordEvent(tx, api.tenantId, "channel_status", { id_channel: "channel_y", name: "Y", status: "connected", previous_status: "connecting" }, new Date()),
+    );
     const t = new InngestTestEngine({ function: sweepWebhooks, steps: [{ id: "request", handler: () => ({ ids: [] }) }] });
     const { ctx } = await t.execute();
     const [delivery] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.tenantId, api.tenantId));

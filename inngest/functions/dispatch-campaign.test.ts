@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { getDb } from "../../db/client";
 import { campaigns } from "../../db/schema";
 import { startTestServer, type TestServer } from "../../test/http-server";
-import { brasiliaMinute, createCampaign, dispatchEvent, tenantWithSegment } from "../test-campaigns";
+import { brasiliaMinute, createCampaign, dispatchEvent, tenantWithSegment } from "../../test/campaigns";
 import { dispatchCampaign } from "./dispatch-campaign";
 
 let server: TestServer;
@@ -59,9 +59,8 @@ describe("dispatch-campaign (Inngest function)", () => {
     expect(result).toMatchObject({ id_campaign, status: "completed" });
     const stepIds = ctx.step.run.mock.calls.map((c) => c[0]);
     expect(stepIds).toEqual(Array.from({ length: stepIds.length }, (_, i) => `step-${i + 1}`));
-    // 12 groups at 5 per loop: three sending steps and the one that finishes the campaign. On PostgreSQL
-    // other test files' runners may take some steps (harmless by design), so only PGlite counts exactly.
-    if (!process.env.DATABASE_URL) expect(stepIds).toHaveLength(4);
+    // 12 groups at 5 per loop: three sending steps and the one that finishes the campaign.
+    expect(stepIds).toHaveLength(4);
     expect(ctx.step.sendEvent).not.toHaveBeenCalled();
     await expectSentOncePerGroup(api, id_campaign, groups);
   });
@@ -99,8 +98,8 @@ describe("dispatch-campaign (Inngest function)", () => {
 
     expect(first.result).toMatchObject({ id_campaign, continued: true, steps: 3 });
     expect(first.ctx.step.sendEvent).toHaveBeenCalledWith("continue", event);
-    // Its three steps sent three groups (on PostgreSQL other files' runners may hold the lease meanwhile).
-    if (!process.env.DATABASE_URL) expect((await api("GET", `/api/external/info-campaign/${id_campaign}`)).json.groups.sent).toBe(3);
+    // Its three steps sent three groups.
+    expect((await api("GET", `/api/external/info-campaign/${id_campaign}`)).json.groups.sent).toBe(3);
 
     // The continuation event starts a fresh run (fresh step state) that picks up where the first stopped.
     delete process.env.DISPATCH_STEPS_PER_RUN;
@@ -112,7 +111,7 @@ describe("dispatch-campaign (Inngest function)", () => {
 
   it("ends the run when nothing can happen until an external event (a paused campaign)", async () => {
     const { api, segment } = await tenantWithSegment(server.url, 2, 5);
-    // Scheduled, then paused: never due, so no runner of another test file (PostgreSQL is shared) holds it.
+    // Scheduled, then paused: never due.
     const { id_campaign } = await createCampaign(api, segment, { scheduled_at: brasiliaMinute(new Date(Date.now() + 24 * 60 * 60_000)) });
     expect((await api("POST", `/api/external/pause-campaign/${id_campaign}`)).json.status).toBe("paused");
 

@@ -1,4 +1,5 @@
 import { runCampaignStep } from "../../server/dispatch/run-campaign-step";
+import { env } from "../../server/env";
 import { getServices } from "../../server/services";
 import { campaignCanceled, dispatchRequested, inngest } from "../client";
 
@@ -7,7 +8,7 @@ import { campaignCanceled, dispatchRequested, inngest } from "../client";
  * 1,000 steps and 4 MB of step data per run, and replays the whole history on every call.
  * DISPATCH_STEPS_PER_RUN overrides it (tests use a tiny budget).
  */
-export const stepsPerRun = () => Number(process.env.DISPATCH_STEPS_PER_RUN) || 400;
+export const stepsPerRun = () => env.dispatchStepsPerRun;
 
 /** Inngest caps one sleep (7 days on the free plan); a longer wait is a chain of sleeps, each after a fresh look. */
 const maxSleepMs = 7 * 24 * 60 * 60_000;

@@ -12,8 +12,7 @@ import { createMaintenance, maintenance } from "./maintenance";
 import { functions } from "./index";
 
 const day = 86_400_000;
-// The job runs "in 2001", so on a shared PostgreSQL database only this file's rows (dated 2000) are old
-// to it: other files' rows, all written now, are in its future and untouched.
+// The job runs "in 2001": only the rows dated 2000 are old to it; rows written now are in its future.
 const jobNow = new Date("2001-01-01T00:00:00Z");
 
 describe("maintenance (Inngest cron function)", () => {
@@ -24,7 +23,7 @@ describe("maintenance (Inngest cron function)", () => {
 
   it("is served, hourly", () => {
     expect(functions).toContain(maintenance);
-    expect(JSON.stringify(maintenance["opts"] ?? {})).toContain("0 * * * *");
+    expect(JSON.stringify(maintenance.opts ?? {})).toContain("0 * * * *");
   });
 
   it("runs the retention job and answers the counts per table, logging one line", async () => {
@@ -36,7 +35,9 @@ describe("maintenance (Inngest cron function)", () => {
       { deliveryKey: `${channelId}:young`, messageId: "SIM2", channelId, groupId: "1@g.us", messageType: "text", sentAt: new Date(jobNow.getTime() - day) },
     ]);
     const at = new Date(jobNow.getTime() - 2 * day);
-    await db.insert(idempotencyKeys).values({ tenantId, key: "old", fingerprint: "f", state: "done", responseStatus: 200, responseBody: "{}", lockedUntil: at, createdAt: at });
+    await db
+      .insert(idempotencyKeys)
+      .values({ tenantId, key: "old", fingerprint: "f", state: "done", responseStatus: 200, responseBody: "{}", lockedUntil: at, createdAt: at });
     const log = vi.spyOn(console, "log");
     try {
       const { result } = await t.execute();

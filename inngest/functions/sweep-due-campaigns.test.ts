@@ -1,7 +1,7 @@
 import { InngestTestEngine } from "@inngest/test";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../../test/http-server";
-import { brasiliaMinute, createCampaign, dispatchEvent, tenantWithSegment } from "../test-campaigns";
+import { brasiliaMinute, createCampaign, dispatchEvent, tenantWithSegment } from "../../test/campaigns";
 import { createSweepDueCampaigns } from "./sweep-due-campaigns";
 
 let server: TestServer;
@@ -17,7 +17,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   // The sweep runs "hours from now", so campaigns scheduled an hour ahead are overdue to it while no
-  // real runner (other test files share PostgreSQL) touches them yet.
+  // real runner would touch them yet.
   t = new InngestTestEngine({ function: createSweepDueCampaigns({ clock: () => sweepAt }) });
 });
 

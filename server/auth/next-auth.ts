@@ -1,10 +1,10 @@
 import type { NextAuthOptions } from "next-auth";
 import { getServerSession } from "next-auth";
 import CredentialsModule from "next-auth/providers/credentials";
-import { safeCallbackUrl } from "../../app/_lib/callback-url";
-import { getDb } from "../../db/client";
+import { safeCallbackUrl } from "./callback-url";
+import { serverDb } from "../database";
 import { env, persistentSecret } from "../env";
-import { clientIp } from "../http/caller";
+import { clientIp } from "../http/client-address";
 import { signIn, SignInThrottled } from "./sign-in";
 import { throttledSignInError } from "./sign-in-error";
 
@@ -34,7 +34,7 @@ export const authOptions: NextAuthOptions = {
       async authorize(credentials, req) {
         const ip = clientIp(new Headers(nodeHeaders(req?.headers)));
         try {
-          return await signIn(await getDb(), { email: credentials?.email, password: credentials?.password, ip });
+          return await signIn(await serverDb(), { email: credentials?.email, password: credentials?.password, ip });
         } catch (err) {
           // next-auth sends the message to the login page as ?error= (or signIn()'s `error`).
           if (err instanceof SignInThrottled) throw new Error(throttledSignInError(err.retryAfterSeconds));
@@ -44,7 +44,7 @@ export const authOptions: NextAuthOptions = {
     }),
   ],
   callbacks: {
-    // After sign-in/out: only a path of this site (app/_lib/callback-url.ts), made absolute on next-auth's base.
+    // After sign-in/out: only a path of this site (server/auth/callback-url.ts), made absolute on next-auth's base.
     redirect({ url, baseUrl }) {
       return baseUrl + safeCallbackUrl(url, baseUrl);
     },

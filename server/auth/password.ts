@@ -41,7 +41,14 @@ export async function hashPassword(password: string): Promise<string> {
 function parse(stored: string) {
   const [scheme, N, r, p, salt, hash] = stored.split("$");
   const params = { N: Number(N), r: Number(r), p: Number(p) };
-  if (scheme !== "scrypt" || !salt || !hash || !(params.N >= 2 && params.N <= maxStoredN) || !(params.r >= 1 && params.r <= 32) || !(params.p >= 1 && params.p <= 16)) {
+  if (
+    scheme !== "scrypt" ||
+    !salt ||
+    !hash ||
+    !(params.N >= 2 && params.N <= maxStoredN) ||
+    !(params.r >= 1 && params.r <= 32) ||
+    !(params.p >= 1 && params.p <= 16)
+  ) {
     return undefined;
   }
   return { ...params, salt: Buffer.from(salt, "base64"), hash: Buffer.from(hash, "base64") };
@@ -72,7 +79,10 @@ const dummies = new Map<number, Promise<string>>();
 export async function verifyAgainstDummy(password: string): Promise<false> {
   const { N } = currentParams();
   let dummy = dummies.get(N);
-  if (!dummy) dummies.set(N, (dummy = hashPassword(randomBytes(16).toString("base64"))));
+  if (!dummy) {
+    dummy = hashPassword(randomBytes(16).toString("base64"));
+    dummies.set(N, dummy);
+  }
   await verifyPassword(password, await dummy);
   return false;
 }

@@ -15,8 +15,7 @@ async function find(db: Db, tenantId: string, campaignId: string) {
   return c;
 }
 
-const refuse = (id: string, status: string, action: string) =>
-  new Conflict(`Campaign ${id} is ${status} and cannot be ${action}.`, "invalid_campaign_status");
+const refuse = (id: string, status: string, action: string) => new Conflict(`Campaign ${id} is ${status} and cannot be ${action}.`, "invalid_campaign_status");
 
 /** Pauses until resumed by the user (a campaign paused by the schedule or a channel becomes user-paused). */
 export async function pauseCampaign(db: Db, tenantId: string, campaignId: string, now: Date) {

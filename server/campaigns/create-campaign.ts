@@ -64,7 +64,8 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
       insert into ${deliveries} (campaign_id, id_group, channel_id, group_name, is_monitoring, position)
       select ${id}, ${monitoringGroups.groupId}, ${monitoringGroups.channelId}, ${monitoringGroups.name}, true, -1
       from ${monitoringGroups} where ${monitoringGroups.segmentId} = ${segment.id}
-        and not exists (select 1 from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id} and ${segmentGroups.groupId} = ${monitoringGroups.groupId})`);
+        and not exists (select 1 from ${segmentGroups}
+                        where ${segmentGroups.segmentId} = ${segment.id} and ${segmentGroups.groupId} = ${monitoringGroups.groupId})`);
     // The segment's total_groups at creation.
     const count = affectedRows(fanned);
     await tx.update(campaigns).set({ total: count }).where(eq(campaigns.id, id));

@@ -27,7 +27,10 @@ export async function listCampaigns(db: Db, tenantId: string) {
 
 /** Per-group delivery state, for the dashboard's campaign page. */
 export async function listDeliveries(db: Db, tenantId: string, campaignId: string) {
-  const [c] = await db.select({ id: campaigns.id }).from(campaigns).where(and(eq(campaigns.id, campaignId), eq(campaigns.tenantId, tenantId)));
+  const [c] = await db
+    .select({ id: campaigns.id })
+    .from(campaigns)
+    .where(and(eq(campaigns.id, campaignId), eq(campaigns.tenantId, tenantId)));
   if (!c) throw new NotFound(`Campaign ${campaignId} not found.`);
   const rows = await db.select().from(deliveries).where(eq(deliveries.campaignId, campaignId)).orderBy(desc(deliveries.isMonitoring), asc(deliveries.position));
   return rows.map((d) => ({

@@ -68,7 +68,14 @@ async function create(ctx: Context & { tenantId: string }, input: CommonInput, m
 export const campaignsRouter = router({
   createMessage: ownerProcedure
     .meta({
-      openapi: { method: "POST", path: "/external/create-campaign/message", tags, summary: "Create a text or media campaign", protect: true, errorResponses: createErrors },
+      openapi: {
+        method: "POST",
+        path: "/external/create-campaign/message",
+        tags,
+        summary: "Create a text or media campaign",
+        protect: true,
+        errorResponses: createErrors,
+      },
       successStatus: 201,
       idempotent: true,
     })
@@ -81,7 +88,14 @@ export const campaignsRouter = router({
 
   createCarousel: ownerProcedure
     .meta({
-      openapi: { method: "POST", path: "/external/create-campaign/carousel", tags, summary: "Create a carousel campaign", protect: true, errorResponses: createErrors },
+      openapi: {
+        method: "POST",
+        path: "/external/create-campaign/carousel",
+        tags,
+        summary: "Create a carousel campaign",
+        protect: true,
+        errorResponses: createErrors,
+      },
       successStatus: 201,
       idempotent: true,
     })
@@ -94,7 +108,16 @@ export const campaignsRouter = router({
     })),
 
   info: ownerProcedure
-    .meta({ openapi: { method: "GET", path: "/external/info-campaign/{id_campaign}", tags, summary: "Status and progress of a campaign", protect: true, errorResponses: [400, 401, 404, 429, 500] } })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/external/info-campaign/{id_campaign}",
+        tags,
+        summary: "Status and progress of a campaign",
+        protect: true,
+        errorResponses: [400, 401, 404, 429, 500],
+      },
+    })
     .input(infoCampaignInput)
     .output(infoCampaignOutput)
     .query(({ ctx, input }) => infoCampaign(ctx.db, ctx.tenantId, input.id_campaign, ctx.provider.capabilities.receipts)),

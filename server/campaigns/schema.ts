@@ -7,11 +7,13 @@ import { mediaUrl, name, text, url } from "../text";
 export const messageMaxLength = 65_536;
 export const cardTextMaxLength = 1024;
 const mediaUrlRule =
-  "https only; a host that is an IP literal in a private, loopback, link-local or reserved range, or an internal name (localhost, *.local, *.internal, a single label), is refused (400). The messaging gateway downloads it.";
+  "https only; a host that is an IP literal in a private, loopback, link-local or reserved range, or an internal name " +
+  "(localhost, *.local, *.internal, a single label), is refused (400). The messaging gateway downloads it.";
 
 export const campaignStatus = z.enum(["pending", "sending", "paused", "completed", "failed", "canceled"]).meta({
   description:
-    "pending (waiting for its time, the queue or a sending window) → sending ⇄ paused → completed (every group processed) | failed (no group could be sent) | canceled",
+    "pending (waiting for its time, the queue or a sending window) → sending ⇄ paused → " +
+    "completed (every group processed) | failed (no group could be sent) | canceled",
 });
 export const messageType = z.enum(["text", "image", "video", "audio", "document"]);
 export const anyMessageType = z.enum(["text", "image", "video", "audio", "document", "carousel"]);
@@ -41,7 +43,9 @@ export const createMessageCampaignInput = z
     ...common,
     message: text({ max: messageMaxLength }).default("").meta({ description: "The text, or the caption of a media message" }),
     message_type: messageType.default("text"),
-    media_url: mediaUrl().optional().meta({ description: `Required for image, video, audio and document. ${mediaUrlRule}` }),
+    media_url: mediaUrl()
+      .optional()
+      .meta({ description: `Required for image, video, audio and document. ${mediaUrlRule}` }),
     file_name: text({ max: 255, min: 1, trim: true }).optional().meta({ description: "File name shown for a document" }),
   })
   .superRefine((v, ctx) => {
@@ -105,7 +109,8 @@ export const monitoringCopy = z
   .nullable()
   .meta({
     description:
-      "The segment's monitoring group, which receives its copy first, before any segment group. It is not one of the campaign's groups (not in `groups`). null when the segment has none.",
+      "The segment's monitoring group, which receives its copy first, before any segment group. " +
+      "It is not one of the campaign's groups (not in `groups`). null when the segment has none.",
   });
 
 export const infoCampaignInput = z.object({ id_campaign: idCampaign });
@@ -129,6 +134,3 @@ export const infoCampaignOutput = z.object({
 
 export const campaignAction = z.object({ id_campaign: idCampaign });
 export const campaignActionOutput = z.object({ success: z.literal(true), message: z.string(), id_campaign: z.string(), status: campaignStatus });
-
-export type CreateMessageCampaign = z.infer<typeof createMessageCampaignInput>;
-export type CreateCarouselCampaign = z.infer<typeof createCarouselCampaignInput>;

@@ -13,12 +13,6 @@ export async function recordChannelStatus(db: Db, channelId: string, status: Cha
       .update(channels)
       .set({ status, updatedAt: at })
       .where(and(eq(channels.id, channelId), ne(channels.status, status)));
-    await recordEvent(
-      tx,
-      before.tenantId,
-      "channel_status",
-      { id_channel: channelId, name: before.name, status, previous_status: before.status },
-      at,
-    );
+    await recordEvent(tx, before.tenantId, "channel_status", { id_channel: channelId, name: before.name, status, previous_status: before.status }, at);
   });
 }

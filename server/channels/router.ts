@@ -26,7 +26,14 @@ const phoneNumber = z.string().regex(/^\d{10,15}$/, "must be the number with cou
 export const channelsRouter = router({
   create: ownerProcedure
     .meta({
-      openapi: { method: "POST", path: "/external/create-channel", tags, summary: "Create a channel", protect: true, errorResponses: [400, 401, 403, 409, 422, 429, 500] },
+      openapi: {
+        method: "POST",
+        path: "/external/create-channel",
+        tags,
+        summary: "Create a channel",
+        protect: true,
+        errorResponses: [400, 401, 403, 409, 422, 429, 500],
+      },
       successStatus: 201,
       idempotent: true,
     })
@@ -45,7 +52,16 @@ export const channelsRouter = router({
     }),
 
   edit: ownerProcedure
-    .meta({ openapi: { method: "PUT", path: "/external/edit-channel/{id_channel}", tags, summary: "Rename a channel", protect: true, errorResponses: [400, 401, 404, 429, 500] } })
+    .meta({
+      openapi: {
+        method: "PUT",
+        path: "/external/edit-channel/{id_channel}",
+        tags,
+        summary: "Rename a channel",
+        protect: true,
+        errorResponses: [400, 401, 404, 429, 500],
+      },
+    })
     .input(editChannelInput)
     .output(editChannelOutput)
     .mutation(async ({ ctx, input }) => {
@@ -61,13 +77,28 @@ export const channelsRouter = router({
     }),
 
   groups: ownerProcedure
-    .meta({ openapi: { method: "GET", path: "/external/list-groups/{id_channel}", tags, summary: "List the groups of a connected channel", protect: true, errorResponses: [400, 401, 404, 429, 500, 503] } })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/external/list-groups/{id_channel}",
+        tags,
+        summary: "List the groups of a connected channel",
+        protect: true,
+        errorResponses: [400, 401, 404, 429, 500, 503],
+      },
+    })
     .input(listGroupsInput)
     .output(listGroupsOutput)
     .query(async ({ ctx, input }) => {
       const { channel, groups } = await listGroups(ctx.db, ctx.provider, ctx.tenantId, input.id_channel);
       // The spec's groups carry id_group and name only; `admins_only` is the dashboard's (groupsDetailed).
-      return { success: true as const, id_channel: channel.id, total_groups: groups.length, groups: groups.map(({ id_group, name }) => ({ id_group, name })), timestamp: ctx.now.toISOString() };
+      return {
+        success: true as const,
+        id_channel: channel.id,
+        total_groups: groups.length,
+        groups: groups.map(({ id_group, name }) => ({ id_group, name })),
+        timestamp: ctx.now.toISOString(),
+      };
     }),
 
   /** Dashboard: the groups with what the platform says about them (admins-only groups). */
@@ -76,7 +107,11 @@ export const channelsRouter = router({
     .output(z.object({ id_channel: z.string(), total_groups: z.number().int(), groups: z.array(group.extend({ admins_only: z.boolean() })) }))
     .query(async ({ ctx, input }) => {
       const { channel, groups } = await listGroups(ctx.db, ctx.provider, ctx.tenantId, input.id_channel);
-      return { id_channel: channel.id, total_groups: groups.length, groups: groups.map((g) => ({ id_group: g.id_group, name: g.name, admins_only: g.adminsOnly === true })) };
+      return {
+        id_channel: channel.id,
+        total_groups: groups.length,
+        groups: groups.map((g) => ({ id_group: g.id_group, name: g.name, admins_only: g.adminsOnly === true })),
+      };
     }),
 
   /** Dashboard: the tenant's channels. */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { name } from "../text";
 import { idPattern } from "../ids";
-import { groupIdPattern } from "./group-id";
+import { groupIdPattern } from "../messaging/group-id";
 
 export const channelStatus = z.enum(["connecting", "connected", "disconnected"]).meta({
   description: "connecting (awaiting pairing) → connected ⇄ disconnected",
@@ -24,7 +24,10 @@ export const createChannelOutput = z.object({
   success: z.literal(true),
   name: z.string(),
   id_channel: z.string(),
-  channel_ref: z.string().meta({ description: "The messaging platform's own reference for this connection: the Evolution API instance name (equal to id_channel) with MESSAGING_PROVIDER=evolution, `sim-…` with the simulator. A new channel is `connecting` until its number is paired (QR code or pairing code, in the dashboard)." }),
+  channel_ref: z.string().meta({
+    description:
+      "The messaging platform's own reference for this connection: the Evolution API instance name (equal to id_channel) with MESSAGING_PROVIDER=evolution, `sim-…` with the simulator. A new channel is `connecting` until its number is paired (QR code or pairing code, in the dashboard).",
+  }),
   status: channelStatus,
   timestamp: z.iso.datetime({ offset: true }),
 });

@@ -2,7 +2,9 @@ import type { campaigns, deliveries } from "../../db/schema";
 import type { CampaignContent } from "../campaigns/content";
 import type { OutboundMessage } from "../messaging/provider";
 import type { Settings } from "../settings/schema";
-import { deliveryKey } from "./reconcile";
+
+/** Stable per (campaign, group): the key a provider may deduplicate on, and reconciliation looks up. */
+export const deliveryKey = (campaignId: string, groupId: string) => `${campaignId}:${groupId}`;
 
 /** The provider message for one delivery: content, link preview decision, mention, forwarding. */
 export function buildMessage(

@@ -60,7 +60,8 @@ export async function deliveryOutlook(db: Db, campaignId: string, now: Date) {
   const open = sql`from ${deliveries} d join ${channels} c on c.id = d.channel_id where d.campaign_id = ${campaignId}`;
   const [row] = await db
     .select({
-      sendable: sql<number>`(select count(*) from (select 1 ${open} and d.state = 'pending' and (d.not_before is null or d.not_before <= ${at}) and c.status = 'connected'
+      sendable:
+        sql<number>`(select count(*) from (select 1 ${open} and d.state = 'pending' and (d.not_before is null or d.not_before <= ${at}) and c.status = 'connected'
         and (d.is_monitoring or not ${monitoringCopyOpen(campaignId)}) limit 100) s)`.mapWith(Number),
       waitingOnline: sql<boolean>`exists (select 1 ${open} and d.state in ('pending', 'sending') and c.status = 'connected')`,
       anyOpen: sql<boolean>`exists (select 1 from ${deliveries} d where d.campaign_id = ${campaignId} and d.state in ('pending', 'sending'))`,

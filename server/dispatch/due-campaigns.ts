@@ -30,6 +30,9 @@ export async function dueCampaigns(db: Db, now: Date, limit: number) {
 
 /** The earliest next step of any active campaign (to know how long the engine may sleep). */
 export async function nextDueAt(db: Db): Promise<Date | null> {
-  const [row] = await db.select({ at: min(campaigns.nextRunAt) }).from(campaigns).where(active);
+  const [row] = await db
+    .select({ at: min(campaigns.nextRunAt) })
+    .from(campaigns)
+    .where(active);
   return row?.at ?? null;
 }

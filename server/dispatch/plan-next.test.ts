@@ -7,7 +7,7 @@ import { planNext, randomPauseMs, type PlanCampaign } from "./plan-next";
 import { windowState } from "./sending-window";
 
 /** Brasília wall-clock time → instant. 2026-11-23 is a Monday. */
-const at = (local: string) => fromZonedTime(local.replace(" ", "T") + ":00", "America/Sao_Paulo");
+const at = (local: string) => fromZonedTime(`${local.replace(" ", "T")}:00`, "America/Sao_Paulo");
 
 const settings = (over: unknown = {}): Settings => mergeSettings<Settings>(defaultSettings as Settings, over);
 const scheduled = (over: Record<string, unknown> = {}) => settings({ sending_schedule: { enabled: true, ...over } });
@@ -57,7 +57,11 @@ describe("planNext without a sending schedule", () => {
 
   it("pauses when every pending group's channel is offline, and resumes when one is back", () => {
     const now = at("2026-11-23 10:00");
-    expect(planNext(campaign({ status: "sending", channelsOffline: true }), settings(), now)).toEqual({ kind: "pause", reason: "channel_offline", until: null });
+    expect(planNext(campaign({ status: "sending", channelsOffline: true }), settings(), now)).toEqual({
+      kind: "pause",
+      reason: "channel_offline",
+      until: null,
+    });
     expect(planNext(campaign({ status: "paused", pauseReason: "channel_offline", channelsOffline: true }), settings(), now)).toMatchObject({ kind: "wait" });
     expect(planNext(campaign({ status: "paused", pauseReason: "channel_offline" }), settings(), now)).toMatchObject({ kind: "send" });
   });
@@ -65,7 +69,11 @@ describe("planNext without a sending schedule", () => {
   it("waits for a retry when the only pending groups are backing off", () => {
     const now = at("2026-11-23 10:00");
     const retry = new Date(now.getTime() + 2000);
-    expect(planNext(campaign({ status: "sending", sendableNow: 0, nextRetryAt: retry }), settings(), now)).toEqual({ kind: "wait", until: retry, reason: "retry" });
+    expect(planNext(campaign({ status: "sending", sendableNow: 0, nextRetryAt: retry }), settings(), now)).toEqual({
+      kind: "wait",
+      until: retry,
+      reason: "retry",
+    });
   });
 });
 
@@ -100,7 +108,16 @@ describe("planNext with the weekly sending schedule (Brasília time)", () => {
   });
 
   it("windows override the day's start and end", () => {
-    const s = scheduled({ days: { monday: { windows: [{ start: "09:00", end: "12:00" }, { start: "14:00", end: "18:00" }] } } });
+    const s = scheduled({
+      days: {
+        monday: {
+          windows: [
+            { start: "09:00", end: "12:00" },
+            { start: "14:00", end: "18:00" },
+          ],
+        },
+      },
+    });
     expect(planNext(campaign(), s, at("2026-11-23 13:00"))).toEqual({ kind: "wait", until: at("2026-11-23 14:00"), reason: "window" });
     expect(planNext(campaign(), s, at("2026-11-23 10:00"))).toMatchObject({ kind: "send" });
     expect(planNext(campaign(), s, at("2026-11-23 08:30"))).toEqual({ kind: "wait", until: at("2026-11-23 09:00"), reason: "window" });
@@ -108,7 +125,15 @@ describe("planNext with the weekly sending schedule (Brasília time)", () => {
 
   it("a schedule across midnight: Monday 20:00–23:59 then Tuesday 00:00–02:00", () => {
     const s = scheduled({
-      days: { monday: { start: "20:00", end: "23:59" }, tuesday: { windows: [{ start: "00:00", end: "02:00" }, { start: "20:00", end: "23:59" }] } },
+      days: {
+        monday: { start: "20:00", end: "23:59" },
+        tuesday: {
+          windows: [
+            { start: "00:00", end: "02:00" },
+            { start: "20:00", end: "23:59" },
+          ],
+        },
+      },
     });
     expect(planNext(campaign(), s, at("2026-11-23 23:30"))).toMatchObject({ kind: "send" });
     expect(planNext(campaign(), s, at("2026-11-24 00:30"))).toMatchObject({ kind: "send" });

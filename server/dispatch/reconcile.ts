@@ -6,8 +6,6 @@ import { getSettings } from "../settings/get-settings";
 import { buildMessage } from "./build-message";
 import { outcomeUnknownError, recordFailure, recordSent, sendRetrySchedule } from "./record-delivery";
 
-export const deliveryKey = (campaignId: string, groupId: string) => `${campaignId}:${groupId}`;
-
 /** Campaign ids hold no colon: the key splits back at the first one. */
 export const parseDeliveryKey = (key: string) => {
   const i = key.indexOf(":");

@@ -192,7 +192,10 @@ export async function channelSlowdownMs(db: Db, channelIds: string[], now: Date)
   for (const r of rows) {
     if (r.ms <= 0) continue;
     if (!r.at || now.getTime() - r.at.getTime() > quietMs) {
-      await db.update(channelsTable).set({ slowdownMs: 0, slowdownAt: null }).where(and(eq(channelsTable.id, r.id), eq(channelsTable.slowdownMs, r.ms)));
+      await db
+        .update(channelsTable)
+        .set({ slowdownMs: 0, slowdownAt: null })
+        .where(and(eq(channelsTable.id, r.id), eq(channelsTable.slowdownMs, r.ms)));
       continue;
     }
     max = Math.max(max, r.ms);

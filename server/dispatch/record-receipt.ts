@@ -62,7 +62,12 @@ export class ReceiptBuffer {
         const items = batch.filter((b) => b.kind === kind);
         if (items.length === 0) continue;
         const at = items[items.length - 1].at;
-        await recordReceipts(this.db, kind, items.flatMap((i) => i.receipts), at).catch((err) => console.error("[receipts]", err));
+        await recordReceipts(
+          this.db,
+          kind,
+          items.flatMap((i) => i.receipts),
+          at,
+        ).catch((err) => console.error("[receipts]", err));
       }
     });
     await this.flushing;

@@ -1,8 +1,9 @@
+import { processWide } from "../process-state";
+
 /** Engines register here to be told that a campaign may have work now (created, resumed, reconnected). */
 type Waker = (campaignId?: string) => void;
 
-const holder = globalThis as unknown as { __gcsWakers?: Set<Waker>; __gcsCancelListeners?: Set<CancelListener> };
-const wakers = (holder.__gcsWakers ??= new Set());
+const wakers = processWide("dispatchWakers", () => new Set<Waker>());
 
 export function onDispatchWake(waker: Waker) {
   wakers.add(waker);
@@ -15,7 +16,7 @@ export function wakeDispatch(campaignId?: string) {
 
 /** Engines that keep a run per campaign (Inngest) register here to stop it when the user cancels. */
 type CancelListener = (campaignId: string) => void;
-const cancelListeners = (holder.__gcsCancelListeners ??= new Set());
+const cancelListeners = processWide("cancelListeners", () => new Set<CancelListener>());
 
 export function onCampaignCanceled(listener: CancelListener) {
   cancelListeners.add(listener);

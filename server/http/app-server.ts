@@ -3,7 +3,6 @@ import next from "next";
 import { bodyCap, declaredLength, payloadTooLargeResponse } from "./body-limit";
 import { applyClientHeaders } from "./client-address";
 import { lingerBeforeClose, sendWebResponse, toWebRequest } from "./node-bridge";
-import { handleExternalRequest } from "./rest";
 import { securityHeaders } from "./security-headers";
 
 /** The published REST API: served straight from the facade. HEAD and OPTIONS keep Next.js' handling. */
@@ -18,14 +17,20 @@ export interface AppServer {
 /**
  * The production server: Next.js (dashboard, consent page, OAuth, tRPC, Inngest, every route of app/)
  * behind one node:http server that hands `/api/external/*` to the REST facade directly. The facade is
- * the same handler as app/api/external/[...path]/route.ts (which `next dev` still serves); going
+ * the same handler as app/api/external/[...path]/route.ts (`handleExternal`, server/rest-api.ts) (which `next dev` still serves); going
  * around Next.js' router saves it about 3 ms of CPU per call on a 2-vCPU machine (README, Benchmarks).
  *
  * Every request first gets, here: its client address (server/http/client-address.ts: TCP peer or
  * TRUST_PROXY), the security headers (server/http/security-headers.ts), and a 413 when its declared
  * Content-Length is past its path's cap (server/http/body-limit.ts), before any of the body is read.
  */
-export async function startAppServer(opts: { dir: string; port: number; hostname?: string }): Promise<AppServer> {
+export async function startAppServer(opts: {
+  dir: string;
+  port: number;
+  hostname?: string;
+  /** The REST facade with its dependencies (server/rest-api.ts `handleRestRequest`). */
+  handleExternal: (req: Request) => Promise<Response>;
+}): Promise<AppServer> {
   const app = next({ dev: false, dir: opts.dir, hostname: opts.hostname ?? "localhost", port: opts.port });
   await app.prepare();
   const handleNext = app.getRequestHandler();
@@ -40,7 +45,7 @@ export async function startAppServer(opts: { dir: string; port: number; hostname
       return;
     }
     if (directMethods.has(req.method ?? "") && pathname.startsWith(externalPrefix)) {
-      void serveExternal(req, res, base);
+      void serveExternal(req, res, base, opts.handleExternal);
     } else {
       applyClientHeaders(req.headers, req.socket.remoteAddress);
       void handleNext(req, res);
@@ -66,10 +71,10 @@ function pathOf(url: string | undefined): string {
   return q === -1 ? raw : raw.slice(0, q);
 }
 
-async function serveExternal(req: IncomingMessage, res: ServerResponse, base: string) {
+async function serveExternal(req: IncomingMessage, res: ServerResponse, base: string, handleExternal: (req: Request) => Promise<Response>) {
   try {
     // toWebRequest sets the client address; the body is streamed, read by the facade after authentication.
-    await sendWebResponse(res, await handleExternalRequest(await toWebRequest(req, base)), req);
+    await sendWebResponse(res, await handleExternal(await toWebRequest(req, base)), req);
   } catch (err) {
     // The facade answers every error itself; this is a request that could not even be read.
     console.error("[app-server] request failed", err);

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { env } from "../env";
+import { processSlot } from "../process-state";
 
 /**
  * The client address and the origin the browser used (CONTRACT.md §4 "Client address"), decided in
@@ -10,17 +11,17 @@ import { env } from "../env";
  *   X-Forwarded-For (each trusted proxy appends the address it saw), or the left-most one when the
  *   header holds fewer.
  * - The result goes into the internal header `x-gcs-client-address`; a copy sent by the client is
- *   always replaced. `clientIp()` (server/http/caller.ts) reads only that header.
+ *   always replaced. `clientIp()` (below) reads only that header.
  * - Without TRUST_PROXY the client's X-Forwarded-For/-Host/-Proto/-Port are removed (Next.js then
  *   fills them in from the connection); with it, X-Forwarded-Host and -Proto are reduced to the value
  *   chosen by the same rule, so handlers read one trustworthy value.
  */
 export const clientAddressHeader = "x-gcs-client-address";
 
-const holder = globalThis as unknown as { __gcsClientAddressSet?: boolean };
+const clientAddressSet = processSlot<boolean>("clientAddressSet");
 
 /** True once a front server (app-server.ts, the test server) sets the internal header on every request. */
-export const clientAddressIsSet = () => holder.__gcsClientAddressSet === true;
+export const clientAddressIsSet = () => clientAddressSet.get() === true;
 
 /** "::ffff:127.0.0.1" → "127.0.0.1"; an empty or absent address → "unknown". */
 export function normalizeAddress(address: string | undefined): string {
@@ -51,7 +52,7 @@ export function resolveClientAddress(peer: string | undefined, forwardedFor: str
  * address (the test server passes a fake one per server).
  */
 export function applyClientHeaders(headers: IncomingHttpHeaders, peer: string | undefined, trustProxy = env.trustProxy): void {
-  holder.__gcsClientAddressSet = true;
+  clientAddressSet.set(true);
   const address = resolveClientAddress(peer, headers["x-forwarded-for"], trustProxy);
   if (trustProxy <= 0) {
     delete headers["x-forwarded-for"];
@@ -81,4 +82,17 @@ export function requestOrigin(headers: Headers): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The client's address (CONTRACT.md §4 "Client address"), as the front server decided it from the TCP
+ * peer and TRUST_PROXY (server/http/client-address.ts): the only place every per-IP limit reads it.
+ * Without a front server (`next dev`, a bare `next start`), the internal header is not believed (a
+ * client could send it) and the address is the right-most X-Forwarded-For entry, which Next.js sets
+ * to the TCP peer when the client sent none; there a client can choose its own address.
+ */
+export function clientIp(headers: Headers): string {
+  if (clientAddressIsSet()) return headers.get(clientAddressHeader) || "unknown";
+  const forwarded = headers.get("x-forwarded-for")?.split(",");
+  return normalizeAddress(forwarded?.[forwarded.length - 1]);
 }

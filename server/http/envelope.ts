@@ -1,4 +1,4 @@
-import { TRPCError } from "@trpc/server";
+import type { TRPCError } from "@trpc/server";
 import { STATUS_CODES } from "node:http";
 import { DomainError, RateLimited, type EnvelopeExtras } from "../errors";
 
@@ -39,13 +39,7 @@ const defaultCodes: Record<number, string> = {
 };
 
 /** The spec's error envelope: {success:false, error:<reason phrase>, message, code?, current?, max?, …}. */
-export function errorResult(
-  status: number,
-  message: string,
-  code?: string,
-  extras: EnvelopeExtras = {},
-  headers: Record<string, string> = {},
-): HttpResult {
+export function errorResult(status: number, message: string, code?: string, extras: EnvelopeExtras = {}, headers: Record<string, string> = {}): HttpResult {
   const body = { success: false, error: reasonPhrase(status), message, code: code ?? defaultCodes[status], ...extras };
   return { status, body: JSON.stringify(body), headers: { ...jsonHeaders, ...headers } };
 }
@@ -125,6 +119,7 @@ const compressionThreshold = 1024;
 export function toResponse(r: HttpResult): Response {
   const small = Buffer.byteLength(r.body) < compressionThreshold;
   const cacheControl = r.headers["cache-control"];
-  const headers = small && cacheControl && !cacheControl.includes("no-transform") ? { ...r.headers, "cache-control": `${cacheControl}, no-transform` } : r.headers;
+  const headers =
+    small && cacheControl && !cacheControl.includes("no-transform") ? { ...r.headers, "cache-control": `${cacheControl}, no-transform` } : r.headers;
   return new Response(r.body, { status: r.status, headers: { ...apiSecurityHeaders, ...headers } });
 }

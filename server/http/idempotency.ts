@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { and, eq, lt } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { idempotencyKeys } from "../../db/schema";
 import { errorResult, jsonHeaders, type HttpResult } from "./envelope";
@@ -21,7 +21,9 @@ function canonical(value: unknown): string {
 }
 
 export function fingerprint(method: string, path: string, body: unknown) {
-  return createHash("sha256").update(`${method} ${path}\n${canonical(body)}`).digest("hex");
+  return createHash("sha256")
+    .update(`${method} ${path}\n${canonical(body)}`)
+    .digest("hex");
 }
 
 const inProgress = () =>
@@ -102,10 +104,7 @@ export async function withIdempotency(
   if (result.status >= 500) {
     await db.delete(idempotencyKeys).where(and(where, eq(idempotencyKeys.state, "in_progress")));
   } else {
-    await db
-      .update(idempotencyKeys)
-      .set({ state: "done", responseStatus: result.status, responseBody: result.body })
-      .where(where);
+    await db.update(idempotencyKeys).set({ state: "done", responseStatus: result.status, responseBody: result.body }).where(where);
   }
   return result;
 }

@@ -4,6 +4,7 @@ import { isEmbedded, type Db } from "../../db/client";
 import { preparedPerDb } from "../../db/params";
 import { rateLimitBuckets } from "../../db/schema";
 import { env } from "../env";
+import { processSlot } from "../process-state";
 
 export type LimitName = "apiKey" | "partner" | "oauthIp" | "failedAuth" | "signInAccount" | "signInAddress" | "signUpAddress";
 
@@ -68,7 +69,7 @@ class PreparedDrizzleLimiter extends RateLimiterDrizzle {
 
 type Limiter = RateLimiterDrizzle | RateLimiterMemory;
 
-const holder = globalThis as unknown as { __gcsLimiters?: { db: Db; limiters: Map<LimitName, Limiter> } };
+const limiters = processSlot<{ db: Db; limiters: Map<LimitName, Limiter> }>("rateLimiters");
 
 /**
  * Fixed windows (one minute for requests, longer for sign-in and sign-up) kept in PostgreSQL, so every process shares them. On embedded PGlite one
@@ -76,8 +77,12 @@ const holder = globalThis as unknown as { __gcsLimiters?: { db: Db; limiters: Ma
  * embedded write (a restart starts every window afresh).
  */
 function limiter(db: Db, name: LimitName): Limiter {
-  if (holder.__gcsLimiters?.db !== db) holder.__gcsLimiters = { db, limiters: new Map() };
-  const cache = holder.__gcsLimiters.limiters;
+  let current = limiters.get();
+  if (current?.db !== db) {
+    current = { db, limiters: new Map() };
+    limiters.set(current);
+  }
+  const cache = current.limiters;
   let l = cache.get(name);
   if (!l) {
     const window = { keyPrefix: name, ...windows[name]() };

@@ -1,15 +1,28 @@
 import type { TRPCError } from "@trpc/server";
 import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
-import { getServices } from "../services";
+import type { Db } from "../../db/client";
 import { appRouter } from "../root";
 import type { Caller, Context } from "../trpc";
 import { bodyCap, PayloadTooLarge, readCappedText } from "./body-limit";
-import { clientIp, resolveRestCallerAt } from "./caller";
+import { clientIp } from "./client-address";
 import { errorResult, jsonHeaders, toResponse, trpcErrorResult, type HttpResult } from "./envelope";
 import { validateIdempotencyKey, withIdempotency } from "./idempotency";
-import { consume } from "./rate-limit";
+import { consume, type LimitOutcome } from "./rate-limit";
 import { pinBodyCoercion } from "./no-body-coercion";
 import { matchRoute, restPrefix, type RestRoute } from "./routes";
+import { processWide } from "../process-state";
+
+/**
+ * What the facade needs from the rest of the server, handed in by whoever mounts it (server/rest-api.ts
+ * builds the real one): server/http knows no domain, so who a caller is and where the database and the
+ * provider come from are not its business.
+ */
+export interface RestDeps {
+  /** The database and the messaging provider (server/services.ts). */
+  services(): Promise<Pick<Context, "db" | "provider">>;
+  /** Who calls (API key, partner token or nobody) and whether their address is blocked by failed authentications. */
+  resolveCaller(db: Db, headers: Headers, now: Date, ip: string): Promise<{ caller: Caller; blocked: LimitOutcome }>;
+}
 
 /** Per-request state handed to trpc-to-openapi's handler through the request object. */
 interface Exchange {
@@ -18,19 +31,18 @@ interface Exchange {
   error?: TRPCError;
 }
 
-const handlerHolder = globalThis as unknown as { __gcsOpenApiHandler?: ReturnType<typeof createOpenApiNodeHttpHandler> };
-
 /** Built once: the stock fetch adapter rebuilds it (and the whole OpenAPI document) on every request. */
 function openApiHandler() {
-  if (!handlerHolder.__gcsOpenApiHandler) pinBodyCoercion(appRouter);
-  handlerHolder.__gcsOpenApiHandler ??= createOpenApiNodeHttpHandler({
-    router: appRouter,
-    createContext: ({ req }: { req: { exchange: Exchange } }) => req.exchange.ctx,
-    onError: ({ error, req }: { error: TRPCError; req: { exchange: Exchange } }) => {
-      req.exchange.error = error;
-    },
-  } as never);
-  return handlerHolder.__gcsOpenApiHandler;
+  return processWide("openApiHandler", () => {
+    pinBodyCoercion(appRouter);
+    return createOpenApiNodeHttpHandler({
+      router: appRouter,
+      createContext: ({ req }: { req: { exchange: Exchange } }) => req.exchange.ctx,
+      onError: ({ error, req }: { error: TRPCError; req: { exchange: Exchange } }) => {
+        req.exchange.error = error;
+      },
+    } as never);
+  });
 }
 
 /** Calls the tRPC procedure behind `route` through trpc-to-openapi, with the body already parsed. */
@@ -101,12 +113,12 @@ async function readBody(req: Request, pathname: string): Promise<{ body?: unknow
 }
 
 /** The REST facade: /api/external/* → auth, rate limit, idempotency → tRPC procedure → spec envelope. */
-export async function handleExternalRequest(req: Request): Promise<Response> {
+export async function handleExternalRequest(req: Request, deps: RestDeps): Promise<Response> {
   let limitHeaders: Record<string, string> = {};
   try {
     const now = new Date();
     const url = new URL(req.url);
-    const { db, provider } = await getServices();
+    const { db, provider } = await deps.services();
     const { route, allowed } = matchRoute(req.method, url.pathname);
     if (!route) {
       if (allowed.length > 0) {
@@ -118,14 +130,17 @@ export async function handleExternalRequest(req: Request): Promise<Response> {
     }
 
     const ip = clientIp(req.headers);
-    const { caller, blocked } = await resolveRestCallerAt(db, req.headers, now, ip);
+    const { caller, blocked } = await deps.resolveCaller(db, req.headers, now, ip);
     if (!blocked.allowed) {
       return toResponse(errorResult(429, "Too many failed authentication attempts from this address; retry later.", "rate_limited", {}, blocked.headers));
     }
     if (caller.kind === "anonymous") {
       await consume(db, "failedAuth", ip);
     } else {
-      const limit = caller.kind === "partner" ? await consume(db, "partner", caller.grantId) : await consume(db, "apiKey", caller.kind === "apiKey" ? caller.apiKeyId : caller.tenantId);
+      const limit =
+        caller.kind === "partner"
+          ? await consume(db, "partner", caller.grantId)
+          : await consume(db, "apiKey", caller.kind === "apiKey" ? caller.apiKeyId : caller.tenantId);
       limitHeaders = limit.headers;
       if (!limit.allowed) return toResponse(errorResult(429, "Rate limit exceeded; retry after the time in Retry-After.", "rate_limited", {}, limit.headers));
     }

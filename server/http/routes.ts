@@ -15,15 +15,13 @@ export interface RestRoute {
 export const restPrefix = "/api";
 
 /** Every procedure with OpenAPI meta, as the REST facade serves it. */
-export const restRoutes: RestRoute[] = Object.entries(appRouter._def.procedures as unknown as Record<string, AnyProcedure>).flatMap(
-  ([procedurePath, proc]) => {
-    const meta = proc._def.meta as OpenApiMeta<AppMeta> | undefined;
-    if (!meta?.openapi) return [];
-    const path = restPrefix + meta.openapi.path;
-    const pattern = new RegExp(`^${path.replace(/\{[^}]+\}/g, "[^/]+").replace(/[.]/g, "\\.")}/?$`);
-    return [{ procedurePath, method: meta.openapi.method, path, pattern, meta }];
-  },
-);
+export const restRoutes: RestRoute[] = Object.entries(appRouter._def.procedures as unknown as Record<string, AnyProcedure>).flatMap(([procedurePath, proc]) => {
+  const meta = proc._def.meta as OpenApiMeta<AppMeta> | undefined;
+  if (!meta?.openapi) return [];
+  const path = restPrefix + meta.openapi.path;
+  const pattern = new RegExp(`^${path.replace(/\{[^}]+\}/g, "[^/]+").replace(/[.]/g, "\\.")}/?$`);
+  return [{ procedurePath, method: meta.openapi.method, path, pattern, meta }];
+});
 
 export function matchRoute(method: string, pathname: string) {
   const candidates = restRoutes.filter((r) => r.pattern.test(pathname));

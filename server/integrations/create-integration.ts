@@ -6,7 +6,10 @@ import { Conflict, NotImplemented } from "../errors";
 import { credentialFields, type IntegrationType } from "./types";
 
 async function ensureAbsent(db: Db, tenantId: string, type: IntegrationType) {
-  const [existing] = await db.select({ type: integrations.type }).from(integrations).where(and(eq(integrations.tenantId, tenantId), eq(integrations.type, type)));
+  const [existing] = await db
+    .select({ type: integrations.type })
+    .from(integrations)
+    .where(and(eq(integrations.tenantId, tenantId), eq(integrations.type, type)));
   if (existing) throw new Conflict(`The ${type} integration already exists; change it with edit-integrations.`, "integration_exists");
 }
 
@@ -17,11 +20,18 @@ async function ensureAbsent(db: Db, tenantId: string, type: IntegrationType) {
  */
 export async function createIntegrationViaApi(db: Db, tenantId: string, type: IntegrationType) {
   await ensureAbsent(db, tenantId, type);
-  throw new NotImplemented("Creating integrations through the API belongs to a later phase. Create it in the dashboard (Integrações); edit-integrations works on it.");
+  throw new NotImplemented(
+    "Creating integrations through the API belongs to a later phase. Create it in the dashboard (Integrações); edit-integrations works on it.",
+  );
 }
 
 /** The dashboard's create: credentials encrypted at rest (ENCRYPTION_KEY). */
-export async function createIntegration(db: Db, tenantId: string, input: { type: IntegrationType; label?: string; credentials: Record<string, string> }, now: Date) {
+export async function createIntegration(
+  db: Db,
+  tenantId: string,
+  input: { type: IntegrationType; label?: string; credentials: Record<string, string> },
+  now: Date,
+) {
   await ensureAbsent(db, tenantId, input.type);
   const [row] = await db
     .insert(integrations)

@@ -8,7 +8,10 @@ export async function listIntegrations(db: Db, tenantId: string) {
 }
 
 export async function deleteIntegration(db: Db, tenantId: string, type: string) {
-  const rows = await db.delete(integrations).where(and(eq(integrations.tenantId, tenantId), eq(integrations.type, type))).returning();
+  const rows = await db
+    .delete(integrations)
+    .where(and(eq(integrations.tenantId, tenantId), eq(integrations.type, type)))
+    .returning();
   return rows.length > 0;
 }
 

@@ -39,7 +39,9 @@ export const integrationsRouter = router({
         path: "/external/edit-integrations",
         tags,
         summary: "Merge credentials into an integration",
-        description: "`credentials` is merged into the stored ones (encrypted at rest); the answer says which fields are set, never a value. 404 when the type is not configured.",
+        description:
+          "`credentials` is merged into the stored ones (encrypted at rest); the answer says which fields are set, never a value. " +
+          "404 when the type is not configured.",
         protect: true,
         errorResponses: [400, 401, 404, 500],
       },
@@ -53,10 +55,20 @@ export const integrationsRouter = router({
 
   /** Dashboard: the tenant's integrations and the fields each type takes. */
   list: sessionProcedure
-    .output(z.object({ integrations: z.array(integration), types: z.array(z.object({ type: integrationType, label: z.string(), required: z.array(z.string()), optional: z.array(z.string()) })) }))
+    .output(
+      z.object({
+        integrations: z.array(integration),
+        types: z.array(z.object({ type: integrationType, label: z.string(), required: z.array(z.string()), optional: z.array(z.string()) })),
+      }),
+    )
     .query(async ({ ctx }) => ({
       integrations: (await listIntegrations(ctx.db, ctx.tenantId)).map(integrationView),
-      types: integrationTypes.map((type) => ({ type, label: credentialFields[type].label, required: [...credentialFields[type].required], optional: [...credentialFields[type].optional] })),
+      types: integrationTypes.map((type) => ({
+        type,
+        label: credentialFields[type].label,
+        required: [...credentialFields[type].required],
+        optional: [...credentialFields[type].optional],
+      })),
     })),
 
   /** Dashboard: creating is available here while the API answers 501. */

@@ -14,7 +14,8 @@ const label = name();
 function checkFields(type: IntegrationType, credentials: Record<string, unknown>, ctx: z.RefinementCtx, requireAll: boolean) {
   const known = allFields(type);
   for (const field of Object.keys(credentials)) {
-    if (!known.includes(field)) ctx.addIssue({ code: "custom", path: ["credentials", field], message: `is not a credential of ${type} (fields: ${known.join(", ")})` });
+    if (!known.includes(field))
+      ctx.addIssue({ code: "custom", path: ["credentials", field], message: `is not a credential of ${type} (fields: ${known.join(", ")})` });
   }
   if (requireAll) {
     for (const field of credentialFields[type].required) {

@@ -4,6 +4,7 @@ import { apiKeys, rateLimitBuckets } from "../../db/schema";
 import { tsParam } from "../../db/errors";
 import { env } from "../env";
 import { apiKeyPattern, sha256Hex } from "./api-key-format";
+import { processWide } from "../process-state";
 
 export interface VerifiedKey {
   apiKeyId: string;
@@ -27,8 +28,7 @@ interface CachedKey {
   expires: number;
   lastUsedWritten: number;
 }
-const cacheHolder = globalThis as unknown as { __gcsApiKeyCache?: Map<string, CachedKey> };
-const keyCache = () => (cacheHolder.__gcsApiKeyCache ??= new Map());
+const keyCache = () => processWide("apiKeyCache", () => new Map<string, CachedKey>());
 const maxCachedKeys = 10_000;
 
 /** Forget a revoked key (every process that revokes calls this; others wait out the TTL). */

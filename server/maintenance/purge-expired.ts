@@ -4,7 +4,7 @@ import { tsParam } from "../../db/errors";
 import { env } from "../env";
 import { idempotencyRetentionMs } from "../http/idempotency";
 import { pruneWebhookHistory } from "../webhooks/prune-history";
-import { deleteInBatches, maintenanceBatch } from "./batched-delete";
+import { deleteInBatches, maintenanceBatch } from "../../db/batched-delete";
 
 const day = 86_400_000;
 

@@ -76,8 +76,7 @@ export class EvolutionClient {
         return await this.once<T>(method, url, options.body, options.timeoutMs ?? this.opts.timeoutMs);
       } catch (err) {
         lastError = err as Error;
-        const retryable =
-          err instanceof EvolutionUnreachableError || (err instanceof EvolutionHttpError && (err.status === 429 || err.status >= 500));
+        const retryable = err instanceof EvolutionUnreachableError || (err instanceof EvolutionHttpError && (err.status === 429 || err.status >= 500));
         if (!retryable) throw err;
       }
     }
@@ -98,15 +97,17 @@ export class EvolutionClient {
       text = await res.text();
     } catch (err) {
       const timedOut = (err as Error)?.name === "TimeoutError" || (err as Error)?.name === "AbortError";
-      const code = String(((err as { cause?: { code?: unknown } })?.cause?.code ?? ""));
+      const code = String((err as { cause?: { code?: unknown } })?.cause?.code ?? "");
       const notSent = !timedOut && ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"].includes(code);
       throw new EvolutionUnreachableError(
-        timedOut ? `Evolution API did not answer ${url.pathname} within ${timeoutMs} ms` : `Evolution API unreachable (${(err as Error).message}${code ? ` ${code}` : ""})`,
+        timedOut
+          ? `Evolution API did not answer ${url.pathname} within ${timeoutMs} ms`
+          : `Evolution API unreachable (${(err as Error).message}${code ? ` ${code}` : ""})`,
         timedOut,
         notSent,
       );
     }
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {

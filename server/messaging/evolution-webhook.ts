@@ -3,8 +3,7 @@ import { getServices } from "../services";
 import { webhookTokenHeader, type EvolutionProvider } from "./evolution";
 import type { MessagingProvider } from "./provider";
 
-const json = (status: number, body: Record<string, unknown>) =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+const json = (status: number, body: Record<string, unknown>) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
 /** Gateways post batches of receipts (and group lists); anything bigger is not one of ours. */
 const MAX_BODY_BYTES = bodyCap("/api/evolution/webhook/");
@@ -26,7 +25,10 @@ export async function handleEvolutionWebhook(req: Request, provider?: MessagingP
   let channelId = "";
   let pathSecret = "";
   try {
-    [, channelId = "", pathSecret = ""] = new URL(req.url).pathname.replace(/^\/api\/evolution\/webhook/, "").split("/").map(decodeURIComponent);
+    [, channelId = "", pathSecret = ""] = new URL(req.url).pathname
+      .replace(/^\/api\/evolution\/webhook/, "")
+      .split("/")
+      .map(decodeURIComponent);
   } catch {
     return json(401, { success: false, error: "Unauthorized", message: "Unknown webhook." });
   }

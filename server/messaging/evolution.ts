@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { and, desc, eq, inArray, isNotNull, isNull, ne, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { evolutionInstances, evolutionMessages } from "../../db/schema";
-import { groupIdPattern } from "../channels/group-id";
+import { groupIdPattern } from "./group-id";
 import { carouselFallback } from "./carousel-fallback";
 import { EvolutionClient, EvolutionHttpError, EvolutionUnreachableError, evolutionErrorText } from "./evolution-client";
 import {
@@ -45,7 +45,12 @@ export interface EvolutionOptions {
 export const evolutionWebhookEvents = ["CONNECTION_UPDATE", "QRCODE_UPDATED", "MESSAGES_UPDATE", "SEND_MESSAGE", "LOGOUT_INSTANCE", "REMOVE_INSTANCE"];
 
 /** One message part as Evolution sends it: the endpoint and its body (without number/options), its kind and text. */
-type Part = { endpoint: "sendText" | "sendMedia" | "sendWhatsAppAudio"; kind: "text" | "image" | "video" | "document" | "audio"; body: Record<string, unknown>; text: string };
+type Part = {
+  endpoint: "sendText" | "sendMedia" | "sendWhatsAppAudio";
+  kind: "text" | "image" | "video" | "document" | "audio";
+  body: Record<string, unknown>;
+  text: string;
+};
 
 export interface EvolutionMessageRecord {
   key?: { id?: string; remoteJid?: string; fromMe?: boolean };
@@ -56,7 +61,7 @@ const sha256 = (value: string) => createHash("sha256").update(value).digest();
 
 /** The message id we ask the gateway to use: derived from the delivery key, so a lost answer can be found again. */
 export const requestedMessageId = (deliveryKey: string, part: number) =>
-  "3EB0" + createHash("sha256").update(`${deliveryKey}#${part}`).digest("hex").slice(0, 18).toUpperCase();
+  `3EB0${createHash("sha256").update(`${deliveryKey}#${part}`).digest("hex").slice(0, 18).toUpperCase()}`;
 
 /** The header that carries an instance's webhook secret (set with `webhook.headers`; never in the URL, which Evolution logs). */
 export const webhookTokenHeader = "x-webhook-token";
@@ -75,12 +80,16 @@ function channelStatus(state: string | undefined, pairedOnce: boolean): ChannelS
 }
 
 /** The gateway no longer has this instance (deleted by hand, DEL_INSTANCE, a wiped database). */
-const isLostInstance = (err: unknown) => err instanceof EvolutionHttpError && err.status === 404 && /instance does not exist|instance.*not found/i.test(err.message);
+const isLostInstance = (err: unknown) =>
+  err instanceof EvolutionHttpError && err.status === 404 && /instance does not exist|instance.*not found/i.test(err.message);
 
 /** Groups a campaign can go to: community parents cannot receive messages. */
 function sendableGroups(list: unknown): ProviderGroup[] {
   return (Array.isArray(list) ? list : [])
-    .filter((g): g is { id: string; subject?: string; announce?: boolean; isCommunity?: boolean } => typeof g?.id === "string" && groupIdPattern.test(g.id) && g.isCommunity !== true)
+    .filter(
+      (g): g is { id: string; subject?: string; announce?: boolean; isCommunity?: boolean } =>
+        typeof g?.id === "string" && groupIdPattern.test(g.id) && g.isCommunity !== true,
+    )
     .map((g) => ({ id_group: g.id, name: g.subject ?? "", ...(g.announce === true ? { adminsOnly: true } : {}) }));
 }
 
@@ -107,7 +116,13 @@ export class EvolutionProvider implements MessagingProvider {
     private readonly opts: EvolutionOptions,
   ) {
     this.reconcileAfterMs = opts.reconcileAfterMs ?? 300_000;
-    this.client = new EvolutionClient({ baseUrl: opts.apiUrl, apiKey: opts.apiKey, timeoutMs: opts.timeoutMs, retries: opts.retries, backoffMs: opts.backoffMs });
+    this.client = new EvolutionClient({
+      baseUrl: opts.apiUrl,
+      apiKey: opts.apiKey,
+      timeoutMs: opts.timeoutMs,
+      retries: opts.retries,
+      backoffMs: opts.backoffMs,
+    });
   }
 
   subscribe(listener: ProviderListener) {
@@ -153,7 +168,14 @@ export class EvolutionProvider implements MessagingProvider {
       .insert(evolutionInstances)
       .values({ channelId, instanceName, webhookTokenHash: hash })
       .onConflictDoUpdate({ target: evolutionInstances.channelId, set: { webhookTokenHash: hash, updatedAt: new Date() } });
-    const webhook = { enabled: true, url: this.webhookUrl(channelId), headers: { [webhookTokenHeader]: secret }, byEvents: false, base64: false, events: evolutionWebhookEvents };
+    const webhook = {
+      enabled: true,
+      url: this.webhookUrl(channelId),
+      headers: { [webhookTokenHeader]: secret },
+      byEvents: false,
+      base64: false,
+      events: evolutionWebhookEvents,
+    };
     try {
       const created = await this.client.request<{ qrcode?: { base64?: string; pairingCode?: string | null } }>("POST", "/instance/create", {
         // groupsIgnore=false: an instance that ignores groups never reports their events.
@@ -182,7 +204,10 @@ export class EvolutionProvider implements MessagingProvider {
       pending = (async () => {
         console.warn(`[evolution] instance ${channelId} was lost by the gateway (404): creating it again`);
         await this.applyState(channelId, "close");
-        await this.db.update(evolutionInstances).set({ groups: null, groupsFetchedAt: null, qrCode: null, pairingCode: null }).where(eq(evolutionInstances.channelId, channelId));
+        await this.db
+          .update(evolutionInstances)
+          .set({ groups: null, groupsFetchedAt: null, qrCode: null, pairingCode: null })
+          .where(eq(evolutionInstances.channelId, channelId));
         await this.provision(channelId);
       })().finally(() => this.recreations.delete(channelId));
       this.recreations.set(channelId, pending);
@@ -313,7 +338,8 @@ export class EvolutionProvider implements MessagingProvider {
     for (;;) {
       const state = await this.liveState(channelId, instanceName);
       if (state === "close") return;
-      if (Date.now() > end) throw new ProviderUnavailableError(`Evolution API did not close the session of ${instanceName} in time; ask for the pairing code again.`);
+      if (Date.now() > end)
+        throw new ProviderUnavailableError(`Evolution API did not close the session of ${instanceName} in time; ask for the pairing code again.`);
       await new Promise((r) => setTimeout(r, 250));
     }
   }
@@ -346,9 +372,18 @@ export class EvolutionProvider implements MessagingProvider {
         await this.savePairing(channelId, res);
         status = await this.markConnecting(channelId);
       } else if (state === "connecting" || options.restart) {
-        if (state !== "connecting") await this.db.update(evolutionInstances).set({ pairingCode: null, pairingUpdatedAt: null }).where(eq(evolutionInstances.channelId, channelId));
+        if (state !== "connecting")
+          await this.db.update(evolutionInstances).set({ pairingCode: null, pairingUpdatedAt: null }).where(eq(evolutionInstances.channelId, channelId));
         const res = await this.connect(channelId, row.instanceName);
-        if (res?.instance?.state === "open") return { status: await this.applyState(channelId, "open"), qrCode: null, pairingCode: null, pairingCodeExpiresAt: null, sessionClosed: false, automatic: false };
+        if (res?.instance?.state === "open")
+          return {
+            status: await this.applyState(channelId, "open"),
+            qrCode: null,
+            pairingCode: null,
+            pairingCodeExpiresAt: null,
+            sessionClosed: false,
+            automatic: false,
+          };
         await this.savePairing(channelId, res);
         if (state !== "connecting") status = await this.markConnecting(channelId);
       }
@@ -374,7 +409,8 @@ export class EvolutionProvider implements MessagingProvider {
       await this.onInstance(channelId, () => this.client.request("DELETE", `/instance/logout/${encodeURIComponent(row.instanceName)}`, { retry: true }));
     } catch (err) {
       // Evolution answers 400 "is not connected" when there is nothing to log out; a lost instance was created again.
-      if (!(err instanceof EvolutionHttpError && (err.status === 400 || isLostInstance(err)))) this.unavailable(err, `Evolution API could not log ${row.instanceName} out`);
+      if (!(err instanceof EvolutionHttpError && (err.status === 400 || isLostInstance(err))))
+        this.unavailable(err, `Evolution API could not log ${row.instanceName} out`);
     }
     await this.applyState(channelId, "close");
   }
@@ -522,7 +558,16 @@ export class EvolutionProvider implements MessagingProvider {
     const fingerprint = partFingerprint(p.kind, p.text);
     await this.db
       .insert(evolutionMessages)
-      .values({ deliveryKey: message.deliveryKey, part, channelId: message.channelId, groupId: message.groupId, requestedId, fingerprint, idRequested, attemptedAt })
+      .values({
+        deliveryKey: message.deliveryKey,
+        part,
+        channelId: message.channelId,
+        groupId: message.groupId,
+        requestedId,
+        fingerprint,
+        idRequested,
+        attemptedAt,
+      })
       .onConflictDoUpdate({ target: [evolutionMessages.deliveryKey, evolutionMessages.part], set: { attemptedAt, idRequested, fingerprint } });
 
     const body = { number: message.groupId, ...p.body, mentionsEveryOne: message.mentionAll, ...(idRequested ? { messageId: requestedId } : {}) };
@@ -563,7 +608,9 @@ export class EvolutionProvider implements MessagingProvider {
     const kind = classifySendError(err.message);
     if (kind === "closed") {
       const status = await this.getStatus(message.channelId).catch(() => "disconnected" as const);
-      return status === "connected" ? new ProviderSendError(err.message, true) : new ProviderUnavailableError(`Channel ${message.channelId} is not connected: ${err.message}`);
+      return status === "connected"
+        ? new ProviderSendError(err.message, true)
+        : new ProviderUnavailableError(`Channel ${message.channelId} is not connected: ${err.message}`);
     }
     if (kind === "rate_limited") return new ProviderSendError(err.message, true, { rateLimited: true });
     return new ProviderSendError(err.message, kind === "transient");
@@ -591,13 +638,19 @@ export class EvolutionProvider implements MessagingProvider {
       if (hit) return { id: row.requestedId, at: timestampOf(hit.messageTimestamp) ?? new Date() };
     }
     if (!row.fingerprint) return null;
-    const recent = await this.client.request<unknown>("POST", path, { body: { where: { key: { remoteJid: row.groupId, fromMe: true } }, page: 1, offset: 100 }, retry: true });
+    const recent = await this.client.request<unknown>("POST", path, {
+      body: { where: { key: { remoteJid: row.groupId, fromMe: true } }, page: 1, offset: 100 },
+      retry: true,
+    });
     const sinceSeconds = Math.floor(row.createdAt.getTime() / 1000) - 5;
     const candidates = records(recent).filter(
       (r) => r.key?.id && r.key.fromMe !== false && (Number(r.messageTimestamp) || 0) >= sinceSeconds && recordFingerprint(r) === row.fingerprint,
     );
     if (candidates.length === 0) return null;
-    const claimed = await this.claimedIds(candidates.map((r) => r.key!.id!), row);
+    const claimed = await this.claimedIds(
+      candidates.map((r) => r.key!.id!),
+      row,
+    );
     const free = candidates.filter((r) => !claimed.has(r.key!.id!)).sort((a, b) => Number(a.messageTimestamp) - Number(b.messageTimestamp));
     return free[0] ? { id: free[0].key!.id!, at: timestampOf(free[0].messageTimestamp) ?? new Date() } : null;
   }
@@ -671,7 +724,11 @@ export class EvolutionProvider implements MessagingProvider {
       .orderBy(evolutionMessages.part);
     if (rest.some((x) => !x.messageId)) return;
     // The delivery's receipt is its last part (what send() answers).
-    await this.events.emit({ type: "message_sent", receipts: [{ channelId, deliveryKey: part.deliveryKey, messageId: rest[rest.length - 1].messageId! }], at: sentAt });
+    await this.events.emit({
+      type: "message_sent",
+      receipts: [{ channelId, deliveryKey: part.deliveryKey, messageId: rest[rest.length - 1].messageId! }],
+      at: sentAt,
+    });
   }
 
   /**
@@ -696,23 +753,36 @@ export class EvolutionProvider implements MessagingProvider {
         );
       }
       try {
-        const instances = await this.client.request<{ name?: string; Setting?: { groupsIgnore?: boolean } }[]>("GET", "/instance/fetchInstances", { retry: false });
-        const ignoring = (Array.isArray(instances) ? instances : []).filter((i) => i?.Setting?.groupsIgnore === true && i.name?.startsWith("channel_")).map((i) => i.name);
-        if (ignoring.length) warnings.push(`Instances with groupsIgnore=true never report group events: ${ignoring.join(", ")}. Set groupsIgnore=false (POST /settings/set/{instance}).`);
+        const instances = await this.client.request<{ name?: string; Setting?: { groupsIgnore?: boolean } }[]>("GET", "/instance/fetchInstances", {
+          retry: false,
+        });
+        const ignoring = (Array.isArray(instances) ? instances : [])
+          .filter((i) => i?.Setting?.groupsIgnore === true && i.name?.startsWith("channel_"))
+          .map((i) => i.name);
+        if (ignoring.length)
+          warnings.push(
+            `Instances with groupsIgnore=true never report group events: ${ignoring.join(", ")}. Set groupsIgnore=false (POST /settings/set/{instance}).`,
+          );
       } catch (err) {
-        if (err instanceof EvolutionHttpError && (err.status === 401 || err.status === 403)) warnings.push("Evolution API refused EVOLUTION_API_KEY (401): set it to the gateway's AUTHENTICATION_API_KEY.");
+        if (err instanceof EvolutionHttpError && (err.status === 401 || err.status === 403))
+          warnings.push("Evolution API refused EVOLUTION_API_KEY (401): set it to the gateway's AUTHENTICATION_API_KEY.");
         else warnings.push(`Evolution API could not list its instances: ${(err as Error).message}`);
       }
     }
     if (/^https?:\/\/(localhost|127\.|\[::1\])/.test(this.opts.webhookBaseUrl) && !/^https?:\/\/(localhost|127\.|\[::1\])/.test(this.opts.apiUrl)) {
-      warnings.push(`EVOLUTION_WEBHOOK_BASE_URL (${this.opts.webhookBaseUrl}) is a loopback address but the gateway runs elsewhere: it cannot post its events to us.`);
+      warnings.push(
+        `EVOLUTION_WEBHOOK_BASE_URL (${this.opts.webhookBaseUrl}) is a loopback address but the gateway runs elsewhere: it cannot post its events to us.`,
+      );
     }
     return { provider: "evolution", checkedAt: new Date().toISOString(), reachable, version, warnings, reminders: gatewayReminders };
   }
 
   /** Is this the channel's webhook secret? (Only its SHA-256 is stored; compared in constant time.) */
   async verifyWebhook(channelId: string, secret: string): Promise<boolean> {
-    const [row] = await this.db.select({ hash: evolutionInstances.webhookTokenHash }).from(evolutionInstances).where(eq(evolutionInstances.channelId, channelId));
+    const [row] = await this.db
+      .select({ hash: evolutionInstances.webhookTokenHash })
+      .from(evolutionInstances)
+      .where(eq(evolutionInstances.channelId, channelId));
     const expected = Buffer.from(row?.hash ?? "0".repeat(64), "hex");
     return timingSafeEqual(sha256(secret), expected) && Boolean(row);
   }
@@ -726,7 +796,9 @@ export class EvolutionProvider implements MessagingProvider {
   async handleWebhook(channelId: string, secret: string, payload: unknown): Promise<boolean> {
     if (!(await this.verifyWebhook(channelId, secret))) return false;
     const body = (payload ?? {}) as { event?: string; data?: unknown };
-    const event = String(body.event ?? "").toLowerCase().replaceAll("_", ".");
+    const event = String(body.event ?? "")
+      .toLowerCase()
+      .replaceAll("_", ".");
     const at = new Date();
     const data = body.data as Record<string, unknown> | Record<string, unknown>[] | undefined;
     if (event === "connection.update" && data && !Array.isArray(data) && typeof data.state === "string") {
@@ -783,7 +855,12 @@ export const gatewayReminders = [
 
 /** Compares dotted versions numerically, ignoring a pre-release suffix (2.4.0-rc1 counts as 2.4.0). */
 export function compareVersions(a: string, b: string): number {
-  const parts = (v: string) => v.replace(/^v/i, "").split(/[-+]/)[0].split(".").map((n) => Number.parseInt(n, 10) || 0);
+  const parts = (v: string) =>
+    v
+      .replace(/^v/i, "")
+      .split(/[-+]/)[0]
+      .split(".")
+      .map((n) => Number.parseInt(n, 10) || 0);
   const [x, y] = [parts(a), parts(b)];
   for (let i = 0; i < Math.max(x.length, y.length); i++) {
     const d = (x[i] ?? 0) - (y[i] ?? 0);

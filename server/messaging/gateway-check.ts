@@ -1,11 +1,12 @@
+import { processSlot } from "../process-state";
 import type { EvolutionProvider, GatewayCheck } from "./evolution";
 import type { MessagingProvider } from "./provider";
 
-const holder = globalThis as unknown as { __gcsGatewayCheck?: GatewayCheck };
+const lastCheck = processSlot<GatewayCheck>("gatewayCheck");
 
 /** The last start-up check of the gateway (null before the first, and always with the simulator). */
 export function lastGatewayCheck(): GatewayCheck | null {
-  return holder.__gcsGatewayCheck ?? null;
+  return lastCheck.get() ?? null;
 }
 
 /**
@@ -16,7 +17,7 @@ export async function runGatewayCheck(provider: MessagingProvider, log: Pick<Con
   // Not instanceof: Next may bundle the caller apart from the services (see simulator-control.ts).
   if (provider.name !== "evolution") return null;
   const check = await (provider as EvolutionProvider).checkGateway();
-  holder.__gcsGatewayCheck = check;
+  lastCheck.set(check);
   log.info(`[evolution] gateway ${check.reachable ? `reachable, version ${check.version ?? "unknown"}` : "unreachable"}`);
   for (const w of check.warnings) log.warn(`[evolution] ${w}`);
   for (const r of check.reminders) log.info(`[evolution] reminder: ${r}`);

@@ -116,9 +116,7 @@ export class ProviderEvents {
  * lost (`ProviderOutcomeUnknownError`: it may have gone out; the caller must not send it again before
  * a look-up says it did not).
  */
-export type SendOutcome =
-  | { ok: true; receipt: SendReceipt }
-  | { ok: false; error: ProviderSendError | ProviderUnavailableError | ProviderOutcomeUnknownError };
+export type SendOutcome = { ok: true; receipt: SendReceipt } | { ok: false; error: ProviderSendError | ProviderUnavailableError | ProviderOutcomeUnknownError };
 
 /** What a look-up needs to find a send whose answer was lost (CONTRACT.md §5). */
 export interface SentLookup {
@@ -222,7 +220,8 @@ export async function sendEach(provider: Pick<MessagingProvider, "send">, messag
     try {
       outcomes.push({ ok: true, receipt: await provider.send(m) });
     } catch (err) {
-      if (err instanceof ProviderSendError || err instanceof ProviderUnavailableError || err instanceof ProviderOutcomeUnknownError) outcomes.push({ ok: false, error: err });
+      if (err instanceof ProviderSendError || err instanceof ProviderUnavailableError || err instanceof ProviderOutcomeUnknownError)
+        outcomes.push({ ok: false, error: err });
       else outcomes.push({ ok: false, error: new ProviderSendError(err instanceof Error ? err.message : String(err), true) });
     }
   }

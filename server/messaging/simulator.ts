@@ -114,11 +114,7 @@ export class SimulatorProvider implements MessagingProvider {
 
   /** Control: take a channel offline or bring it back; emits the status change. */
   async setOnline(channelId: string, online: boolean) {
-    const [row] = await this.db
-      .update(simulatorChannels)
-      .set({ online })
-      .where(eq(simulatorChannels.channelId, channelId))
-      .returning();
+    const [row] = await this.db.update(simulatorChannels).set({ online }).where(eq(simulatorChannels.channelId, channelId)).returning();
     if (!row) return false;
     if (row.paired) {
       await this.events.emit({ type: "channel_status", channelId, status: online ? "connected" : "disconnected", at: new Date() });
@@ -163,7 +159,12 @@ export class SimulatorProvider implements MessagingProvider {
     const channelIds = [...new Set(messages.map((m) => m.channelId))];
     // Each channel's state and its tenant's latency, in the one query a loop already made.
     const states = await this.db
-      .select({ channelId: simulatorChannels.channelId, paired: simulatorChannels.paired, online: simulatorChannels.online, latencyMs: simulatorLatency.latencyMs })
+      .select({
+        channelId: simulatorChannels.channelId,
+        paired: simulatorChannels.paired,
+        online: simulatorChannels.online,
+        latencyMs: simulatorLatency.latencyMs,
+      })
       .from(simulatorChannels)
       .leftJoin(channels, eq(channels.id, simulatorChannels.channelId))
       .leftJoin(simulatorLatency, eq(simulatorLatency.tenantId, channels.tenantId))
@@ -180,7 +181,8 @@ export class SimulatorProvider implements MessagingProvider {
     for (const m of messages) {
       const existing = known.get(m.deliveryKey);
       if (existing && existing.channelId === m.channelId) outcomes.set(m.deliveryKey, { ok: true, receipt: existing });
-      else if (!online.has(m.channelId)) outcomes.set(m.deliveryKey, { ok: false, error: new ProviderUnavailableError(`Channel ${m.channelId} is not connected.`) });
+      else if (!online.has(m.channelId))
+        outcomes.set(m.deliveryKey, { ok: false, error: new ProviderUnavailableError(`Channel ${m.channelId} is not connected.`) });
       else fresh.push(m);
     }
     const failing = new Set(fresh.length ? await this.consumeFailures(fresh) : []);
@@ -195,8 +197,10 @@ export class SimulatorProvider implements MessagingProvider {
       const inserted = await this.db
         .insert(simulatorMessages)
         .select(
-          sql`select v.delivery_key, v.message_id, v.id_channel, v.id_group, v.id_campaign, v.message_type, v.text, v.media_url, v.file_name, v.cards, v.mention_all, v.link_preview, now(), null::timestamptz
-              from json_to_recordset(${rows}::json) as v(delivery_key text, message_id text, id_channel text, id_group text, id_campaign text, message_type text, text text, media_url text, file_name text, cards jsonb, mention_all boolean, link_preview boolean)`,
+          sql`select v.delivery_key, v.message_id, v.id_channel, v.id_group, v.id_campaign, v.message_type, v.text, v.media_url, v.file_name,
+                     v.cards, v.mention_all, v.link_preview, now(), null::timestamptz
+              from json_to_recordset(${rows}::json) as v(delivery_key text, message_id text, id_channel text, id_group text, id_campaign text,
+                     message_type text, text text, media_url text, file_name text, cards jsonb, mention_all boolean, link_preview boolean)`,
         )
         .onConflictDoNothing()
         .returning({ deliveryKey: simulatorMessages.deliveryKey, messageId: simulatorMessages.messageId, sentAt: simulatorMessages.sentAt });
@@ -205,7 +209,11 @@ export class SimulatorProvider implements MessagingProvider {
       for (const r of [...inserted, ...(lost.length ? await this.sentByKey(lost) : [])]) {
         outcomes.set(r.deliveryKey, { ok: true, receipt: { messageId: r.messageId, sentAt: r.sentAt } });
       }
-      const receipts = toInsert.map((m) => ({ channelId: m.channelId, deliveryKey: m.deliveryKey, messageId: (outcomes.get(m.deliveryKey) as { receipt: SendReceipt }).receipt.messageId }));
+      const receipts = toInsert.map((m) => ({
+        channelId: m.channelId,
+        deliveryKey: m.deliveryKey,
+        messageId: (outcomes.get(m.deliveryKey) as { receipt: SendReceipt }).receipt.messageId,
+      }));
       void this.deliverReceipts(receipts);
     }
     return messages.map((m) => outcomes.get(m.deliveryKey)!);
@@ -249,7 +257,12 @@ export class SimulatorProvider implements MessagingProvider {
 
   private async sentByKey(keys: string[]) {
     return this.db
-      .select({ deliveryKey: simulatorMessages.deliveryKey, channelId: simulatorMessages.channelId, messageId: simulatorMessages.messageId, sentAt: simulatorMessages.sentAt })
+      .select({
+        deliveryKey: simulatorMessages.deliveryKey,
+        channelId: simulatorMessages.channelId,
+        messageId: simulatorMessages.messageId,
+        sentAt: simulatorMessages.sentAt,
+      })
       .from(simulatorMessages)
       .where(inJson(simulatorMessages.deliveryKey, keys));
   }
@@ -260,7 +273,15 @@ export class SimulatorProvider implements MessagingProvider {
     const read = receipts.filter((r) => isRead(r.deliveryKey));
     if (read.length === 0) return;
     const at = new Date();
-    await this.db.update(simulatorMessages).set({ readAt: at }).where(inJson(simulatorMessages.deliveryKey, read.map((r) => r.deliveryKey)));
+    await this.db
+      .update(simulatorMessages)
+      .set({ readAt: at })
+      .where(
+        inJson(
+          simulatorMessages.deliveryKey,
+          read.map((r) => r.deliveryKey),
+        ),
+      );
     await this.events.emit({ type: "message_read", receipts: read, at });
   }
 

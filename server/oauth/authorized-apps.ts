@@ -13,7 +13,14 @@ export async function listAuthorizedApps(db: Db, tenantId: string) {
     .orderBy(asc(oauthGrants.createdAt));
   const byApp = new Map<string, { client_id: string; name: string; logo_url: string; homepage_url: string; scopes: string[]; authorized_at: string }>();
   for (const { grant, app } of rows) {
-    const entry = byApp.get(app.id) ?? { client_id: app.id, name: app.name, logo_url: app.logoUrl, homepage_url: app.homepageUrl, scopes: [], authorized_at: grant.createdAt.toISOString() };
+    const entry = byApp.get(app.id) ?? {
+      client_id: app.id,
+      name: app.name,
+      logo_url: app.logoUrl,
+      homepage_url: app.homepageUrl,
+      scopes: [],
+      authorized_at: grant.createdAt.toISOString(),
+    };
     entry.scopes = [...new Set([...entry.scopes, ...grant.scopes])];
     byApp.set(app.id, entry);
   }
@@ -26,6 +33,12 @@ export async function revokeAppAccess(db: Db, tenantId: string, clientId: string
     .select({ id: oauthGrants.id })
     .from(oauthGrants)
     .where(and(eq(oauthGrants.tenantId, tenantId), eq(oauthGrants.appId, clientId), isNull(oauthGrants.revokedAt)));
-  await db.transaction((tx) => revokeGrant(tx, grants.map((g) => g.id), now));
+  await db.transaction((tx) =>
+    revokeGrant(
+      tx,
+      grants.map((g) => g.id),
+      now,
+    ),
+  );
   return grants.length;
 }

@@ -1,8 +1,7 @@
 import { getServices } from "../services";
 import { env } from "../env";
 import { PayloadTooLarge, payloadTooLargeResponse, readCappedText } from "../http/body-limit";
-import { clientIp } from "../http/caller";
-import { requestOrigin } from "../http/client-address";
+import { clientIp, requestOrigin } from "../http/client-address";
 import { consume, peek } from "../http/rate-limit";
 import { authorizeFields, decideAuthorization, prepareConsent, type AuthorizeParams } from "./authorize";
 import { authenticateClient } from "./client-auth";
@@ -40,7 +39,10 @@ function withOAuthLimits(handler: Handler, shape: "consent" | "token"): (req: Re
       const blocked = limit.allowed ? await peek(db, "failedAuth", ip) : limit;
       if (!blocked.allowed) {
         const body = { error: "rate_limited", message: "Too many requests from this address; retry after the time in Retry-After." };
-        return json(429, shape === "consent" ? { success: false, ...body, code: "rate_limited" } : { ...body, error_description: body.message }, { ...limit.headers, ...blocked.headers });
+        return json(429, shape === "consent" ? { success: false, ...body, code: "rate_limited" } : { ...body, error_description: body.message }, {
+          ...limit.headers,
+          ...blocked.headers,
+        });
       }
       return await handler(req, { now: new Date(), headers: limit.headers });
     } catch (err) {
@@ -63,7 +65,16 @@ export const handleAuthorize = withOAuthLimits(async (req, { now, headers }) => 
   if (!user) return loginRequired();
   const url = new URL(req.url);
   try {
-    return json(200, await prepareConsent(db, user, paramsFrom((k) => url.searchParams.get(k)), now), headers);
+    return json(
+      200,
+      await prepareConsent(
+        db,
+        user,
+        paramsFrom((k) => url.searchParams.get(k)),
+        now,
+      ),
+      headers,
+    );
   } catch (e) {
     if (isOAuthError(e)) return consentError(e, headers);
     throw e;
@@ -89,7 +100,11 @@ async function readFields(req: Request): Promise<Record<string, string> | undefi
     try {
       const body = JSON.parse(text) as Record<string, unknown>;
       if (!body || typeof body !== "object" || Array.isArray(body)) return undefined;
-      return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => [k, String(v)]));
+      return Object.fromEntries(
+        Object.entries(body)
+          .filter(([, v]) => v !== null && v !== undefined)
+          .map(([k, v]) => [k, String(v)]),
+      );
     } catch {
       return undefined;
     }
@@ -124,8 +139,13 @@ async function readForm(req: Request): Promise<URLSearchParams> {
   return new URLSearchParams(await readCappedText(req));
 }
 
-/** Token-style endpoints: form body, client authentication, RFC 6749 errors; a failed client authentication counts as a failed authentication of the address. */
-function clientEndpoint(run: (args: { req: Request; form: URLSearchParams; app: Awaited<ReturnType<typeof authenticateClient>>["app"]; now: Date }) => Promise<Response>) {
+/**
+ * Token-style endpoints: form body, client authentication, RFC 6749 errors; a failed client authentication
+ * counts as a failed authentication of the address.
+ */
+function clientEndpoint(
+  run: (args: { req: Request; form: URLSearchParams; app: Awaited<ReturnType<typeof authenticateClient>>["app"]; now: Date }) => Promise<Response>,
+) {
   return withOAuthLimits(async (req, { now }) => {
     const { db } = await getServices();
     let usedBasic = false;

@@ -2,7 +2,7 @@ import { and, desc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { partnerApps } from "../../db/schema";
 import { BadRequest, NotFound } from "../errors";
-import { webhookUrlProblem } from "../webhooks/target-address";
+import { webhookUrlProblem } from "../net/target-address";
 import { registerAppInput, type RegisterAppInput } from "./schema";
 import { autoApprovedScopes } from "./scopes";
 import { newClientId, newSecret, sha256 } from "./secrets";
@@ -59,7 +59,10 @@ export const listPartnerApps = (db: Db, tenantId: string) =>
 
 /** The developer's own app, or 404. */
 export async function ownApp(db: Db, tenantId: string, clientId: string) {
-  const [app] = await db.select().from(partnerApps).where(and(eq(partnerApps.id, clientId), eq(partnerApps.tenantId, tenantId)));
+  const [app] = await db
+    .select()
+    .from(partnerApps)
+    .where(and(eq(partnerApps.id, clientId), eq(partnerApps.tenantId, tenantId)));
   if (!app) throw new NotFound("No such partner app.");
   return app;
 }
@@ -69,7 +72,10 @@ export async function rotateClientSecret(db: Db, tenantId: string, clientId: str
   const app = await ownApp(db, tenantId, clientId);
   if (app.clientType !== "confidential") throw new BadRequest("A public app has no client secret.");
   const clientSecret = newSecret("pcs");
-  await db.update(partnerApps).set({ clientSecretHash: sha256(clientSecret), secretRotatedAt: now }).where(eq(partnerApps.id, app.id));
+  await db
+    .update(partnerApps)
+    .set({ clientSecretHash: sha256(clientSecret), secretRotatedAt: now })
+    .where(eq(partnerApps.id, app.id));
   return { client_id: app.id, client_secret: clientSecret };
 }
 

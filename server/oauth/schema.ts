@@ -16,11 +16,10 @@ const optionalHttpsUrl = text({ max: 2000, trim: true })
   }, "must be a valid URL")
   .default("");
 
-export const redirectUri = text({ max: 2000, trim: true })
-  .superRefine((v, ctx) => {
-    const problem = redirectUriProblem(v);
-    if (problem) ctx.addIssue({ code: "custom", message: `redirect URI ${problem}` });
-  });
+export const redirectUri = text({ max: 2000, trim: true }).superRefine((v, ctx) => {
+  const problem = redirectUriProblem(v);
+  if (problem) ctx.addIssue({ code: "custom", message: `redirect URI ${problem}` });
+});
 
 /** Registering a partner app (dashboard form and admin CLI). */
 export const registerAppInput = z.object({
@@ -30,7 +29,10 @@ export const registerAppInput = z.object({
   privacy_url: optionalHttpsUrl,
   webhook_url: optionalHttpsUrl,
   redirect_uris: z.array(redirectUri).min(1).max(10),
-  scopes: z.array(z.enum(partnerScopes)).min(1).max(partnerScopes.length * 2),
+  scopes: z
+    .array(z.enum(partnerScopes))
+    .min(1)
+    .max(partnerScopes.length * 2),
   client_type: z.enum(["public", "confidential"]),
 });
 export type RegisterAppInput = z.input<typeof registerAppInput>;

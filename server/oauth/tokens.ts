@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "../../db/client";
-import { oauthCodes, oauthGrants, oauthTokens, partnerApps } from "../../db/schema";
+import { oauthCodes, oauthGrants, oauthTokens, type partnerApps } from "../../db/schema";
 import { OAuthError } from "./errors";
 import { parseScope } from "./scopes";
 import { accessTokenLifetimeMs, newSecret, refreshTokenLifetimeMs, s256, sha256 } from "./secrets";
@@ -30,8 +30,14 @@ async function issueTokens(tx: Tx, grantId: string, scopes: string[], now: Date)
 /** Revokes a grant and every token issued under it (code replay, refresh reuse, user's "revoke access"). */
 export async function revokeGrant(db: Db | Tx, grantIds: string[], now: Date) {
   if (grantIds.length === 0) return;
-  await db.update(oauthGrants).set({ revokedAt: now }).where(and(inArray(oauthGrants.id, grantIds), isNull(oauthGrants.revokedAt)));
-  await db.update(oauthTokens).set({ revokedAt: now }).where(and(inArray(oauthTokens.grantId, grantIds), isNull(oauthTokens.revokedAt)));
+  await db
+    .update(oauthGrants)
+    .set({ revokedAt: now })
+    .where(and(inArray(oauthGrants.id, grantIds), isNull(oauthGrants.revokedAt)));
+  await db
+    .update(oauthTokens)
+    .set({ revokedAt: now })
+    .where(and(inArray(oauthTokens.grantId, grantIds), isNull(oauthTokens.revokedAt)));
 }
 
 type Outcome = { ok: true; tokens: TokenResponse } | { ok: false; error: OAuthError };
@@ -45,7 +51,11 @@ export async function exchangeCode(db: Db, app: App, form: URLSearchParams, now:
   const code = form.get("code");
   if (!code) throw new OAuthError("invalid_request", "code is required.");
   const outcome = await db.transaction(async (tx): Promise<Outcome> => {
-    const [row] = await tx.select().from(oauthCodes).where(eq(oauthCodes.codeHash, sha256(code))).for("update");
+    const [row] = await tx
+      .select()
+      .from(oauthCodes)
+      .where(eq(oauthCodes.codeHash, sha256(code)))
+      .for("update");
     if (!row || row.appId !== app.id) return fail("invalid_grant", "The authorization code is invalid.");
     if (row.usedAt) {
       if (row.grantId) await revokeGrant(tx, [row.grantId], now);
@@ -57,7 +67,8 @@ export async function exchangeCode(db: Db, app: App, form: URLSearchParams, now:
     const verifier = form.get("code_verifier");
     if (row.codeChallenge) {
       if (!verifier) return fail("invalid_grant", "code_verifier is required (PKCE).");
-      if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || s256(verifier) !== row.codeChallenge) return fail("invalid_grant", "code_verifier does not match the code_challenge.");
+      if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || s256(verifier) !== row.codeChallenge)
+        return fail("invalid_grant", "code_verifier does not match the code_challenge.");
     } else if (verifier) {
       // A verifier without a challenge is a downgrade attempt (RFC 9700 §2.1.1).
       return fail("invalid_grant", "code_verifier was sent but the authorization request had no code_challenge.");
@@ -121,7 +132,11 @@ export async function revokeToken(db: Db, app: App, token: string, now: Date) {
   const row = await findClientToken(db, app, token);
   if (!row) return;
   if (row.token.kind === "refresh") await revokeGrant(db, [row.grant.id], now);
-  else await db.update(oauthTokens).set({ revokedAt: now }).where(and(eq(oauthTokens.id, row.token.id), isNull(oauthTokens.revokedAt)));
+  else
+    await db
+      .update(oauthTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(oauthTokens.id, row.token.id), isNull(oauthTokens.revokedAt)));
 }
 
 /** RFC 7662 §2.2. */

@@ -15,7 +15,9 @@ export const partnerRouter = router({
         path: "/external/partner/campaigns",
         tags,
         summary: "The tenant's campaigns, 20 a page (scope campaigns:read)",
-        description: "Authorization: Bearer <access_token> with scope campaigns:read. Newest first; `pages` is 0 when there are no campaigns; a `page` below 1 or not a number is 400.",
+        description:
+          "Authorization: Bearer <access_token> with scope campaigns:read. Newest first; `pages` is 0 when there are no campaigns; " +
+          "a `page` below 1 or not a number is 400.",
         protect: true,
         errorResponses: [400, ...errorResponses],
       },

@@ -23,7 +23,14 @@ const tags = ["Segments"];
 export const segmentsRouter = router({
   create: ownerProcedure
     .meta({
-      openapi: { method: "POST", path: "/external/create-segment", tags, summary: "Create a segment", protect: true, errorResponses: [400, 401, 403, 404, 409, 422, 429, 500, 503] },
+      openapi: {
+        method: "POST",
+        path: "/external/create-segment",
+        tags,
+        summary: "Create a segment",
+        protect: true,
+        errorResponses: [400, 401, 403, 404, 409, 422, 429, 500, 503],
+      },
       successStatus: 201,
       idempotent: true,
     })
@@ -55,7 +62,14 @@ export const segmentsRouter = router({
 
   createMonitoringGroup: ownerProcedure
     .meta({
-      openapi: { method: "POST", path: "/external/monitoring/group", tags, summary: "Configure a segment's monitoring group", protect: true, errorResponses: [400, 401, 404, 409, 429, 500, 503] },
+      openapi: {
+        method: "POST",
+        path: "/external/monitoring/group",
+        tags,
+        summary: "Configure a segment's monitoring group",
+        protect: true,
+        errorResponses: [400, 401, 404, 409, 429, 500, 503],
+      },
       successStatus: 201,
     })
     .input(createMonitoringGroupInput)

@@ -16,10 +16,7 @@ const channelList = z.array(idChannel).min(1, "must list at least one channel").
  * parsed (CONTRACT §4 "Sizes"): a longer list is a 400 naming `groups` before any element is looked at.
  */
 const groupLimit = env.segmentGroupLimit;
-const groupList = z
-  .array(idGroup)
-  .min(1, "must list at least one group")
-  .max(groupLimit, `must list at most ${groupLimit} groups (SEGMENT_GROUP_LIMIT)`);
+const groupList = z.array(idGroup).min(1, "must list at least one group").max(groupLimit, `must list at most ${groupLimit} groups (SEGMENT_GROUP_LIMIT)`);
 
 export const createSegmentInput = z.object({ name: segmentName, id_channel: channelList, groups: groupList });
 export const createSegmentOutput = z.object({

@@ -11,8 +11,8 @@ export async function writeSegmentMembers(tx: Tx, segmentId: string, channelIds:
   await tx.delete(segmentGroups).where(eq(segmentGroups.segmentId, segmentId));
   await tx.insert(segmentChannels).values(channelIds.map((channelId, position) => ({ segmentId, channelId, position })));
   for (let i = 0; i < groups.length; i += chunk) {
-    await tx.insert(segmentGroups).values(
-      groups.slice(i, i + chunk).map((g, j) => ({ segmentId, groupId: g.groupId, channelId: g.channelId, name: g.name, position: i + j })),
-    );
+    await tx
+      .insert(segmentGroups)
+      .values(groups.slice(i, i + chunk).map((g, j) => ({ segmentId, groupId: g.groupId, channelId: g.channelId, name: g.name, position: i + j })));
   }
 }

@@ -7,7 +7,9 @@ const tags = ["Settings"];
 
 export const settingsRouter = router({
   get: ownerProcedure
-    .meta({ openapi: { method: "GET", path: "/external/list-settings", tags, summary: "The tenant's settings", protect: true, errorResponses: [401, 404, 429, 500] } })
+    .meta({
+      openapi: { method: "GET", path: "/external/list-settings", tags, summary: "The tenant's settings", protect: true, errorResponses: [401, 404, 429, 500] },
+    })
     .output(listSettingsOutput)
     .query(async ({ ctx }) => ({ success: true as const, settings: await getSettings(ctx.db, ctx.tenantId) })),
 

@@ -25,8 +25,7 @@ const seconds = (max: number) =>
     .min(0, `must be from 0 to ${max} seconds`)
     .max(max, `must be from 0 to ${max} seconds`);
 
-const choice = <const T extends readonly [string, ...string[]]>(values: T) =>
-  z.enum(values, { error: `must be one of ${values.join(", ")}` });
+const choice = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `must be one of ${values.join(", ")}` });
 
 const flag = () => z.boolean({ error: "must be true or false" });
 
@@ -98,19 +97,34 @@ const dayFieldsShape = {
   end: timeOfDay.meta({ description: "End of the day's sending hours, HH:mm (Brasília time). After start. Default 20:00.", example: "20:00" }),
 };
 
+/** A field's description ending with its default value. */
+const withDefault = (text: string, value: unknown) => `${text} Default ${String(value)}.`;
+
 const scheduleFieldsShape = {
   enabled: flag().meta({ description: `true: campaigns send only inside the days' hours or windows. Default ${ss.enabled}.` }),
   finish_queued_on_end: flag().meta({
-    description: `true: a campaign already sending when its window closes runs to the end; false: it pauses until the next window. Default ${ss.finish_queued_on_end}.`,
+    description: withDefault(
+      "true: a campaign already sending when its window closes runs to the end; false: it pauses until the next window.",
+      ss.finish_queued_on_end,
+    ),
   }),
   finish_queued_mode: choice(["same_day", "between_days"]).meta({
-    description: `With finish_queued_on_end: same_day finishes only until midnight; between_days finishes even past midnight. Default ${ss.finish_queued_mode}.`,
+    description: withDefault(
+      "With finish_queued_on_end: same_day finishes only until midnight; between_days finishes even past midnight.",
+      ss.finish_queued_mode,
+    ),
   }),
   cancel_outside_hours: flag().meta({
-    description: `true: a campaign whose start falls outside every window is canceled; false: it waits for the next window. Default ${ss.cancel_outside_hours}.`,
+    description: withDefault(
+      "true: a campaign whose start falls outside every window is canceled; false: it waits for the next window.",
+      ss.cancel_outside_hours,
+    ),
   }),
   cancel_mode: choice(["between_days", "always"]).meta({
-    description: `With cancel_outside_hours: between_days cancels only when the next window is on a later day; always cancels every time. Default ${ss.cancel_mode}.`,
+    description: withDefault(
+      "With cancel_outside_hours: between_days cancels only when the next window is on a later day; always cancels every time.",
+      ss.cancel_mode,
+    ),
   }),
 };
 
@@ -127,9 +141,7 @@ const perDay = <T extends z.ZodType>(day: T) => ({
 // --- The full settings object (answers) ---
 
 const windowSchema = z.object(windowShape).meta({ description: "A sending window: start < end (HH:mm)." });
-export const daySchedule = z
-  .object({ ...dayFieldsShape, windows: z.array(windowSchema).meta(windowsMeta) })
-  .meta(dayMeta(true));
+export const daySchedule = z.object({ ...dayFieldsShape, windows: z.array(windowSchema).meta(windowsMeta) }).meta(dayMeta(true));
 
 export const settingsSchema = z
   .object({
@@ -146,7 +158,6 @@ export const settingsSchema = z
   .meta({ description: "The tenant's settings, every field present." });
 
 export type Settings = z.infer<typeof settingsSchema>;
-export type DaySchedule = z.infer<typeof daySchedule>;
 
 // --- The partial update (edit-settings body) ---
 

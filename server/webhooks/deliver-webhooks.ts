@@ -104,7 +104,11 @@ async function sendAttempt(d: DeliveryRow, dest: Destination, opts: DeliverOptio
   const delay = ok || gone ? null : nextRetryDelay(attempts, result.retryAfterMs);
   const end = new Date();
   const state: DeliveryRow["state"] = ok ? "delivered" : delay === null ? "failed" : "pending";
-  const error = gone ? "410 Gone: URL disabled" : state === "failed" ? `${result.error ?? `HTTP ${result.status}`} (gave up after ${attempts} attempts)` : result.error;
+  const error = gone
+    ? "410 Gone: URL disabled"
+    : state === "failed"
+      ? `${result.error ?? `HTTP ${result.status}`} (gave up after ${attempts} attempts)`
+      : result.error;
   return { d, url, at, end, result, error, outcome: { state, status: result.status, retryAt: delay === null ? null : new Date(end.getTime() + delay) } };
 }
 
@@ -131,8 +135,9 @@ async function recordAttempts(db: Db, records: AttemptRecord[]) {
     const values = sql.join(
       records.map(
         (r) =>
-          sql`(${r.d.id}::bigint, ${r.outcome.state}::text, ${r.result ? r.d.attempts + 1 : r.d.attempts}::int, ${tsParam(r.outcome.retryAt ?? r.d.nextAttemptAt)},
-               ${r.result?.status ?? null}::int, ${r.error}::text, ${r.outcome.state === "pending" ? null : r.end.toISOString()}::timestamptz)`,
+          sql`(${r.d.id}::bigint, ${r.outcome.state}::text, ${r.result ? r.d.attempts + 1 : r.d.attempts}::int,
+               ${tsParam(r.outcome.retryAt ?? r.d.nextAttemptAt)}, ${r.result?.status ?? null}::int, ${r.error}::text,
+               ${r.outcome.state === "pending" ? null : r.end.toISOString()}::timestamptz)`,
       ),
       sql`, `,
     );
@@ -182,14 +187,7 @@ export async function claimDueDeliveries(db: Db, tenantId: string, audience: Aud
     const rows = await tx
       .select()
       .from(webhookDeliveries)
-      .where(
-        and(
-          eq(webhookDeliveries.tenantId, tenantId),
-          ofAudience(audience),
-          dueAndFree(now, now),
-          sql`not ${blockedByEarlier(now)}`,
-        ),
-      )
+      .where(and(eq(webhookDeliveries.tenantId, tenantId), ofAudience(audience), dueAndFree(now, now), sql`not ${blockedByEarlier(now)}`))
       .orderBy(asc(webhookDeliveries.eventId))
       .limit(limit)
       .for("update", { skipLocked: true });
@@ -197,7 +195,12 @@ export async function claimDueDeliveries(db: Db, tenantId: string, audience: Aud
     await tx
       .update(webhookDeliveries)
       .set({ leaseUntil: new Date(now.getTime() + LEASE_MS) })
-      .where(inArray(webhookDeliveries.id, rows.map((r) => r.id)));
+      .where(
+        inArray(
+          webhookDeliveries.id,
+          rows.map((r) => r.id),
+        ),
+      );
     return rows;
   });
 }
@@ -208,12 +211,7 @@ export async function claimDueDeliveries(db: Db, tenantId: string, audience: Aud
  * in parallel. The runner gives the tenant's own deliveries and its partner apps' copies a worker each,
  * so a partner app's slow endpoint never holds back the tenant's own webhooks.
  */
-export async function deliverDueForTenant(
-  db: Db,
-  tenantId: string,
-  audience: Audience,
-  opts: DeliverOptions & { maxBatches?: number } = {},
-): Promise<number> {
+export async function deliverDueForTenant(db: Db, tenantId: string, audience: Audience, opts: DeliverOptions & { maxBatches?: number } = {}): Promise<number> {
   let attempted = 0;
   // A turn: at most maxBatches claims, then the worker is handed back (WebhookRunner gives it to the next tenant).
   for (let batch = 0; batch < (opts.maxBatches ?? Infinity); batch++) {
@@ -272,7 +270,10 @@ export async function deliverOne(db: Db, deliveryId: number, opts: DeliverOption
         ),
       );
     if (earlier?.at) return { wait: new Date(Math.max(earlier.at.getTime(), now.getTime()) + 1000) } as Claim;
-    await tx.update(webhookDeliveries).set({ leaseUntil: new Date(now.getTime() + LEASE_MS) }).where(eq(webhookDeliveries.id, d.id));
+    await tx
+      .update(webhookDeliveries)
+      .set({ leaseUntil: new Date(now.getTime() + LEASE_MS) })
+      .where(eq(webhookDeliveries.id, d.id));
     return { row: d } as Claim;
   });
   if (claim.done) return { state: claim.done, status: null, retryAt: null };
@@ -292,13 +293,7 @@ export const queueKey = (q: { tenantId: string; audience: Audience }) => `${q.te
  */
 export async function tenantsWithDueDeliveries(db: Db, now: Date, limit = 100, after = ""): Promise<{ tenantId: string; audience: Audience }[]> {
   const key = sql<string>`${webhookDeliveries.tenantId} || case when ${webhookDeliveries.target} = 'tenant' then '|own' else '|apps' end`;
-  const rows = await db
-    .select({ key })
-    .from(webhookDeliveries)
-    .where(dueAndFree(now, now))
-    .groupBy(key)
-    .orderBy(sql`${key} <= ${after}`, key)
-    .limit(limit);
+  const rows = await db.select({ key }).from(webhookDeliveries).where(dueAndFree(now, now)).groupBy(key).orderBy(sql`${key} <= ${after}`, key).limit(limit);
   return rows.map((r) => {
     const split = r.key.lastIndexOf("|");
     return { tenantId: r.key.slice(0, split), audience: r.key.slice(split + 1) as Audience };
@@ -306,7 +301,10 @@ export async function tenantsWithDueDeliveries(db: Db, now: Date, limit = 100, a
 }
 
 export async function nextDeliveryDueAt(db: Db): Promise<Date | null> {
-  const [row] = await db.select({ at: min(webhookDeliveries.nextAttemptAt) }).from(webhookDeliveries).where(eq(webhookDeliveries.state, "pending"));
+  const [row] = await db
+    .select({ at: min(webhookDeliveries.nextAttemptAt) })
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.state, "pending"));
   return row?.at ?? null;
 }
 
@@ -322,7 +320,9 @@ export async function overdueDeliveries(db: Db, now: Date, limit = 500) {
       tenantId: webhookDeliveries.tenantId,
       target: webhookDeliveries.target,
       eventId: webhookDeliveries.eventId,
-      turn: sql<number>`row_number() over (partition by ${webhookDeliveries.tenantId} order by ${webhookDeliveries.eventId}, ${webhookDeliveries.id})`.as("turn"),
+      turn: sql<number>`row_number() over (partition by ${webhookDeliveries.tenantId} order by ${webhookDeliveries.eventId}, ${webhookDeliveries.id})`.as(
+        "turn",
+      ),
     })
     .from(webhookDeliveries)
     .where(dueAndFree(before, now))
@@ -339,7 +339,14 @@ export async function redeliver(db: Db, tenantId: string, deliveryId: number, no
   const [row] = await db
     .update(webhookDeliveries)
     .set({ state: "pending", attempts: 0, nextAttemptAt: now, leaseUntil: null, finishedAt: null, lastError: null })
-    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.tenantId, tenantId), eq(webhookDeliveries.target, "tenant"), ne(webhookDeliveries.state, "pending")))
+    .where(
+      and(
+        eq(webhookDeliveries.id, deliveryId),
+        eq(webhookDeliveries.tenantId, tenantId),
+        eq(webhookDeliveries.target, "tenant"),
+        ne(webhookDeliveries.state, "pending"),
+      ),
+    )
     .returning({ id: webhookDeliveries.id, tenantId: webhookDeliveries.tenantId });
   if (!row) throw new NotFound("Delivery not found, or still pending.");
   return row;
@@ -364,7 +371,12 @@ export async function listDeliveries(db: Db, tenantId: string, filter: { type?: 
     ? await db
         .select()
         .from(webhookAttempts)
-        .where(inArray(webhookAttempts.deliveryId, rows.map((r) => r.id)))
+        .where(
+          inArray(
+            webhookAttempts.deliveryId,
+            rows.map((r) => r.id),
+          ),
+        )
         .orderBy(asc(webhookAttempts.id))
     : [];
   return rows.map((r) => ({

@@ -31,9 +31,7 @@ export async function fanOutEvents(db: Db, now: Date, limit = 1000): Promise<Fan
       .limit(limit);
     if (events.length === 0) return [];
     const tenantIds = [...new Set(events.map((e) => e.tenantId))];
-    const configs = new Map(
-      (await tx.select().from(webhookConfigs).where(inArray(webhookConfigs.tenantId, tenantIds))).map((c) => [c.tenantId, c]),
-    );
+    const configs = new Map((await tx.select().from(webhookConfigs).where(inArray(webhookConfigs.tenantId, tenantIds))).map((c) => [c.tenantId, c]));
     const apps = await appsListeningTo(tx, [...new Set(events.filter((e) => sentToApps[e.type as WebhookType]).map((e) => e.tenantId))], now);
     const rows = events.flatMap((e) => {
       const delivery = (target: string, payload: unknown) => ({
@@ -52,12 +50,24 @@ export async function fanOutEvents(db: Db, now: Date, limit = 1000): Promise<Fan
       return [...own, ...partners.map((app) => delivery(appTarget(app), { ...(e.payload as object), sub: e.tenantId }))];
     });
     const created = rows.length
-      ? await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id, tenantId: webhookDeliveries.tenantId, target: webhookDeliveries.target })
+      ? await tx
+          .insert(webhookDeliveries)
+          .values(rows)
+          .onConflictDoNothing()
+          .returning({ id: webhookDeliveries.id, tenantId: webhookDeliveries.tenantId, target: webhookDeliveries.target })
       : [];
     await tx
       .update(outboxEvents)
       .set({ fannedOutAt: now })
-      .where(and(isNull(outboxEvents.fannedOutAt), inArray(outboxEvents.id, events.map((e) => e.id))));
+      .where(
+        and(
+          isNull(outboxEvents.fannedOutAt),
+          inArray(
+            outboxEvents.id,
+            events.map((e) => e.id),
+          ),
+        ),
+      );
     return created;
   });
 }

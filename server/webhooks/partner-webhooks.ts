@@ -5,7 +5,6 @@ import { inJson } from "../../db/params";
 import { oauthGrants, oauthTokens, partnerApps } from "../../db/schema";
 import { decryptSecret, encryptSecret } from "../crypto/secret-box";
 import { NotFound } from "../errors";
-import { ownApp } from "../oauth/partner-apps";
 import type { WebhookType } from "./schema";
 import { newSigningSecret } from "./signing";
 import { previousSecretUntil, secretsInForce } from "./webhook-config";
@@ -85,6 +84,19 @@ async function withSecret(db: Db | Tx, clientId: string): Promise<AppRow> {
   return app;
 }
 
+/**
+ * The developer's own app, or 404 (as server/oauth/partner-apps.ts `ownApp`; not imported from there so
+ * that webhooks and oauth do not import each other: oauth's router calls into this file).
+ */
+async function ownApp(db: Db, developerTenantId: string, clientId: string): Promise<AppRow> {
+  const [app] = await db
+    .select()
+    .from(partnerApps)
+    .where(and(eq(partnerApps.id, clientId), eq(partnerApps.tenantId, developerTenantId)));
+  if (!app) throw new NotFound("No such partner app.");
+  return app;
+}
+
 /** The developer portal: the app's current signing secret (the developer's own app only). */
 export async function appWebhookSecret(db: Db, developerTenantId: string, clientId: string) {
   const app = await ownApp(db, developerTenantId, clientId);
@@ -103,7 +115,11 @@ export async function rotateAppWebhookSecret(db: Db, developerTenantId: string, 
     const [current] = await tx.select().from(partnerApps).where(eq(partnerApps.id, clientId)).for("update");
     await tx
       .update(partnerApps)
-      .set({ webhookSecretEncrypted: encryptSecret(secret), previousWebhookSecretEncrypted: current.webhookSecretEncrypted, previousWebhookSecretExpiresAt: until })
+      .set({
+        webhookSecretEncrypted: encryptSecret(secret),
+        previousWebhookSecretEncrypted: current.webhookSecretEncrypted,
+        previousWebhookSecretExpiresAt: until,
+      })
       .where(eq(partnerApps.id, clientId));
   });
   return { signing_secret: secret, previous_valid_until: until.toISOString() };
@@ -111,5 +127,8 @@ export async function rotateAppWebhookSecret(db: Db, developerTenantId: string, 
 
 /** A 410 Gone from the app's URL removes it from the app (only if it is still the configured one). */
 export async function disableAppUrl(db: Db | Tx, clientId: string, url: string) {
-  await db.update(partnerApps).set({ webhookUrl: null }).where(and(eq(partnerApps.id, clientId), eq(partnerApps.webhookUrl, url)));
+  await db
+    .update(partnerApps)
+    .set({ webhookUrl: null })
+    .where(and(eq(partnerApps.id, clientId), eq(partnerApps.webhookUrl, url)));
 }

@@ -3,7 +3,7 @@ import type { Db } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import { outboxEvents, webhookAttempts, webhookDeliveries } from "../../db/schema";
 import { env } from "../env";
-import { deleteInBatches, maintenanceBatch } from "../maintenance/batched-delete";
+import { deleteInBatches, maintenanceBatch } from "../../db/batched-delete";
 
 /**
  * Retention (WEBHOOK_RETENTION_DAYS, default 30): finished deliveries older than that (their attempts go

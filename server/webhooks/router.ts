@@ -52,7 +52,7 @@ export const webhooksRouter = router({
         tags,
         summary: "Change webhook URLs (partial)",
         description:
-          "Partial merge of the three URL fields; `\"\"` or null disables one. Only http(s) URLs; private, loopback, link-local and reserved " +
+          'Partial merge of the three URL fields; `""` or null disables one. Only http(s) URLs; private, loopback, link-local and reserved ' +
           "targets are refused (400 naming the field), here and again when connecting, after DNS. `updated` lists the fields whose value changed. " +
           "The answer never contains the signing secret. An empty body, or an unknown property, is 400.",
         protect: true,
@@ -75,7 +75,7 @@ export const webhooksRouter = router({
         tags,
         summary: "Send a test payload to the type's URL",
         description:
-          "Sends a signed sample event with `\"test\": true` to the URL of `type` and answers `status`: the receiver's HTTP status, 0 when it " +
+          'Sends a signed sample event with `"test": true` to the URL of `type` and answers `status`: the receiver\'s HTTP status, 0 when it ' +
           "could not be reached (refused, time-out, blocked address). 400 when the type has no URL. At most 5 tests per type per 10 minutes: " +
           'then 400 `{"code":"bad_request","limitExceeded":true,"limitType":"test_webhook","current":5,"max":5}`. Partner apps get 403.',
         protect: true,

@@ -31,7 +31,7 @@ export const listWebhooksOutput = z.object({
 const urlIn = z
   .union([text({ max: urlMaxLength }), z.null()])
   .optional()
-  .meta({ description: "An http(s) URL; `\"\"` or null disables. Private, loopback and link-local targets are refused (400)." });
+  .meta({ description: 'An http(s) URL; `""` or null disables. Private, loopback and link-local targets are refused (400).' });
 
 export const editWebhooksInput = z
   .object({ campaign_status_url: urlIn, campaign_progress_url: urlIn, channel_status_url: urlIn })

@@ -2,7 +2,8 @@ import http from "node:http";
 import https from "node:https";
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent";
 import { env } from "../env";
-import type { LookupFn } from "./target-address";
+import type { LookupFn } from "../net/target-address";
+import { processWide } from "../process-state";
 
 export interface SendResult {
   /** The receiver's HTTP status; 0 when there was no answer (refused, blocked address, time-out). */
@@ -21,14 +22,13 @@ export interface SendOptions {
 }
 
 type Agents = { http: http.Agent; https: https.Agent };
-const holder = globalThis as unknown as { __gcsWebhookAgents?: Record<"strict" | "private", Agents> };
 
 /**
  * node:http(s) agents that check the connected address after DNS (request-filtering-agent): the global
  * fetch ignores agents, so deliveries go through node:http. Keep-alive, as deliveries come in bursts.
  */
 function agents(allowPrivate: boolean): Agents {
-  holder.__gcsWebhookAgents ??= {
+  const all = processWide<Record<"strict" | "private", Agents>>("webhookAgents", () => ({
     strict: {
       http: new RequestFilteringHttpAgent({ keepAlive: true, allowPrivateIPAddress: false, allowMetaIPAddress: false }),
       https: new RequestFilteringHttpsAgent({ keepAlive: true, allowPrivateIPAddress: false, allowMetaIPAddress: false }),
@@ -37,8 +37,8 @@ function agents(allowPrivate: boolean): Agents {
       http: new RequestFilteringHttpAgent({ keepAlive: true, allowPrivateIPAddress: true, allowMetaIPAddress: true }),
       https: new RequestFilteringHttpsAgent({ keepAlive: true, allowPrivateIPAddress: true, allowMetaIPAddress: true }),
     },
-  };
-  return holder.__gcsWebhookAgents[allowPrivate ? "private" : "strict"];
+  }));
+  return all[allowPrivate ? "private" : "strict"];
 }
 
 /**

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startupWarnings } from "../env";
 import { sendWebhook } from "./send-webhook";
-import { isPrivateAddress, webhookUrlProblem, type LookupFn } from "./target-address";
+import { isPrivateAddress, webhookUrlProblem, type LookupFn } from "../net/target-address";
 
 /** A resolver that answers `address` for every name, as a rebinding DNS server would. */
 const resolvesTo = (address: string, family = 4): LookupFn =>
@@ -37,10 +37,25 @@ afterEach(() => {
 });
 
 describe("which addresses are private", () => {
-  it.each(["127.0.0.1", "10.2.3.4", "172.31.255.255", "192.168.0.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255", "::1", "::", "fe80::1", "fd00::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:a00:1", "not-an-ip"])(
-    "%s is refused",
-    (ip) => expect(isPrivateAddress(ip)).toBe(true),
-  );
+  it.each([
+    "127.0.0.1",
+    "10.2.3.4",
+    "172.31.255.255",
+    "192.168.0.1",
+    "169.254.169.254",
+    "100.64.0.1",
+    "0.0.0.0",
+    "224.0.0.1",
+    "255.255.255.255",
+    "::1",
+    "::",
+    "fe80::1",
+    "fd00::1",
+    "::ffff:127.0.0.1",
+    "::ffff:7f00:1",
+    "::ffff:a00:1",
+    "not-an-ip",
+  ])("%s is refused", (ip) => expect(isPrivateAddress(ip)).toBe(true));
   it.each(["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"])("%s is public", (ip) => expect(isPrivateAddress(ip)).toBe(false));
 });
 

@@ -65,10 +65,7 @@ export async function testWebhook(db: Db, tenantId: string, type: WebhookType, n
   });
   const body = webhookBody({ type, timestamp: now.toISOString(), test: true, data: sampleData[type] });
   const result = await sendWebhook(url, body, webhookHeaders(signingSecrets(config, now), `msg_test_${randomUUID()}`, now, body));
-  await db
-    .update(webhookAttempts)
-    .set({ status: result.status, durationMs: result.durationMs, error: result.error })
-    .where(eq(webhookAttempts.id, attemptId));
+  await db.update(webhookAttempts).set({ status: result.status, durationMs: result.durationMs, error: result.error }).where(eq(webhookAttempts.id, attemptId));
   return result;
 }
 

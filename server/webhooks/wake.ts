@@ -1,7 +1,8 @@
+import { processWide } from "../process-state";
+
 /** The webhook engine registers here to hear that events were recorded (it also polls, so a missed call costs latency only). */
 type Listener = () => void;
-const holder = globalThis as unknown as { __gcsWebhookWakers?: Set<Listener> };
-const listeners = (holder.__gcsWebhookWakers ??= new Set());
+const listeners = processWide("webhookWakers", () => new Set<Listener>());
 
 export function onWebhookWake(listener: Listener) {
   listeners.add(listener);

@@ -6,7 +6,7 @@ import { env } from "../env";
 import { BadRequest } from "../errors";
 import { newSigningSecret } from "./signing";
 import { urlField, webhookTypes, type EditWebhooksInput, type WebhookType } from "./schema";
-import { webhookUrlProblem } from "./target-address";
+import { webhookUrlProblem } from "../net/target-address";
 
 export type WebhookConfigRow = typeof webhookConfigs.$inferSelect;
 
@@ -22,7 +22,10 @@ export const configuredUrl = (c: WebhookConfigRow | undefined, type: WebhookType
 export async function getWebhookConfig(db: Db | Tx, tenantId: string): Promise<WebhookConfigRow> {
   const [found] = await db.select().from(webhookConfigs).where(eq(webhookConfigs.tenantId, tenantId));
   if (found) return found;
-  await db.insert(webhookConfigs).values({ tenantId, secretEncrypted: encryptSecret(newSigningSecret()) }).onConflictDoNothing();
+  await db
+    .insert(webhookConfigs)
+    .values({ tenantId, secretEncrypted: encryptSecret(newSigningSecret()) })
+    .onConflictDoNothing();
   const [created] = await db.select().from(webhookConfigs).where(eq(webhookConfigs.tenantId, tenantId));
   return created;
 }

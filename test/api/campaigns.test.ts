@@ -71,7 +71,10 @@ describe("create-campaign/message", () => {
       mention_all: true,
     });
     expect(res.status).toBe(201);
-    await until(() => api("GET", `/api/external/info-campaign/${res.json.id_campaign}`), (r) => r.json.status === "completed");
+    await until(
+      () => api("GET", `/api/external/info-campaign/${res.json.id_campaign}`),
+      (r) => r.json.status === "completed",
+    );
     const log = await api("GET", `/api/simulator/messages?id_campaign=${res.json.id_campaign}`);
     expect(log.json.messages[0]).toMatchObject({ message_type: "video", media_url: "https://cdn.example.com/v.mp4", text: "Veja", mention_all: true });
   });
@@ -97,18 +100,29 @@ describe("create-campaign/message", () => {
   });
 
   it("404 for an unknown or foreign segment; 400 when no channel of the segment is connected", async () => {
-    expectEnvelope(await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: "segment_00000000-0000-4000-8000-000000000000", message: "x" }), 404, "Not Found");
+    expectEnvelope(
+      await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: "segment_00000000-0000-4000-8000-000000000000", message: "x" }),
+      404,
+      "Not Found",
+    );
     const other = await newTenant(server.url);
     const theirs = await segmentWithGroups(other, 1);
     expectEnvelope(await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: theirs.segment, message: "x" }), 404, "Not Found");
     const s = await segmentWithGroups(api, 1);
     await api("POST", `/api/simulator/channels/${s.channel}/state`, { connected: false });
-    expect(expectEnvelope(await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: s.segment, message: "x" }), 400, "Bad Request").code).toBe("no_connected_channel");
+    expect(
+      expectEnvelope(await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: s.segment, message: "x" }), 400, "Bad Request").code,
+    ).toBe("no_connected_channel");
   });
 
   it("keeps a scheduled campaign pending and answers scheduled_at in Brasília time", async () => {
     const s = await segmentWithGroups(api, 1);
-    const res = await api("POST", "/api/external/create-campaign/message", { name: "Natal", id_segment: s.segment, message: "x", scheduled_at: "25/12/2099 - 09:30" });
+    const res = await api("POST", "/api/external/create-campaign/message", {
+      name: "Natal",
+      id_segment: s.segment,
+      message: "x",
+      scheduled_at: "25/12/2099 - 09:30",
+    });
     expect(res.status).toBe(201);
     expect(res.json.scheduled_at).toBe("2099-12-25T09:30:00-03:00");
     await new Promise((r) => setTimeout(r, 300));
@@ -127,14 +141,25 @@ describe("create-campaign/message", () => {
 });
 
 describe("create-campaign/carousel", () => {
-  const card = (n: number) => ({ image_url: `https://cdn.example.com/${n}.png`, text: `Card ${n}`, buttons: [{ label: "Comprar", type: "URL", url: "https://loja.example.com" }] });
+  const card = (n: number) => ({
+    image_url: `https://cdn.example.com/${n}.png`,
+    text: `Card ${n}`,
+    buttons: [{ label: "Comprar", type: "URL", url: "https://loja.example.com" }],
+  });
 
   it("creates and sends a carousel (201, cards_count)", async () => {
     const s = await segmentWithGroups(api, 2);
-    const res = await api("POST", "/api/external/create-campaign/carousel", { name: "Vitrine", id_segment: s.segment, carousel_data: { message: "Confira", cards: [card(1), card(2)] } });
+    const res = await api("POST", "/api/external/create-campaign/carousel", {
+      name: "Vitrine",
+      id_segment: s.segment,
+      carousel_data: { message: "Confira", cards: [card(1), card(2)] },
+    });
     expect(res.status).toBe(201);
     expect(res.json).toMatchObject({ success: true, message_type: "carousel", cards_count: 2, status: "pending" });
-    await until(() => api("GET", `/api/external/info-campaign/${res.json.id_campaign}`), (r) => r.json.status === "completed");
+    await until(
+      () => api("GET", `/api/external/info-campaign/${res.json.id_campaign}`),
+      (r) => r.json.status === "completed",
+    );
     const log = await api("GET", `/api/simulator/messages?id_campaign=${res.json.id_campaign}`);
     expect(log.json.messages[0].cards).toHaveLength(2);
   });
@@ -161,7 +186,10 @@ describe("the monitoring copy: first, and apart from the campaign's groups", () 
     const s = await segmentWithGroups(api, 5, true);
     expect(s.totalGroups).toBe(5);
     const { json } = await api("POST", "/api/external/create-campaign/message", { name: "Oferta", id_segment: s.segment, message: "Olá!" });
-    const done = await until(() => info(json.id_campaign), (r) => r.json.status === "completed");
+    const done = await until(
+      () => info(json.id_campaign),
+      (r) => r.json.status === "completed",
+    );
     expect(done.json.groups).toEqual({ total: s.totalGroups, sent: 5, pending: 0, failed: 0 });
     expect(done.json.monitoring_group).toEqual({ id_group: s.groups[19], id_channel: s.channel, status: "sent", sent_at: expect.any(String) });
     expect(done.json.monitoring_group.sent_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d-03:00$/);
@@ -181,7 +209,10 @@ describe("the monitoring copy: first, and apart from the campaign's groups", () 
     const { json } = await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: s.segment, message: "x" });
     const created = await info(json.id_campaign);
     expect(created.json.monitoring_group).toBeNull();
-    const done = await until(() => info(json.id_campaign), (r) => r.json.status === "completed");
+    const done = await until(
+      () => info(json.id_campaign),
+      (r) => r.json.status === "completed",
+    );
     expect(done.json).toMatchObject({ groups: { total: 2, sent: 2, pending: 0, failed: 0 }, monitoring_group: null });
   });
 
@@ -194,13 +225,21 @@ describe("the monitoring copy: first, and apart from the campaign's groups", () 
       const early = await info(json.id_campaign);
       expect(early.json.groups).toEqual({ total: 5, sent: 0, pending: 5, failed: 0 });
       expect(early.json.monitoring_group).toMatchObject({ status: expect.stringMatching(/^(pending|sending)$/), sent_at: null });
-      const done = await until(() => info(json.id_campaign), (r) => r.json.status === "completed");
+      const done = await until(
+        () => info(json.id_campaign),
+        (r) => r.json.status === "completed",
+      );
       expect(done.json.groups).toEqual({ total: 5, sent: 5, pending: 0, failed: 0 });
       expect(done.json.monitoring_group.status).toBe("sent");
       const messages = await log(json.id_campaign);
       // The groups waited for the copy's retry: it is the first message (the groups of one loop share a send time).
       expect(messages.map((m) => m.id_group)[0]).toBe(s.groups[19]);
-      expect(messages.slice(1).map((m) => m.id_group).sort()).toEqual(s.groups.slice(0, 5).sort());
+      expect(
+        messages
+          .slice(1)
+          .map((m) => m.id_group)
+          .sort(),
+      ).toEqual(s.groups.slice(0, 5).sort());
       for (const m of messages.slice(1)) expect(Date.parse(m.sent_at)).toBeGreaterThan(Date.parse(messages[0].sent_at));
     } finally {
       delete process.env.SEND_RETRY_SCHEDULE;
@@ -213,7 +252,10 @@ describe("the monitoring copy: first, and apart from the campaign's groups", () 
       const a = await segmentWithGroups(api, 3, true);
       await api("POST", `/api/simulator/groups/${encodeURIComponent(a.groups[19])}/failures`, { always: true });
       const first = (await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: a.segment, message: "x" })).json;
-      const doneA = await until(() => info(first.id_campaign), (r) => r.json.status === "completed");
+      const doneA = await until(
+        () => info(first.id_campaign),
+        (r) => r.json.status === "completed",
+      );
       expect(doneA.json.groups).toEqual({ total: 3, sent: 3, pending: 0, failed: 0 });
       expect(doneA.json.monitoring_group).toMatchObject({ status: "failed", sent_at: null });
       await api("POST", `/api/simulator/groups/${encodeURIComponent(a.groups[19])}/failures`, { always: false });
@@ -221,7 +263,10 @@ describe("the monitoring copy: first, and apart from the campaign's groups", () 
       const b = await segmentWithGroups(api, 2, true);
       for (const g of b.groups.slice(0, 2)) await api("POST", `/api/simulator/groups/${encodeURIComponent(g)}/failures`, { always: true });
       const second = (await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: b.segment, message: "x" })).json;
-      const doneB = await until(() => info(second.id_campaign), (r) => r.json.status === "failed");
+      const doneB = await until(
+        () => info(second.id_campaign),
+        (r) => r.json.status === "failed",
+      );
       expect(doneB.json).toMatchObject({ status: "failed", groups: { total: 2, sent: 0, pending: 0, failed: 2 }, monitoring_group: { status: "sent" } });
       for (const g of b.groups.slice(0, 2)) await api("POST", `/api/simulator/groups/${encodeURIComponent(g)}/failures`, { always: false });
     } finally {
@@ -235,14 +280,24 @@ describe("info-campaign and operations", () => {
     expectEnvelope(await api("GET", "/api/external/info-campaign/xyz"), 400, "Bad Request");
     expectEnvelope(await api("GET", "/api/external/info-campaign/campaign_00000000-0000-4000-8000-000000000000"), 404, "Not Found");
     const s = await segmentWithGroups(api, 1);
-    const { json } = await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: s.segment, message: "x", scheduled_at: "01/01/2099 - 10:00" });
+    const { json } = await api("POST", "/api/external/create-campaign/message", {
+      name: "x",
+      id_segment: s.segment,
+      message: "x",
+      scheduled_at: "01/01/2099 - 10:00",
+    });
     const other = await newTenant(server.url);
     expectEnvelope(await other("GET", `/api/external/info-campaign/${json.id_campaign}`), 404, "Not Found");
   });
 
   it("pause, resume and cancel through REST, with 409 for a finished campaign", async () => {
     const s = await segmentWithGroups(api, 3);
-    const { json } = await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: s.segment, message: "x", scheduled_at: "01/01/2099 - 10:00" });
+    const { json } = await api("POST", "/api/external/create-campaign/message", {
+      name: "x",
+      id_segment: s.segment,
+      message: "x",
+      scheduled_at: "01/01/2099 - 10:00",
+    });
     const paused = await api("POST", `/api/external/pause-campaign/${json.id_campaign}`);
     expect(paused.json).toMatchObject({ success: true, status: "paused" });
     const resumed = await api("POST", `/api/external/resume-campaign/${json.id_campaign}`);
@@ -258,7 +313,10 @@ describe("info-campaign and operations", () => {
     const s = await segmentWithGroups(api, 3);
     await api("POST", `/api/simulator/groups/${encodeURIComponent(s.groups[1])}/failures`, { always: true });
     const { json } = await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: s.segment, message: "x" });
-    const info = await until(() => api("GET", `/api/external/info-campaign/${json.id_campaign}`), (r) => r.json.status === "completed");
+    const info = await until(
+      () => api("GET", `/api/external/info-campaign/${json.id_campaign}`),
+      (r) => r.json.status === "completed",
+    );
     expect(info.json.groups).toEqual({ total: 3, sent: 2, pending: 0, failed: 1 });
     await api("POST", `/api/simulator/groups/${encodeURIComponent(s.groups[1])}/failures`, { always: false });
   });

@@ -39,7 +39,7 @@ describe("create-channel", () => {
 
   it("answers 401 without a key and with a wrong key", async () => {
     expectEnvelope(await request(server.url, "POST", "/api/external/create-channel", { name: "x" }), 401, "Unauthorized");
-    const wrong = await request(server.url, "POST", "/api/external/create-channel", { name: "x" }, { "x-api-key": "sk_live_" + "a".repeat(40) });
+    const wrong = await request(server.url, "POST", "/api/external/create-channel", { name: "x" }, { "x-api-key": `sk_live_${"a".repeat(40)}` });
     expect(expectEnvelope(wrong, 401, "Unauthorized").message).toMatch(/invalid or absent/);
   });
 

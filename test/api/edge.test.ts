@@ -42,9 +42,9 @@ describe("request bodies", () => {
     // 2 MiB is past the general cap but within create-segment's: validated, not refused for its size.
     const segment = await api("POST", "/api/external/create-segment", JSON.stringify({ name: "s", groups: [], pad: " ".repeat(2 * MiB) }));
     expect(segment.status).not.toBe(413);
-    expect(expectEnvelope(await api("POST", "/api/external/create-segment", JSON.stringify({ name: "y".repeat(5 * MiB) })), 413, "Payload Too Large").code).toBe(
-      "payload_too_large",
-    );
+    expect(
+      expectEnvelope(await api("POST", "/api/external/create-segment", JSON.stringify({ name: "y".repeat(5 * MiB) })), 413, "Payload Too Large").code,
+    ).toBe("payload_too_large");
   });
 
   it("a chunked body without Content-Length is cut off with 413 once it passes the cap", async () => {
@@ -61,7 +61,12 @@ describe("request bodies", () => {
     });
     expect(form.status).toBe(413);
     expect(form.json).toMatchObject({ success: false, error: "Payload Too Large", code: "payload_too_large" });
-    const chunked = await sendLarge(server.url, { path: "/api/oauth/token", total: 4 * MiB, contentLength: false, headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const chunked = await sendLarge(server.url, {
+      path: "/api/oauth/token",
+      total: 4 * MiB,
+      contentLength: false,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(chunked.status).toBe(413);
     const sim = await sendLarge(server.url, { path: "/api/simulator/latency", total: 2 * MiB, contentLength: false, headers: { "x-api-key": api.key } });
     expect(sim.status).toBe(413);
@@ -141,7 +146,9 @@ describe("security headers", () => {
 
 describe("OpenAPI", () => {
   it("documents 413 for the external operations that take a body", async () => {
-    const doc = (await request(server.url, "GET", "/api/openapi.json")).json as { paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>> };
+    const doc = (await request(server.url, "GET", "/api/openapi.json")).json as {
+      paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>>;
+    };
     const create = doc.paths["/api/external/create-channel"].post.responses["413"];
     expect(create.description).toMatch(/Payload Too Large.*1 MiB/);
     expect(doc.paths["/api/external/create-segment"].post.responses["413"].description).toMatch(/4 MiB/);

@@ -19,7 +19,13 @@ let api: Api;
 
 beforeAll(async () => {
   fake = await startFakeEvolution();
-  Object.assign(process.env, { MESSAGING_PROVIDER: "evolution", EVOLUTION_API_URL: fake.url, EVOLUTION_API_KEY: fake.apiKey, EVOLUTION_TIMEOUT_MS: "1000", EVOLUTION_RETRIES: "1" });
+  Object.assign(process.env, {
+    MESSAGING_PROVIDER: "evolution",
+    EVOLUTION_API_URL: fake.url,
+    EVOLUTION_API_KEY: fake.apiKey,
+    EVOLUTION_TIMEOUT_MS: "1000",
+    EVOLUTION_RETRIES: "1",
+  });
   // Unknown outcomes are looked up 1 s after the attempt; retries and the rate-limit slow-down are short.
   Object.assign(process.env, { EVOLUTION_RECONCILE_AFTER_SECONDS: "1", SEND_RETRY_SCHEDULE: "200,400", SEND_SLOWDOWN_MS: "300" });
   server = await startTestServer();
@@ -28,7 +34,9 @@ beforeAll(async () => {
   expect(services.provider.name).toBe("evolution");
   runner = new InProcessRunner(services, { maxSleepMs: 50 }).start();
   api = await newTenant(server.url, { channelLimit: 50 });
-  const zeroPacing = { dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 } };
+  const zeroPacing = {
+    dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
+  };
   expect((await api("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
 });
 afterAll(async () => {
@@ -42,7 +50,10 @@ const status = async (id: string) => (await api("PUT", `/api/external/edit-chann
 async function connectedChannel() {
   const { json } = await api("POST", "/api/external/create-channel", { name: "Evo" });
   await fake.pair(json.id_channel);
-  await until(() => status(json.id_channel), (s) => s === "connected");
+  await until(
+    () => status(json.id_channel),
+    (s) => s === "connected",
+  );
   return json.id_channel as string;
 }
 
@@ -58,22 +69,45 @@ describe("channels on Evolution API", () => {
     expect(expectEnvelope(await api("GET", `/api/external/list-groups/${res.json.id_channel}`), 503, "Service Unavailable").message).toContain("connecting");
 
     await fake.pair(res.json.id_channel);
-    expect(await until(() => status(res.json.id_channel), (s) => s === "connected")).toBe("connected");
-    const events = await (await getDb()).select().from(outboxEvents).where(and(eq(outboxEvents.tenantId, api.tenantId), eq(outboxEvents.type, "channel_status")));
-    expect(events.map((e) => (e.payload as { data: unknown }).data)).toContainEqual({ id_channel: res.json.id_channel, name: "Vendas", status: "connected", previous_status: "connecting" });
+    expect(
+      await until(
+        () => status(res.json.id_channel),
+        (s) => s === "connected",
+      ),
+    ).toBe("connected");
+    const events = await (await getDb())
+      .select()
+      .from(outboxEvents)
+      .where(and(eq(outboxEvents.tenantId, api.tenantId), eq(outboxEvents.type, "channel_status")));
+    expect(events.map((e) => (e.payload as { data: unknown }).data)).toContainEqual({
+      id_channel: res.json.id_channel,
+      name: "Vendas",
+      status: "connected",
+      previous_status: "connecting",
+    });
   });
 
   it("list-groups answers the gateway's groups (cached; community parents left out); 503 once the number goes offline", async () => {
     const id = await connectedChannel();
     const res = await api("GET", `/api/external/list-groups/${id}`);
     expect(res.status).toBe(200);
-    expect(res.json.groups).toEqual(fake.instances.get(id)!.groups.filter((g) => !g.isCommunity).map((g) => ({ id_group: g.id, name: g.subject })));
+    expect(res.json.groups).toEqual(
+      fake.instances
+        .get(id)!
+        .groups.filter((g) => !g.isCommunity)
+        .map((g) => ({ id_group: g.id, name: g.subject })),
+    );
     const fetches = fake.counters.fetchAllGroups;
     expect((await api("GET", `/api/external/list-groups/${id}`)).status).toBe(200);
     expect(fake.counters.fetchAllGroups).toBe(fetches);
 
     await fake.setState(id, "close");
-    expect(await until(() => status(id), (s) => s === "disconnected")).toBe("disconnected");
+    expect(
+      await until(
+        () => status(id),
+        (s) => s === "disconnected",
+      ),
+    ).toBe("disconnected");
     expectEnvelope(await api("GET", `/api/external/list-groups/${id}`), 503, "Service Unavailable");
   });
 
@@ -81,7 +115,10 @@ describe("channels on Evolution API", () => {
     const { db, provider } = await getServices();
     const dashboard = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
     // The composer learns that carousels go out as the fallback here.
-    expect(await dashboard.channels.platform()).toEqual({ provider: "evolution", capabilities: { carousel: false, forward: false, linkPreview: true, mentionAll: true, receipts: false } });
+    expect(await dashboard.channels.platform()).toEqual({
+      provider: "evolution",
+      capabilities: { carousel: false, forward: false, linkPreview: true, mentionAll: true, receipts: false },
+    });
     const { json } = await api("POST", "/api/external/create-channel", { name: "Pareamento" });
     const qr = await dashboard.channels.pairing({ id_channel: json.id_channel });
     expect(qr).toMatchObject({ provider: "evolution", status: "connecting", automatic: false });
@@ -97,11 +134,19 @@ describe("channels on Evolution API", () => {
     await expect(dashboard.channels.pairing({ id_channel: json.id_channel, phone_number: "abc" })).rejects.toThrow(/phone_number|digits/);
 
     await fake.pair(json.id_channel);
-    await until(() => status(json.id_channel), (s) => s === "connected");
+    await until(
+      () => status(json.id_channel),
+      (s) => s === "connected",
+    );
     expect(await dashboard.channels.pairing({ id_channel: json.id_channel })).toMatchObject({ status: "connected", qr_code: null });
     await dashboard.channels.disconnect({ id_channel: json.id_channel });
     expect(fake.instances.get(json.id_channel)!.state).toBe("close");
-    expect(await until(() => status(json.id_channel), (s) => s === "disconnected")).toBe("disconnected");
+    expect(
+      await until(
+        () => status(json.id_channel),
+        (s) => s === "disconnected",
+      ),
+    ).toBe("disconnected");
   });
 
   it("a gateway that is down answers 503 on list-groups, never 500", async () => {
@@ -127,15 +172,30 @@ describe("the gateway as it really behaves", () => {
     await fake.setState(id, "close");
     const db = await getDb();
     const events = await until(
-      () => db.select().from(outboxEvents).where(and(eq(outboxEvents.tenantId, api.tenantId), eq(outboxEvents.type, "channel_status"))),
-      (rows) => rows.some((e) => (e.payload as { data: { id_channel: string; status: string } }).data.id_channel === id && (e.payload as { data: { status: string } }).data.status === "disconnected"),
+      () =>
+        db
+          .select()
+          .from(outboxEvents)
+          .where(and(eq(outboxEvents.tenantId, api.tenantId), eq(outboxEvents.type, "channel_status"))),
+      (rows) =>
+        rows.some(
+          (e) =>
+            (e.payload as { data: { id_channel: string; status: string } }).data.id_channel === id &&
+            (e.payload as { data: { status: string } }).data.status === "disconnected",
+        ),
     );
-    const ev = events.find((e) => (e.payload as { data: { id_channel: string; status: string } }).data.id_channel === id && (e.payload as { data: { status: string } }).data.status === "disconnected")!;
+    const ev = events.find(
+      (e) =>
+        (e.payload as { data: { id_channel: string; status: string } }).data.id_channel === id &&
+        (e.payload as { data: { status: string } }).data.status === "disconnected",
+    )!;
     const stamped = Date.parse((ev.payload as { timestamp: string }).timestamp);
     expect(stamped).toBeGreaterThanOrEqual(before - 1000);
     expect(stamped).toBeLessThanOrEqual(Date.now());
     // The gateway's own stamp was 3 hours earlier.
-    const posted = fake.webhookDeliveries.filter((d) => (d.body as { instance: string; data: { state?: string } }).instance === id).at(-1)!.body as { date_time: string };
+    const posted = fake.webhookDeliveries.filter((d) => (d.body as { instance: string; data: { state?: string } }).instance === id).at(-1)!.body as {
+      date_time: string;
+    };
     expect(Date.parse(posted.date_time)).toBeLessThan(before - 2 * 3_600_000);
   });
 
@@ -170,10 +230,20 @@ describe("the gateway as it really behaves", () => {
     expectEnvelope(await api("GET", `/api/external/list-groups/${id}`), 503, "Service Unavailable");
     expect(fake.instances.has(id)).toBe(true);
     expect(fake.instances.get(id)!.webhook?.url).toBe(`${server.url}/api/evolution/webhook/${id}`);
-    expect(await until(() => status(id), (s) => s === "disconnected")).toBe("disconnected");
+    expect(
+      await until(
+        () => status(id),
+        (s) => s === "disconnected",
+      ),
+    ).toBe("disconnected");
     // It pairs again through the new instance (its webhooks carry the new secret).
     await fake.pair(id);
-    expect(await until(() => status(id), (s) => s === "connected")).toBe("connected");
+    expect(
+      await until(
+        () => status(id),
+        (s) => s === "connected",
+      ),
+    ).toBe("connected");
   });
 
   it("the webhook secret travels in a header; the old URL form (secret in the path) still works", async () => {
@@ -183,9 +253,21 @@ describe("the gateway as it really behaves", () => {
     const event = (state: string) => JSON.stringify({ event: "connection.update", instance: id, data: { state }, date_time: "2020-01-01T00:00:00.000Z" });
     expect((await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: event("close") })).status).toBe(401);
     expect((await fetch(`${url}/${secret}`, { method: "POST", headers: { "content-type": "application/json" }, body: event("close") })).status).toBe(200);
-    expect(await until(() => status(id), (s) => s === "disconnected")).toBe("disconnected");
-    expect((await fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-webhook-token": secret }, body: event("open") })).status).toBe(200);
-    expect(await until(() => status(id), (s) => s === "connected")).toBe("connected");
+    expect(
+      await until(
+        () => status(id),
+        (s) => s === "disconnected",
+      ),
+    ).toBe("disconnected");
+    expect((await fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-webhook-token": secret }, body: event("open") })).status).toBe(
+      200,
+    );
+    expect(
+      await until(
+        () => status(id),
+        (s) => s === "connected",
+      ),
+    ).toBe("connected");
   });
 
   it("the start-up check reports the gateway's version (dashboard)", async () => {
@@ -205,13 +287,23 @@ describe("campaigns through Evolution API", () => {
 
   it("sends a text with mentionsEveryOne and link preview to every group; reads are unavailable (never 0 by mistake)", async () => {
     const s = await segment(3);
-    const res = await api("POST", "/api/external/create-campaign/message", { name: "Oferta", id_segment: s.segment, message: "Veja https://loja.example.com", mention_all: true, link_preview: true });
+    const res = await api("POST", "/api/external/create-campaign/message", {
+      name: "Oferta",
+      id_segment: s.segment,
+      message: "Veja https://loja.example.com",
+      mention_all: true,
+      link_preview: true,
+    });
     expect(res.status).toBe(201);
-    const info = await until(() => api("GET", `/api/external/info-campaign/${res.json.id_campaign}`), (r) => r.json.status === "completed");
+    const info = await until(
+      () => api("GET", `/api/external/info-campaign/${res.json.id_campaign}`),
+      (r) => r.json.status === "completed",
+    );
     expect(info.json.groups).toEqual({ total: 3, sent: 3, pending: 0, failed: 0 });
     const sent = fake.messages.filter((m) => m.instance === s.channel);
     expect(sent.map((m) => m.number).sort()).toEqual([...s.groups].sort());
-    for (const m of sent) expect(m).toMatchObject({ endpoint: "sendText", body: { text: "Veja https://loja.example.com", mentionsEveryOne: true, linkPreview: true } });
+    for (const m of sent)
+      expect(m).toMatchObject({ endpoint: "sendText", body: { text: "Veja https://loja.example.com", mentionsEveryOne: true, linkPreview: true } });
 
     // Evolution never forwards group receipts: the service says reads are unavailable instead of 0.
     expect(info.json.reads_available).toBe(false);
@@ -219,15 +311,31 @@ describe("campaigns through Evolution API", () => {
     for (const m of sent) await fake.receipt(m.id, "READ");
     expect(fake.droppedGroupReceipts).toBe(dropped + 3);
     const db = await getDb();
-    expect(await db.select().from(deliveries).where(and(eq(deliveries.campaignId, res.json.id_campaign), isNotNull(deliveries.readAt)))).toEqual([]);
+    expect(
+      await db
+        .select()
+        .from(deliveries)
+        .where(and(eq(deliveries.campaignId, res.json.id_campaign), isNotNull(deliveries.readAt))),
+    ).toEqual([]);
   });
 
   it("a carousel goes out as the documented fallback: one image per card with its text and links, in order", async () => {
     const s = await segment(1);
-    const cards = [1, 2].map((n) => ({ image_url: `https://cdn.example.com/${n}.png`, text: `Card ${n}`, buttons: [{ label: "Comprar", type: "URL", url: `https://loja.example.com/${n}` }] }));
-    const res = await api("POST", "/api/external/create-campaign/carousel", { name: "Vitrine", id_segment: s.segment, carousel_data: { message: "Confira", cards } });
+    const cards = [1, 2].map((n) => ({
+      image_url: `https://cdn.example.com/${n}.png`,
+      text: `Card ${n}`,
+      buttons: [{ label: "Comprar", type: "URL", url: `https://loja.example.com/${n}` }],
+    }));
+    const res = await api("POST", "/api/external/create-campaign/carousel", {
+      name: "Vitrine",
+      id_segment: s.segment,
+      carousel_data: { message: "Confira", cards },
+    });
     expect(res.status).toBe(201);
-    await until(() => api("GET", `/api/external/info-campaign/${res.json.id_campaign}`), (r) => r.json.status === "completed");
+    await until(
+      () => api("GET", `/api/external/info-campaign/${res.json.id_campaign}`),
+      (r) => r.json.status === "completed",
+    );
     const sent = fake.messages.filter((m) => m.instance === s.channel);
     expect(sent.map((m) => [m.endpoint, m.body.mediatype, m.body.media])).toEqual([
       ["sendMedia", "image", "https://cdn.example.com/1.png"],
@@ -243,9 +351,19 @@ describe("campaigns through Evolution API", () => {
       ["audio", "https://cdn.example.com/a.ogg", {}],
       ["document", "https://cdn.example.com/d.pdf", { file_name: "catalogo.pdf" }],
     ] as const) {
-      const res = await api("POST", "/api/external/create-campaign/message", { name: type, id_segment: s.segment, message: "", message_type: type, media_url: url, ...extra });
+      const res = await api("POST", "/api/external/create-campaign/message", {
+        name: type,
+        id_segment: s.segment,
+        message: "",
+        message_type: type,
+        media_url: url,
+        ...extra,
+      });
       expect(res.status).toBe(201);
-      await until(() => api("GET", `/api/external/info-campaign/${res.json.id_campaign}`), (r) => r.json.status === "completed");
+      await until(
+        () => api("GET", `/api/external/info-campaign/${res.json.id_campaign}`),
+        (r) => r.json.status === "completed",
+      );
     }
     const sent = fake.messages.filter((m) => m.instance === s.channel);
     expect(sent[0]).toMatchObject({ endpoint: "sendWhatsAppAudio", body: { audio: "https://cdn.example.com/a.ogg" } });
@@ -261,7 +379,11 @@ describe("exactly once and the right failures on a gateway that behaves like Evo
     return { channel: id, segment: json.id_segment as string, groups: groups as string[] };
   }
   const finished = (id: string) =>
-    until(() => api("GET", `/api/external/info-campaign/${id}`), (r) => ["completed", "failed"].includes(r.json.status), 20_000);
+    until(
+      () => api("GET", `/api/external/info-campaign/${id}`),
+      (r) => ["completed", "failed"].includes(r.json.status),
+      20_000,
+    );
   const perGroup = (channel: string) => {
     const counts = new Map<string, number>();
     for (const m of fake.messages.filter((x) => x.instance === channel)) counts.set(m.number, (counts.get(m.number) ?? 0) + 1);
@@ -274,7 +396,11 @@ describe("exactly once and the right failures on a gateway that behaves like Evo
       // Two sends accepted by WhatsApp only after our 1 s time-out, one whose answer is dropped.
       Object.assign(fake.knobs, { slowSends: 2, slowSendMs: 1500, dropAnswers: 1, sendMessageEvents: events });
       try {
-        const res = await api("POST", "/api/external/create-campaign/message", { name: `Lenta ${events}`, id_segment: s.segment, message: `Aula ao vivo hoje ${events}` });
+        const res = await api("POST", "/api/external/create-campaign/message", {
+          name: `Lenta ${events}`,
+          id_segment: s.segment,
+          message: `Aula ao vivo hoje ${events}`,
+        });
         expect(res.status).toBe(201);
         const info = await finished(res.json.id_campaign);
         expect(info.json).toMatchObject({ status: "completed", groups: { total: 5, sent: 5, pending: 0, failed: 0 } });
@@ -310,7 +436,13 @@ describe("exactly once and the right failures on a gateway that behaves like Evo
 
   it("a document without file_name reaches the gateway with a file name and a real mimetype", async () => {
     const s = await segment(1);
-    const res = await api("POST", "/api/external/create-campaign/message", { name: "Doc", id_segment: s.segment, message: "", message_type: "document", media_url: "https://cdn.example.com/materiais/apostila.pdf" });
+    const res = await api("POST", "/api/external/create-campaign/message", {
+      name: "Doc",
+      id_segment: s.segment,
+      message: "",
+      message_type: "document",
+      media_url: "https://cdn.example.com/materiais/apostila.pdf",
+    });
     expect((await finished(res.json.id_campaign)).json.groups.sent).toBe(1);
     const [m] = fake.messages.filter((x) => x.instance === s.channel);
     expect(m).toMatchObject({ endpoint: "sendMedia", body: { fileName: "apostila.pdf" }, mimetype: "application/pdf" });
@@ -319,7 +451,13 @@ describe("exactly once and the right failures on a gateway that behaves like Evo
   it("a voice note whose answer is lost ends failed 'outcome unknown', is not resent, and 'send again' sends it once", async () => {
     const s = await segment(1);
     Object.assign(fake.knobs, { loseSends: 1, slowSendMs: 1500 });
-    const res = await api("POST", "/api/external/create-campaign/message", { name: "Áudio", id_segment: s.segment, message: "", message_type: "audio", media_url: "https://cdn.example.com/audio/aviso.ogg" });
+    const res = await api("POST", "/api/external/create-campaign/message", {
+      name: "Áudio",
+      id_segment: s.segment,
+      message: "",
+      message_type: "audio",
+      media_url: "https://cdn.example.com/audio/aviso.ogg",
+    });
     const info = await finished(res.json.id_campaign);
     expect(info.json).toMatchObject({ status: "failed", groups: { total: 1, sent: 0, failed: 1 } });
     const audioPosts = () => fake.sendRequests.filter((r) => r.number === s.groups[0]).length;

@@ -20,8 +20,7 @@ async function channelCount(tenantId: string) {
   return value;
 }
 
-const create = (t: Api, key: string, name = "Canal") =>
-  t("POST", "/api/external/create-channel", { name }, { "idempotency-key": key });
+const create = (t: Api, key: string, name = "Canal") => t("POST", "/api/external/create-channel", { name }, { "idempotency-key": key });
 
 describe("Idempotency-Key", () => {
   it("replays the first answer byte for byte and creates one channel", async () => {
@@ -75,9 +74,19 @@ describe("Idempotency-Key", () => {
 
   it("stores 4xx answers and replays them", async () => {
     const t = await newTenant(server.url);
-    const first = await t("POST", "/api/external/create-segment", { name: "S", id_channel: ["channel_00000000-0000-4000-8000-000000000000"], groups: ["120363000000000001@g.us"] }, { "idempotency-key": "seg-404" });
+    const first = await t(
+      "POST",
+      "/api/external/create-segment",
+      { name: "S", id_channel: ["channel_00000000-0000-4000-8000-000000000000"], groups: ["120363000000000001@g.us"] },
+      { "idempotency-key": "seg-404" },
+    );
     expect(first.status).toBe(404);
-    const again = await t("POST", "/api/external/create-segment", { name: "S", id_channel: ["channel_00000000-0000-4000-8000-000000000000"], groups: ["120363000000000001@g.us"] }, { "idempotency-key": "seg-404" });
+    const again = await t(
+      "POST",
+      "/api/external/create-segment",
+      { name: "S", id_channel: ["channel_00000000-0000-4000-8000-000000000000"], groups: ["120363000000000001@g.us"] },
+      { "idempotency-key": "seg-404" },
+    );
     expect(again.status).toBe(404);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(again.text).toBe(first.text);
@@ -114,9 +123,14 @@ describe("Idempotency-Key", () => {
     // A claim as left by a request still running (or a process that died mid-request).
     const { fingerprint } = await import("../../server/http/idempotency");
     const fp = fingerprint("POST", "/api/external/create-channel", { name: "Canal" });
-    await db.insert(idempotencyKeys).values({ tenantId: t.tenantId, key: "inflight", fingerprint: fp, state: "in_progress", lockedUntil: new Date(Date.now() + 60_000) });
+    await db
+      .insert(idempotencyKeys)
+      .values({ tenantId: t.tenantId, key: "inflight", fingerprint: fp, state: "in_progress", lockedUntil: new Date(Date.now() + 60_000) });
     expect(expectEnvelope(await create(t, "inflight"), 409, "Conflict").code).toBe("idempotency_in_progress");
-    await db.update(idempotencyKeys).set({ lockedUntil: new Date(Date.now() - 1000) }).where(and(eq(idempotencyKeys.tenantId, t.tenantId), eq(idempotencyKeys.key, "inflight")));
+    await db
+      .update(idempotencyKeys)
+      .set({ lockedUntil: new Date(Date.now() - 1000) })
+      .where(and(eq(idempotencyKeys.tenantId, t.tenantId), eq(idempotencyKeys.key, "inflight")));
     expect((await create(t, "inflight")).status).toBe(201);
   });
 
@@ -124,7 +138,10 @@ describe("Idempotency-Key", () => {
     const t = await newTenant(server.url);
     const first = await create(t, "old-key");
     const db = await getDb();
-    await db.update(idempotencyKeys).set({ createdAt: new Date(Date.now() - 25 * 3600_000) }).where(and(eq(idempotencyKeys.tenantId, t.tenantId), eq(idempotencyKeys.key, "old-key")));
+    await db
+      .update(idempotencyKeys)
+      .set({ createdAt: new Date(Date.now() - 25 * 3600_000) })
+      .where(and(eq(idempotencyKeys.tenantId, t.tenantId), eq(idempotencyKeys.key, "old-key")));
     const second = await create(t, "old-key");
     expect(second.status).toBe(201);
     expect(second.json.id_channel).not.toBe(first.json.id_channel);

@@ -60,7 +60,8 @@ describe("NUL and lone surrogates are a 400 naming the field, not a 500", () => 
 
   it("create-campaign/carousel: a card's text, a button's label", async () => {
     const card = { image_url: "https://cdn.example.com/1.jpg", text: "Card", buttons: [{ label: "Ver", type: "URL", url: "https://loja.example.com" }] };
-    const send = (c: object) => api("POST", "/api/external/create-campaign/carousel", { name: "C", id_segment: segment, carousel_data: { message: "m", cards: [c] } });
+    const send = (c: object) =>
+      api("POST", "/api/external/create-campaign/carousel", { name: "C", id_segment: segment, carousel_data: { message: "m", cards: [c] } });
     expect400Naming(await send({ ...card, text: loneLow }), "carousel_data.cards.0.text");
     expect400Naming(await send({ ...card, buttons: [{ ...card.buttons[0], label: "V\u0000" }] }), "carousel_data.cards.0.buttons.0.label");
   });
@@ -81,7 +82,9 @@ describe("NUL and lone surrogates are a 400 naming the field, not a 500", () => 
 describe("sizes", () => {
   it("message: 65,536 characters pass, 65,537 are a 400 naming message", async () => {
     const base = { name: "Longa", id_segment: segment };
-    expect((await api("POST", "/api/external/create-campaign/message", { ...base, message: "a".repeat(65_536), scheduled_at: "01/01/2099 - 10:00" })).status).toBe(201);
+    expect(
+      (await api("POST", "/api/external/create-campaign/message", { ...base, message: "a".repeat(65_536), scheduled_at: "01/01/2099 - 10:00" })).status,
+    ).toBe(201);
     const body = expect400Naming(await api("POST", "/api/external/create-campaign/message", { ...base, message: "a".repeat(65_537) }), "message");
     expect(body.message).toMatch(/65536/);
   });
@@ -119,7 +122,14 @@ describe("many bad items", () => {
 
 describe("media URLs (media_url, image_url): https only, no private or internal hosts", () => {
   const media = (media_url: string) =>
-    api("POST", "/api/external/create-campaign/message", { name: "Img", id_segment: segment, message: "", message_type: "image", media_url, scheduled_at: "01/01/2099 - 10:00" });
+    api("POST", "/api/external/create-campaign/message", {
+      name: "Img",
+      id_segment: segment,
+      message: "",
+      message_type: "image",
+      media_url,
+      scheduled_at: "01/01/2099 - 10:00",
+    });
   const carousel = (image_url: string) =>
     api("POST", "/api/external/create-campaign/carousel", {
       name: "C",

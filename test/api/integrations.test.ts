@@ -51,7 +51,11 @@ describe("POST create-integrations", () => {
 
   it("501 not_implemented for a valid body, storing nothing (a retry answers 501 again)", async () => {
     for (let i = 0; i < 2; i++) {
-      const env = expectEnvelope(await api("POST", "/api/external/create-integrations", { type: "monetizze", label: "Loja", credentials: { consumer_key: "ck" } }), 501, "Not Implemented");
+      const env = expectEnvelope(
+        await api("POST", "/api/external/create-integrations", { type: "monetizze", label: "Loja", credentials: { consumer_key: "ck" } }),
+        501,
+        "Not Implemented",
+      );
       expect(env.code).toBe("not_implemented");
     }
     const rows = await (await getDb()).select().from(integrations).where(eq(integrations.tenantId, api.tenantId));
@@ -61,7 +65,12 @@ describe("POST create-integrations", () => {
   it("409 when the type already exists (created in the dashboard); 400 still comes first", async () => {
     const t = await newTenant(server.url);
     const created = await (await dashboard(t.tenantId)).integrations.createFromDashboard({ type: "hotmart", label: "Minha Hotmart", credentials: hotmart });
-    expect(created.integration).toMatchObject({ id_integration: "hotmart", label: "Minha Hotmart", configured: true, fields: { client_id: true, client_secret: true, basic_token: true, hottok: false } });
+    expect(created.integration).toMatchObject({
+      id_integration: "hotmart",
+      label: "Minha Hotmart",
+      configured: true,
+      fields: { client_id: true, client_secret: true, basic_token: true, hottok: false },
+    });
     const env = expectEnvelope(await t("POST", "/api/external/create-integrations", { type: "hotmart", credentials: hotmart }), 409, "Conflict");
     expect(env.message).toContain("hotmart");
     expectEnvelope(await t("POST", "/api/external/create-integrations", { type: "hotmart", credentials: {} }), 400, "Bad Request");
@@ -79,7 +88,11 @@ describe("PATCH edit-integrations", () => {
   });
 
   it("401 without a key", async () => {
-    expectEnvelope(await request(server.url, "PATCH", "/api/external/edit-integrations", { type: "hotmart", credentials: { hottok: "x" } }), 401, "Unauthorized");
+    expectEnvelope(
+      await request(server.url, "PATCH", "/api/external/edit-integrations", { type: "hotmart", credentials: { hottok: "x" } }),
+      401,
+      "Unauthorized",
+    );
   });
 
   it("404 when the type is not configured (here, or only at another tenant)", async () => {
@@ -113,7 +126,10 @@ describe("PATCH edit-integrations", () => {
     expect(res.text).not.toContain("segredo");
     expect(res.text).not.toContain("tok-secreto");
     expect(res.text).not.toContain("cid-123");
-    const [row] = await (await getDb()).select().from(integrations).where(and(eq(integrations.tenantId, t.tenantId), eq(integrations.type, "hotmart")));
+    const [row] = await (await getDb())
+      .select()
+      .from(integrations)
+      .where(and(eq(integrations.tenantId, t.tenantId), eq(integrations.type, "hotmart")));
     expect(row.credentials).toMatch(/^v1:/);
     expect(row.credentials).not.toContain("segredo");
     // Clearing an optional field.
@@ -135,9 +151,15 @@ describe("PATCH edit-integrations", () => {
       await db.insert(integrations).values({ tenantId: u.tenantId, type: "braip", label: "Braip", credentials: old });
       const res = await u("PATCH", "/api/external/edit-integrations", { type: "braip", label: "Braip loja" });
       expect(res.json.integration).toMatchObject({ label: "Braip loja", fields: { api_token: true } });
-      const [row] = await db.select().from(integrations).where(and(eq(integrations.tenantId, u.tenantId), eq(integrations.type, "braip")));
+      const [row] = await db
+        .select()
+        .from(integrations)
+        .where(and(eq(integrations.tenantId, u.tenantId), eq(integrations.type, "braip")));
       expect(row.credentials.split(":")[1]).not.toBe(old.split(":")[1]);
-      await db.update(integrations).set({ credentials: old }).where(and(eq(integrations.tenantId, u.tenantId), eq(integrations.type, "braip")));
+      await db
+        .update(integrations)
+        .set({ credentials: old })
+        .where(and(eq(integrations.tenantId, u.tenantId), eq(integrations.type, "braip")));
       expect((await reencryptIntegrations(db)).rewritten).toBeGreaterThanOrEqual(1);
       expect((await reencryptIntegrations(db)).rewritten).toBe(0);
     } finally {

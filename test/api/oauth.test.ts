@@ -73,7 +73,11 @@ async function oauthError(promise: Promise<unknown>) {
 }
 
 const tokenCall = (form: Record<string, string>, headers: Record<string, string> = {}) =>
-  fetch(`${server.url}/api/oauth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body: new URLSearchParams(form) });
+  fetch(`${server.url}/api/oauth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+    body: new URLSearchParams(form),
+  });
 
 describe("discovery (RFC 8414)", () => {
   it("publishes the issuer, the endpoints, S256 only and iss on redirects", () => {
@@ -149,7 +153,9 @@ describe("the Authorization Code flow, as a partner's developer drives it", () =
       await oauth.introspectionRequest(as, client, oauth.ClientSecretBasic(client_secret!), refreshed.access_token, insecure),
     );
     expect(intro).toMatchObject({ active: true, client_id: app.client_id, scope: "statistics:read campaigns:read", token_type: "Bearer" });
-    await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, oauth.ClientSecretBasic(client_secret!), refreshed.refresh_token!, insecure));
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, oauth.ClientSecretBasic(client_secret!), refreshed.refresh_token!, insecure),
+    );
     const after = await bearer(refreshed.access_token, "/api/external/partner/statistics");
     expect(expectEnvelope(after, 401, "Unauthorized").code).toBe("invalid_token");
     expect(after.headers.get("www-authenticate")).toBe('Bearer realm="partner", error="invalid_token"');
@@ -167,7 +173,11 @@ describe("the Authorization Code flow, as a partner's developer drives it", () =
     const client: oauth.Client = { client_id: app.client_id, token_endpoint_auth_method: "none" };
     const { tokens } = await fullFlow(client, oauth.None(), "statistics:read");
     expect((await bearer(tokens.access_token, "/api/external/partner/statistics")).status).toBe(200);
-    const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure));
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure),
+    );
     await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, oauth.None(), refreshed.access_token, insecure));
     expect((await bearer(refreshed.access_token, "/api/external/partner/statistics")).status).toBe(401);
     // Revoking the access token alone leaves the refresh token working.
@@ -183,7 +193,12 @@ describe("the Authorization Code flow, as a partner's developer drives it", () =
     expect(await portal.revokeAccess({ client_id: app.client_id })).toEqual({ success: true, revoked_grants: 1 });
     expect((await portal.authorized()).map((a) => a.name)).not.toContain("App Revogável");
     expect((await bearer(tokens.access_token, "/api/external/partner/statistics")).status).toBe(401);
-    const reuse = await tokenCall({ grant_type: "refresh_token", refresh_token: tokens.refresh_token!, client_id: app.client_id, client_secret: client_secret! });
+    const reuse = await tokenCall({
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token!,
+      client_id: app.client_id,
+      client_secret: client_secret!,
+    });
     expect(((await reuse.json()) as { error: string }).error).toBe("invalid_grant");
   });
 
@@ -208,7 +223,12 @@ describe("the Authorization Code flow, as a partner's developer drives it", () =
     const groups = (await api("GET", `/api/external/list-groups/${channel}`)).json.groups.slice(0, 3).map((g: { id_group: string }) => g.id_group);
     const segment = (await api("POST", "/api/external/create-segment", { name: "Seg", id_channel: [channel], groups })).json.id_segment;
     for (let i = 0; i < 21; i++) {
-      const c = await api("POST", "/api/external/create-campaign/message", { name: `Campanha ${i}`, id_segment: segment, message: "Olá", scheduled_at: "25/12/2099 - 10:00" });
+      const c = await api("POST", "/api/external/create-campaign/message", {
+        name: `Campanha ${i}`,
+        id_segment: segment,
+        message: "Olá",
+        scheduled_at: "25/12/2099 - 10:00",
+      });
       expect(c.status).toBe(201);
     }
     const { app, client_secret } = await registerApp(developerTenant);
@@ -311,7 +331,10 @@ describe("attacks, each refused", () => {
       const params = oauth.validateAuthResponse(as, client, await approve(server.url, user, fields), state);
       const res = verifier
         ? await oauth.authorizationCodeGrantRequest(as, client, basic(), params, redirectUri, verifier, insecure)
-        : await tokenCall({ grant_type: "authorization_code", code: params.get("code")!, redirect_uri: redirectUri }, { authorization: `Basic ${Buffer.from(`${confidential.client_id}:${confidential.secret}`).toString("base64")}` });
+        : await tokenCall(
+            { grant_type: "authorization_code", code: params.get("code")!, redirect_uri: redirectUri },
+            { authorization: `Basic ${Buffer.from(`${confidential.client_id}:${confidential.secret}`).toString("base64")}` },
+          );
       expect(res.status).toBe(400);
       expect(res.headers.get("cache-control")).toBe("no-store");
       expect(((await res.json()) as { error: string }).error).toBe("invalid_grant");
@@ -357,7 +380,10 @@ describe("attacks, each refused", () => {
 
     const client = { client_id: confidential.client_id };
     const { tokens } = await fullFlow(client, basic(), "statistics:read");
-    const wider = oauth.refreshTokenGrantRequest(as, client, basic(), tokens.refresh_token!, { ...insecure, additionalParameters: { scope: "statistics:read campaigns:read" } });
+    const wider = oauth.refreshTokenGrantRequest(as, client, basic(), tokens.refresh_token!, {
+      ...insecure,
+      additionalParameters: { scope: "statistics:read campaigns:read" },
+    });
     expect(await oauthError(wider.then((r) => oauth.processRefreshTokenResponse(as, client, r)))).toBe("invalid_scope");
     const narrowed = await oauth.processRefreshTokenResponse(
       as,
@@ -374,7 +400,11 @@ describe("attacks, each refused", () => {
   it("refresh token reuse revokes the whole family", async () => {
     const client = { client_id: confidential.client_id };
     const { tokens } = await fullFlow(client, basic());
-    const rotated = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, basic(), tokens.refresh_token!, insecure));
+    const rotated = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, basic(), tokens.refresh_token!, insecure),
+    );
     const reuse = oauth.refreshTokenGrantRequest(as, client, basic(), tokens.refresh_token!, insecure);
     expect(await oauthError(reuse.then((r) => oauth.processRefreshTokenResponse(as, client, r)))).toBe("invalid_grant");
     expect((await bearer(rotated.access_token, "/api/external/partner/statistics")).status).toBe(401);
@@ -400,7 +430,10 @@ describe("attacks, each refused", () => {
 
     // Age the code past its lifetime, then present it: expired.
     const db = await getDb();
-    await db.update(oauthCodes).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(oauthCodes.codeHash, sha256(params.get("code")!)));
+    await db
+      .update(oauthCodes)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(oauthCodes.codeHash, sha256(params.get("code")!)));
     const client = { client_id: confidential.client_id };
     const expired = oauth.authorizationCodeGrantRequest(as, client, basic(), params, redirectUri, verifier, insecure);
     expect(await oauthError(expired.then((r) => oauth.processAuthorizationCodeResponse(as, client, r)))).toBe("invalid_grant");

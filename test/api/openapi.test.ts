@@ -29,7 +29,12 @@ describe("OpenAPI document", () => {
 
   it("documents both API key headers, 201s, Idempotency-Key and the error envelope", () => {
     const schemes = Object.values(doc.components.securitySchemes) as any[];
-    expect(schemes.filter((s) => s.type === "apiKey").map((s) => s.name).sort()).toEqual(["api-key", "x-api-key"]);
+    expect(
+      schemes
+        .filter((s) => s.type === "apiKey")
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(["api-key", "x-api-key"]);
     // Partner endpoints: OAuth 2.0 bearer tokens with their scope.
     expect(doc.components.securitySchemes.partnerOAuth.flows.authorizationCode.tokenUrl).toMatch(/\/api\/oauth\/token$/);
     expect(doc.paths["/api/external/partner/statistics"].get.security).toEqual([{ partnerOAuth: ["statistics:read"] }]);
@@ -45,7 +50,9 @@ describe("OpenAPI document", () => {
   });
 
   it("each operation's security says what the code accepts: owner operations an API key only, partner operations a bearer token with their scope", () => {
-    const ops = Object.entries(doc.paths).flatMap(([p, item]: [string, any]) => Object.entries(item).map(([m, op]: [string, any]) => ({ id: `${m.toUpperCase()} ${p}`, op })));
+    const ops = Object.entries(doc.paths).flatMap(([p, item]: [string, any]) =>
+      Object.entries(item).map(([m, op]: [string, any]) => ({ id: `${m.toUpperCase()} ${p}`, op })),
+    );
     expect(ops.length).toBeGreaterThan(15);
     for (const { id, op } of ops) {
       if (id.includes("/partner/")) {

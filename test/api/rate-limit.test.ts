@@ -43,13 +43,22 @@ describe("rate limits", () => {
     const octet = 1 + Math.floor(Math.random() * 200);
     const ip = { "x-forwarded-for": `203.0.113.${octet}` };
     for (let i = 0; i < 3; i++) {
-      expectEnvelope(await request(server.url, "GET", "/api/external/list-groups/channel_00000000-0000-4000-8000-000000000000", undefined, { ...ip, "x-api-key": "sk_live_wrong" }), 401, "Unauthorized");
+      expectEnvelope(
+        await request(server.url, "GET", "/api/external/list-groups/channel_00000000-0000-4000-8000-000000000000", undefined, {
+          ...ip,
+          "x-api-key": "sk_live_wrong",
+        }),
+        401,
+        "Unauthorized",
+      );
     }
     const blocked = await request(server.url, "GET", "/api/external/list-groups/channel_00000000-0000-4000-8000-000000000000", undefined, ip);
     expect(expectEnvelope(blocked, 429, "Too Many Requests").code).toBe("rate_limited");
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
     // Another address is not affected.
-    const elsewhere = await request(server.url, "GET", "/api/external/list-groups/channel_00000000-0000-4000-8000-000000000000", undefined, { "x-forwarded-for": `203.0.113.${octet + 1}` });
+    const elsewhere = await request(server.url, "GET", "/api/external/list-groups/channel_00000000-0000-4000-8000-000000000000", undefined, {
+      "x-forwarded-for": `203.0.113.${octet + 1}`,
+    });
     expectEnvelope(elsewhere, 401, "Unauthorized");
   });
 

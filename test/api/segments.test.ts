@@ -46,14 +46,24 @@ describe("create-segment", () => {
 
   it("400 for missing or malformed fields, naming each", async () => {
     const a = await channelWithGroups();
-    expect(expectEnvelope(await api("POST", "/api/external/create-segment", { id_channel: [a.id], groups: [a.groups[0]] }), 400, "Bad Request").message).toContain("name");
-    expect(expectEnvelope(await api("POST", "/api/external/create-segment", { name: "X", id_channel: [], groups: [a.groups[0]] }), 400, "Bad Request").message).toContain("id_channel");
-    expect(expectEnvelope(await api("POST", "/api/external/create-segment", { name: "X", id_channel: [a.id], groups: ["abc"] }), 400, "Bad Request").message).toContain("groups.0");
+    expect(
+      expectEnvelope(await api("POST", "/api/external/create-segment", { id_channel: [a.id], groups: [a.groups[0]] }), 400, "Bad Request").message,
+    ).toContain("name");
+    expect(
+      expectEnvelope(await api("POST", "/api/external/create-segment", { name: "X", id_channel: [], groups: [a.groups[0]] }), 400, "Bad Request").message,
+    ).toContain("id_channel");
+    expect(
+      expectEnvelope(await api("POST", "/api/external/create-segment", { name: "X", id_channel: [a.id], groups: ["abc"] }), 400, "Bad Request").message,
+    ).toContain("groups.0");
   });
 
   it("404 for an unknown channel or another tenant's channel", async () => {
     const a = await channelWithGroups();
-    expectEnvelope(await api("POST", "/api/external/create-segment", { name: "X", id_channel: [a.id, unknownChannel], groups: [a.groups[0]] }), 404, "Not Found");
+    expectEnvelope(
+      await api("POST", "/api/external/create-segment", { name: "X", id_channel: [a.id, unknownChannel], groups: [a.groups[0]] }),
+      404,
+      "Not Found",
+    );
     const other = await newTenant(server.url);
     const theirs = await channelWithGroups(other);
     expectEnvelope(await api("POST", "/api/external/create-segment", { name: "X", id_channel: [theirs.id], groups: [theirs.groups[0]] }), 404, "Not Found");
@@ -145,12 +155,28 @@ describe("monitoring group", () => {
     const s = await segment();
     const inside = await api("POST", "/api/external/monitoring/group", { id_segment: s.id, id_channel: s.channel.id, id_group: s.channel.groups[0] });
     expect(expectEnvelope(inside, 400, "Bad Request").message).toContain("id_group");
-    expectEnvelope(await api("POST", "/api/external/monitoring/group", { id_segment: s.id, id_channel: s.channel.id, id_group: "999999999@g.us" }), 400, "Bad Request");
-    expectEnvelope(await api("POST", "/api/external/monitoring/group", { id_segment: unknownSegment, id_channel: s.channel.id, id_group: s.channel.groups[9] }), 404, "Not Found");
-    expectEnvelope(await api("POST", "/api/external/monitoring/group", { id_segment: s.id, id_channel: unknownChannel, id_group: s.channel.groups[9] }), 404, "Not Found");
+    expectEnvelope(
+      await api("POST", "/api/external/monitoring/group", { id_segment: s.id, id_channel: s.channel.id, id_group: "999999999@g.us" }),
+      400,
+      "Bad Request",
+    );
+    expectEnvelope(
+      await api("POST", "/api/external/monitoring/group", { id_segment: unknownSegment, id_channel: s.channel.id, id_group: s.channel.groups[9] }),
+      404,
+      "Not Found",
+    );
+    expectEnvelope(
+      await api("POST", "/api/external/monitoring/group", { id_segment: s.id, id_channel: unknownChannel, id_group: s.channel.groups[9] }),
+      404,
+      "Not Found",
+    );
     expectEnvelope(await api("POST", "/api/external/monitoring/group", { id_segment: s.id }), 400, "Bad Request");
     await api("POST", `/api/simulator/channels/${s.channel.id}/state`, { connected: false });
-    expectEnvelope(await api("POST", "/api/external/monitoring/group", { id_segment: s.id, id_channel: s.channel.id, id_group: s.channel.groups[9] }), 503, "Service Unavailable");
+    expectEnvelope(
+      await api("POST", "/api/external/monitoring/group", { id_segment: s.id, id_channel: s.channel.id, id_group: s.channel.groups[9] }),
+      503,
+      "Service Unavailable",
+    );
   });
 
   it("edit needs id_channel and id_group together and changes the group", async () => {
@@ -158,8 +184,12 @@ describe("monitoring group", () => {
     const b = await channelWithGroups();
     expectEnvelope(await api("PUT", `/api/external/edit-monitoring/group/${s.id}`, { id_channel: b.id, id_group: b.groups[0] }), 404, "Not Found");
     await api("POST", "/api/external/monitoring/group", { id_segment: s.id, id_channel: s.channel.id, id_group: s.channel.groups[19] });
-    expect(expectEnvelope(await api("PUT", `/api/external/edit-monitoring/group/${s.id}`, { id_channel: b.id }), 400, "Bad Request").message).toContain("id_group");
-    expect(expectEnvelope(await api("PUT", `/api/external/edit-monitoring/group/${s.id}`, { id_group: b.groups[0] }), 400, "Bad Request").message).toContain("id_channel");
+    expect(expectEnvelope(await api("PUT", `/api/external/edit-monitoring/group/${s.id}`, { id_channel: b.id }), 400, "Bad Request").message).toContain(
+      "id_group",
+    );
+    expect(expectEnvelope(await api("PUT", `/api/external/edit-monitoring/group/${s.id}`, { id_group: b.groups[0] }), 400, "Bad Request").message).toContain(
+      "id_channel",
+    );
     expectEnvelope(await api("PUT", `/api/external/edit-monitoring/group/${s.id}`, {}), 400, "Bad Request");
     const res = await api("PUT", `/api/external/edit-monitoring/group/${s.id}`, { id_channel: b.id, id_group: b.groups[1] });
     expect(res.status).toBe(200);

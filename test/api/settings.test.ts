@@ -53,7 +53,7 @@ describe("list-settings", () => {
   it("401 without or with a wrong key, in the envelope", async () => {
     expectEnvelope(await request(server.url, "GET", LIST), 401, "Unauthorized");
     expectEnvelope(await request(server.url, "PATCH", EDIT, { queue: { concurrent_mode: "enabled" } }), 401, "Unauthorized");
-    const wrong = { "x-api-key": "sk_live_" + "a".repeat(40) };
+    const wrong = { "x-api-key": `sk_live_${"a".repeat(40)}` };
     expectEnvelope(await request(server.url, "GET", LIST, undefined, wrong), 401, "Unauthorized");
   });
 });
@@ -91,7 +91,14 @@ describe("edit-settings", () => {
         enabled: true,
         cancel_mode: "always",
         days: {
-          monday: { start: "09:30", windows: [{ start: "09:30", end: "12:00" }, { start: "12:00", end: "13:00" }, { start: "14:00", end: "18:00" }] },
+          monday: {
+            start: "09:30",
+            windows: [
+              { start: "09:30", end: "12:00" },
+              { start: "12:00", end: "13:00" },
+              { start: "14:00", end: "18:00" },
+            ],
+          },
           sunday: { enabled: false },
         },
       },
@@ -112,7 +119,11 @@ describe("edit-settings", () => {
       enabled: true,
       start: "09:30",
       end: "20:00",
-      windows: [{ start: "09:30", end: "12:00" }, { start: "12:00", end: "13:00" }, { start: "14:00", end: "18:00" }],
+      windows: [
+        { start: "09:30", end: "12:00" },
+        { start: "12:00", end: "13:00" },
+        { start: "14:00", end: "18:00" },
+      ],
     });
     expect(s.sending_schedule.days.sunday).toEqual({ ...day, enabled: false });
     expect(s.sending_schedule.days.tuesday).toEqual(day);
@@ -129,7 +140,13 @@ describe("edit-settings", () => {
     });
     expect(low.status).toBe(200);
     const high = await api("PATCH", EDIT, {
-      dispatch_rates: { min_dispatch_rate: 3600, max_dispatch_rate: 3600, dispatches_per_loop: 100, min_campaign_interval: 86400, max_campaign_interval: 86400 },
+      dispatch_rates: {
+        min_dispatch_rate: 3600,
+        max_dispatch_rate: 3600,
+        dispatches_per_loop: 100,
+        min_campaign_interval: 86400,
+        max_campaign_interval: 86400,
+      },
     });
     expect(high.status).toBe(200);
     expect(high.json.settings.dispatch_rates).toEqual({
@@ -205,7 +222,7 @@ describe("edit-settings validation (400 naming the field)", () => {
     await expect400(api, { dispatch_rates: { dispatches_per_loop: true } }, "dispatch_rates.dispatches_per_loop:");
   });
 
-  it("refuses non-booleans where booleans belong (\"false\" does not become true)", async () => {
+  it('refuses non-booleans where booleans belong ("false" does not become true)', async () => {
     await expect400(api, { preferences: { forward_message_enabled: "false" } }, "preferences.forward_message_enabled:");
     await expect400(api, { sending_schedule: { enabled: 1 } }, "sending_schedule.enabled:");
     await expect400(api, { sending_schedule: { days: { monday: { enabled: "no" } } } }, "sending_schedule.days.monday.enabled:");
@@ -231,7 +248,12 @@ describe("edit-settings validation (400 naming the field)", () => {
       await expect400(api, { sending_schedule: { days: { monday: { start: bad } } } }, "sending_schedule.days.monday.start:", "HH:mm");
     }
     await expect400(api, { sending_schedule: { days: { tuesday: { end: 2000 } } } }, "sending_schedule.days.tuesday.end:");
-    await expect400(api, { sending_schedule: { days: { friday: { windows: [{ start: "09:00", end: "25:00" }] } } } }, "sending_schedule.days.friday.windows.0.end:", "HH:mm");
+    await expect400(
+      api,
+      { sending_schedule: { days: { friday: { windows: [{ start: "09:00", end: "25:00" }] } } } },
+      "sending_schedule.days.friday.windows.0.end:",
+      "HH:mm",
+    );
     await expect400(api, { sending_schedule: { days: { friday: { windows: [{ start: "09:00" }] } } } }, "sending_schedule.days.friday.windows.0.end:");
   });
 
@@ -245,14 +267,44 @@ describe("edit-settings validation (400 naming the field)", () => {
   });
 
   it("each window's start must be before its end", async () => {
-    await expect400(api, { sending_schedule: { days: { monday: { windows: [{ start: "12:00", end: "09:00" }] } } } }, "sending_schedule.days.monday.windows.0.start:");
-    await expect400(api, { sending_schedule: { days: { monday: { windows: [{ start: "09:00", end: "10:00" }, { start: "11:00", end: "11:00" }] } } } }, "sending_schedule.days.monday.windows.1.start:");
+    await expect400(
+      api,
+      { sending_schedule: { days: { monday: { windows: [{ start: "12:00", end: "09:00" }] } } } },
+      "sending_schedule.days.monday.windows.0.start:",
+    );
+    await expect400(
+      api,
+      {
+        sending_schedule: {
+          days: {
+            monday: {
+              windows: [
+                { start: "09:00", end: "10:00" },
+                { start: "11:00", end: "11:00" },
+              ],
+            },
+          },
+        },
+      },
+      "sending_schedule.days.monday.windows.1.start:",
+    );
   });
 
   it("windows must not overlap", async () => {
     const env = await expect400(
       api,
-      { sending_schedule: { days: { monday: { windows: [{ start: "08:00", end: "12:00" }, { start: "11:00", end: "14:00" }] } } } },
+      {
+        sending_schedule: {
+          days: {
+            monday: {
+              windows: [
+                { start: "08:00", end: "12:00" },
+                { start: "11:00", end: "14:00" },
+              ],
+            },
+          },
+        },
+      },
       "sending_schedule.days.monday.windows.1:",
       "overlaps",
       "08:00–12:00",
@@ -260,7 +312,18 @@ describe("edit-settings validation (400 naming the field)", () => {
     expect(env.message).not.toContain("windows.0:");
     await expect400(
       api,
-      { sending_schedule: { days: { monday: { windows: [{ start: "08:00", end: "12:00" }, { start: "08:00", end: "09:00" }] } } } },
+      {
+        sending_schedule: {
+          days: {
+            monday: {
+              windows: [
+                { start: "08:00", end: "12:00" },
+                { start: "08:00", end: "09:00" },
+              ],
+            },
+          },
+        },
+      },
       "sending_schedule.days.monday.windows.1:",
       "overlaps",
     );
@@ -269,14 +332,28 @@ describe("edit-settings validation (400 naming the field)", () => {
   it("windows must be sorted by start", async () => {
     await expect400(
       api,
-      { sending_schedule: { days: { thursday: { windows: [{ start: "14:00", end: "16:00" }, { start: "08:00", end: "10:00" }] } } } },
+      {
+        sending_schedule: {
+          days: {
+            thursday: {
+              windows: [
+                { start: "14:00", end: "16:00" },
+                { start: "08:00", end: "10:00" },
+              ],
+            },
+          },
+        },
+      },
       "sending_schedule.days.thursday.windows.1:",
       "sorted",
     );
   });
 
   it("at most 48 windows per day", async () => {
-    const windows = Array.from({ length: 49 }, (_, i) => ({ start: `${String(Math.floor(i / 2)).padStart(2, "0")}:${i % 2 ? "30" : "00"}`, end: `${String(Math.floor(i / 2)).padStart(2, "0")}:${i % 2 ? "59" : "29"}` }));
+    const windows = Array.from({ length: 49 }, (_, i) => ({
+      start: `${String(Math.floor(i / 2)).padStart(2, "0")}:${i % 2 ? "30" : "00"}`,
+      end: `${String(Math.floor(i / 2)).padStart(2, "0")}:${i % 2 ? "59" : "29"}`,
+    }));
     await expect400(api, { sending_schedule: { days: { monday: { windows } } } }, "sending_schedule.days.monday.windows:", "48");
   });
 
@@ -290,7 +367,12 @@ describe("edit-settings validation (400 naming the field)", () => {
     await expect400(api, { queue: { concurrent_mode: "enabled" }, extra: 1, other: 2 }, "extra, other");
     await expect400(api, { dispatch_rates: { min_dispatch_rate: 10, speed: 3 } }, "dispatch_rates:", "speed");
     await expect400(api, { sending_schedule: { days: { monday: { start: "09:00", lunch: true } } } }, "sending_schedule.days.monday:", "lunch");
-    await expect400(api, { sending_schedule: { days: { monday: { windows: [{ start: "09:00", end: "10:00", tz: "UTC" }] } } } }, "sending_schedule.days.monday.windows.0:", "tz");
+    await expect400(
+      api,
+      { sending_schedule: { days: { monday: { windows: [{ start: "09:00", end: "10:00", tz: "UTC" }] } } } },
+      "sending_schedule.days.monday.windows.0:",
+      "tz",
+    );
   });
 
   it("an empty body, an empty section or a body that is not an object is refused", async () => {
@@ -329,7 +411,11 @@ describe("edit-settings validation (400 naming the field)", () => {
       "queue.concurrent_mode:",
     );
     expect(env.code).toBe("validation_error");
-    await expect400(api, { dispatch_rates: { max_dispatch_rate: 1000 }, sending_schedule: { days: { monday: { start: "21:00" } } } }, "sending_schedule.days.monday.start:");
+    await expect400(
+      api,
+      { dispatch_rates: { max_dispatch_rate: 1000 }, sending_schedule: { days: { monday: { start: "21:00" } } } },
+      "sending_schedule.days.monday.start:",
+    );
     expect((await api("GET", LIST)).json.settings).toEqual(contractDefaults);
   });
 });

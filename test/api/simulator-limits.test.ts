@@ -40,6 +40,10 @@ describe("the simulator's control endpoints are rate limited like the REST facad
     expect(expectEnvelope(blocked, 429, "Too Many Requests").code).toBe("rate_limited");
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
     // The REST facade sees the same blocked address.
-    expectEnvelope(await request(server.url, "GET", "/api/external/list-groups/channel_00000000-0000-4000-8000-000000000000", undefined, ip), 429, "Too Many Requests");
+    expectEnvelope(
+      await request(server.url, "GET", "/api/external/list-groups/channel_00000000-0000-4000-8000-000000000000", undefined, ip),
+      429,
+      "Too Many Requests",
+    );
   });
 });

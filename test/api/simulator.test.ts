@@ -41,7 +41,11 @@ async function segmentWithGroups(t: Api, count: number) {
 async function runCampaign(t: Api, segment: string, ms = 20_000) {
   const started = Date.now();
   const { json } = await t("POST", "/api/external/create-campaign/message", { name: "x", id_segment: segment, message: "Olá" });
-  const info = await until(() => t("GET", `/api/external/info-campaign/${json.id_campaign}`), (r) => ["completed", "failed"].includes(r.json.status), ms);
+  const info = await until(
+    () => t("GET", `/api/external/info-campaign/${json.id_campaign}`),
+    (r) => ["completed", "failed"].includes(r.json.status),
+    ms,
+  );
   return { info: info.json, elapsedMs: Date.now() - started };
 }
 

@@ -6,11 +6,11 @@ import { webhookConfigs } from "../../db/schema";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
-import { expectEnvelope, newTenant, request, type Api } from "../helpers";
-import { useServerAndReceiver } from "../webhooks/fixtures";
+import { expectEnvelope, newTenant, request } from "../helpers";
+import { withServerAndReceiver } from "../webhooks/fixtures";
 import { webhookHeadersOf } from "../webhooks/receiver";
 
-const fx = useServerAndReceiver();
+const fx = withServerAndReceiver();
 afterEach(() => {
   process.env.WEBHOOK_ALLOW_PRIVATE = "1";
 });
@@ -26,7 +26,12 @@ describe("list-webhooks", () => {
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
       success: true,
-      webhooks: { campaign_status_url: null, campaign_progress_url: null, channel_status_url: null, signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/) },
+      webhooks: {
+        campaign_status_url: null,
+        campaign_progress_url: null,
+        channel_status_url: null,
+        signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/),
+      },
     });
     expect((await api("GET", LIST)).json.webhooks.signing_secret).toBe(res.json.webhooks.signing_secret);
     // Another tenant has its own secret.
@@ -36,7 +41,7 @@ describe("list-webhooks", () => {
 
   it("is 401 without a key, with a wrong key, and with the alias header it works", async () => {
     expectEnvelope(await request(fx.server.url, "GET", LIST), 401, "Unauthorized");
-    expectEnvelope(await request(fx.server.url, "GET", LIST, undefined, { "x-api-key": "sk_live_" + "x".repeat(40) }), 401, "Unauthorized");
+    expectEnvelope(await request(fx.server.url, "GET", LIST, undefined, { "x-api-key": `sk_live_${"x".repeat(40)}` }), 401, "Unauthorized");
     const api = await newTenant(fx.server.url);
     expect((await request(fx.server.url, "GET", LIST, undefined, { "api-key": api.key })).status).toBe(200);
   });
@@ -54,7 +59,7 @@ describe("list-webhooks", () => {
 });
 
 describe("edit-webhooks", () => {
-  it("merges partially, lists the changed fields, never returns the secret, and disables with \"\" or null", async () => {
+  it('merges partially, lists the changed fields, never returns the secret, and disables with "" or null', async () => {
     const api = await newTenant(fx.server.url);
     let res = await api("PATCH", EDIT, { campaign_status_url: `${fx.receiver.url}/status`, channel_status_url: `${fx.receiver.url}/channel` });
     expect(res.status).toBe(200);
@@ -81,7 +86,7 @@ describe("edit-webhooks", () => {
     [{ campaign_status_url: "ftp://example.com/x" }, "campaign_status_url: must be an http or https URL"],
     [{ channel_status_url: "not a url" }, "channel_status_url: must be an absolute http(s) URL"],
     [{ campaign_status_url: 42 }, "campaign_status_url"],
-    [{ campaign_status_url: "https://example.com/" + "a".repeat(2100) }, "campaign_status_url"],
+    [{ campaign_status_url: `https://example.com/${"a".repeat(2100)}` }, "campaign_status_url"],
     [{ signing_secret: "whsec_abc" }, "signing_secret"],
   ])("400 naming the field for %j", async (body, fragment) => {
     const api = await newTenant(fx.server.url);
@@ -139,7 +144,11 @@ describe("test-webhook", () => {
     expect(got).toHaveLength(1);
     expect(got[0].path).toBe("/progress");
     const payload = new Webhook(secret).verify(got[0].body, webhookHeadersOf(got[0].headers)) as Record<string, any>;
-    expect(payload).toMatchObject({ type: "campaign_progress", test: true, data: { id_campaign: expect.any(String), status: "sending", groups: { total: 10 } } });
+    expect(payload).toMatchObject({
+      type: "campaign_progress",
+      test: true,
+      data: { id_campaign: expect.any(String), status: "sending", groups: { total: 10 } },
+    });
     expect(Date.parse(payload.timestamp)).not.toBeNaN();
     // A tampered body does not verify.
     expect(() => new Webhook(secret).verify(got[0].body.replace("sending", "paused"), webhookHeadersOf(got[0].headers))).toThrow();
@@ -225,5 +234,3 @@ describe("test-webhook", () => {
     await expect(partner.webhooks.list()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
   });
 });
-
-export type { Api };

@@ -34,7 +34,7 @@ describe("sign-in failures per client address", () => {
     // Throttled sign-ins count as failed authentications of the address (RATE_LIMIT_FAILED_AUTH_PER_MINUTE, 20):
     // after 20 of them the REST facade refuses the address before looking at credentials.
     for (let i = 0; i < 19; i++) expect((await attemptSignIn(server.url, email, "senha-segura-123")).signedIn).toBe(false);
-    const res = await request(server.url, "GET", "/api/external/list-settings", undefined, { "x-api-key": "sk_live_" + "a".repeat(40) });
+    const res = await request(server.url, "GET", "/api/external/list-settings", undefined, { "x-api-key": `sk_live_${"a".repeat(40)}` });
     expect(res.status).toBe(429);
     expect(res.json.message).toMatch(/failed authentication/);
   }, 60_000);

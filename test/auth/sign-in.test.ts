@@ -35,7 +35,8 @@ describe("dashboard sign-in", () => {
     expect(await attemptSignIn(server.url, email.toUpperCase(), password)).toMatchObject({ signedIn: true, error: null });
   });
 
-  it("after 10 wrong passwords the account is locked for 15 minutes: the 11th and 12th, and then the right password, are refused fast, without hashing", async () => {
+  it("after 10 wrong passwords the account is locked for 15 minutes: " +
+    "the 11th and 12th, and then the right password, are refused fast, without hashing", async () => {
     const { email } = await account();
     const wrong: number[] = [];
     for (let i = 0; i < 10; i++) {

@@ -122,17 +122,45 @@ describe("admin CLI on PGlite", slow, () => {
 
   it("create-partner-app prints the client_id (and the secret of a confidential app) with its scopes approved", async () => {
     const confidential = jsonLine(
-      await admin(["create-partner-app", "--email", owner, "--name", "BI Parceiro", "--redirect-uri", "https://bi.example.com/cb", "--redirect-uri", "http://127.0.0.1:9000/cb", "--scopes", "statistics:read settings:read"], env),
+      await admin(
+        [
+          "create-partner-app",
+          "--email",
+          owner,
+          "--name",
+          "BI Parceiro",
+          "--redirect-uri",
+          "https://bi.example.com/cb",
+          "--redirect-uri",
+          "http://127.0.0.1:9000/cb",
+          "--scopes",
+          "statistics:read settings:read",
+        ],
+        env,
+      ),
     );
     expect(Object.keys(confidential).sort()).toEqual(["client_id", "client_secret"]);
     expect(confidential.client_secret).toMatch(/^pcs_[A-Za-z0-9_-]{43}$/);
     partnerClientId = confidential.client_id;
-    const pub = jsonLine(await admin(["create-partner-app", "--email", owner, "--name", "App Móvel", "--redirect-uri", "http://localhost:7000/cb", "--scopes", "campaigns:read", "--public"], env));
-    expect(Object.keys(pub)).toEqual(["client_id"]);
-    expect(plainError(await admin(["create-partner-app", "--email", owner, "--name", "X", "--redirect-uri", "http://bi.example.com/cb", "--scopes", "statistics:read"], env), 2)).toMatch(
-      /--redirect-uri .*https/,
+    const pub = jsonLine(
+      await admin(
+        ["create-partner-app", "--email", owner, "--name", "App Móvel", "--redirect-uri", "http://localhost:7000/cb", "--scopes", "campaigns:read", "--public"],
+        env,
+      ),
     );
-    expect(plainError(await admin(["create-partner-app", "--email", owner, "--name", "X", "--redirect-uri", "https://bi.example.com/cb", "--scopes", "admin:write"], env), 2)).toMatch(/--scopes/);
+    expect(Object.keys(pub)).toEqual(["client_id"]);
+    expect(
+      plainError(
+        await admin(["create-partner-app", "--email", owner, "--name", "X", "--redirect-uri", "http://bi.example.com/cb", "--scopes", "statistics:read"], env),
+        2,
+      ),
+    ).toMatch(/--redirect-uri .*https/);
+    expect(
+      plainError(
+        await admin(["create-partner-app", "--email", owner, "--name", "X", "--redirect-uri", "https://bi.example.com/cb", "--scopes", "admin:write"], env),
+        2,
+      ),
+    ).toMatch(/--scopes/);
   });
 
   it("names an unknown e-mail plainly", async () => {

@@ -92,7 +92,11 @@ it.each([
         return sent;
       };
       // A is in full flow before B's campaign is due.
-      await until(() => info(a.api, aCampaigns[0]), (c) => c.groups.sent > 0, 30_000);
+      await until(
+        () => info(a.api, aCampaigns[0]),
+        (c) => c.groups.sent > 0,
+        30_000,
+      );
       await new Promise((r) => setTimeout(r, 1000));
 
       // B is due from its creation: between the request and its answer (the later bound is asserted).
@@ -100,7 +104,11 @@ it.each([
       const requestedAt = Date.now();
       const bCampaign = await campaign(b.api, bSegment);
       const dueAt = Date.now();
-      const done = await until(() => info(b.api, bCampaign), (c) => c.status === "completed", 40_000);
+      const done = await until(
+        () => info(b.api, bCampaign),
+        (c) => c.status === "completed",
+        40_000,
+      );
       expect(done.status).toBe("completed");
       const aSentAtEnd = await aSent();
 
@@ -123,7 +131,9 @@ it.each([
       }
       const gapBound = paced.max * 1000 + 2 * roundMs + 1000;
       console.log(
-        `[fairness] A in ${aCampaigns.length} campaign(s); B: created in ${dueAt - requestedAt} ms, first send ${firstDelay} ms after (${aBeforeB} of A's messages before it, allowed ${2 * roundMessages}); gaps ${gaps.join(", ")} ms (allowed ${paced.min * 1000}–${gapBound}, a round measured at ${roundMs} ms); A had sent ${aSentAtEnd} at B's end (${Date.now() - dueAt} ms)`,
+        `[fairness] A in ${aCampaigns.length} campaign(s); B: created in ${dueAt - requestedAt} ms, first send ${firstDelay} ms after ` +
+          `(${aBeforeB} of A's messages before it, allowed ${2 * roundMessages}); gaps ${gaps.join(", ")} ms ` +
+          `(allowed ${paced.min * 1000}–${gapBound}, a round measured at ${roundMs} ms); A had sent ${aSentAtEnd} at B's end (${Date.now() - dueAt} ms)`,
       );
       // B's first send waits at most the round of A under way (no pause before a campaign's first loop);
       // in its own round A's other loops send beside it: at most two rounds of A's messages go first.

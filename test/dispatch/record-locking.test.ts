@@ -2,7 +2,7 @@ import { and, eq, isNotNull } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { deliveries } from "../../db/schema";
-import { brasiliaMinute, createCampaign, tenantWithSegment } from "../../inngest/test-campaigns";
+import { brasiliaMinute, createCampaign, tenantWithSegment } from "../campaigns";
 import { recordSentMany } from "../../server/dispatch/record-delivery";
 import { recordReceipts } from "../../server/dispatch/record-receipt";
 import { startTestServer, type TestServer } from "../http-server";
@@ -26,7 +26,16 @@ describe("recording sends and acks of the same deliveries at once", () => {
     // In-flight deliveries of a loop, as the engine leaves them between the send and its record.
     const rows = await db
       .insert(deliveries)
-      .values(Array.from({ length: 6000 }, (_, i) => ({ campaignId, groupId: `lock-${String(i).padStart(5, "0")}`, channelId: channel, groupName: `L ${i}`, position: 1000 + i, state: "sending" as const })))
+      .values(
+        Array.from({ length: 6000 }, (_, i) => ({
+          campaignId,
+          groupId: `lock-${String(i).padStart(5, "0")}`,
+          channelId: channel,
+          groupName: `L ${i}`,
+          position: 1000 + i,
+          state: "sending" as const,
+        })),
+      )
       .returning({ id: deliveries.id, groupId: deliveries.groupId });
     const at = new Date();
     for (let round = 0; round < 6; round++) {

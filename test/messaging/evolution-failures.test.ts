@@ -73,7 +73,9 @@ describe("Evolution provider: instance and webhook", () => {
     expect((await post(url, "x".repeat(32), "not json")).status).toBe(401); // checked before the body is read
     expect(await h.provider.getStatus(id)).toBe("connected"); // the forged events changed nothing
     // Instances created before the header: the secret in the path.
-    expect((await post(`${url}/${secret}`, undefined, JSON.stringify({ event: "connection.update", instance: id, data: { state: "connecting" } }))).status).toBe(200);
+    expect(
+      (await post(`${url}/${secret}`, undefined, JSON.stringify({ event: "connection.update", instance: id, data: { state: "connecting" } }))).status,
+    ).toBe(200);
     expect((await post(url, secret)).status).toBe(200);
     const [row] = await (await getDb()).select().from(channels).where(eq(channels.id, id));
     expect(row).toBeDefined();
@@ -126,7 +128,13 @@ describe("Evolution provider: instance and webhook", () => {
 });
 
 describe("Evolution provider: sends whose outcome is unknown", () => {
-  const lookup = (m: OutboundMessage) => ({ channelId: m.channelId, groupId: m.groupId, deliveryKey: m.deliveryKey, content: m.content, since: new Date(Date.now() - 60_000) });
+  const lookup = (m: OutboundMessage) => ({
+    channelId: m.channelId,
+    groupId: m.groupId,
+    deliveryKey: m.deliveryKey,
+    content: m.content,
+    since: new Date(Date.now() - 60_000),
+  });
   const slowNext = (ms = 1200) => Object.assign(h.fake.knobs, { slowSends: 1, slowSendMs: ms });
 
   it("a gateway still sending when the client gives up: unknown, one POST, then found by fingerprint", async () => {
@@ -213,7 +221,9 @@ describe("Evolution provider: sends whose outcome is unknown", () => {
     h.fake.failSend({ number: group, message: "Internal error", status: 500 });
     await expect(h.provider.send(text(id, group))).rejects.toBeInstanceOf(ProviderOutcomeUnknownError);
     h.fake.failSend({ number: group, message: "Error: ffmpeg exited with code 1", status: 500 });
-    const err = await h.provider.send({ ...text(id, group), content: { type: "video", mediaUrl: "https://cdn.example.com/v.mp4", caption: "oi" } }).catch((e) => e);
+    const err = await h.provider
+      .send({ ...text(id, group), content: { type: "video", mediaUrl: "https://cdn.example.com/v.mp4", caption: "oi" } })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(ProviderSendError);
     expect(err.transient).toBe(true);
     expect(sentTo(id)).toHaveLength(0);
@@ -221,7 +231,13 @@ describe("Evolution provider: sends whose outcome is unknown", () => {
 
   it("Evolution's 400 texts: transient ones retried later, rate-overlimit slows down, invalid fields are permanent", async () => {
     const { id, group } = await pairedChannel();
-    for (const message of [evolutionSendErrors.timedOut, evolutionSendErrors.noSessions, evolutionSendErrors.mediaUpload, evolutionSendErrors.groupMetadata, evolutionSendErrors.connectionClosed]) {
+    for (const message of [
+      evolutionSendErrors.timedOut,
+      evolutionSendErrors.noSessions,
+      evolutionSendErrors.mediaUpload,
+      evolutionSendErrors.groupMetadata,
+      evolutionSendErrors.connectionClosed,
+    ]) {
       h.fake.failSend({ number: group, message });
       const err = await h.provider.send(text(id, group)).catch((e) => e);
       expect(err, message).toBeInstanceOf(ProviderSendError);
@@ -241,7 +257,10 @@ describe("Evolution provider: sends whose outcome is unknown", () => {
     await h.provider.send(m);
     const db = await getDb();
     // As if the worker died before recording the gateway's answer.
-    await db.update(evolutionMessages).set({ messageId: null, sentAt: null }).where(and(eq(evolutionMessages.deliveryKey, m.deliveryKey)));
+    await db
+      .update(evolutionMessages)
+      .set({ messageId: null, sentAt: null })
+      .where(and(eq(evolutionMessages.deliveryKey, m.deliveryKey)));
     const found = await h.provider.findSent(lookup(m));
     expect(found).toMatchObject({ kind: "sent", receipt: { messageId: sentTo(id)[0].id } });
     await h.provider.send(m);
@@ -309,7 +328,15 @@ describe("Evolution provider: gateway failures", () => {
 
   it("a slow gateway times out: unavailable within the time-out × attempts", async () => {
     const { id } = await pairedChannel();
-    const slow = new EvolutionProvider(await getDb(), { apiUrl: h.fake.url, apiKey: h.fake.apiKey, webhookBaseUrl: h.webhookBaseUrl, timeoutMs: 200, retries: 1, groupsTtlMs: 0, backoffMs: 10 });
+    const slow = new EvolutionProvider(await getDb(), {
+      apiUrl: h.fake.url,
+      apiKey: h.fake.apiKey,
+      webhookBaseUrl: h.webhookBaseUrl,
+      timeoutMs: 200,
+      retries: 1,
+      groupsTtlMs: 0,
+      backoffMs: 10,
+    });
     h.fake.knobs.latencyMs = 1000;
     const started = Date.now();
     try {
@@ -322,9 +349,23 @@ describe("Evolution provider: gateway failures", () => {
 
   it("a wrong API key (401) or an unreachable gateway is unavailable, never a crash", async () => {
     const { id, group } = await pairedChannel();
-    const wrongKey = new EvolutionProvider(await getDb(), { apiUrl: h.fake.url, apiKey: "wrong", webhookBaseUrl: h.webhookBaseUrl, timeoutMs: 500, retries: 0, groupsTtlMs: 0 });
+    const wrongKey = new EvolutionProvider(await getDb(), {
+      apiUrl: h.fake.url,
+      apiKey: "wrong",
+      webhookBaseUrl: h.webhookBaseUrl,
+      timeoutMs: 500,
+      retries: 0,
+      groupsTtlMs: 0,
+    });
     await expect(wrongKey.listGroups(id)).rejects.toBeInstanceOf(ProviderUnavailableError);
-    const down = new EvolutionProvider(await getDb(), { apiUrl: "http://127.0.0.1:9", apiKey: "k", webhookBaseUrl: h.webhookBaseUrl, timeoutMs: 500, retries: 0, groupsTtlMs: 0 });
+    const down = new EvolutionProvider(await getDb(), {
+      apiUrl: "http://127.0.0.1:9",
+      apiKey: "k",
+      webhookBaseUrl: h.webhookBaseUrl,
+      timeoutMs: 500,
+      retries: 0,
+      groupsTtlMs: 0,
+    });
     await expect(down.listGroups(id)).rejects.toBeInstanceOf(ProviderUnavailableError);
     // The last state we know is `open`, so the send is tried and refused by the key.
     await expect(wrongKey.send(text(id, group))).rejects.toBeInstanceOf(ProviderUnavailableError);

@@ -59,7 +59,14 @@ describe("receipts", () => {
     expect(h.provider.capabilities.receipts).toBe(false);
     const id = await channel();
     const [g] = await h.provider.listGroups(id);
-    const sent = await h.provider.send({ channelId: id, groupId: g.id_group, deliveryKey: `k-${randomUUID()}`, content: { type: "text", text: "oi" }, linkPreview: false, mentionAll: false });
+    const sent = await h.provider.send({
+      channelId: id,
+      groupId: g.id_group,
+      deliveryKey: `k-${randomUUID()}`,
+      content: { type: "text", text: "oi" },
+      linkPreview: false,
+      mentionAll: false,
+    });
     const dropped = h.fake.droppedGroupReceipts;
     await h.fake.receipt(sent.messageId, "READ");
     expect(h.fake.droppedGroupReceipts).toBe(dropped + 1);
@@ -76,7 +83,17 @@ describe("groups", () => {
     expect(listed.map((g) => g.id_group)).toContain(legacy.id);
     expect(listed.map((g) => g.id_group)).not.toContain(parent.id);
     expect(listed).toHaveLength(fakeGroups.length - 1);
-    expect(listed.filter((g) => g.adminsOnly).map((g) => g.id_group).sort()).toEqual(fakeGroups.filter((g) => g.announce && !g.isCommunity).map((g) => g.id).sort());
+    expect(
+      listed
+        .filter((g) => g.adminsOnly)
+        .map((g) => g.id_group)
+        .sort(),
+    ).toEqual(
+      fakeGroups
+        .filter((g) => g.announce && !g.isCommunity)
+        .map((g) => g.id)
+        .sort(),
+    );
   });
 
   it("five concurrent listings → one gateway job", async () => {
@@ -88,7 +105,16 @@ describe("groups", () => {
   });
 
   it("a listing that times out is not retried (the gateway's job runs on); unavailable without a cache", async () => {
-    const impatient = new EvolutionProvider(await getDb(), { apiUrl: h.fake.url, apiKey: h.fake.apiKey, webhookBaseUrl: h.webhookBaseUrl, timeoutMs: 2000, retries: 2, groupsTtlMs: 60_000, groupsTimeoutMs: 100, backoffMs: 10 });
+    const impatient = new EvolutionProvider(await getDb(), {
+      apiUrl: h.fake.url,
+      apiKey: h.fake.apiKey,
+      webhookBaseUrl: h.webhookBaseUrl,
+      timeoutMs: 2000,
+      retries: 2,
+      groupsTtlMs: 60_000,
+      groupsTimeoutMs: 100,
+      backoffMs: 10,
+    });
     const id = await channel(impatient);
     const before = h.fake.counters.fetchAllGroups;
     h.fake.knobs.groupDelayMs = 60; // 8 groups: ~0.5 s
@@ -102,7 +128,15 @@ describe("groups", () => {
   });
 
   it("a stale list is served at once while one background listing refreshes it", async () => {
-    const swr = new EvolutionProvider(await getDb(), { apiUrl: h.fake.url, apiKey: h.fake.apiKey, webhookBaseUrl: h.webhookBaseUrl, timeoutMs: 2000, retries: 1, groupsTtlMs: 0, backoffMs: 10 });
+    const swr = new EvolutionProvider(await getDb(), {
+      apiUrl: h.fake.url,
+      apiKey: h.fake.apiKey,
+      webhookBaseUrl: h.webhookBaseUrl,
+      timeoutMs: 2000,
+      retries: 1,
+      groupsTtlMs: 0,
+      backoffMs: 10,
+    });
     const id = await channel(swr);
     const first = await swr.listGroups(id);
     h.fake.instances.get(id)!.groups.push({ id: "120363999999999999@g.us", subject: "Novo" });
@@ -113,7 +147,8 @@ describe("groups", () => {
       expect(await swr.listGroups(id)).toEqual(first); // stale, at once
       expect(Date.now() - started).toBeLessThan(300);
       expect(await swr.listGroups(id)).toEqual(first); // the refresh in progress is shared
-      const stored = async () => (await (await getDb()).select().from(evolutionInstances).where(eq(evolutionInstances.channelId, id)))[0].groups?.map((g) => g.id_group);
+      const stored = async () =>
+        (await (await getDb()).select().from(evolutionInstances).where(eq(evolutionInstances.channelId, id)))[0].groups?.map((g) => g.id_group);
       await expect.poll(stored, { timeout: 3000 }).toContain("120363999999999999@g.us");
       expect(h.fake.counters.fetchAllGroups - before).toBe(1);
     } finally {
@@ -207,7 +242,9 @@ describe("the embedded state poll", () => {
     const engine = startChannelStatePoll({ db, provider: h.provider }, { intervalMs: 50 });
     try {
       expect(engine.kind).toBe("in-process");
-      await expect.poll(async () => (await db.select().from(evolutionInstances).where(eq(evolutionInstances.channelId, id)))[0].state, { timeout: 3000 }).toBe("open");
+      await expect
+        .poll(async () => (await db.select().from(evolutionInstances).where(eq(evolutionInstances.channelId, id)))[0].state, { timeout: 3000 })
+        .toBe("open");
     } finally {
       await engine.stop();
     }
@@ -227,12 +264,26 @@ describe("start-up check", () => {
     const rc = await startEvolutionProvider({}, { version: "2.4.0-rc2" });
     try {
       expect((await rc.provider.checkGateway()).warnings).toEqual([]);
-      const wrongKey = new EvolutionProvider(await getDb(), { apiUrl: rc.fake.url, apiKey: "wrong", webhookBaseUrl: rc.webhookBaseUrl, timeoutMs: 500, retries: 0, groupsTtlMs: 0 });
+      const wrongKey = new EvolutionProvider(await getDb(), {
+        apiUrl: rc.fake.url,
+        apiKey: "wrong",
+        webhookBaseUrl: rc.webhookBaseUrl,
+        timeoutMs: 500,
+        retries: 0,
+        groupsTtlMs: 0,
+      });
       expect((await wrongKey.checkGateway()).warnings.join("\n")).toMatch(/refused EVOLUTION_API_KEY/);
     } finally {
       await rc.close();
     }
-    const down = new EvolutionProvider(await getDb(), { apiUrl: "http://127.0.0.1:9", apiKey: "k", webhookBaseUrl: "http://127.0.0.1:3000", timeoutMs: 300, retries: 0, groupsTtlMs: 0 });
+    const down = new EvolutionProvider(await getDb(), {
+      apiUrl: "http://127.0.0.1:9",
+      apiKey: "k",
+      webhookBaseUrl: "http://127.0.0.1:3000",
+      timeoutMs: 300,
+      retries: 0,
+      groupsTtlMs: 0,
+    });
     expect(await down.checkGateway()).toMatchObject({ reachable: false, version: null });
     expect(compareVersions("2.3.7", "2.4.0")).toBe(-1);
     expect(compareVersions("2.4.0-rc1", "2.4.0")).toBe(0);

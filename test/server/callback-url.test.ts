@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isSameOriginPath, safeCallbackUrl } from "../../app/_lib/callback-url";
+import { isSameOriginPath, safeCallbackUrl } from "../../server/auth/callback-url";
 import { authOptions } from "../../server/auth/next-auth";
 
 const origin = "http://localhost:3000";

@@ -17,7 +17,9 @@ describe("sameOrigin", () => {
   it("accepts APP_URL's origin, and X-Forwarded-Host/-Proto as the front server left them", () => {
     process.env.APP_URL = "https://campaigns.example.com";
     expect(sameOrigin(decision({ origin: "https://campaigns.example.com", host: "10.0.0.5:3000" }))).toBe(true);
-    expect(sameOrigin(decision({ origin: "https://edge.example.com", host: "10.0.0.5:3000", "x-forwarded-host": "edge.example.com", "x-forwarded-proto": "https" }))).toBe(true);
+    expect(
+      sameOrigin(decision({ origin: "https://edge.example.com", host: "10.0.0.5:3000", "x-forwarded-host": "edge.example.com", "x-forwarded-proto": "https" })),
+    ).toBe(true);
   });
 
   it("refuses another origin, another port, another scheme, and no evidence at all", () => {

@@ -4,22 +4,19 @@ import { describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { webhookAttempts, webhookConfigs, webhookDeliveries } from "../../db/schema";
 import { InProcessRunner } from "../../inngest/runner";
-import { createCampaign, tenantWithSegment } from "../../inngest/test-campaigns";
+import { createCampaign, tenantWithSegment } from "../campaigns";
 import { recordEvent } from "../../server/outbox/record-event";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
 import { newTenant, waitFor, type Api } from "../helpers";
-import { useServerAndReceiver, useWebhookRunner } from "./fixtures";
+import { withServerAndReceiver, withWebhookRunner } from "./fixtures";
 import { startReceiver, webhookHeadersOf } from "./receiver";
 
-const fx = useServerAndReceiver();
-/** Tenants of this file: on a shared PostgreSQL database the runner leaves other files' deliveries alone. */
-const mine = new Set<string>();
-const webhookRunner = useWebhookRunner(mine, "100,200,300,300,300,300,300,300");
+const fx = withServerAndReceiver();
+const webhookRunner = withWebhookRunner("100,200,300,300,300,300,300,300");
 
 async function configure(api: Api, path: string, types = ["campaign_status_url", "campaign_progress_url", "channel_status_url"]) {
-  mine.add(api.tenantId);
   const res = await api("PATCH", "/api/external/edit-webhooks", Object.fromEntries(types.map((t) => [t, `${fx.receiver.url}${path}/${t}`])));
   expect(res.status).toBe(200);
   return (await api("GET", "/api/external/list-webhooks")).json.webhooks.signing_secret as string;
@@ -37,7 +34,13 @@ async function record(tenantId: string, events: { campaign: string; seq: number 
   const db = await getDb();
   for (const e of events) {
     await db.transaction((tx) =>
-      recordEvent(tx, tenantId, "campaign_progress", { id_campaign: e.campaign, name: "C", status: "sending", seq: e.seq, groups: { total: 9, sent: e.seq, pending: 9 - e.seq, failed: 0 } }, new Date()),
+      recordEvent(
+        tx,
+        tenantId,
+        "campaign_progress",
+        { id_campaign: e.campaign, name: "C", status: "sending", seq: e.seq, groups: { total: 9, sent: e.seq, pending: 9 - e.seq, failed: 0 } },
+        new Date(),
+      ),
     );
   }
 }
@@ -60,7 +63,9 @@ describe("webhook delivery (in-process runner)", () => {
       expect(statuses.every((d) => d.id_campaign === id_campaign && d.name === "Oferta")).toBe(true);
       expect(statuses[2].groups).toEqual({ total: 6, sent: 6, pending: 0, failed: 0 });
       await waitFor("final progress", () => verifiedUnder(path, secret).some((r) => r.event.type === "campaign_progress" && r.event.data.groups.pending === 0));
-      const progress = verifiedUnder(path, secret).filter((r) => r.event.type === "campaign_progress").map((r) => r.event);
+      const progress = verifiedUnder(path, secret)
+        .filter((r) => r.event.type === "campaign_progress")
+        .map((r) => r.event);
       const times = progress.map((p) => Date.parse(p.timestamp));
       // At most one a second, except the last (forced at the end).
       for (let i = 1; i < times.length - 1; i++) expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(1000);
@@ -77,11 +82,16 @@ describe("webhook delivery (in-process runner)", () => {
     const path = `/down-${api.tenantId}`;
     const secret = await configure(api, path, ["campaign_progress_url"]);
     await fx.receiver.stop();
-    const events = [1, 2, 3, 4].flatMap((seq) => ["campaign_a", "campaign_b", "campaign_c"].map((campaign) => ({ campaign: `${campaign}-${api.tenantId}`, seq })));
+    const events = [1, 2, 3, 4].flatMap((seq) =>
+      ["campaign_a", "campaign_b", "campaign_c"].map((campaign) => ({ campaign: `${campaign}-${api.tenantId}`, seq })),
+    );
     await record(api.tenantId, events);
     const db = await getDb();
     await waitFor("failed attempts while down", async () => {
-      const rows = await db.select().from(webhookAttempts).where(and(eq(webhookAttempts.tenantId, api.tenantId), eq(webhookAttempts.status, 0)));
+      const rows = await db
+        .select()
+        .from(webhookAttempts)
+        .where(and(eq(webhookAttempts.tenantId, api.tenantId), eq(webhookAttempts.status, 0)));
       return rows.length >= 6;
     });
     await fx.receiver.start();
@@ -122,7 +132,10 @@ describe("webhook delivery (in-process runner)", () => {
     await record(api.tenantId, [{ campaign: "c1", seq: 1 }]);
     const db = await getDb();
     const [failed] = await waitFor("given up", async () => {
-      const rows = await db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.tenantId, api.tenantId), eq(webhookDeliveries.state, "failed")));
+      const rows = await db
+        .select()
+        .from(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.tenantId, api.tenantId), eq(webhookDeliveries.state, "failed")));
       return rows.length > 0 && rows;
     });
     expect(failed.attempts).toBe(3);
@@ -138,7 +151,14 @@ describe("webhook delivery (in-process runner)", () => {
     expect(log.map((d) => d.id)).toEqual([failed.id]);
     expect(log[0].log.map((a) => a.status)).toEqual([500, 500, 500]);
     await caller.webhooks.redeliver({ id: failed.id });
-    await waitFor("redelivered", () => verifiedUnder(path, secret).filter((r) => r.id === failed.messageId).some((r) => r.event.data.seq === 1 && r.headers["webhook-id"] === failed.messageId) && fx.receiver.received.filter((r) => r.headers["webhook-id"] === failed.messageId).length === 4);
+    await waitFor(
+      "redelivered",
+      () =>
+        verifiedUnder(path, secret)
+          .filter((r) => r.id === failed.messageId)
+          .some((r) => r.event.data.seq === 1 && r.headers["webhook-id"] === failed.messageId) &&
+        fx.receiver.received.filter((r) => r.headers["webhook-id"] === failed.messageId).length === 4,
+    );
     // The receiver answers before the runner records the attempt: wait for the record, not just the request.
     await waitFor("redelivery recorded", async () =>
       (await caller.webhooks.deliveries({ type: "campaign_progress", state: "delivered", limit: 50 })).some((d) => d.id === failed.id),
@@ -193,9 +213,11 @@ describe("webhook delivery (in-process runner)", () => {
     try {
       slowReceiver.respond({ delayMs: 3000 });
       await slow("PATCH", "/api/external/edit-webhooks", { campaign_progress_url: `${slowReceiver.url}/slow` });
-      mine.add(slow.tenantId);
       const secret = await configure(fast, `/fast-${fast.tenantId}`, ["campaign_progress_url"]);
-      await record(slow.tenantId, [1, 2, 3].map((seq) => ({ campaign: `s${seq}`, seq })));
+      await record(
+        slow.tenantId,
+        [1, 2, 3].map((seq) => ({ campaign: `s${seq}`, seq })),
+      );
       await waitFor("slow receiver busy", () => slowReceiver.received.length > 0);
       const start = Date.now();
       await record(fast.tenantId, [{ campaign: "f", seq: 1 }]);

@@ -8,7 +8,7 @@ import { startReceiver, type Receiver } from "./receiver";
  * For a test file: the REST test server and a loopback receiver, started once and closed at the end;
  * the receiver answers 200 again after every test. Read them through the returned object.
  */
-export function useServerAndReceiver() {
+export function withServerAndReceiver() {
   const ctx = {} as { server: TestServer; receiver: Receiver };
   beforeAll(async () => {
     ctx.server = await startTestServer();
@@ -23,15 +23,14 @@ export function useServerAndReceiver() {
 }
 
 /**
- * An in-process webhook runner for each test, delivering only the deliveries of `mine` (on a shared
- * PostgreSQL database it leaves other files' alone), with a short retry schedule. `start()` again after
+ * An in-process webhook runner for each test, with a short retry schedule. `start()` again after
  * stopping it mid-test; it is stopped after each test.
  */
-export function useWebhookRunner(mine: Set<string>, retrySchedule: string) {
+export function withWebhookRunner(retrySchedule: string) {
   const ctx = {
     runner: undefined as unknown as WebhookRunner,
     async start() {
-      ctx.runner = new WebhookRunner((await getServices()).db, { maxSleepMs: 50, acceptTenant: (id) => mine.has(id) }).start();
+      ctx.runner = new WebhookRunner((await getServices()).db, { maxSleepMs: 50 }).start();
     },
   };
   beforeEach(async () => {

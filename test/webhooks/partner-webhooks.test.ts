@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { partnerApps, webhookDeliveries } from "../../db/schema";
 import { InProcessRunner } from "../../inngest/runner";
-import { createCampaign, tenantWithSegment } from "../../inngest/test-campaigns";
+import { createCampaign, tenantWithSegment } from "../campaigns";
 import { recordEvent } from "../../server/outbox/record-event";
 import { fanOutEvents } from "../../server/webhooks/fan-out-events";
 import { appRouter } from "../../server/root";
@@ -12,14 +12,12 @@ import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
 import { apiFor, newTenant, waitFor, type Api } from "../helpers";
 import { authorizeApp, developerPortal, registerApp, signedInUser, type EndUser } from "../oauth-client";
-import { useServerAndReceiver, useWebhookRunner } from "./fixtures";
+import { withServerAndReceiver, withWebhookRunner } from "./fixtures";
 import { startReceiver, webhookHeadersOf, type Receiver } from "./receiver";
 
-const fx = useServerAndReceiver();
+const fx = withServerAndReceiver();
 const redirectUri = "http://127.0.0.1:8765/callback";
-/** Tenants of this file: on a shared PostgreSQL database the runner leaves other files' deliveries alone. */
-const mine = new Set<string>();
-const webhookRunner = useWebhookRunner(mine, "100,200,300");
+const webhookRunner = withWebhookRunner("100,200,300");
 let developer: Api;
 
 beforeAll(async () => {
@@ -45,7 +43,6 @@ async function appWithWebhook(url: string) {
 /** A signed-in user whose tenant has a 3-group segment, and its API client. */
 async function endUser(): Promise<{ user: EndUser; api: Api; segment: string }> {
   const user = await signedInUser(fx.server.url);
-  mine.add(user.tenantId);
   const { api, segment } = await tenantWithSegment(fx.server.url, 3, 3, apiFor(fx.server.url, user.tenantId, user.apiKey));
   return { user, api, segment };
 }
@@ -60,7 +57,8 @@ async function authorizedApp(appUrl: string, ownUrl: string) {
   await authorizeApp(fx.server.url, user, app, "campaigns:read");
   expect((await api("PATCH", "/api/external/edit-webhooks", { campaign_status_url: ownUrl })).status).toBe(200);
   const db = await getDb();
-  const status = (n: number) => db.transaction((tx) => recordEvent(tx, user.tenantId, "campaign_status", { id_campaign: `campaign_${n}`, name: "C", status: "pending" }, new Date()));
+  const status = (n: number) =>
+    db.transaction((tx) => recordEvent(tx, user.tenantId, "campaign_status", { id_campaign: `campaign_${n}`, name: "C", status: "pending" }, new Date()));
   return { app, user, db, status };
 }
 
@@ -75,37 +73,41 @@ describe("partner apps' webhooks", () => {
   });
   afterAll(() => dispatch.stop());
 
-  it("an app authorized with campaigns:read gets the tenant's campaign events, signed with its own secret and naming the tenant; other apps and the tenant's own log do not", async () => {
-    const app = await appWithWebhook(`${fx.receiver.url}/app-full`);
-    const statsOnly = await appWithWebhook(`${fx.receiver.url}/app-stats`);
-    const { user, api, segment } = await endUser();
-    await authorizeApp(fx.server.url, user, app, "statistics:read campaigns:read");
-    await authorizeApp(fx.server.url, user, statsOnly, "statistics:read");
-    expect((await api("PATCH", "/api/external/edit-webhooks", { campaign_status_url: `${fx.receiver.url}/own` })).status).toBe(200);
+  it(
+    "an app authorized with campaigns:read gets the tenant's campaign events, signed with its own secret and naming the tenant; " +
+      "other apps and the tenant's own log do not",
+    async () => {
+      const app = await appWithWebhook(`${fx.receiver.url}/app-full`);
+      const statsOnly = await appWithWebhook(`${fx.receiver.url}/app-stats`);
+      const { user, api, segment } = await endUser();
+      await authorizeApp(fx.server.url, user, app, "statistics:read campaigns:read");
+      await authorizeApp(fx.server.url, user, statsOnly, "statistics:read");
+      expect((await api("PATCH", "/api/external/edit-webhooks", { campaign_status_url: `${fx.receiver.url}/own` })).status).toBe(200);
 
-    const { id_campaign } = await createCampaign(api, segment);
-    const events = await waitFor("the app's completed campaign_status", () => {
-      const got = verified(fx.receiver, "/app-full", app.secret);
-      return got.some((e) => e.type === "campaign_status" && e.data.status === "completed") && got;
-    });
-    const statuses = events.filter((e) => e.type === "campaign_status");
-    expect(statuses.map((e) => e.data.status)).toEqual(["pending", "sending", "completed"]);
-    expect(events.every((e) => e.sub === user.tenantId && e.data.id_campaign === id_campaign)).toBe(true);
-    expect(events.some((e) => e.type === "campaign_progress" && e.data.groups.sent === 3)).toBe(true);
-    // The body's keys in order, `sub` before `data`.
-    expect(Object.keys(events[0])).toEqual(["type", "timestamp", "sub", "data"]);
+      const { id_campaign } = await createCampaign(api, segment);
+      const events = await waitFor("the app's completed campaign_status", () => {
+        const got = verified(fx.receiver, "/app-full", app.secret);
+        return got.some((e) => e.type === "campaign_status" && e.data.status === "completed") && got;
+      });
+      const statuses = events.filter((e) => e.type === "campaign_status");
+      expect(statuses.map((e) => e.data.status)).toEqual(["pending", "sending", "completed"]);
+      expect(events.every((e) => e.sub === user.tenantId && e.data.id_campaign === id_campaign)).toBe(true);
+      expect(events.some((e) => e.type === "campaign_progress" && e.data.groups.sent === 3)).toBe(true);
+      // The body's keys in order, `sub` before `data`.
+      expect(Object.keys(events[0])).toEqual(["type", "timestamp", "sub", "data"]);
 
-    // The tenant's own URL got its copy, without `sub`; its delivery log lists only its own.
-    const own = await waitFor("the tenant's completed event", () => {
-      const got = fx.receiver.received.filter((r) => r.path === "/own").map((r) => JSON.parse(r.body));
-      return got.some((e) => e.data.status === "completed") && got;
-    });
-    expect(own.every((e) => !("sub" in e))).toBe(true);
-    const log = await (await dashboardOf(user.tenantId)).webhooks.deliveries({ limit: 100 });
-    expect(log.map((d) => d.type)).toEqual(["campaign_status", "campaign_status", "campaign_status"]);
-    // An app authorized without campaigns:read gets nothing.
-    expect(fx.receiver.received.filter((r) => r.path === "/app-stats")).toEqual([]);
-  });
+      // The tenant's own URL got its copy, without `sub`; its delivery log lists only its own.
+      const own = await waitFor("the tenant's completed event", () => {
+        const got = fx.receiver.received.filter((r) => r.path === "/own").map((r) => JSON.parse(r.body));
+        return got.some((e) => e.data.status === "completed") && got;
+      });
+      expect(own.every((e) => !("sub" in e))).toBe(true);
+      const log = await (await dashboardOf(user.tenantId)).webhooks.deliveries({ limit: 100 });
+      expect(log.map((d) => d.type)).toEqual(["campaign_status", "campaign_status", "campaign_status"]);
+      // An app authorized without campaigns:read gets nothing.
+      expect(fx.receiver.received.filter((r) => r.path === "/app-stats")).toEqual([]);
+    },
+  );
 
   it("revoking the app's access stops its deliveries, including those already queued", async () => {
     const { app, user, db, status } = await authorizedApp(`${fx.receiver.url}/app-revoked`, `${fx.receiver.url}/own-revoked`);
@@ -121,7 +123,10 @@ describe("partner apps' webhooks", () => {
     await status(3);
     await waitFor("the tenant's own third event", () => fx.receiver.received.filter((r) => r.path === "/own-revoked").length === 3);
     const appRows = await waitFor("the app's second delivery settled", async () => {
-      const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.target, `app:${app.client_id}`));
+      const rows = await db
+        .select()
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.target, `app:${app.client_id}`));
       return rows.every((r) => r.state !== "pending") && rows;
     });
     expect(fx.receiver.received.filter((r) => r.path === "/app-revoked")).toHaveLength(1);

@@ -9,8 +9,7 @@ const day = 86_400_000;
 
 describe("webhook history retention", () => {
   it("removes finished deliveries (with their attempts), fanned-out events and test attempts older than the retention; keeps the rest", async () => {
-    // In one transaction, rolled back at the end: on a shared PostgreSQL database another file's runner
-    // could otherwise fan out the old event left unfanned here, between its insert and the prune.
+    // In one transaction, rolled back at the end: the file's database is left as the template made it.
     const rollback = new Error("rollback");
     await expect(
       (await getDb()).transaction(async (tx) => {
@@ -58,7 +57,16 @@ async function pruneScenario(db: Db) {
         delivery(events[2].id, "delivered", recent), // recent: stays
       ])
       .returning({ id: webhookDeliveries.id });
-    const attempt = (deliveryId: number | null, at: Date) => ({ tenantId, deliveryId, type: "campaign_progress", url: "https://example.com/h", isTest: deliveryId === null, attemptedAt: at, status: 200, durationMs: 5 });
+    const attempt = (deliveryId: number | null, at: Date) => ({
+      tenantId,
+      deliveryId,
+      type: "campaign_progress",
+      url: "https://example.com/h",
+      isTest: deliveryId === null,
+      attemptedAt: at,
+      status: 200,
+      durationMs: 5,
+    });
     await db.insert(webhookAttempts).values([attempt(deliveries[0].id, old), attempt(deliveries[3].id, recent), attempt(null, old), attempt(null, recent)]);
 
     const removed = await pruneWebhookHistory(db, now, 30);
@@ -66,9 +74,20 @@ async function pruneScenario(db: Db) {
 
     const leftDeliveries = await db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.tenantId, tenantId));
     expect(leftDeliveries.map((d) => d.id).sort()).toEqual([deliveries[2].id, deliveries[3].id].sort());
-    const leftEvents = await db.select({ id: outboxEvents.id }).from(outboxEvents).where(inArray(outboxEvents.id, events.map((e) => e.id)));
+    const leftEvents = await db
+      .select({ id: outboxEvents.id })
+      .from(outboxEvents)
+      .where(
+        inArray(
+          outboxEvents.id,
+          events.map((e) => e.id),
+        ),
+      );
     expect(leftEvents.map((e) => e.id).sort()).toEqual([events[1].id, events[2].id].sort());
-    const leftAttempts = await db.select({ deliveryId: webhookAttempts.deliveryId, at: webhookAttempts.attemptedAt }).from(webhookAttempts).where(eq(webhookAttempts.tenantId, tenantId));
+    const leftAttempts = await db
+      .select({ deliveryId: webhookAttempts.deliveryId, at: webhookAttempts.attemptedAt })
+      .from(webhookAttempts)
+      .where(eq(webhookAttempts.tenantId, tenantId));
     expect(leftAttempts).toHaveLength(2);
     expect(leftAttempts.every((a) => a.at.getTime() === recent.getTime())).toBe(true);
 

@@ -66,9 +66,7 @@ export function ApiKeys() {
       <section className="card">
         <h2>Suas chaves</h2>
         <QueryTable query={keys} empty="Nenhuma chave ainda." columns={["Nome", "Prefixo", "Criada em", "Último uso", "Situação", null]}>
-          {(rows) => rows.map((k) => (
-            <KeyRow key={k.id} apiKey={k} />
-          ))}
+          {(rows) => rows.map((k) => <KeyRow key={k.id} apiKey={k} />)}
         </QueryTable>
       </section>
     </>

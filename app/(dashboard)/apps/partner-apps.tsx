@@ -166,7 +166,11 @@ export function PartnerApps() {
         ) : (
           <div className="stack">
             {apps.data.map((a) => (
-              <AppCard key={a.client_id} app={a} onSecret={(secret) => setShown({ title: `Novo client_secret de “${a.name}”`, clientId: a.client_id, secret })} />
+              <AppCard
+                key={a.client_id}
+                app={a}
+                onSecret={(secret) => setShown({ title: `Novo client_secret de “${a.name}”`, clientId: a.client_id, secret })}
+              />
             ))}
           </div>
         )}
@@ -250,7 +254,11 @@ function AppWebhookSecret({ app: a }: { app: App }) {
   return (
     <div className="stack">
       <h4>Segredo de assinatura do webhook</h4>
-      <SigningSecret label={`Segredo de assinatura do webhook de ${a.name}`} secret={secret.data.signing_secret} rotate={() => rotate.mutateAsync({ client_id: a.client_id })} />
+      <SigningSecret
+        label={`Segredo de assinatura do webhook de ${a.name}`}
+        secret={secret.data.signing_secret}
+        rotate={() => rotate.mutateAsync({ client_id: a.client_id })}
+      />
     </div>
   );
 }
@@ -268,18 +276,26 @@ function AuthorizedApps() {
       <h2>Apps autorizados</h2>
       <p className="muted">Apps de parceiros que você autorizou a ler dados desta conta.</p>
       <QueryTable query={authorized} empty="Nenhum app autorizado." columns={["App", "Escopos", "Autorizado em", null]}>
-        {(rows) => rows.map((a) => (
-          <tr key={a.client_id}>
-            <td>{a.homepage_url ? <a href={a.homepage_url}>{a.name}</a> : a.name}</td>
-            <td>{a.scopes.join(" ")}</td>
-            <td>{formatDateTime(a.authorized_at)}</td>
-            <td className="actions">
-              <button type="button" className="btn btn-ghost-danger" disabled={revoke.isPending} onClick={() => revoke.mutate({ client_id: a.client_id })} aria-label={`Revogar acesso de ${a.name}`}>
-                Revogar acesso
-              </button>
-            </td>
-          </tr>
-        ))}
+        {(rows) =>
+          rows.map((a) => (
+            <tr key={a.client_id}>
+              <td>{a.homepage_url ? <a href={a.homepage_url}>{a.name}</a> : a.name}</td>
+              <td>{a.scopes.join(" ")}</td>
+              <td>{formatDateTime(a.authorized_at)}</td>
+              <td className="actions">
+                <button
+                  type="button"
+                  className="btn btn-ghost-danger"
+                  disabled={revoke.isPending}
+                  onClick={() => revoke.mutate({ client_id: a.client_id })}
+                  aria-label={`Revogar acesso de ${a.name}`}
+                >
+                  Revogar acesso
+                </button>
+              </td>
+            </tr>
+          ))
+        }
       </QueryTable>
       <ErrorAlert error={revoke.error} />
     </section>

@@ -79,7 +79,12 @@ function CampaignRow({ campaign: c }: { campaign: Campaign }) {
         <ProgressBar total={total} sent={sent} failed={failed} label={`Progresso de ${c.name}`} />
         <div className="muted small">
           {sent} de {total} enviados
-          {failed > 0 && <span className="text-danger"> · {failed} {failed === 1 ? "falha" : "falhas"}</span>}
+          {failed > 0 && (
+            <span className="text-danger">
+              {" "}
+              · {failed} {failed === 1 ? "falha" : "falhas"}
+            </span>
+          )}
         </div>
       </td>
       <td className="nowrap">

@@ -44,9 +44,7 @@ export function Channels() {
       <section className="card">
         <h2>Seus canais</h2>
         <QueryTable query={channels} empty="Nenhum canal ainda. Crie o primeiro acima." columns={["Nome", "Situação", "Criado em", null]}>
-          {(rows) => rows.map((c) => (
-            <ChannelRow key={c.id_channel} channel={c} />
-          ))}
+          {(rows) => rows.map((c) => <ChannelRow key={c.id_channel} channel={c} />)}
         </QueryTable>
       </section>
     </>

@@ -40,7 +40,10 @@ export function Integrations() {
     <>
       <PageHeader
         title="Integrações"
-        description="Credenciais das plataformas de venda. Ficam criptografadas; depois de salvas, nenhum valor volta a ser exibido. A sincronização com as plataformas chega numa próxima fase."
+        description={
+          "Credenciais das plataformas de venda. Ficam criptografadas; depois de salvas, nenhum valor volta a ser exibido. " +
+          "A sincronização com as plataformas chega numa próxima fase."
+        }
       />
       {integrations.length === 0 && <EmptyState>Nenhuma integração configurada ainda.</EmptyState>}
       {types.map((t) => {
@@ -49,7 +52,8 @@ export function Integrations() {
           <section key={t.type} className="card" aria-label={t.label}>
             <div className="row space-between">
               <h2>
-                {current ? current.label : t.label} {current ? <span className="badge badge-connected">configurada</span> : <span className="badge">não configurada</span>}
+                {current ? current.label : t.label}{" "}
+                {current ? <span className="badge badge-connected">configurada</span> : <span className="badge">não configurada</span>}
               </h2>
               {editing !== t.type && (
                 <button type="button" className="btn" onClick={() => setEditing(t.type)}>
@@ -98,11 +102,23 @@ function IntegrationForm({ info, exists, onDone }: { info: TypeInfo; exists: boo
 
   return (
     <form className="stack" onSubmit={submit} autoComplete="off">
-      <Field label="Nome (opcional)">{(control) => <input {...control} value={label} onChange={(e) => setLabel(e.target.value)} placeholder={info.label} />}</Field>
+      <Field label="Nome (opcional)">
+        {(control) => <input {...control} value={label} onChange={(e) => setLabel(e.target.value)} placeholder={info.label} />}
+      </Field>
       {[...info.required, ...info.optional].map((field) => (
-        <Field key={field} label={fieldLabels[field] ?? field} hint={exists ? "Deixe em branco para manter o valor salvo." : info.required.includes(field) ? "Obrigatório." : undefined}>
+        <Field
+          key={field}
+          label={fieldLabels[field] ?? field}
+          hint={exists ? "Deixe em branco para manter o valor salvo." : info.required.includes(field) ? "Obrigatório." : undefined}
+        >
           {(control) => (
-            <input {...control} type="password" value={values[field] ?? ""} onChange={(e) => setValues({ ...values, [field]: e.target.value })} required={!exists && info.required.includes(field)} />
+            <input
+              {...control}
+              type="password"
+              value={values[field] ?? ""}
+              onChange={(e) => setValues({ ...values, [field]: e.target.value })}
+              required={!exists && info.required.includes(field)}
+            />
           )}
         </Field>
       ))}

@@ -76,6 +76,7 @@ export function ScheduleEditor({ days, onChange, invalid }: { days: Days; onChan
                     const badEnd = typeof bad === "boolean" ? bad : bad("end");
                     const which = several ? ` da janela ${i + 1}` : "";
                     return (
+                      // biome-ignore lint/suspicious/noArrayIndexKey: a day's windows have no id; the position is the window being edited.
                       <li key={i} className="row">
                         <input
                           type="time"
@@ -95,7 +96,12 @@ export function ScheduleEditor({ days, onChange, invalid }: { days: Days; onChan
                           onChange={(e) => setInterval(key, i, "end", e.target.value)}
                         />
                         {several && (
-                          <button type="button" className="btn btn-ghost-danger btn-small" onClick={() => removeWindow(key, i)} aria-label={`Remover a janela ${i + 1} de ${name}`}>
+                          <button
+                            type="button"
+                            className="btn btn-ghost-danger btn-small"
+                            onClick={() => removeWindow(key, i)}
+                            aria-label={`Remover a janela ${i + 1} de ${name}`}
+                          >
                             Remover
                           </button>
                         )}
@@ -105,7 +111,13 @@ export function ScheduleEditor({ days, onChange, invalid }: { days: Days; onChan
                 </ul>
               </td>
               <td className="actions">
-                <button type="button" className="btn btn-small" onClick={() => addWindow(key)} aria-label={`Adicionar janela a ${name}`} disabled={day.windows.length >= settingsLimits.windowsPerDay}>
+                <button
+                  type="button"
+                  className="btn btn-small"
+                  onClick={() => addWindow(key)}
+                  aria-label={`Adicionar janela a ${name}`}
+                  disabled={day.windows.length >= settingsLimits.windowsPerDay}
+                >
                   + Janela
                 </button>
               </td>

@@ -4,7 +4,6 @@
  */
 import { TRPCClientError } from "@trpc/client";
 import { dayKeys, settingsLimits, type DayKey, type Settings, type SettingsPatch } from "@/server/settings/schema";
-import { errorMessage } from "../../_lib/errors";
 
 export { dayKeys, settingsLimits, type DayKey, type Settings };
 
@@ -55,7 +54,10 @@ const byStart = (a: { start: string }, b: { start: string }) => (a.start < b.sta
 /** Only the fields whose value differs from the saved settings (a day's windows count as one field, sent sorted). */
 export function buildPatch(saved: Settings, draft: Settings): SettingsPatch {
   const patch: Record<string, Record<string, unknown>> = {};
-  const put = (section: string, key: string, value: unknown) => ((patch[section] ??= {})[key] = value);
+  const put = (section: string, key: string, value: unknown) => {
+    patch[section] ??= {};
+    patch[section][key] = value;
+  };
   for (const section of ["dispatch_rates", "preferences", "queue"] as const) {
     const before = saved[section] as Record<string, unknown>;
     const after = draft[section] as Record<string, unknown>;
@@ -111,9 +113,6 @@ export function fieldErrors(error: unknown): FieldError[] {
   }
   return raw.map((e) => ({ path: e.path, message: translate(e.message) }));
 }
-
-/** The error as one sentence, for errors that name no field. */
-export const generalError = (error: unknown) => errorMessage(error);
 
 const rules: [RegExp, (...m: string[]) => string][] = [
   [/^must be ≤ (\w+) \((.+)\)$/, (f, v) => `deve ser menor ou igual a ${lowerLabel(f)} (${v})`],

@@ -81,17 +81,36 @@ export function SettingsForm() {
 
   return (
     <>
-      <PageHeader title="Configurações" description="Como e quando as campanhas da sua conta são enviadas. Valem para todas as campanhas, inclusive as já criadas." />
+      <PageHeader
+        title="Configurações"
+        description="Como e quando as campanhas da sua conta são enviadas. Valem para todas as campanhas, inclusive as já criadas."
+      />
       <form className="stack settings-form" onSubmit={onSubmit}>
         <section className="card" aria-labelledby="rates-title">
           <h2 id="rates-title">Taxas de envio</h2>
           <p className="muted section-help">
-            Cada campanha envia em ciclos: a cada ciclo, algumas mensagens; entre um ciclo e outro, uma pausa aleatória entre o mínimo e o máximo. Pausas maiores
-            parecem mais naturais e reduzem o risco de bloqueio.
+            Cada campanha envia em ciclos: a cada ciclo, algumas mensagens; entre um ciclo e outro, uma pausa aleatória entre o mínimo e o máximo. Pausas
+            maiores parecem mais naturais e reduzem o risco de bloqueio.
           </p>
           <div className="form-grid three">
-            <NumberField label="Pausa mínima entre envios" unit="segundos" path="dispatch_rates.min_dispatch_rate" value={s.dispatch_rates.min_dispatch_rate} max={R} invalid={invalid} onChange={(v) => rates({ min_dispatch_rate: v })} />
-            <NumberField label="Pausa máxima entre envios" unit="segundos" path="dispatch_rates.max_dispatch_rate" value={s.dispatch_rates.max_dispatch_rate} max={R} invalid={invalid} onChange={(v) => rates({ max_dispatch_rate: v })} />
+            <NumberField
+              label="Pausa mínima entre envios"
+              unit="segundos"
+              path="dispatch_rates.min_dispatch_rate"
+              value={s.dispatch_rates.min_dispatch_rate}
+              max={R}
+              invalid={invalid}
+              onChange={(v) => rates({ min_dispatch_rate: v })}
+            />
+            <NumberField
+              label="Pausa máxima entre envios"
+              unit="segundos"
+              path="dispatch_rates.max_dispatch_rate"
+              value={s.dispatch_rates.max_dispatch_rate}
+              max={R}
+              invalid={invalid}
+              onChange={(v) => rates({ max_dispatch_rate: v })}
+            />
             <NumberField
               label="Envios por ciclo"
               unit="mensagens"
@@ -174,7 +193,13 @@ export function SettingsForm() {
             <div className="choice-list">
               {queueModes.map((m) => (
                 <label key={m.value} className={s.queue.concurrent_mode === m.value ? "choice selected" : "choice"}>
-                  <input type="radio" name="concurrent_mode" value={m.value} checked={s.queue.concurrent_mode === m.value} onChange={() => set("queue", { concurrent_mode: m.value })} />
+                  <input
+                    type="radio"
+                    name="concurrent_mode"
+                    value={m.value}
+                    checked={s.queue.concurrent_mode === m.value}
+                    onChange={() => set("queue", { concurrent_mode: m.value })}
+                  />
                   <span>
                     <strong>{m.label}</strong>
                     <small className="muted">{m.help}</small>
@@ -245,7 +270,7 @@ export function SettingsForm() {
           </div>
         </section>
 
-        <div className="save-bar" role="region" aria-label="Salvar configurações">
+        <section className="save-bar" aria-label="Salvar configurações">
           <div className="grow" aria-live="polite">
             {edit.error ? (
               errors.length ? (
@@ -269,7 +294,8 @@ export function SettingsForm() {
                   "Nada mudou."
                 ) : (
                   <>
-                    Alterado: {saved.map((path, i) => (
+                    Alterado:{" "}
+                    {saved.map((path, i) => (
                       <span key={path} title={path}>
                         {i > 0 && ", "}
                         {labelFor(path)}
@@ -290,7 +316,7 @@ export function SettingsForm() {
           <button type="submit" className="btn btn-primary" disabled={!dirty || edit.isPending}>
             {edit.isPending ? "Salvando…" : "Salvar alterações"}
           </button>
-        </div>
+        </section>
       </form>
     </>
   );

@@ -8,15 +8,30 @@ import { formatDayTimeSeconds } from "../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
 
 const types = [
-  { type: "campaign_status", field: "campaign_status_url", label: "Status da campanha", hint: "A cada mudança de status (pendente, enviando, pausada, concluída…)." },
-  { type: "campaign_progress", field: "campaign_progress_url", label: "Progresso da campanha", hint: "No máximo um por segundo por campanha, mais um ao terminar." },
+  {
+    type: "campaign_status",
+    field: "campaign_status_url",
+    label: "Status da campanha",
+    hint: "A cada mudança de status (pendente, enviando, pausada, concluída…).",
+  },
+  {
+    type: "campaign_progress",
+    field: "campaign_progress_url",
+    label: "Progresso da campanha",
+    hint: "No máximo um por segundo por campanha, mais um ao terminar.",
+  },
   { type: "channel_status", field: "channel_status_url", label: "Status do canal", hint: "Quando um canal conecta ou desconecta." },
 ] as const;
 
 type WebhookType = (typeof types)[number]["type"];
 
 const stateLabel: Record<string, string> = { pending: "Pendente", delivered: "Entregue", failed: "Falhou", canceled: "Cancelado" };
-const stateBadge: Record<string, string> = { pending: "badge-delivery-pending", delivered: "badge-delivery-sent", failed: "badge-delivery-failed", canceled: "badge-canceled" };
+const stateBadge: Record<string, string> = {
+  pending: "badge-delivery-pending",
+  delivered: "badge-delivery-sent",
+  failed: "badge-delivery-failed",
+  canceled: "badge-canceled",
+};
 const typeLabel: Record<string, string> = Object.fromEntries(types.map((t) => [t.type, t.label]));
 
 export function Webhooks() {
@@ -117,7 +132,9 @@ function SecretCard() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const config = useQuery(trpc.webhooks.list.queryOptions());
-  const rotate = useMutation(trpc.webhooks.rotateSecret.mutationOptions({ onSuccess: () => void queryClient.invalidateQueries(trpc.webhooks.list.queryFilter()) }));
+  const rotate = useMutation(
+    trpc.webhooks.rotateSecret.mutationOptions({ onSuccess: () => void queryClient.invalidateQueries(trpc.webhooks.list.queryFilter()) }),
+  );
   if (!config.data) return null;
   return (
     <section className="card">
@@ -154,42 +171,42 @@ function DeliveryLog() {
       <div className="row">
         <Field label="Tipo">
           {(control) => (
-          <select {...control} value={type} onChange={(e) => setType(e.target.value as WebhookType | "")}>
-            <option value="">Todos</option>
-            {types.map((t) => (
-              <option key={t.type} value={t.type}>
-                {t.label}
-              </option>
-            ))}
-          </select>
+            <select {...control} value={type} onChange={(e) => setType(e.target.value as WebhookType | "")}>
+              <option value="">Todos</option>
+              {types.map((t) => (
+                <option key={t.type} value={t.type}>
+                  {t.label}
+                </option>
+              ))}
+            </select>
           )}
         </Field>
         <Field label="Situação">
           {(control) => (
-          <select {...control} value={state} onChange={(e) => setState(e.target.value as typeof state)}>
-            <option value="">Todas</option>
-            {Object.entries(stateLabel).map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
+            <select {...control} value={state} onChange={(e) => setState(e.target.value as typeof state)}>
+              <option value="">Todas</option>
+              {Object.entries(stateLabel).map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
           )}
         </Field>
       </div>
       <ErrorAlert error={redeliver.error} />
       <QueryTable query={deliveries} empty="Nenhuma entrega ainda." columns={["Evento", "Tipo", "Situação", "Tentativas", "Criado em", null]}>
-        {(rows) => rows.map((d) => (
-          <DeliveryRow key={d.id} delivery={d} onRedeliver={() => redeliver.mutate({ id: d.id })} busy={redeliver.isPending} />
-        ))}
+        {(rows) => rows.map((d) => <DeliveryRow key={d.id} delivery={d} onRedeliver={() => redeliver.mutate({ id: d.id })} busy={redeliver.isPending} />)}
       </QueryTable>
       {tests.data && tests.data.length > 0 && (
         <>
           <h3>Testes recentes</h3>
           <ul>
             {tests.data.map((t, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: the recent tests are a read-only list redrawn whole; nothing in a row keeps state.
               <li key={i}>
-                {formatDayTimeSeconds(t.at)} · {typeLabel[t.type] ?? t.type} · {t.status === 0 ? `sem resposta (${t.error ?? "—"})` : `HTTP ${t.status}`} · {t.durationMs} ms
+                {formatDayTimeSeconds(t.at)} · {typeLabel[t.type] ?? t.type} · {t.status === 0 ? `sem resposta (${t.error ?? "—"})` : `HTTP ${t.status}`} ·{" "}
+                {t.durationMs} ms
               </li>
             ))}
           </ul>
@@ -210,6 +227,7 @@ function DeliveryRow({ delivery: d, onRedeliver, busy }: { delivery: Delivery; o
           <pre className="mono">{d.payload}</pre>
           <ol>
             {d.log.map((a, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: a delivery's attempts only grow at the end; the position is the attempt.
               <li key={i}>
                 {formatDayTimeSeconds(a.at)} · {a.status === 0 ? "sem resposta" : `HTTP ${a.status}`} · {a.durationMs} ms{a.error ? ` · ${a.error}` : ""}
               </li>

@@ -1,4 +1,4 @@
-import { buildOpenApiDocument } from "@/server/http/openapi";
+import { buildOpenApiDocument } from "@/server/openapi";
 
 export const dynamic = "force-dynamic";
 

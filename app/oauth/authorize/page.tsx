@@ -71,8 +71,7 @@ export default async function AuthorizePage({ searchParams }: { searchParams: Pr
         <ul aria-label="Permissões pedidas">
           {scopes.map((s) => (
             <li key={s.scope}>
-              {s.description} <code className="small">{s.scope}</code>{" "}
-              {s.sensitive && <span className="badge badge-pending">Sensível</span>}
+              {s.description} <code className="small">{s.scope}</code> {s.sensitive && <span className="badge badge-pending">Sensível</span>}
             </li>
           ))}
         </ul>

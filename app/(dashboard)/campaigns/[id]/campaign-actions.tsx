@@ -30,7 +30,7 @@ export function CampaignActions({ id, name, status }: { id: string; name: string
   return (
     <div className="campaign-actions">
       {confirming ? (
-        <div className="confirm" role="group" aria-label="Confirmar cancelamento">
+        <fieldset className="confirm" aria-label="Confirmar cancelamento">
           <span>Cancelar “{name}”? Os grupos que ainda não receberam a mensagem não vão recebê-la.</span>
           <div className="row">
             <button type="button" className="btn btn-danger" disabled={busy} onClick={() => cancel.mutate({ id_campaign: id })}>
@@ -40,7 +40,7 @@ export function CampaignActions({ id, name, status }: { id: string; name: string
               Voltar
             </button>
           </div>
-        </div>
+        </fieldset>
       ) : (
         <div className="row">
           {canPause && (

@@ -15,7 +15,10 @@ export function CampaignDetail({ id }: { id: string }) {
   const info = useQuery(
     trpc.campaigns.info.queryOptions(
       { id_campaign: id },
-      { refetchInterval: (q) => (q.state.data && isActiveCampaign(q.state.data.status) ? poll : false), retry: (n, err) => err.data?.httpStatus !== 404 && err.data?.httpStatus !== 400 && n < 2 },
+      {
+        refetchInterval: (q) => (q.state.data && isActiveCampaign(q.state.data.status) ? poll : false),
+        retry: (n, err) => err.data?.httpStatus !== 404 && err.data?.httpStatus !== 400 && n < 2,
+      },
     ),
   );
   const active = info.data ? isActiveCampaign(info.data.status) : false;
@@ -105,7 +108,12 @@ export function CampaignDetail({ id }: { id: string }) {
           <ErrorAlert error={deliveries.error} />
         ) : (
           // The monitoring copy is shown apart (above), not among the campaign's groups.
-          <DeliveriesTable deliveries={deliveries.data.filter((d) => !d.monitoring)} sending={c.status === "sending"} campaignId={c.id_campaign} readsAvailable={c.reads_available} />
+          <DeliveriesTable
+            deliveries={deliveries.data.filter((d) => !d.monitoring)}
+            sending={c.status === "sending"}
+            campaignId={c.id_campaign}
+            readsAvailable={c.reads_available}
+          />
         )}
       </section>
     </>

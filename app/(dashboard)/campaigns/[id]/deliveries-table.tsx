@@ -85,7 +85,9 @@ export function DeliveriesTable({
                 {d.state === "sending" && outcomeUnknown(d.error) ? (
                   <span className="muted">sem resposta do provedor; verificando se foi entregue</span>
                 ) : d.error ? (
-                  <span className="text-danger">{outcomeUnknown(d.error) && d.state === "failed" ? "resultado desconhecido (não reenviado automaticamente)" : d.error}</span>
+                  <span className="text-danger">
+                    {outcomeUnknown(d.error) && d.state === "failed" ? "resultado desconhecido (não reenviado automaticamente)" : d.error}
+                  </span>
                 ) : (
                   <span className="muted">—</span>
                 )}
@@ -97,9 +99,20 @@ export function DeliveriesTable({
                   </div>
                 )}
               </td>
-              <td className="nowrap" title={d.sent_at ? `${formatDateTime(d.sent_at)}${d.acked_at ? ` · recebido ${formatDayTimeSeconds(d.acked_at)}` : ""}` : undefined}>{formatDayTimeSeconds(d.sent_at)}</td>
+              <td
+                className="nowrap"
+                title={d.sent_at ? `${formatDateTime(d.sent_at)}${d.acked_at ? ` · recebido ${formatDayTimeSeconds(d.acked_at)}` : ""}` : undefined}
+              >
+                {formatDayTimeSeconds(d.sent_at)}
+              </td>
               <td className="nowrap">
-                {readsAvailable ? formatDayTimeSeconds(d.read_at) : <span className="muted" title="Leituras indisponíveis neste provedor">indisponível</span>}
+                {readsAvailable ? (
+                  formatDayTimeSeconds(d.read_at)
+                ) : (
+                  <span className="muted" title="Leituras indisponíveis neste provedor">
+                    indisponível
+                  </span>
+                )}
               </td>
             </tr>
           ))}

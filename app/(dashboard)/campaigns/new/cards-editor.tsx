@@ -60,7 +60,13 @@ export function CardsEditor({
                       Rótulo do botão {k + 1}
                       <span className="sr-only"> do cartão {n}</span>
                     </span>
-                    <input value={b.label} onChange={(e) => setButton({ label: e.target.value })} required maxLength={carouselLimits.buttonLabel} placeholder="Ex.: Quero minha vaga" />
+                    <input
+                      value={b.label}
+                      onChange={(e) => setButton({ label: e.target.value })}
+                      required
+                      maxLength={carouselLimits.buttonLabel}
+                      placeholder="Ex.: Quero minha vaga"
+                    />
                   </label>
                   <label className="field grow">
                     <span>

@@ -130,7 +130,10 @@ export function NewCampaign() {
       <nav className="breadcrumb" aria-label="Trilha">
         <Link href="/campaigns">Campanhas</Link> / <span>Nova campanha</span>
       </nav>
-      <PageHeader title="Nova campanha" description="Escreva a mensagem, escolha o segmento e quando enviar. A prévia ao lado mostra como os grupos vão recebê-la." />
+      <PageHeader
+        title="Nova campanha"
+        description="Escreva a mensagem, escolha o segmento e quando enviar. A prévia ao lado mostra como os grupos vão recebê-la."
+      />
       {segments.data.length === 0 ? (
         <EmptyState>
           Você ainda não tem segmentos. <Link href="/segments/new">Crie um segmento</Link> para escolher os grupos que recebem a campanha.
@@ -142,11 +145,17 @@ export function NewCampaign() {
               <h2>1. Campanha</h2>
               <div className="form-grid">
                 <Field label="Nome da campanha" hint="Só você vê este nome.">
-                  {(c) => <input {...c} value={name} onChange={(e) => setName(e.target.value)} required maxLength={120} placeholder="Ex.: Abertura do carrinho" />}
+                  {(c) => (
+                    <input {...c} value={name} onChange={(e) => setName(e.target.value)} required maxLength={120} placeholder="Ex.: Abertura do carrinho" />
+                  )}
                 </Field>
                 <Field
                   label="Segmento"
-                  hint={segment?.monitoring_group ? `Uma cópia vai para o grupo de monitoramento ${segment.monitoring_group.name}.` : "Os grupos do segmento recebem a mensagem."}
+                  hint={
+                    segment?.monitoring_group
+                      ? `Uma cópia vai para o grupo de monitoramento ${segment.monitoring_group.name}.`
+                      : "Os grupos do segmento recebem a mensagem."
+                  }
                 >
                   {(c) => (
                     <select {...c} value={segmentId} onChange={(e) => setSegmentId(e.target.value)} required>
@@ -211,7 +220,15 @@ export function NewCampaign() {
                     }
                     hint="Como o documento aparece para os participantes. Sem ele, vale o nome do arquivo na URL."
                   >
-                    {(c) => <input {...c} value={draft.file_name} onChange={(e) => update({ file_name: e.target.value })} maxLength={255} placeholder="Ex.: Apostila - módulo 1.pdf" />}
+                    {(c) => (
+                      <input
+                        {...c}
+                        value={draft.file_name}
+                        onChange={(e) => update({ file_name: e.target.value })}
+                        maxLength={255}
+                        placeholder="Ex.: Apostila - módulo 1.pdf"
+                      />
+                    )}
                   </Field>
                 )}
                 {draft.kind === "audio" ? (
@@ -241,11 +258,13 @@ export function NewCampaign() {
                 )}
                 {draft.kind === "carousel" && platform.data && !platform.data.capabilities.carousel && (
                   <p className="alert alert-warning" role="note">
-                    O WhatsApp não entrega carrosséis em grupos por este gateway: cada cartão sai como uma imagem, na ordem, com o
-                    texto do cartão e os links dos botões na legenda (a mensagem acima dos cartões abre a primeira legenda).
+                    O WhatsApp não entrega carrosséis em grupos por este gateway: cada cartão sai como uma imagem, na ordem, com o texto do cartão e os links
+                    dos botões na legenda (a mensagem acima dos cartões abre a primeira legenda).
                   </p>
                 )}
-                {draft.kind === "carousel" && <CardsEditor cards={draft.cards} onChange={(cards) => update({ cards })} httpsPattern={httpsPattern} httpsTitle={httpsTitle} />}
+                {draft.kind === "carousel" && (
+                  <CardsEditor cards={draft.cards} onChange={(cards) => update({ cards })} httpsPattern={httpsPattern} httpsTitle={httpsTitle} />
+                )}
               </div>
             </section>
 
@@ -295,7 +314,9 @@ export function NewCampaign() {
                 {when === "scheduled" && (
                   <div className="schedule">
                     <div className="row align-end wrap">
-                      <Field label="Data">{(c) => <input {...c} type="date" value={date} min={nowInBrasilia.date} onChange={(e) => setDate(e.target.value)} required />}</Field>
+                      <Field label="Data">
+                        {(c) => <input {...c} type="date" value={date} min={nowInBrasilia.date} onChange={(e) => setDate(e.target.value)} required />}
+                      </Field>
                       <Field label="Hora">{(c) => <input {...c} type="time" value={time} onChange={(e) => setTime(e.target.value)} required />}</Field>
                       <span className="badge badge-tz">Horário de Brasília</span>
                     </div>

@@ -36,7 +36,9 @@ export function PhonePreview({
           </div>
           <div className="phone-title">
             <strong>{groupName ?? "Grupo do segmento"}</strong>
-            <small>{groupCount !== undefined ? `${groupCount} ${groupCount === 1 ? "grupo recebe" : "grupos recebem"} esta mensagem` : "escolha um segmento"}</small>
+            <small>
+              {groupCount !== undefined ? `${groupCount} ${groupCount === 1 ? "grupo recebe" : "grupos recebem"} esta mensagem` : "escolha um segmento"}
+            </small>
           </div>
         </div>
         <div className="phone-chat">
@@ -48,11 +50,11 @@ export function PhonePreview({
                   <ChatText text={draft.message} linkPreview={linkPreview} />
                 </Bubble>
               )}
-              <div className="carousel-row" aria-label="Cartões do carrossel">
+              <section className="carousel-row" aria-label="Cartões do carrossel">
                 {draft.cards.map((card, i) => (
                   <CarouselCard key={card.key} card={card} index={i} />
                 ))}
-              </div>
+              </section>
               {!draft.message.trim() && draft.mention_all && <p className="chat-note">Menciona todos os participantes</p>}
             </>
           ) : (
@@ -120,12 +122,22 @@ function ChatText({ text, linkPreview }: { text: string; linkPreview: boolean })
 const markup = /(\*[^*\n]+\*|_[^_\n]+_|~[^~\n]+~|https?:\/\/[^\s]+)/g;
 
 function formatChat(text: string): ReactNode[] {
+  // The pieces of one text are redrawn whole whenever it changes: a piece's position is its identity.
   return text.split(markup).map((part, i) => {
     if (i % 2 === 0) return part;
-    if (part.startsWith("http")) return <span key={i} className="chat-link">{part}</span>;
+    if (part.startsWith("http"))
+      return (
+        // biome-ignore lint/suspicious/noArrayIndexKey: see formatChat
+        <span key={i} className="chat-link">
+          {part}
+        </span>
+      );
     const inner = part.slice(1, -1);
+    // biome-ignore lint/suspicious/noArrayIndexKey: see formatChat
     if (part.startsWith("*")) return <strong key={i}>{inner}</strong>;
+    // biome-ignore lint/suspicious/noArrayIndexKey: see formatChat
     if (part.startsWith("_")) return <em key={i}>{inner}</em>;
+    // biome-ignore lint/suspicious/noArrayIndexKey: see formatChat
     return <s key={i}>{inner}</s>;
   });
 }
@@ -190,7 +202,16 @@ function CarouselCard({ card, index }: { card: CardDraft; index: number }) {
 }
 
 // Small inline icons: no icon font, no emoji (not every system has colour emoji).
-const svg = { width: 18, height: 18, viewBox: "0 0 24 24", fill: "none", stroke: "currentColor", strokeWidth: 2, strokeLinecap: "round", strokeLinejoin: "round" } as const;
+const svg = {
+  width: 18,
+  height: 18,
+  viewBox: "0 0 24 24",
+  fill: "none",
+  stroke: "currentColor",
+  strokeWidth: 2,
+  strokeLinecap: "round",
+  strokeLinejoin: "round",
+} as const;
 
 function ImageIcon() {
   return (

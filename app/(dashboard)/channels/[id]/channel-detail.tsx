@@ -71,7 +71,10 @@ export function ChannelDetail({ id }: { id: string }) {
                   <td>
                     {g.name}{" "}
                     {g.admins_only && (
-                      <span className="badge badge-info" title="Só administradores podem enviar mensagens neste grupo: o envio falha se este número não for admin.">
+                      <span
+                        className="badge badge-info"
+                        title="Só administradores podem enviar mensagens neste grupo: o envio falha se este número não for admin."
+                      >
                         Só admins
                       </span>
                     )}

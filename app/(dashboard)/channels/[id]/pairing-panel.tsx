@@ -64,8 +64,8 @@ export function PairingPanel({ id, status }: { id: string; status: string }) {
         <div className="row">
           <div className="stack">
             <p>
-              No celular, abra o WhatsApp › <strong>Aparelhos conectados</strong> › <strong>Conectar aparelho</strong> e escaneie o
-              código abaixo. Ele se renova sozinho; esta tela atualiza quando o canal conectar.
+              No celular, abra o WhatsApp › <strong>Aparelhos conectados</strong> › <strong>Conectar aparelho</strong> e escaneie o código abaixo. Ele se renova
+              sozinho; esta tela atualiza quando o canal conectar.
             </p>
             {p.qr_code ? (
               // The gateway gives a data URL; next/image adds nothing for it.
@@ -79,7 +79,7 @@ export function PairingPanel({ id, status }: { id: string; status: string }) {
             {p.pairing_code && secondsLeft > 0 ? (
               <p>
                 Digite no celular (WhatsApp › Aparelhos conectados › Conectar com número de telefone):{" "}
-                <strong className="mono" aria-label="Código de pareamento">
+                <strong className="mono" title="Código de pareamento">
                   {p.pairing_code.replace(/^(.{4})(.{4})$/, "$1-$2")}
                 </strong>{" "}
                 <span className="muted small" data-testid="pairing-code-expiry">
@@ -130,7 +130,8 @@ export function DisconnectButton({ id }: { id: string }) {
         className="btn btn-ghost-danger"
         disabled={disconnect.isPending}
         onClick={() => {
-          if (window.confirm("Desconectar este número? Campanhas em andamento neste canal ficam pausadas até conectar de novo.")) disconnect.mutate({ id_channel: id });
+          if (window.confirm("Desconectar este número? Campanhas em andamento neste canal ficam pausadas até conectar de novo."))
+            disconnect.mutate({ id_channel: id });
         }}
       >
         Desconectar

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { Breadcrumb, DetailUnavailable, EmptyState, ErrorAlert, Loading, PageHeader } from "../../../_components/ui";
+import { Breadcrumb, DetailUnavailable, EmptyState, Loading, PageHeader } from "../../../_components/ui";
 import { formatDateTime } from "../../../_lib/format";
 import { useTRPC } from "../../../_lib/trpc";
 import { MonitoringGroupForm } from "./monitoring-group-form";
@@ -29,7 +29,8 @@ export function SegmentDetail({ id }: { id: string }) {
         title={s.name}
         description={
           <>
-            {s.total_groups} {s.total_groups === 1 ? "grupo" : "grupos"} em {s.id_channel.map(channelName).join(", ")} · criado em {formatDateTime(s.created_at)}
+            {s.total_groups} {s.total_groups === 1 ? "grupo" : "grupos"} em {s.id_channel.map(channelName).join(", ")} · criado em{" "}
+            {formatDateTime(s.created_at)}
           </>
         }
         actions={<RenameSegment id={s.id_segment} name={s.name} />}

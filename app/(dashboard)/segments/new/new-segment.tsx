@@ -32,7 +32,7 @@ export function NewSegment() {
   const needle = search.trim().toLowerCase();
   const matches = (g: { id_group: string; name: string }) => !needle || g.name.toLowerCase().includes(needle) || g.id_group.includes(needle);
   // Groups of the chosen channels, in channel order then the platform's order.
-  const available = channelIds.flatMap((id, i) => groupQueries[i]?.data?.groups ?? []);
+  const available = channelIds.flatMap((_id, i) => groupQueries[i]?.data?.groups ?? []);
   const visible = available.filter(matches);
   const chosen = available.filter((g) => selected.has(g.id_group));
   const allVisibleSelected = visible.length > 0 && visible.every((g) => selected.has(g.id_group));

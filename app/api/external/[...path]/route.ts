@@ -1,9 +1,9 @@
-import { handleExternalRequest } from "@/server/http/rest";
+import { handleRestRequest } from "@/server/rest-api";
 
 export const dynamic = "force-dynamic";
 
-export const GET = handleExternalRequest;
-export const POST = handleExternalRequest;
-export const PUT = handleExternalRequest;
-export const PATCH = handleExternalRequest;
-export const DELETE = handleExternalRequest;
+export const GET = handleRestRequest;
+export const POST = handleRestRequest;
+export const PUT = handleRestRequest;
+export const PATCH = handleRestRequest;
+export const DELETE = handleRestRequest;

@@ -1,4 +1,4 @@
-import { handleSimulatorRequest } from "@/server/messaging/simulator-control";
+import { handleSimulatorRequest } from "@/server/simulator-http/simulator-control";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { getSession } from "@/server/auth/next-auth";
 import { cappedRequest } from "@/server/http/body-limit";
-import { clientIp } from "@/server/http/caller";
+import { clientIp } from "@/server/http/client-address";
 import { appRouter } from "@/server/root";
 import { getServices } from "@/server/services";
 import type { Caller } from "@/server/trpc";

@@ -1,9 +1,8 @@
-import type { Db } from "../../db/client";
-import { lookupApiKey, verifyApiKey } from "../keys/verify-api-key";
-import { resolveAccessToken } from "../oauth/tokens";
-import type { Caller } from "../trpc";
-import { clientAddressHeader, clientAddressIsSet, normalizeAddress } from "./client-address";
-import { bucketKey, bucketsInDatabase, outcomeOfBucket, peek, type LimitOutcome } from "./rate-limit";
+import type { Db } from "../db/client";
+import { lookupApiKey, verifyApiKey } from "./keys/verify-api-key";
+import { resolveAccessToken } from "./oauth/tokens";
+import type { Caller } from "./trpc";
+import { bucketKey, bucketsInDatabase, outcomeOfBucket, peek, type LimitOutcome } from "./http/rate-limit";
 
 /** `x-api-key` is canonical; `api-key` is accepted as an alias. */
 export function presentedApiKey(headers: Headers): string | undefined {
@@ -25,19 +24,6 @@ export async function resolveRestCaller(db: Db, headers: Headers, now: Date): Pr
     return partner ? { kind: "partner", ...partner } : { kind: "anonymous", credentials: "invalid" };
   }
   return { kind: "anonymous", credentials: "missing" };
-}
-
-/**
- * The client's address (CONTRACT.md §4 "Client address"), as the front server decided it from the TCP
- * peer and TRUST_PROXY (server/http/client-address.ts): the only place every per-IP limit reads it.
- * Without a front server (`next dev`, a bare `next start`), the internal header is not believed (a
- * client could send it) and the address is the right-most X-Forwarded-For entry, which Next.js sets
- * to the TCP peer when the client sent none; there a client can choose its own address.
- */
-export function clientIp(headers: Headers): string {
-  if (clientAddressIsSet()) return headers.get(clientAddressHeader) || "unknown";
-  const forwarded = headers.get("x-forwarded-for")?.split(",");
-  return normalizeAddress(forwarded?.[forwarded.length - 1]);
 }
 
 /**

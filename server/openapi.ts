@@ -1,10 +1,10 @@
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
-import { env } from "../env";
-import { reasonPhrase } from "./envelope";
-import { bodyCap, describeBytes } from "./body-limit";
-import { appRouter } from "../root";
-import { restPrefix, restRoutes } from "./routes";
-import { partnerOAuthScheme, partnerRouteScopes } from "../oauth/openapi";
+import { env } from "./env";
+import { reasonPhrase } from "./http/envelope";
+import { bodyCap, describeBytes } from "./http/body-limit";
+import { appRouter } from "./root";
+import { restPrefix, restRoutes } from "./http/routes";
+import { partnerOAuthScheme, partnerRouteScopes } from "./oauth/openapi";
 
 const description = `
 REST API of the group messaging campaign service. Every decision the published API document leaves
@@ -152,7 +152,9 @@ export function buildOpenApiDocument(): OpenAPIObject {
       for (const status of Object.keys(op.responses)) {
         if (Number(status) < 400) continue;
         op.responses[status] = {
-          description: op.responses[status]?.description?.startsWith(reasonPhrase(Number(status))) ? op.responses[status].description : reasonPhrase(Number(status)),
+          description: op.responses[status]?.description?.startsWith(reasonPhrase(Number(status)))
+            ? op.responses[status].description
+            : reasonPhrase(Number(status)),
           headers: status === "429" ? { "Retry-After": { schema: { type: "integer" } }, ...rateLimitHeaders } : undefined,
           content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
         };

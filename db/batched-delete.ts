@@ -1,6 +1,6 @@
 import type { SQL } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { affectedRows } from "../../db/params";
+import type { Db } from "./client";
+import { affectedRows } from "./params";
 
 /** Rows removed per statement: each statement is its own short transaction holding row locks only. */
 export const maintenanceBatch = 5_000;

@@ -1,6 +1,6 @@
 import { formatInTimeZone } from "date-fns-tz";
 import { expect } from "vitest";
-import { newTenant, type Api } from "../test/helpers";
+import { newTenant, type Api } from "./helpers";
 
 /** Test fixtures for the engine tests: a tenant (new, or `existing`) with a paced (or unpaced) setting and a segment of N groups. */
 export async function tenantWithSegment(baseUrl: string, groupCount: number, dispatchesPerLoop = 5, existing?: Api) {

@@ -5,16 +5,14 @@ import { DomainError, NotFound } from "../errors";
 import type { Db } from "../../db/client";
 import { describeIssues, domainErrorResult, errorResult, jsonHeaders, toResponse as send, type HttpResult } from "../http/envelope";
 import { PayloadTooLarge, readCappedText } from "../http/body-limit";
-import { clientIp, resolveRestCallerAt } from "../http/caller";
+import { clientIp } from "../http/client-address";
 import { consume } from "../http/rate-limit";
+import type { SimulatorProvider } from "../messaging/simulator";
+import { resolveRestCallerAt } from "../resolve-caller";
 import { getServices } from "../services";
-import { SimulatorProvider } from "./simulator";
 
 const stateBody = z.object({ connected: z.boolean() });
-const failuresBody = z.union([
-  z.object({ fail_next: z.number().int().min(0).max(1_000_000) }),
-  z.object({ always: z.boolean() }),
-]);
+const failuresBody = z.union([z.object({ fail_next: z.number().int().min(0).max(1_000_000) }), z.object({ always: z.boolean() })]);
 const latencyBody = z.object({ ms: z.number().int().min(0).max(60_000) });
 
 const ok = (data: Record<string, unknown>): HttpResult => ({ status: 200, body: JSON.stringify({ success: true, ...data }), headers: jsonHeaders });
@@ -60,7 +58,7 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
   try {
     const services = await getServices();
     const db = services.db;
-    // Not `instanceof`: under `next start` the services are built by instrumentation's bundle and this
+    // Not `instanceof`: in the Next.js server the services are built by instrumentation's bundle and this
     // route has its own copy of the SimulatorProvider class, so instanceof is always false there.
     if (services.provider.name !== "simulator") return toResponse(errorResult(404, "The simulator is not the messaging provider."));
     const provider = services.provider as SimulatorProvider;
@@ -70,7 +68,6 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
     limitHeaders = auth.headers;
     const url = new URL(req.url);
     const path = url.pathname.replace(/^\/api\/simulator/, "");
-    let m: RegExpMatchArray | null;
 
     if (req.method === "GET" && path === "/messages") {
       const q = url.searchParams;
@@ -102,15 +99,17 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
         }),
       );
     }
-    if (req.method === "POST" && (m = path.match(/^\/channels\/([^/]+)\/state$/))) {
+    const channelState = req.method === "POST" ? path.match(/^\/channels\/([^/]+)\/state$/) : null;
+    if (channelState) {
       const body = await parse(req, stateBody);
-      const channel = await findChannel(db, tenantId, decodeURIComponent(m[1]));
+      const channel = await findChannel(db, tenantId, decodeURIComponent(channelState[1]));
       await provider.setOnline(channel.id, body.connected);
       return toResponse(ok({ id_channel: channel.id, connected: body.connected }));
     }
-    if (req.method === "POST" && (m = path.match(/^\/groups\/([^/]+)\/failures$/))) {
+    const groupFailures = req.method === "POST" ? path.match(/^\/groups\/([^/]+)\/failures$/) : null;
+    if (groupFailures) {
       const body = await parse(req, failuresBody);
-      const groupId = decodeURIComponent(m[1]);
+      const groupId = decodeURIComponent(groupFailures[1]);
       // Only the caller's own channels' groups: another tenant's group is as unknown as a missing one.
       const mine = (await listChannels(db, tenantId)).filter((c) => provider.groupsOf(c.id).some((g) => g.id_group === groupId));
       if (mine.length === 0) throw new NotFound(`Group ${groupId} not found in your channels.`);
