@@ -60,12 +60,18 @@ ${env.rateLimit.partnerPerMinute}/min, per client IP on failed authentication
 ${env.rateLimit.failedAuthPerMinute}/min, on the OAuth endpoints ${env.rateLimit.oauthIpPerMinute}/min. Every
 authenticated answer carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds);
 a 429 carries \`code: "rate_limited"\` and \`Retry-After\` (seconds). Buckets live in the database,
-shared by every process.
+shared by every process. The client IP is the TCP peer's address; behind reverse proxies the operator sets
+\`TRUST_PROXY=N\` and the client is then the N-th address from the right of \`X-Forwarded-For\` (a
+client-supplied \`X-Forwarded-For\` is otherwise ignored).
 
 **Request bodies.** At most 1 MiB (create-segment and edit-segment: 4 MiB). A larger body is 413
 \`code: "payload_too_large"\`, decided from \`Content-Length\` before the body is read; a streamed
 (chunked) body is cut off the moment it passes the limit. A request without valid credentials is
 answered 401 without its body being read.
+
+**Retention.** Idempotency records are deleted after 24 h, used or expired OAuth codes after a day,
+expired or revoked OAuth tokens 30 days after they ended, and the webhook delivery log after
+\`WEBHOOK_RETENTION_DAYS\` (30) days, by an hourly maintenance job; nothing pending is ever deleted.
 `.trim();
 
 const envelopeSchema = {
