@@ -7,12 +7,13 @@ import { newId } from "../ids";
 import { recordEvent } from "../outbox/record-event";
 import { findSegment } from "../segments/find-segment";
 import type { CampaignContent } from "./content";
+import type { AnyMessageType } from "./schema";
 import { parseScheduledAt } from "./scheduled-at";
 
 export interface NewCampaign {
   name: string;
   segmentId: string;
-  messageType: "text" | "image" | "video" | "audio" | "document" | "carousel";
+  messageType: AnyMessageType;
   content: CampaignContent;
   linkPreview?: boolean;
   mentionAll: boolean;

@@ -3,8 +3,8 @@ import { alias } from "drizzle-orm/pg-core";
 import type { Db } from "../../db/client";
 import { preparedPerDb } from "../../db/params";
 import { campaigns, deliveries, segments } from "../../db/schema";
-import { NotFound } from "../errors";
-import { toBrasiliaIso } from "./scheduled-at";
+import { campaignNotFound } from "./find-campaign";
+import { toBrasiliaIso } from "../time/brasilia";
 
 const monitoring = alias(deliveries, "monitoring");
 
@@ -41,7 +41,7 @@ const infoStatement = preparedPerDb((db: Db) =>
 /** `readsAvailable`: the provider reports group reads (capabilities.receipts); CONTRACT.md §5 "Receipts". */
 export async function infoCampaign(db: Db, tenantId: string, campaignId: string, readsAvailable = true) {
   const [c] = await infoStatement(db).execute({ campaignId, tenantId });
-  if (!c) throw new NotFound(`Campaign ${campaignId} not found.`);
+  if (!c) throw campaignNotFound(campaignId);
   return {
     success: true as const,
     id_campaign: c.id,

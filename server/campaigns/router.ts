@@ -15,12 +15,13 @@ import {
   createCarouselCampaignOutput,
   createMessageCampaignInput,
   createMessageCampaignOutput,
-  groupCounters,
+  deliveryState,
+  groupCountersOutput,
   idCampaign,
   infoCampaignInput,
   infoCampaignOutput,
 } from "./schema";
-import { toBrasiliaIso } from "./scheduled-at";
+import { toBrasiliaIso } from "../time/brasilia";
 
 const tags = ["Campaigns"];
 const createErrors = [400, 401, 403, 404, 409, 422, 429, 500];
@@ -137,7 +138,7 @@ export const campaignsRouter = router({
           pause_reason: z.string().nullable(),
           message_type: anyMessageType,
           segment_name: z.string(),
-          groups: groupCounters,
+          groups: groupCountersOutput,
           scheduled_at: z.string().nullable(),
           created_at: z.string(),
         }),
@@ -153,7 +154,7 @@ export const campaignsRouter = router({
           name: z.string(),
           id_channel: z.string(),
           monitoring: z.boolean(),
-          state: z.enum(["pending", "sending", "sent", "failed"]),
+          state: deliveryState,
           attempts: z.number(),
           error: z.string().nullable(),
           sent_at: z.string().nullable(),
