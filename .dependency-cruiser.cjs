@@ -63,13 +63,7 @@ module.exports = {
       comment: "No folder reaches itself through its files' imports (e.g. dispatch → campaigns → dispatch).",
       severity: "error",
       scope: "folder",
-      // TEMPORARY (issue 14): server/dispatch ↔ server/campaigns, cut after the dispatch branch is merged:
-      //   server/campaigns/control-campaign.ts → server/dispatch/transition.ts, server/dispatch/wake.ts
-      //   server/campaigns/router.ts → server/dispatch/wake.ts
-      //   server/dispatch/build-message.ts → server/campaigns/content.ts
-      //   server/dispatch/sending-window.ts → server/campaigns/scheduled-at.ts
-      // Then drop this pathNot.
-      from: { pathNot: "^server/(dispatch|campaigns)$" },
+      from: {},
       to: { circular: true },
     },
   ],

@@ -6,7 +6,7 @@ import { BadRequest } from "../errors";
 import { newId } from "../ids";
 import { recordEvent } from "../outbox/record-event";
 import { findSegment } from "../segments/find-segment";
-import type { CampaignContent } from "./content";
+import type { CampaignContent } from "../dispatch/campaign-content";
 import type { AnyMessageType } from "./schema";
 import { parseScheduledAt } from "./scheduled-at";
 

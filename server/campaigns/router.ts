@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ownerProcedure, router, sessionProcedure, type Context } from "../trpc";
 import { wakeDispatch } from "../dispatch/wake";
 import { cancelCampaign, pauseCampaign, resendDelivery, resumeCampaign } from "./control-campaign";
-import type { CampaignContent } from "./content";
+import type { CampaignContent } from "../dispatch/campaign-content";
 import { createCampaign, type NewCampaign } from "./create-campaign";
 import { infoCampaign } from "./info-campaign";
 import { listCampaigns, listDeliveries } from "./list-campaigns";
