@@ -11,9 +11,7 @@ module.exports = {
       name: "messaging-imports-no-domain",
       comment: "server/messaging is the provider interface: it knows no domain folder and no HTTP plumbing.",
       severity: "error",
-      // TEMPORARY (issue 14): evolution-webhook.ts (the Evolution API's HTTP handler) is being edited on
-      // another branch; it moves out of server/messaging after that merge. Then drop this pathNot.
-      from: { path: "^server/messaging/", pathNot: "^server/messaging/evolution-webhook\\.ts$" },
+      from: { path: "^server/messaging/" },
       to: { path: [`^server/${domains}/`, "^server/http/"] },
     },
     {
