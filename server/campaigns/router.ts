@@ -4,7 +4,7 @@ import { wakeDispatch } from "../dispatch/wake";
 import { cancelCampaign, pauseCampaign, resendDelivery, resumeCampaign } from "./control-campaign";
 import type { CampaignContent } from "../dispatch/campaign-content";
 import { createCampaign, type NewCampaign } from "./create-campaign";
-import { infoCampaign } from "./info-campaign";
+import { type CampaignInfo, infoCampaign } from "./info-campaign";
 import { listCampaigns, listDeliveries } from "./list-campaigns";
 import {
   anyMessageType,
@@ -66,6 +66,30 @@ async function create(ctx: Context & { tenantId: string }, input: CommonInput, m
   };
 }
 
+/**
+ * info-campaign's answer. `readsAvailable`: the provider reports group reads (capabilities.receipts;
+ * docs/decisions.md#evolution-api).
+ */
+function infoAnswer(c: CampaignInfo, readsAvailable: boolean) {
+  const copy = c.monitoringCopy;
+  return {
+    success: true as const,
+    id_campaign: c.id,
+    name: c.name,
+    status: c.status,
+    message_type: c.messageType,
+    id_segment: c.segmentId,
+    segment_name: c.segmentName,
+    groups: c.groups,
+    monitoring_group: copy
+      ? { id_group: copy.groupId, id_channel: copy.channelId, status: copy.state, sent_at: copy.sentAt ? toBrasiliaIso(copy.sentAt) : null }
+      : null,
+    reads_available: readsAvailable,
+    scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
+    created_at: toBrasiliaIso(c.createdAt),
+  };
+}
+
 export const campaignsRouter = router({
   createMessage: ownerProcedure
     .meta({
@@ -121,7 +145,7 @@ export const campaignsRouter = router({
     })
     .input(infoCampaignInput)
     .output(infoCampaignOutput)
-    .query(({ ctx, input }) => infoCampaign(ctx.db, ctx.tenantId, input.id_campaign, ctx.provider.capabilities.receipts)),
+    .query(async ({ ctx, input }) => infoAnswer(await infoCampaign(ctx.db, ctx.tenantId, input.id_campaign), ctx.provider.capabilities.receipts)),
 
   pause: action("pause", "Pause a campaign (until resumed)", pauseCampaign, "Campaign paused"),
   resume: action("resume", "Resume a paused campaign", resumeCampaign, "Campaign resumed"),
