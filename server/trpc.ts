@@ -24,7 +24,7 @@ export interface Context {
 export type AppMeta = {
   /** HTTP status of a successful REST answer (default 200). */
   successStatus?: 200 | 201;
-  /** Accepts the Idempotency-Key header (CONTRACT.md §3). */
+  /** Accepts the Idempotency-Key header (docs/decisions.md#idempotency). */
   idempotent?: boolean;
 };
 

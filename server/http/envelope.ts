@@ -12,7 +12,7 @@ export interface HttpResult {
 export const jsonHeaders = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" };
 
 /**
- * Every API answer's headers (CONTRACT.md §4 "Security headers"): added by `toResponse` and by
+ * Every API answer's headers (docs/decisions.md#limits-abuse-retention, "Security headers"): added by `toResponse` and by
  * node-bridge's sendWebResponse (answers the front server writes itself); pages get theirs from
  * next.config.mjs.
  */
