@@ -11,9 +11,7 @@ module.exports = {
       name: "messaging-imports-no-domain",
       comment: "server/messaging is the provider interface: it knows no domain folder and no HTTP plumbing.",
       severity: "error",
-      // TEMPORARY (issue 14): evolution-webhook.ts (the Evolution API's HTTP handler) is being edited on
-      // another branch; it moves out of server/messaging after that merge. Then drop this pathNot.
-      from: { path: "^server/messaging/", pathNot: "^server/messaging/evolution-webhook\\.ts$" },
+      from: { path: "^server/messaging/" },
       to: { path: [`^server/${domains}/`, "^server/http/"] },
     },
     {
@@ -63,13 +61,7 @@ module.exports = {
       comment: "No folder reaches itself through its files' imports (e.g. dispatch → campaigns → dispatch).",
       severity: "error",
       scope: "folder",
-      // TEMPORARY (issue 14): server/dispatch ↔ server/campaigns, cut after the dispatch branch is merged:
-      //   server/campaigns/control-campaign.ts → server/dispatch/transition.ts, server/dispatch/wake.ts
-      //   server/campaigns/router.ts → server/dispatch/wake.ts
-      //   server/dispatch/build-message.ts → server/campaigns/content.ts
-      //   server/dispatch/sending-window.ts → server/campaigns/scheduled-at.ts
-      // Then drop this pathNot.
-      from: { pathNot: "^server/(dispatch|campaigns)$" },
+      from: {},
       to: { circular: true },
     },
   ],

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { isAlive } from "./process-alive";
 
 /**
  * PGlite lets two processes open one directory without complaint and then loses writes,
@@ -20,15 +21,6 @@ export class DataDirInUseError extends Error {
 }
 
 const lockFile = (dataDir: string) => path.join(dataDir, "pglite.lock");
-
-function isAlive(pid: number) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 export function acquireDataDirLock(dataDir: string) {
   mkdirSync(dataDir, { recursive: true });

@@ -232,6 +232,8 @@ export const simulatorMessages = pgTable(
 
 export const campaignStatuses = ["pending", "sending", "paused", "completed", "failed", "canceled"] as const;
 export const deliveryStates = ["pending", "sending", "sent", "failed"] as const;
+/** What a campaign sends: a text, one media message or a carousel (server/campaigns/schema.ts builds its zod enums from these). */
+export const messageTypes = ["text", "image", "video", "audio", "document", "carousel"] as const;
 
 export const campaigns = pgTable(
   "campaigns",
@@ -247,7 +249,7 @@ export const campaigns = pgTable(
     status: text("status", { enum: campaignStatuses }).notNull(),
     /** Why a paused campaign is paused: `user` waits for resume; the others resume by themselves. */
     pauseReason: text("pause_reason", { enum: ["user", "schedule", "channel_offline", "send_errors"] }),
-    messageType: text("message_type", { enum: ["text", "image", "video", "audio", "document", "carousel"] }).notNull(),
+    messageType: text("message_type", { enum: messageTypes }).notNull(),
     /** {message, media_url?, file_name?, cards?}: what every group receives. */
     content: jsonb("content").notNull(),
     linkPreview: boolean("link_preview"),

@@ -5,7 +5,8 @@
  */
 import path from "node:path";
 import type { Page } from "playwright-core";
-import { addDays, brasiliaParts } from "../app/_lib/brasilia-time";
+import { addDays } from "../app/_lib/brasilia-time";
+import { brasiliaParts } from "../server/time/brasilia";
 import { channelIdOf, createApiKey, createChannel, createSegment, nav, newAccount, signUp, tallScreenshot, withPage } from "./flows";
 import { assert, expectCount, expectHidden, expectText, expectUrl, expectVisible, type E2ETest } from "./harness";
 

@@ -1,5 +1,5 @@
 /**
- * What a stranger or an attacker meets on the real production server (CONTRACT.md §4):
+ * What a stranger or an attacker meets on the real production server (docs/decisions.md#limits-abuse-retention):
  *  - security headers on pages and API answers;
  *  - a 64 MiB body without credentials answered 401 within 3 s, the server's memory (VmRSS of its
  *    process) growing by less than 40 MB;

@@ -1,5 +1,5 @@
 /**
- * Sign-in throttling in the browser (CONTRACT §4): after ten wrong passwords for an account, the login
+ * Sign-in throttling in the browser (docs/decisions.md#limits-abuse-retention, "Dashboard sign-in"): after ten wrong passwords for an account, the login
  * page refuses even the right one and says, in Portuguese, when to try again.
  */
 import { attemptSignIn } from "../test/auth/sign-in-client";

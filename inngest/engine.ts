@@ -12,7 +12,7 @@ export interface DispatchEngine {
 }
 
 /**
- * Picks the engine that drives dispatch (CONTRACT.md §1): Inngest when it is configured, else the
+ * Picks the engine that drives dispatch (docs/decisions.md#running-the-service): Inngest when it is configured, else the
  * in-process runner. Either way the domain only calls wakeDispatch / notifyCampaignCanceled.
  */
 export function startDispatchEngine(services: Services): DispatchEngine {

@@ -11,7 +11,7 @@ export interface WebhookEngine {
 }
 
 /**
- * Picks the engine that delivers webhooks, like dispatch (CONTRACT.md §1): Inngest when configured
+ * Picks the engine that delivers webhooks, like dispatch (docs/decisions.md#running-the-service): Inngest when configured
  * (one `deliver-webhook` run per delivery), else the in-process WebhookRunner. Same domain steps.
  */
 export function startWebhookEngine({ db }: Services): WebhookEngine {

@@ -19,7 +19,7 @@ export interface WebhookRunnerOptions extends DeliverOptions {
  * deliveries, one for its partner apps' copies), so a slow receiver holds only its own tenant's
  * deliveries; within a worker, deliverDueForTenant keeps each campaign's events in order. State is in
  * the database: a restart resumes where it stopped. Workers are taken round-robin across tenants, one
- * bounded turn at a time (CONTRACT.md §4 "Fairness").
+ * bounded turn at a time (docs/decisions.md#limits-abuse-retention, "Fairness").
  */
 export class WebhookRunner extends WakeableLoop {
   /** Running workers by tenant and audience. */

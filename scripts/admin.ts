@@ -1,5 +1,5 @@
 /**
- * The operator's CLI (CONTRACT.md §1): `npm run admin -- <command> [options]`.
+ * The operator's CLI (docs/decisions.md#running-the-service): `npm run admin -- <command> [options]`.
  * Success prints one JSON line on stdout; a failure prints one plain line on stderr and exits
  * 1 (2 for a usage error). On PGlite the data directory belongs to one process: stop the server first.
  */

@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { isAlive } from "../db/process-alive";
 import { buildServerBundle, serverBundle } from "./build-server";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -51,15 +52,6 @@ export function buildNeeded(): string | undefined {
   if (!existsSync(buildIdFile)) return "no build yet";
   if (!existsSync(serverBundle)) return "no server bundle yet";
   return newestSourceMtime() > statSync(buildIdFile).mtimeMs ? "sources changed since the last build" : undefined;
-}
-
-function isAlive(pid: number) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Two builds into one .next folder corrupt it: one process builds, the others wait for it. */

@@ -1,5 +1,5 @@
 /**
- * `npm start` (CONTRACT.md §1): builds on first start, then runs the server process (.next/serve.cjs,
+ * `npm start` (docs/decisions.md#running-the-service): builds on first start, then runs the server process (.next/serve.cjs,
  * scripts/serve.ts) on PORT.
  * The server migrates the database itself at boot (instrumentation.ts).
  */

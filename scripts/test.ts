@@ -1,5 +1,5 @@
 /**
- * `npm test` (CONTRACT.md §1): type check, lint and architecture rules (biome, dependency-cruiser),
+ * `npm test` (docs/decisions.md#running-the-service): type check, lint and architecture rules (biome, dependency-cruiser),
  * vitest, then the Playwright e2e suite, and one line at
  * the end, `tests: N passed, M failed[, K skipped]`. Exits non-zero when anything failed or nothing ran;
  * a failing lint or architecture check counts as one failed test.

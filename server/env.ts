@@ -158,7 +158,7 @@ export const env = {
     },
     /**
      * A send whose answer was lost is looked up on the gateway this long after the attempt, and resent
-     * only after two negative look-ups this far apart (CONTRACT.md §5). Default 300.
+     * only after two negative look-ups this far apart (docs/decisions.md#evolution-api). Default 300.
      */
     get reconcileAfterSeconds() {
       const n = Number(process.env.EVOLUTION_RECONCILE_AFTER_SECONDS ?? 300);
@@ -166,7 +166,7 @@ export const env = {
     },
   },
   /**
-   * Proxy hops in front of the server whose X-Forwarded-For/-Host/-Proto are believed (CONTRACT.md §4
+   * Proxy hops in front of the server whose X-Forwarded-For/-Host/-Proto are believed (docs/decisions.md#limits-abuse-retention
    * "Client address"). 0 (default): the client is the TCP peer and those headers are ignored.
    */
   get trustProxy() {

@@ -142,7 +142,7 @@ export function buildOpenApiDocument(): OpenAPIObject {
     for (const [method, op] of Object.entries(item as Record<string, Operation>)) {
       const route = restRoutes.find((r) => r.path === full && r.method === method.toUpperCase());
       if (!route) continue;
-      // What the code accepts (CONTRACT §3): a partner endpoint a bearer token with its scope, an owner
+      // What the code accepts (docs/decisions.md#auth): a partner endpoint a bearer token with its scope, an owner
       // endpoint an API key in either header (a partner token there is 401; test-webhook 403).
       const partnerScope = partnerRouteScopes[route.procedurePath];
       if (partnerScope) op.security = [{ partnerOAuth: [partnerScope] }];

@@ -36,7 +36,7 @@ export function text({ max, min, trim }: TextOptions) {
   return s.max(max, `must be at most ${max} characters`).refine((v) => !isIllFormed(v), illFormedMessage);
 }
 
-/** Names of things a tenant creates (channel, segment, campaign, API key, integration label, partner app): CONTRACT §4. */
+/** Names of things a tenant creates (channel, segment, campaign, API key, integration label, partner app): docs/decisions.md#limits-abuse-retention ("Sizes"). */
 export const nameMaxLength = 120;
 export const name = () => text({ max: nameMaxLength, min: 1, trim: true });
 

@@ -1,8 +1,8 @@
 import { initTRPC, TRPCError } from "@trpc/server";
-import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Db } from "../db/client";
 import { DomainError, Forbidden, Unauthorized } from "./errors";
+import { trpcCodeFor } from "./http/trpc-status";
 import type { MessagingProvider } from "./messaging/provider";
 
 /** Who is calling, as established by the transport (REST facade: API key; /api/trpc: session). */
@@ -24,7 +24,7 @@ export interface Context {
 export type AppMeta = {
   /** HTTP status of a successful REST answer (default 200). */
   successStatus?: 200 | 201;
-  /** Accepts the Idempotency-Key header (CONTRACT.md §3). */
+  /** Accepts the Idempotency-Key header (docs/decisions.md#idempotency). */
   idempotent?: boolean;
 };
 
@@ -41,24 +41,12 @@ const t = initTRPC
     },
   });
 
-const trpcCodes: Record<number, TRPC_ERROR_CODE_KEY> = {
-  400: "BAD_REQUEST",
-  401: "UNAUTHORIZED",
-  403: "FORBIDDEN",
-  404: "NOT_FOUND",
-  409: "CONFLICT",
-  422: "UNPROCESSABLE_CONTENT",
-  429: "TOO_MANY_REQUESTS",
-  501: "NOT_IMPLEMENTED",
-  503: "SERVICE_UNAVAILABLE",
-};
-
 /** Domain errors thrown anywhere below become tRPC errors with the right code, the domain error kept as cause. */
 const domainErrors = t.middleware(async ({ next }) => {
   const result = await next();
   if (!result.ok && result.error.cause instanceof DomainError && result.error.code === "INTERNAL_SERVER_ERROR") {
     const cause = result.error.cause;
-    throw new TRPCError({ code: trpcCodes[cause.status] ?? "INTERNAL_SERVER_ERROR", message: cause.message, cause });
+    throw new TRPCError({ code: trpcCodeFor(cause.status) ?? "INTERNAL_SERVER_ERROR", message: cause.message, cause });
   }
   return result;
 });

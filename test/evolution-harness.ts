@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getDb } from "../db/client";
 import { EvolutionProvider, type EvolutionOptions } from "../server/messaging/evolution";
-import { handleEvolutionWebhook } from "../server/messaging/evolution-webhook";
+import { handleEvolutionWebhook } from "../server/evolution-http/evolution-webhook";
 import { startFakeEvolution, type FakeEvolution, type FakeEvolutionOptions } from "./fake-evolution";
 
 /** The fake gateway, an EvolutionProvider pointed at it, and our webhook route on its own 127.0.0.1 server. */

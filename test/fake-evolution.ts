@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
  * chat/findMessages, Evolution's error body `{status, error, response: {message: [...]}}`, and the
  * webhooks it posts (`{event, instance, data, date_time, …}`).
  *
- * Instances, pairing and groups behave as the real gateway does by default (EVOLUTION-FACTS.md):
+ * Instances, pairing and groups behave as the real gateway does by default (docs/evolution.md):
  * group receipts are never posted; `date_time` is São Paulo wall-clock time labelled `Z`; a pairing
  * code comes only from `connect?number=` on a `close` instance; connect errors are HTTP 200
  * `{error: true, message}`; a lost instance is 404 on every call, before the key is checked; group
@@ -18,7 +18,7 @@ import type { AddressInfo } from "node:net";
  * community parent and an admins-only (`announce`) group; rate-limited group queries answer 500
  *  `rate-overlimit`; `webhook.headers` travel with every event.
  *
- * Sending behaves as Evolution really does (../shared/EVOLUTION-FACTS.md, docs/evolution.md) unless a
+ * Sending behaves as Evolution really does (docs/evolution.md) unless a
  * test opts into `mode: "friendly"`: `messageId` is ignored up to 2.3.7 (ids are Baileys' own `3EB0…`;
  * `version: "2.4.0"` honours it for text and media, never for audio); a message is stored (and seen by
  * findMessages, and announced by a `send.message` event) only once WhatsApp accepted it, after

@@ -4,7 +4,7 @@ import { GET as openapi } from "../app/api/openapi.json/route";
 import { bodyCap, declaredLength, payloadTooLargeResponse } from "../server/http/body-limit";
 import { lingerBeforeClose, sendWebResponse, toWebRequest } from "../server/http/node-bridge";
 import { handleRestRequest } from "../server/rest-api";
-import { handleEvolutionWebhook } from "../server/messaging/evolution-webhook";
+import { handleEvolutionWebhook } from "../server/evolution-http/evolution-webhook";
 import { handleSimulatorRequest } from "../server/simulator-http/simulator-control";
 import { handleAuthorize, handleDecision, handleIntrospect, handleMetadata, handleRevoke, handleToken } from "../server/oauth/http";
 import { handleNextAuth } from "./next-auth-handler";

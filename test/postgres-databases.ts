@@ -1,4 +1,5 @@
 import postgres from "postgres";
+import { isAlive } from "../db/process-alive";
 
 /**
  * Per-test-file PostgreSQL databases (docs/testing.md, "Database"). With DATABASE_URL set, the global
@@ -80,13 +81,4 @@ export async function dropLeftovers(base: string): Promise<void> {
       await sql.unsafe(`drop database if exists ${ident(datname)} with (force)`);
     }
   });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

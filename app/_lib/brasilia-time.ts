@@ -1,24 +1,9 @@
 /**
- * Campaign times are chosen and shown in Brasília time (America/Sao_Paulo), whatever the browser's
- * own zone: the API takes `scheduled_at` as "DD/MM/YYYY - HH:mm" in that zone.
+ * The composer's schedule helpers. Campaign times are chosen and shown in Brasília time
+ * (server/time/brasilia.ts), whatever the browser's own zone: the API takes `scheduled_at` as
+ * "DD/MM/YYYY - HH:mm" in that zone.
  */
-export const brasiliaTimeZone = "America/Sao_Paulo";
-
-const partsFormat = new Intl.DateTimeFormat("en-CA", {
-  timeZone: brasiliaTimeZone,
-  year: "numeric",
-  month: "2-digit",
-  day: "2-digit",
-  hour: "2-digit",
-  minute: "2-digit",
-  hourCycle: "h23",
-});
-
-/** An instant as the date (YYYY-MM-DD, as <input type="date"> holds it) and time (HH:mm) on a clock in Brasília. */
-export function brasiliaParts(instant: Date): { date: string; time: string } {
-  const p = Object.fromEntries(partsFormat.formatToParts(instant).map((x) => [x.type, x.value]));
-  return { date: `${p.year}-${p.month}-${p.day}`, time: `${p.hour}:${p.minute}` };
-}
+import { brasiliaParts } from "../../server/time/brasilia";
 
 /** YYYY-MM-DD plus `days` calendar days. */
 export function addDays(date: string, days: number): string {

@@ -1,7 +1,10 @@
+import type { AnyMessageType, CampaignStatus, DeliveryState } from "../../server/campaigns/schema";
+import { brasiliaTimeZone } from "../../server/time/brasilia";
+
 const dateTime = new Intl.DateTimeFormat("pt-BR", {
   dateStyle: "short",
   timeStyle: "short",
-  timeZone: "America/Sao_Paulo",
+  timeZone: brasiliaTimeZone,
 });
 
 /** Dates come over JSON as ISO strings even where the output type says Date. */
@@ -23,10 +26,10 @@ const dayTimeSeconds = new Intl.DateTimeFormat("pt-BR", {
   hour: "2-digit",
   minute: "2-digit",
   second: "2-digit",
-  timeZone: "America/Sao_Paulo",
+  timeZone: brasiliaTimeZone,
 });
 
-const hourMinute = new Intl.DateTimeFormat("pt-BR", { hour: "2-digit", minute: "2-digit", timeZone: "America/Sao_Paulo" });
+const hourMinute = new Intl.DateTimeFormat("pt-BR", { hour: "2-digit", minute: "2-digit", timeZone: brasiliaTimeZone });
 
 /** HH:mm in Brasília time. */
 export function formatTime(value: Date | string | null | undefined, empty = "—"): string {
@@ -49,7 +52,7 @@ export const campaignStatusLabel: Record<string, string> = {
   completed: "Concluída",
   failed: "Falhou",
   canceled: "Cancelada",
-};
+} satisfies Record<CampaignStatus, string>;
 
 /** Why a campaign is paused (campaigns.list `pause_reason`). */
 export const pauseReasonLabel: Record<string, string> = {
@@ -64,16 +67,17 @@ export const deliveryStateLabel: Record<string, string> = {
   sending: "Enviando",
   sent: "Enviado",
   failed: "Falhou",
-};
+} satisfies Record<DeliveryState, string>;
 
-export const messageTypeLabel: Record<string, string> = {
+/** In the order the composer offers them (app/(dashboard)/campaigns/new/draft.ts). */
+export const messageTypeLabel = {
   text: "Texto",
   image: "Imagem",
   video: "Vídeo",
   audio: "Áudio",
   document: "Documento",
   carousel: "Carrossel",
-};
+} satisfies Record<AnyMessageType, string>;
 
 /** Statuses that can still change on their own: pages showing them keep polling. */
 export function isActiveCampaign(status: string): boolean {

@@ -1,4 +1,4 @@
--- The simulator's state per tenant (CONTRACT.md §4): latency per tenant instead of one global value,
+-- The simulator's state per tenant (docs/decisions.md#limits-abuse-retention, "Simulator"): latency per tenant instead of one global value,
 -- injected failures per (channel, group) instead of per group id. Injected failures are transient
 -- test state with no channel to attribute them to: they are dropped.
 CREATE TABLE "simulator_latency" (

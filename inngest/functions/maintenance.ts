@@ -3,7 +3,7 @@ import { getServices } from "../../server/services";
 import { inngest } from "../client";
 
 /**
- * The one retention job (CONTRACT.md §4) under Inngest: hourly, the same domain function the embedded
+ * The one retention job (docs/decisions.md#limits-abuse-retention, "Retention") under Inngest: hourly, the same domain function the embedded
  * MaintenanceRunner calls. One step: its batches are short statements, and a retried run simply finds
  * less to delete. `clock` is for tests; the served function uses the real time.
  */

@@ -1,5 +1,5 @@
 /**
- * Where to go after signing in (CONTRACT.md §4 "Redirects after sign-in"): only a path on this site.
+ * Where to go after signing in (docs/decisions.md#limits-abuse-retention, "Redirects after sign-in"): only a path on this site.
  * An absolute URL of another origin, a protocol-relative `//host`, a `/\host` (browsers read `\` as
  * `/`), or a path with a control character (`/\t/evil.example`: browsers drop tabs and newlines from
  * URLs, leaving `//evil.example`) would make the login page an open redirect.

@@ -18,7 +18,7 @@ export const accountRouter = router({
     .input(signUpInput)
     .output(z.object({ tenantId: z.string() }))
     .mutation(async ({ ctx, input }) => {
-      // CONTRACT §4: sign-ups per client address per hour (each one hashes a password), counted before the work.
+      // docs/decisions.md#limits-abuse-retention: sign-ups per client address per hour (each one hashes a password), counted before the work.
       const limit = await consume(ctx.db, "signUpAddress", ctx.clientIp ?? "unknown");
       if (!limit.allowed) {
         throw new RateLimited(`Too many sign-ups from this address; retry in ${limit.retryAfterSeconds} s.`, limit.retryAfterSeconds, "sign_up_limited");

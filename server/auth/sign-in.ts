@@ -15,7 +15,7 @@ export class SignInThrottled extends Error {
 }
 
 /**
- * Dashboard sign-in (CONTRACT §4): at most RATE_LIMIT_SIGN_IN_PER_ACCOUNT (10) failures per email and
+ * Dashboard sign-in (docs/decisions.md#limits-abuse-retention): at most RATE_LIMIT_SIGN_IN_PER_ACCOUNT (10) failures per email and
  * RATE_LIMIT_SIGN_IN_PER_ADDRESS (50) per client address in 15 minutes. Each attempt takes its point
  * before the password is hashed (so parallel guesses cannot slip past the count), and an attempt
  * beyond either limit is refused at once — the right password too — and counts as a failed

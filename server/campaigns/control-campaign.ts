@@ -2,24 +2,16 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries } from "../../db/schema";
 import { recordStatusEvent } from "../dispatch/campaign-events";
-import { Conflict, NotFound } from "../errors";
+import { Conflict } from "../errors";
 import { transition } from "../dispatch/transition";
 import { notifyCampaignCanceled, wakeDispatch } from "../dispatch/wake";
-
-async function find(db: Db, tenantId: string, campaignId: string) {
-  const [c] = await db
-    .select()
-    .from(campaigns)
-    .where(and(eq(campaigns.id, campaignId), eq(campaigns.tenantId, tenantId)));
-  if (!c) throw new NotFound(`Campaign ${campaignId} not found.`);
-  return c;
-}
+import { findCampaign } from "./find-campaign";
 
 const refuse = (id: string, status: string, action: string) => new Conflict(`Campaign ${id} is ${status} and cannot be ${action}.`, "invalid_campaign_status");
 
 /** Pauses until resumed by the user (a campaign paused by the schedule or a channel becomes user-paused). */
 export async function pauseCampaign(db: Db, tenantId: string, campaignId: string, now: Date) {
-  const c = await find(db, tenantId, campaignId);
+  const c = await findCampaign(db, tenantId, campaignId);
   if (c.status === "paused" && c.pauseReason === "user") return c;
   const row = await transition(db, campaignId, ["pending", "sending", "paused"], "paused", now, { pauseReason: "user" });
   if (!row) throw refuse(campaignId, c.status, "paused");
@@ -28,7 +20,7 @@ export async function pauseCampaign(db: Db, tenantId: string, campaignId: string
 
 /** Resumes a paused campaign where it stopped (the failure streaks that auto-paused it are forgiven). */
 export async function resumeCampaign(db: Db, tenantId: string, campaignId: string, now: Date) {
-  const c = await find(db, tenantId, campaignId);
+  const c = await findCampaign(db, tenantId, campaignId);
   if (c.status !== "paused") throw refuse(campaignId, c.status, "resumed");
   const to = c.startedAt ? "sending" : "pending";
   const row = await transition(db, campaignId, ["paused"], to, now, { nextRunAt: now });
@@ -39,7 +31,7 @@ export async function resumeCampaign(db: Db, tenantId: string, campaignId: strin
 }
 
 export async function cancelCampaign(db: Db, tenantId: string, campaignId: string, now: Date) {
-  const c = await find(db, tenantId, campaignId);
+  const c = await findCampaign(db, tenantId, campaignId);
   const row = await transition(db, campaignId, ["pending", "sending", "paused"], "canceled", now, { finishedAt: now });
   if (!row) throw refuse(campaignId, c.status, "canceled");
   notifyCampaignCanceled(campaignId);
@@ -53,7 +45,7 @@ export async function cancelCampaign(db: Db, tenantId: string, campaignId: strin
  * a canceled one cannot.
  */
 export async function resendDelivery(db: Db, tenantId: string, campaignId: string, groupId: string, now: Date) {
-  const c = await find(db, tenantId, campaignId);
+  const c = await findCampaign(db, tenantId, campaignId);
   if (c.status === "canceled") throw refuse(campaignId, c.status, "sent again");
   const row = await db.transaction(async (tx) => {
     const [d] = await tx

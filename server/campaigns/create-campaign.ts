@@ -6,13 +6,14 @@ import { BadRequest } from "../errors";
 import { newId } from "../ids";
 import { recordEvent } from "../outbox/record-event";
 import { findSegment } from "../segments/find-segment";
-import type { CampaignContent } from "./content";
+import type { CampaignContent } from "../dispatch/campaign-content";
+import type { AnyMessageType } from "./schema";
 import { parseScheduledAt } from "./scheduled-at";
 
 export interface NewCampaign {
   name: string;
   segmentId: string;
-  messageType: "text" | "image" | "video" | "audio" | "document" | "carousel";
+  messageType: AnyMessageType;
   content: CampaignContent;
   linkPreview?: boolean;
   mentionAll: boolean;
@@ -57,7 +58,7 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
       insert into ${deliveries} (campaign_id, id_group, channel_id, group_name, is_monitoring, position)
       select ${id}, ${segmentGroups.groupId}, ${segmentGroups.channelId}, ${segmentGroups.name}, false, ${segmentGroups.position}
       from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id}`);
-    // The monitoring group's copy (CONTRACT.md §3): a delivery of its own, first (position -1), but not one
+    // The monitoring group's copy (docs/decisions.md#monitoring-copy): a delivery of its own, first (position -1), but not one
     // of the campaign's groups, so it is not in `total`. Skipped if the group is also in the segment
     // (edits keep it out; this is the guard).
     await tx.execute(sql`

@@ -3,8 +3,8 @@ import { alias } from "drizzle-orm/pg-core";
 import type { Db } from "../../db/client";
 import { preparedPerDb } from "../../db/params";
 import { campaigns, deliveries, segments } from "../../db/schema";
-import { NotFound } from "../errors";
-import { toBrasiliaIso } from "./scheduled-at";
+import { campaignNotFound } from "./find-campaign";
+import { groupCounters } from "../dispatch/group-counters";
 
 const monitoring = alias(deliveries, "monitoring");
 
@@ -38,31 +38,26 @@ const infoStatement = preparedPerDb((db: Db) =>
     .prepare("info_campaign"),
 );
 
-/** `readsAvailable`: the provider reports group reads (capabilities.receipts); CONTRACT.md §5 "Receipts". */
-export async function infoCampaign(db: Db, tenantId: string, campaignId: string, readsAvailable = true) {
+export type CampaignInfo = Awaited<ReturnType<typeof infoCampaign>>;
+
+/** A campaign of this tenant with its segment's name, its group counters and its monitoring copy. */
+export async function infoCampaign(db: Db, tenantId: string, campaignId: string) {
   const [c] = await infoStatement(db).execute({ campaignId, tenantId });
-  if (!c) throw new NotFound(`Campaign ${campaignId} not found.`);
+  if (!c) throw campaignNotFound(campaignId);
   return {
-    success: true as const,
-    id_campaign: c.id,
+    id: c.id,
     name: c.name,
     status: c.status,
-    message_type: c.messageType,
-    id_segment: c.segmentId,
-    segment_name: c.segmentName,
-    // The segment's groups only (CONTRACT.md §3): the monitoring copy is not one of them.
-    groups: { total: c.total, sent: c.sent, pending: c.total - c.sent - c.failed, failed: c.failed },
-    monitoring_group:
+    messageType: c.messageType,
+    segmentId: c.segmentId,
+    segmentName: c.segmentName,
+    // The segment's groups only (docs/decisions.md#monitoring-copy): the monitoring copy is not one of them.
+    groups: groupCounters(c),
+    monitoringCopy:
       c.monitoringGroup && c.monitoringChannel && c.monitoringState
-        ? {
-            id_group: c.monitoringGroup,
-            id_channel: c.monitoringChannel,
-            status: c.monitoringState,
-            sent_at: c.monitoringSentAt ? toBrasiliaIso(c.monitoringSentAt) : null,
-          }
+        ? { groupId: c.monitoringGroup, channelId: c.monitoringChannel, state: c.monitoringState, sentAt: c.monitoringSentAt }
         : null,
-    reads_available: readsAvailable,
-    scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
-    created_at: toBrasiliaIso(c.createdAt),
+    scheduledAt: c.scheduledAt,
+    createdAt: c.createdAt,
   };
 }

@@ -1,8 +1,9 @@
-import { and, asc, desc, eq } from "drizzle-orm";
+import { asc, desc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries, segments } from "../../db/schema";
-import { NotFound } from "../errors";
-import { toBrasiliaIso } from "./scheduled-at";
+import { groupCounters } from "../dispatch/group-counters";
+import { findCampaign } from "./find-campaign";
+import { toBrasiliaIso } from "../time/brasilia";
 
 export async function listCampaigns(db: Db, tenantId: string) {
   const rows = await db
@@ -19,7 +20,7 @@ export async function listCampaigns(db: Db, tenantId: string) {
     pause_reason: c.pauseReason,
     message_type: c.messageType,
     segment_name: segmentName,
-    groups: { total: c.total, sent: c.sent, pending: c.total - c.sent - c.failed, failed: c.failed },
+    groups: groupCounters(c),
     scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
     created_at: toBrasiliaIso(c.createdAt),
   }));
@@ -27,11 +28,7 @@ export async function listCampaigns(db: Db, tenantId: string) {
 
 /** Per-group delivery state, for the dashboard's campaign page. */
 export async function listDeliveries(db: Db, tenantId: string, campaignId: string) {
-  const [c] = await db
-    .select({ id: campaigns.id })
-    .from(campaigns)
-    .where(and(eq(campaigns.id, campaignId), eq(campaigns.tenantId, tenantId)));
-  if (!c) throw new NotFound(`Campaign ${campaignId} not found.`);
+  await findCampaign(db, tenantId, campaignId);
   const rows = await db.select().from(deliveries).where(eq(deliveries.campaignId, campaignId)).orderBy(desc(deliveries.isMonitoring), asc(deliveries.position));
   return rows.map((d) => ({
     id_group: d.groupId,

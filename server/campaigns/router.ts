@@ -2,9 +2,9 @@ import { z } from "zod";
 import { ownerProcedure, router, sessionProcedure, type Context } from "../trpc";
 import { wakeDispatch } from "../dispatch/wake";
 import { cancelCampaign, pauseCampaign, resendDelivery, resumeCampaign } from "./control-campaign";
-import type { CampaignContent } from "./content";
+import type { CampaignContent } from "../dispatch/campaign-content";
 import { createCampaign, type NewCampaign } from "./create-campaign";
-import { infoCampaign } from "./info-campaign";
+import { type CampaignInfo, infoCampaign } from "./info-campaign";
 import { listCampaigns, listDeliveries } from "./list-campaigns";
 import {
   anyMessageType,
@@ -15,12 +15,13 @@ import {
   createCarouselCampaignOutput,
   createMessageCampaignInput,
   createMessageCampaignOutput,
-  groupCounters,
+  deliveryState,
+  groupCountersOutput,
   idCampaign,
   infoCampaignInput,
   infoCampaignOutput,
 } from "./schema";
-import { toBrasiliaIso } from "./scheduled-at";
+import { toBrasiliaIso } from "../time/brasilia";
 
 const tags = ["Campaigns"];
 const createErrors = [400, 401, 403, 404, 409, 422, 429, 500];
@@ -62,6 +63,30 @@ async function create(ctx: Context & { tenantId: string }, input: CommonInput, m
     status: c.status,
     scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
     timestamp: ctx.now.toISOString(),
+  };
+}
+
+/**
+ * info-campaign's answer. `readsAvailable`: the provider reports group reads (capabilities.receipts;
+ * docs/decisions.md#evolution-api).
+ */
+function infoAnswer(c: CampaignInfo, readsAvailable: boolean) {
+  const copy = c.monitoringCopy;
+  return {
+    success: true as const,
+    id_campaign: c.id,
+    name: c.name,
+    status: c.status,
+    message_type: c.messageType,
+    id_segment: c.segmentId,
+    segment_name: c.segmentName,
+    groups: c.groups,
+    monitoring_group: copy
+      ? { id_group: copy.groupId, id_channel: copy.channelId, status: copy.state, sent_at: copy.sentAt ? toBrasiliaIso(copy.sentAt) : null }
+      : null,
+    reads_available: readsAvailable,
+    scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
+    created_at: toBrasiliaIso(c.createdAt),
   };
 }
 
@@ -120,7 +145,7 @@ export const campaignsRouter = router({
     })
     .input(infoCampaignInput)
     .output(infoCampaignOutput)
-    .query(({ ctx, input }) => infoCampaign(ctx.db, ctx.tenantId, input.id_campaign, ctx.provider.capabilities.receipts)),
+    .query(async ({ ctx, input }) => infoAnswer(await infoCampaign(ctx.db, ctx.tenantId, input.id_campaign), ctx.provider.capabilities.receipts)),
 
   pause: action("pause", "Pause a campaign (until resumed)", pauseCampaign, "Campaign paused"),
   resume: action("resume", "Resume a paused campaign", resumeCampaign, "Campaign resumed"),
@@ -137,7 +162,7 @@ export const campaignsRouter = router({
           pause_reason: z.string().nullable(),
           message_type: anyMessageType,
           segment_name: z.string(),
-          groups: groupCounters,
+          groups: groupCountersOutput,
           scheduled_at: z.string().nullable(),
           created_at: z.string(),
         }),
@@ -153,7 +178,7 @@ export const campaignsRouter = router({
           name: z.string(),
           id_channel: z.string(),
           monitoring: z.boolean(),
-          state: z.enum(["pending", "sending", "sent", "failed"]),
+          state: deliveryState,
           attempts: z.number(),
           error: z.string().nullable(),
           sent_at: z.string().nullable(),

@@ -1,7 +1,8 @@
 import { formatInTimeZone } from "date-fns-tz";
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../errors";
-import { parseScheduledAt, toBrasiliaIso } from "./scheduled-at";
+import { toBrasiliaIso } from "../time/brasilia";
+import { parseScheduledAt } from "./scheduled-at";
 
 const now = new Date("2026-11-21T20:40:30Z"); // 17:40:30 in Brasília
 

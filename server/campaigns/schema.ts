@@ -1,22 +1,28 @@
 import { z } from "zod";
+import { campaignStatuses, deliveryStates, messageTypes } from "../../db/schema";
 import { idPattern } from "../ids";
 import { idSegment } from "../segments/schema";
 import { mediaUrl, name, text, url } from "../text";
+import { campaignLimits } from "./limits";
 
-/** WhatsApp's limit for a text message (CONTRACT §4 "Sizes"). */
-export const messageMaxLength = 65_536;
-export const cardTextMaxLength = 1024;
 const mediaUrlRule =
   "https only; a host that is an IP literal in a private, loopback, link-local or reserved range, or an internal name " +
   "(localhost, *.local, *.internal, a single label), is refused (400). The messaging gateway downloads it.";
 
-export const campaignStatus = z.enum(["pending", "sending", "paused", "completed", "failed", "canceled"]).meta({
+export const campaignStatus = z.enum(campaignStatuses).meta({
   description:
     "pending (waiting for its time, the queue or a sending window) → sending ⇄ paused → " +
     "completed (every group processed) | failed (no group could be sent) | canceled",
 });
-export const messageType = z.enum(["text", "image", "video", "audio", "document"]);
-export const anyMessageType = z.enum(["text", "image", "video", "audio", "document", "carousel"]);
+export const anyMessageType = z.enum(messageTypes);
+/** The types of a message campaign (create-campaign/message); a carousel has its own body. */
+export const messageType = anyMessageType.exclude(["carousel"]);
+export const deliveryState = z.enum(deliveryStates);
+
+export type CampaignStatus = z.infer<typeof campaignStatus>;
+export type AnyMessageType = z.infer<typeof anyMessageType>;
+export type MessageType = z.infer<typeof messageType>;
+export type DeliveryState = z.infer<typeof deliveryState>;
 
 export const idCampaign = z
   .string()
@@ -41,12 +47,12 @@ const common = {
 export const createMessageCampaignInput = z
   .object({
     ...common,
-    message: text({ max: messageMaxLength }).default("").meta({ description: "The text, or the caption of a media message" }),
+    message: text({ max: campaignLimits.message }).default("").meta({ description: "The text, or the caption of a media message" }),
     message_type: messageType.default("text"),
     media_url: mediaUrl()
       .optional()
       .meta({ description: `Required for image, video, audio and document. ${mediaUrlRule}` }),
-    file_name: text({ max: 255, min: 1, trim: true }).optional().meta({ description: "File name shown for a document" }),
+    file_name: text({ max: campaignLimits.fileName, min: 1, trim: true }).optional().meta({ description: "File name shown for a document" }),
   })
   .superRefine((v, ctx) => {
     if (v.message_type === "text") {
@@ -61,21 +67,24 @@ export const createMessageCampaignInput = z
   });
 
 const button = z.object({
-  label: text({ max: 25, min: 1, trim: true }),
+  label: text({ max: campaignLimits.carousel.buttonLabel, min: 1, trim: true }),
   type: z.enum(["URL"], { error: "must be URL (the only button type allowed)" }),
   url: httpsUrl,
 });
 const card = z.object({
   image_url: mediaUrl().meta({ description: mediaUrlRule }),
-  text: text({ max: cardTextMaxLength, min: 1, trim: true }),
-  buttons: z.array(button).max(2, "at most 2 buttons per card").default([]),
+  text: text({ max: campaignLimits.carousel.cardText, min: 1, trim: true }),
+  buttons: z.array(button).max(campaignLimits.carousel.buttonsPerCard, `at most ${campaignLimits.carousel.buttonsPerCard} buttons per card`).default([]),
 });
 
 export const createCarouselCampaignInput = z.object({
   ...common,
   carousel_data: z.object({
-    message: text({ max: 4096 }).default(""),
-    cards: z.array(card).min(1, "at least 1 card").max(4, "at most 4 cards"),
+    message: text({ max: campaignLimits.carousel.message }).default(""),
+    cards: z
+      .array(card)
+      .min(campaignLimits.carousel.minCards, `at least ${campaignLimits.carousel.minCards} card`)
+      .max(campaignLimits.carousel.maxCards, `at most ${campaignLimits.carousel.maxCards} cards`),
   }),
 });
 
@@ -91,19 +100,19 @@ const createdFields = {
 export const createMessageCampaignOutput = z.object({ ...createdFields, message_type: messageType });
 export const createCarouselCampaignOutput = z.object({ ...createdFields, message_type: z.literal("carousel"), cards_count: z.number().int() });
 
-export const groupCounters = z.object({
+export const groupCountersOutput = z.object({
   total: z.number().int().meta({ description: "The segment's groups (its total_groups when the campaign was created); the monitoring group is not counted" }),
   sent: z.number().int(),
   pending: z.number().int().meta({ description: "Neither sent nor failed yet" }),
   failed: z.number().int(),
 });
 
-/** The monitoring group's copy, reported apart from the campaign's groups (CONTRACT.md §3). */
+/** The monitoring group's copy, reported apart from the campaign's groups (docs/decisions.md#monitoring-copy). */
 export const monitoringCopy = z
   .object({
     id_group: z.string(),
     id_channel: z.string(),
-    status: z.enum(["pending", "sending", "sent", "failed"]).meta({ description: "Delivery state of the copy: pending, sending, sent or failed" }),
+    status: deliveryState.meta({ description: "Delivery state of the copy: pending, sending, sent or failed" }),
     sent_at: z.string().nullable().meta({ description: "When the platform accepted the copy (ISO 8601 with offset); null until sent" }),
   })
   .nullable()
@@ -122,7 +131,7 @@ export const infoCampaignOutput = z.object({
   message_type: anyMessageType,
   id_segment: z.string(),
   segment_name: z.string(),
-  groups: groupCounters,
+  groups: groupCountersOutput,
   monitoring_group: monitoringCopy,
   reads_available: z.boolean().meta({
     description:

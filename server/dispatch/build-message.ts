@@ -1,5 +1,5 @@
 import type { campaigns, deliveries } from "../../db/schema";
-import type { CampaignContent } from "../campaigns/content";
+import type { CampaignContent } from "./campaign-content";
 import type { OutboundMessage } from "../messaging/provider";
 import type { Settings } from "../settings/schema";
 

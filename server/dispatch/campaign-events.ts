@@ -2,10 +2,9 @@ import { eq } from "drizzle-orm";
 import type { Tx } from "../../db/client";
 import { campaigns } from "../../db/schema";
 import { recordEvent } from "../outbox/record-event";
+import { groupCounters } from "./group-counters";
 
 type CampaignRow = typeof campaigns.$inferSelect;
-
-const counters = (c: CampaignRow) => ({ total: c.total, sent: c.sent, pending: c.total - c.sent - c.failed, failed: c.failed });
 
 /** campaign_status, in the transaction that changed the status. */
 export async function recordStatusEvent(tx: Tx, c: CampaignRow, previous: string, at: Date) {
@@ -13,7 +12,7 @@ export async function recordStatusEvent(tx: Tx, c: CampaignRow, previous: string
     tx,
     c.tenantId,
     "campaign_status",
-    { id_campaign: c.id, name: c.name, status: c.status, previous_status: previous, groups: counters(c) },
+    { id_campaign: c.id, name: c.name, status: c.status, previous_status: previous, groups: groupCounters(c) },
     at,
   );
 }
@@ -22,5 +21,5 @@ export async function recordStatusEvent(tx: Tx, c: CampaignRow, previous: string
 export async function recordProgressEvent(tx: Tx, c: CampaignRow, at: Date, force = false) {
   if (!force && c.lastProgressAt && at.getTime() - c.lastProgressAt.getTime() < 1000) return;
   await tx.update(campaigns).set({ lastProgressAt: at }).where(eq(campaigns.id, c.id));
-  await recordEvent(tx, c.tenantId, "campaign_progress", { id_campaign: c.id, name: c.name, status: c.status, groups: counters(c) }, at);
+  await recordEvent(tx, c.tenantId, "campaign_progress", { id_campaign: c.id, name: c.name, status: c.status, groups: groupCounters(c) }, at);
 }

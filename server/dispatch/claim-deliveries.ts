@@ -6,7 +6,7 @@ import { channels, deliveries } from "../../db/schema";
 export const deliveryLeaseMs = 60_000;
 
 /**
- * The monitoring copy goes first and apart (CONTRACT.md §3): while it is open (pending, backing off
+ * The monitoring copy goes first and apart (docs/decisions.md#monitoring-copy): while it is open (pending, backing off
  * for a retry, or in flight) on a connected channel, no segment group of the campaign may be taken.
  * Once it is sent or finally failed, the segment's groups go. (If its channel is offline the segment's
  * groups do not wait for it; it goes when its channel is back, and the campaign finishes after it.)

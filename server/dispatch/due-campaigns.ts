@@ -9,7 +9,7 @@ const active = or(
 
 /**
  * Campaigns whose next step is due and that no worker holds, taken round-robin across tenants
- * (CONTRACT.md §4 "Fairness"): each tenant's longest-waiting campaign first, then each tenant's second,
+ * (docs/decisions.md#limits-abuse-retention, "Fairness"): each tenant's longest-waiting campaign first, then each tenant's second,
  * and so on; within a turn, the longest-waiting first. A tenant with many campaigns (or one that is
  * always due, at zero pacing) cannot push another tenant's campaign out of the first `limit`. Every
  * engine takes its work here: the in-process runner, the Inngest engine's wake-up and its sweep.

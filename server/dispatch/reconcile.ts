@@ -18,7 +18,7 @@ export const negativeLookupsBeforeResend = 2;
 /**
  * Deliveries whose outcome is unknown: `sending` rows whose lease expired, either because their
  * answer was lost (recordUnknown gave them a lease of provider.reconcileAfterMs) or because the worker
- * died mid-send. Nothing is sent again before the provider was asked (CONTRACT.md §3, §5):
+ * died mid-send. Nothing is sent again before the provider was asked (docs/decisions.md#delivery-states, #evolution-api):
  * - found → sent;
  * - `absent` (the platform's log is authoritative: the simulator, or no POST was ever made) → pending;
  * - `not_found` → looked up again `reconcileAfterMs` later; after two negative look-ups that far

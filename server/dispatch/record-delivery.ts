@@ -4,7 +4,7 @@ import type { Db } from "../../db/client";
 import { campaigns, channels as channelsTable, deliveries } from "../../db/schema";
 import { recordProgressEvent } from "./campaign-events";
 
-/** Retry delays of a failed send (CONTRACT.md: about 2 s and 10 s; SEND_RETRY_SCHEDULE overrides, in ms). */
+/** Retry delays of a failed send (docs/decisions.md#delivery-states: about 2 s and 10 s; SEND_RETRY_SCHEDULE overrides, in ms). */
 export function sendRetrySchedule(): number[] {
   const raw = process.env.SEND_RETRY_SCHEDULE;
   if (!raw) return [2000, 10_000];
@@ -60,7 +60,7 @@ async function recordSentOnce(db: Db, campaignId: string, sent: { id: number; ch
       .returning({ channelId: deliveries.channelId, isMonitoring: deliveries.isMonitoring });
     if (moved.length === 0) return;
     const channels = JSON.stringify([...new Set(moved.map((m) => m.channelId))]);
-    // The monitoring copy is not one of the campaign's groups: it moves no counter (CONTRACT.md §3), but
+    // The monitoring copy is not one of the campaign's groups: it moves no counter (docs/decisions.md#monitoring-copy), but
     // its success does end its channel's failure streak (same channel health).
     const groups = moved.filter((m) => !m.isMonitoring).length;
     const [c] = await tx

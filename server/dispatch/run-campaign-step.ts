@@ -6,6 +6,7 @@ import { getSettings } from "../settings/get-settings";
 import type { Settings } from "../settings/schema";
 import { buildMessage } from "./build-message";
 import { claimDeliveries, deliveryOutlook } from "./claim-deliveries";
+import { groupCounters } from "./group-counters";
 import { planNext, randomPauseMs, type Plan } from "./plan-next";
 import { autoPauseAfterFailures, channelSlowdownMs, recordFailure, recordSentMany, recordUnknown, releaseDelivery, slowDownChannel } from "./record-delivery";
 import { reconcileInFlight } from "./reconcile";
@@ -62,7 +63,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         scheduledAt: c.scheduledAt,
         nextRunAt: c.nextRunAt,
         // The segment's groups left (the counters), plus the monitoring copy while it is open.
-        pending: c.total - c.sent - c.failed + (monitoringOpen ? 1 : 0),
+        pending: groupCounters(c).pending + (monitoringOpen ? 1 : 0),
         ...outlook,
         queueFreeAt: c.status === "pending" ? await queueFreeAt(db, c, settings, now) : null,
       },
@@ -101,7 +102,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         next = new Date(clock().getTime() + pause);
         // Nothing left: finish right away rather than after the pacing pause.
         const [after] = await db.select().from(campaigns).where(eq(campaigns.id, campaignId));
-        if (after.total - after.sent - after.failed === 0 && slowdown === 0) next = clock();
+        if (groupCounters(after).pending === 0 && slowdown === 0) next = clock();
         break;
       }
     }

@@ -1,6 +1,6 @@
 import { addDays } from "date-fns";
 import { formatInTimeZone, fromZonedTime } from "date-fns-tz";
-import { brasilia } from "../campaigns/scheduled-at";
+import { brasiliaTimeZone } from "../time/brasilia";
 import { dayKeys, type Settings } from "../settings/schema";
 
 type Schedule = Settings["sending_schedule"];
@@ -11,18 +11,18 @@ export interface Window {
 }
 
 /** Local (Brasília) calendar date of an instant, e.g. "2026-11-21". */
-export const localDate = (at: Date) => formatInTimeZone(at, brasilia, "yyyy-MM-dd");
+export const localDate = (at: Date) => formatInTimeZone(at, brasiliaTimeZone, "yyyy-MM-dd");
 
 /** The windows of one local date as instants; `windows` overrides the day's start/end. */
 function windowsOn(schedule: Schedule, date: string): Window[] {
   // ISO day of week: 1 = monday … 7 = sunday.
-  const isoDay = Number(formatInTimeZone(fromZonedTime(`${date}T12:00:00`, brasilia), brasilia, "i"));
+  const isoDay = Number(formatInTimeZone(fromZonedTime(`${date}T12:00:00`, brasiliaTimeZone), brasiliaTimeZone, "i"));
   const day = schedule.days[dayKeys[isoDay - 1]];
   if (!day?.enabled) return [];
   const spans = day.windows.length > 0 ? day.windows : [{ start: day.start, end: day.end }];
   return spans.map((w) => ({
-    start: fromZonedTime(`${date}T${w.start}:00`, brasilia),
-    end: fromZonedTime(`${date}T${w.end}:00`, brasilia),
+    start: fromZonedTime(`${date}T${w.start}:00`, brasiliaTimeZone),
+    end: fromZonedTime(`${date}T${w.end}:00`, brasiliaTimeZone),
   }));
 }
 
@@ -38,7 +38,7 @@ export interface WindowState {
 /** Where `now` stands in the weekly schedule (always "open" when the schedule is disabled). */
 export function windowState(schedule: Schedule, now: Date): WindowState {
   if (!schedule.enabled) return { current: { start: new Date(0), end: new Date(8.64e15) } };
-  const today = fromZonedTime(`${localDate(now)}T12:00:00`, brasilia);
+  const today = fromZonedTime(`${localDate(now)}T12:00:00`, brasiliaTimeZone);
   const all: Window[] = [];
   for (let offset = -7; offset <= 8; offset++) all.push(...windowsOn(schedule, localDate(addDays(today, offset))));
   const state: WindowState = {};

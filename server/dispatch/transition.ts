@@ -6,7 +6,7 @@ import { recordProgressEvent, recordStatusEvent } from "./campaign-events";
 type Status = (typeof campaigns.$inferSelect)["status"];
 type PauseReason = (typeof campaigns.$inferSelect)["pauseReason"];
 
-/** The campaign status transitions of CONTRACT.md; anything else is refused. */
+/** The campaign status transitions (docs/decisions.md#campaign-status, docs/dispatch.md); anything else is refused. */
 const allowed: Record<Status, Status[]> = {
   pending: ["sending", "paused", "canceled", "completed", "failed"],
   sending: ["paused", "completed", "failed", "canceled"],

@@ -1,7 +1,7 @@
 import { errorResult, toResponse } from "./envelope";
 
 /**
- * Request body caps (CONTRACT.md §4 "Request bodies"), by path, and the one way every handler reads a
+ * Request body caps (docs/decisions.md#limits-abuse-retention, "Request bodies"), by path, and the one way every handler reads a
  * body: `readCappedText` refuses a declared Content-Length past the cap without reading anything, and
  * cuts a streamed (chunked) body off the moment it passes the cap. app-server.ts applies the same table
  * to Content-Length before a request reaches Next.js or the REST facade.

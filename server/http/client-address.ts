@@ -3,7 +3,7 @@ import { env } from "../env";
 import { processSlot } from "../process-state";
 
 /**
- * The client address and the origin the browser used (CONTRACT.md §4 "Client address"), decided in
+ * The client address and the origin the browser used (docs/decisions.md#limits-abuse-retention, "Client address"), decided in
  * one place: where a node:http request enters the service (server/http/app-server.ts, for Next.js and
  * the REST facade alike, and node-bridge's toWebRequest, which the test server uses too).
  *
@@ -85,7 +85,7 @@ export function requestOrigin(headers: Headers): string | undefined {
 }
 
 /**
- * The client's address (CONTRACT.md §4 "Client address"), as the front server decided it from the TCP
+ * The client's address (docs/decisions.md#limits-abuse-retention, "Client address"), as the front server decided it from the TCP
  * peer and TRUST_PROXY (server/http/client-address.ts): the only place every per-IP limit reads it.
  * Without a front server (`next dev`, a bare `next start`), the internal header is not believed (a
  * client could send it) and the address is the right-most X-Forwarded-For entry, which Next.js sets

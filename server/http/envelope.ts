@@ -1,6 +1,7 @@
 import type { TRPCError } from "@trpc/server";
 import { STATUS_CODES } from "node:http";
 import { DomainError, RateLimited, type EnvelopeExtras } from "../errors";
+import { trpcStatus } from "./trpc-status";
 
 export interface HttpResult {
   status: number;
@@ -11,7 +12,7 @@ export interface HttpResult {
 export const jsonHeaders = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" };
 
 /**
- * Every API answer's headers (CONTRACT.md §4 "Security headers"): added by `toResponse` and by
+ * Every API answer's headers (docs/decisions.md#limits-abuse-retention, "Security headers"): added by `toResponse` and by
  * node-bridge's sendWebResponse (answers the front server writes itself); pages get theirs from
  * next.config.mjs.
  */
@@ -89,24 +90,11 @@ export function trpcErrorResult(error: TRPCError): HttpResult {
     case "INTERNAL_SERVER_ERROR":
       return errorResult(500, "Internal server error");
     default: {
-      const status = trpcStatus[error.code] ?? 500;
+      const status = (trpcStatus as Partial<Record<TRPCError["code"], number>>)[error.code] ?? 500;
       return errorResult(status, status === 500 ? "Internal server error" : error.message);
     }
   }
 }
-
-const trpcStatus: Partial<Record<TRPCError["code"], number>> = {
-  BAD_REQUEST: 400,
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  METHOD_NOT_SUPPORTED: 405,
-  CONFLICT: 409,
-  UNPROCESSABLE_CONTENT: 422,
-  TOO_MANY_REQUESTS: 429,
-  NOT_IMPLEMENTED: 501,
-  SERVICE_UNAVAILABLE: 503,
-};
 
 /** What the compression middleware would skip on its own if it knew the length (it does not: it streams). */
 const compressionThreshold = 1024;

@@ -37,7 +37,7 @@ export function validateIdempotencyKey(key: string): HttpResult | undefined {
 }
 
 /**
- * Runs `handler` at most once per (tenant, key): Stripe's semantics as CONTRACT.md §3 states them.
+ * Runs `handler` at most once per (tenant, key): Stripe's semantics as docs/decisions.md#idempotency states them.
  * 2xx and 4xx answers are stored and replayed byte for byte; a 5xx is forgotten so a retry runs again.
  */
 export async function withIdempotency(

@@ -20,7 +20,7 @@ const windows: Record<LimitName, () => { points: number; duration: number }> = {
   partner: () => ({ points: env.rateLimit.partnerPerMinute, duration: 60 }),
   oauthIp: () => ({ points: env.rateLimit.oauthIpPerMinute, duration: 60 }),
   failedAuth: () => ({ points: env.rateLimit.failedAuthPerMinute, duration: 60 }),
-  // Dashboard sign-in (CONTRACT §4): failed attempts per account (email) and per client address.
+  // Dashboard sign-in (docs/decisions.md#limits-abuse-retention): failed attempts per account (email) and per client address.
   signInAccount: () => ({ points: env.rateLimit.signInFailuresPerAccount, duration: 15 * 60 }),
   signInAddress: () => ({ points: env.rateLimit.signInFailuresPerAddress, duration: 15 * 60 }),
   signUpAddress: () => ({ points: env.rateLimit.signUpsPerAddressPerHour, duration: 60 * 60 }),

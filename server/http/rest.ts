@@ -146,7 +146,7 @@ export async function handleExternalRequest(req: Request, deps: RestDeps): Promi
     }
 
     // Every REST procedure needs a caller: without valid credentials the ladder answers 401 (before any
-    // input is parsed), so the body is never read (CONTRACT.md §4 "Request bodies").
+    // input is parsed), so the body is never read (docs/decisions.md#limits-abuse-retention, "Request bodies").
     const { body, error } = caller.kind === "anonymous" ? { body: {}, error: undefined } : await readBody(req, url.pathname);
     if (error) return toResponse(withHeaders(error, limitHeaders));
 

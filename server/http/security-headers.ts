@@ -2,7 +2,7 @@ import { env } from "../env";
 import { apiSecurityHeaders } from "./envelope";
 
 /**
- * The security headers of every answer of the production server (CONTRACT.md §4 "Security headers"),
+ * The security headers of every answer of the production server (docs/decisions.md#limits-abuse-retention, "Security headers"),
  * set by server/http/app-server.ts before Next.js or the REST facade answers:
  *  - every answer: X-Content-Type-Options: nosniff, Referrer-Policy: strict-origin-when-cross-origin;
  *  - every page (whatever is not under /api/): a Content-Security-Policy that forbids framing, plugins

@@ -1,7 +1,7 @@
 import type { CarouselCard } from "./provider";
 
 /**
- * CONTRACT.md §3 Carousel: a gateway that cannot send carousels (or buttons) to groups sends one image
+ * docs/decisions.md#carousel: a gateway that cannot send carousels (or buttons) to groups sends one image
  * message per card, in card order, its caption the card's text followed by the button links. The
  * carousel's own text opens the first caption.
  */

@@ -586,7 +586,7 @@ export class EvolutionProvider implements MessagingProvider {
   }
 
   /**
-   * What a failed POST means (CONTRACT.md §5, docs/evolution.md): Evolution answers 400 with the error
+   * What a failed POST means (docs/decisions.md#evolution-api, docs/evolution.md): Evolution answers 400 with the error
    * text for failures that did not send, so the text decides transient / permanent; 401/403/404 and a
    * closed connection make the channel unavailable; a 500 of media preparation did not send; a lost
    * answer or any other 5xx is unknown.
@@ -733,7 +733,7 @@ export class EvolutionProvider implements MessagingProvider {
 
   /**
    * The start-up check of the gateway: `GET /` (its version), the API key (`GET /instance/fetchInstances`)
-   * and what can be seen of EVOLUTION-FACTS' prerequisites; the rest are reminders. Never throws.
+   * and what can be seen of docs/evolution.md's prerequisites; the rest are reminders. Never throws.
    */
   async checkGateway(): Promise<GatewayCheck> {
     const warnings: string[] = [];
@@ -845,7 +845,7 @@ export interface GatewayCheck {
   reminders: string[];
 }
 
-/** EVOLUTION-FACTS.md's deployment prerequisites that the gateway does not let us check. */
+/** The deployment prerequisites (docs/evolution.md) that the gateway does not let us check. */
 export const gatewayReminders = [
   "DATABASE_SAVE_DATA_NEW_MESSAGE=true on the gateway: without it /chat/findMessages is always empty and a send whose answer was lost cannot be confirmed.",
   "CORS_ORIGIN=* on the gateway: requests without an Origin header (ours) can otherwise get 500.",
@@ -930,7 +930,7 @@ export function mediaFileName(type: "image" | "video" | "document", url: string,
   return `${type}.${defaultExtensions[type]}`;
 }
 
-/** Evolution's 400 texts for a send (EVOLUTION-FACTS.md): what each means for us. */
+/** Evolution's 400 texts for a send (docs/evolution.md): what each means for us. */
 export function classifySendError(text: string): "rate_limited" | "transient" | "closed" | "permanent" {
   if (/rate-?overlimit/i.test(text)) return "rate_limited";
   if (/connection closed|not connected/i.test(text)) return "closed";

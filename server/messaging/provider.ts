@@ -118,7 +118,7 @@ export class ProviderEvents {
  */
 export type SendOutcome = { ok: true; receipt: SendReceipt } | { ok: false; error: ProviderSendError | ProviderUnavailableError | ProviderOutcomeUnknownError };
 
-/** What a look-up needs to find a send whose answer was lost (CONTRACT.md §5). */
+/** What a look-up needs to find a send whose answer was lost (docs/decisions.md#evolution-api). */
 export interface SentLookup {
   channelId: string;
   groupId: string;

@@ -83,7 +83,7 @@ export const handleAuthorize = withOAuthLimits(async (req, { now, headers }) => 
 
 /**
  * Same-origin only (Origin, else Sec-Fetch-Site): another site cannot make a signed-in user approve.
- * Same origin (CONTRACT.md §4): APP_URL's origin, or the origin the browser used (scheme + Host;
+ * Same origin (docs/decisions.md#limits-abuse-retention, "Consent decision"): APP_URL's origin, or the origin the browser used (scheme + Host;
  * X-Forwarded-Host/-Proto only under TRUST_PROXY, server/http/client-address.ts). Not `req.url`:
  * Next.js rewrites its host to its own hostname (a dashboard opened at 127.0.0.1 saw `localhost`).
  */

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
-/** Lifetimes (CONTRACT.md §3). */
+/** Lifetimes (docs/decisions.md#oauth). */
 export const codeLifetimeMs = 60_000;
 export const accessTokenLifetimeMs = 60 * 60_000;
 export const refreshTokenLifetimeMs = 30 * 24 * 60 * 60_000;

@@ -3,7 +3,7 @@ import type { Db } from "../../db/client";
 import { campaigns, deliveries } from "../../db/schema";
 
 /**
- * The five PII-free aggregates of CONTRACT.md §3 over the last `days` days: campaigns created, and
+ * The five PII-free aggregates of docs/decisions.md#partner-statistics over the last `days` days: campaigns created, and
  * their deliveries by state; reads are receipts that arrived in the period. Only observable reads are
  * counted: a provider without group receipts (Evolution API, capabilities.receipts false) reports none.
  */
@@ -24,7 +24,7 @@ export async function partnerStatistics(db: Db, tenantId: string, days: number, 
     .select({ n: count() })
     .from(deliveries)
     .innerJoin(campaigns, eq(campaigns.id, deliveries.campaignId))
-    // The monitoring group's copy is not one of the campaign's groups (CONTRACT.md §3): its reads do not count.
+    // The monitoring group's copy is not one of the campaign's groups (docs/decisions.md#monitoring-copy): its reads do not count.
     .where(and(eq(campaigns.tenantId, tenantId), eq(deliveries.isMonitoring, false), gte(deliveries.readAt, since)));
   return {
     campaigns: created.n,

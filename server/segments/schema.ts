@@ -13,7 +13,7 @@ const segmentName = name();
 const channelList = z.array(idChannel).min(1, "must list at least one channel").max(1000, "must list at most 1000 channels");
 /**
  * SEGMENT_GROUP_LIMIT (read when this module loads, i.e. at server start) bounds the list while it is
- * parsed (CONTRACT §4 "Sizes"): a longer list is a 400 naming `groups` before any element is looked at.
+ * parsed (docs/decisions.md#limits-abuse-retention, "Sizes"): a longer list is a 400 naming `groups` before any element is looked at.
  */
 const groupLimit = env.segmentGroupLimit;
 const groupList = z.array(idGroup).min(1, "must list at least one group").max(groupLimit, `must list at most ${groupLimit} groups (SEGMENT_GROUP_LIMIT)`);

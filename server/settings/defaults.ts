@@ -1,5 +1,5 @@
 /**
- * The one place the settings defaults live (CONTRACT.md §3 "Settings"). A tenant without a saved row
+ * The one place the settings defaults live (docs/decisions.md#settings). A tenant without a saved row
  * has exactly these. (Checked against the schema's Settings type where get-settings.ts merges over them.)
  */
 

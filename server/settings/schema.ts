@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defaultSettings as d } from "./defaults";
 
 /**
- * Tenant settings (spec "Settings (tenant)", CONTRACT.md §3). One set of field schemas serves the full
+ * Tenant settings (spec "Settings (tenant)", docs/decisions.md#settings). One set of field schemas serves the full
  * object (list-settings, edit-settings answers), the partial update (edit-settings body) and the
  * dashboard form; the descriptions carry units, bounds and defaults into the OpenAPI document.
  */

@@ -49,7 +49,7 @@ async function authorize(db: Db, headers: Headers): Promise<{ tenantId: string; 
 }
 
 /**
- * /api/simulator/*: control and inspection of the simulated platform (CONTRACT.md §2),
+ * /api/simulator/*: control and inspection of the simulated platform (docs/decisions.md#the-simulator),
  * served only while the simulator is the provider, with the tenant's API key.
  */
 export async function handleSimulatorRequest(req: Request): Promise<Response> {

@@ -287,7 +287,7 @@ export const queueKey = (q: { tenantId: string; audience: Audience }) => `${q.te
 
 /**
  * Tenants with deliveries due now, per audience (the runner gives each pair its own worker), in
- * round-robin order (CONTRACT.md §4 "Fairness"): the queues after `after` (the last one served, see
+ * round-robin order (docs/decisions.md#limits-abuse-retention, "Fairness"): the queues after `after` (the last one served, see
  * queueKey) first, then from the start again. Workers that free up go to the next tenant in turn, not to
  * the one that happens to come first, so a tenant with a flood of deliveries cannot keep them all.
  */

@@ -54,6 +54,25 @@ describe("create-campaign/message", () => {
       // The simulator reports reads of group messages.
       reads_available: true,
     });
+    // The whole answer, field by field and in this order (the router shapes it from infoCampaign's domain object).
+    expect(Object.keys(info.json)).toEqual([
+      "success",
+      "id_campaign",
+      "name",
+      "status",
+      "message_type",
+      "id_segment",
+      "segment_name",
+      "groups",
+      "monitoring_group",
+      "reads_available",
+      "scheduled_at",
+      "created_at",
+    ]);
+    expect(Object.keys(info.json.monitoring_group)).toEqual(["id_group", "id_channel", "status", "sent_at"]);
+    expect(info.json).toMatchObject({ id_campaign: res.json.id_campaign, name: "Oferta", scheduled_at: null });
+    expect(info.json.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d-03:00$/);
+    expect(info.json.monitoring_group.sent_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d-03:00$/);
     const log = await api("GET", `/api/simulator/messages?id_campaign=${res.json.id_campaign}`);
     expect(log.json.messages).toHaveLength(9);
     expect(new Set(log.json.messages.map((m: { id_group: string }) => m.id_group)).size).toBe(9);

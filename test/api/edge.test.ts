@@ -1,5 +1,5 @@
 /**
- * What a stranger or an attacker sends at the edge (CONTRACT.md §4): body caps, the client address,
+ * What a stranger or an attacker sends at the edge (docs/decisions.md#limits-abuse-retention): body caps, the client address,
  * security headers. Through real sockets (test/http-server.ts); the production server's memory under
  * a 64 MiB body is measured in e2e/edge.spec.ts.
  */

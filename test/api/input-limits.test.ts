@@ -2,7 +2,7 @@ import { afterEach, beforeAll, afterAll, describe, expect, it } from "vitest";
 import { expectEnvelope, newTenant, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
-/** CONTRACT §4 "Sizes" and "Media URLs": what a careless or hostile body gets (a 400 naming the field, never a 500). */
+/** docs/decisions.md#limits-abuse-retention, "Sizes" and "Media URLs": what a careless or hostile body gets (a 400 naming the field, never a 500). */
 
 let server: TestServer;
 let api: Api;

@@ -66,7 +66,7 @@ describe("OpenAPI document", () => {
     expect(doc.paths["/api/external/test-webhook/{type}"].post.security).toEqual([{ apiKey: [] }, { apiKeyAlias: [] }]);
   });
 
-  it("publishes the size limits (CONTRACT §4 Sizes) as maxLength / maxItems", () => {
+  it("publishes the size limits (docs/decisions.md#limits-abuse-retention, Sizes) as maxLength / maxItems", () => {
     const body = (path: string, method = "post") => doc.paths[path][method].requestBody.content["application/json"].schema;
     const message = body("/api/external/create-campaign/message");
     expect(message.properties.message.maxLength).toBe(65_536);

@@ -18,7 +18,7 @@ const LIST = "/api/external/list-settings";
 const EDIT = "/api/external/edit-settings";
 
 const day = { enabled: true, start: "08:00", end: "20:00", windows: [] };
-/** CONTRACT.md §3 "Settings", written out independently of server/settings/defaults.ts. */
+/** docs/decisions.md#settings, written out independently of server/settings/defaults.ts. */
 const contractDefaults = {
   dispatch_rates: { min_dispatch_rate: 5, max_dispatch_rate: 15, dispatches_per_loop: 1, min_campaign_interval: 30, max_campaign_interval: 60 },
   preferences: { link_preview_mode: "ask_always", link_preview_type: "auto", forward_message_enabled: false },

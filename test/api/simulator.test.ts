@@ -6,7 +6,7 @@ import { getServices } from "../../server/services";
 import { expectEnvelope, newTenant, until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
-// CONTRACT.md §4 "Simulator": its state is per tenant; latency and failure injection touch only the
+// docs/decisions.md#limits-abuse-retention, "Simulator": its state is per tenant; latency and failure injection touch only the
 // caller's own channels and groups.
 let server: TestServer;
 let runner: InProcessRunner;

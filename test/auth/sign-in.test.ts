@@ -10,7 +10,7 @@ import { request } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 import { attemptSignIn, median } from "./sign-in-client";
 
-/** CONTRACT §4 "Dashboard sign-in", through next-auth's HTTP routes, with the production hash parameters. */
+/** docs/decisions.md#limits-abuse-retention, "Dashboard sign-in", through next-auth's HTTP routes, with the production hash parameters. */
 delete process.env.PASSWORD_SCRYPT_N_FOR_TESTS;
 
 let server: TestServer;

@@ -39,7 +39,7 @@ function expectCounts(actual: MaintenanceCounts, expected: MaintenanceCounts) {
 const ago = (now: Date, ms: number) => new Date(now.getTime() - ms);
 const later = (now: Date, ms: number) => new Date(now.getTime() + ms);
 
-describe("the maintenance job (retention, CONTRACT.md §4)", () => {
+describe("the maintenance job (retention, docs/decisions.md#limits-abuse-retention)", () => {
   it("deletes exactly what has expired in every table, and nothing pending or young", async () => {
     await rolledBack(async (db) => {
       const now = new Date();

@@ -12,7 +12,7 @@ import { SimulatorProvider } from "../../server/messaging/simulator";
 import { startEvolutionProvider } from "../evolution-harness";
 import { evolutionDateTime } from "../fake-evolution";
 
-// How the provider copes with the gateway as it really behaves (EVOLUTION-FACTS.md), against the fake
+// How the provider copes with the gateway as it really behaves (docs/evolution.md), against the fake
 // in its default (realistic) mode.
 let h: Awaited<ReturnType<typeof startEvolutionProvider>>;
 let tenantId: string;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { sameOrigin } from "../../server/oauth/http";
 
-// The consent decision's origin check (CONTRACT.md §4 "Consent decision"). Next.js hands route
+// The consent decision's origin check (docs/decisions.md#limits-abuse-retention, "Consent decision"). Next.js hands route
 // handlers a URL on its own hostname (`localhost`), whatever host the browser used.
 const decision = (headers: Record<string, string>) => new Request("http://localhost:3000/api/oauth/authorize/decision", { method: "POST", headers });
 

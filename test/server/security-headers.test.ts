@@ -16,7 +16,7 @@ describe("security headers (server/http/security-headers.ts)", () => {
   });
 });
 
-describe("body caps by path (CONTRACT.md §4)", () => {
+describe("body caps by path (docs/decisions.md#limits-abuse-retention)", () => {
   it("matches the table", () => {
     const KiB = 1024;
     const MiB = 1024 * KiB;

@@ -1,6 +1,9 @@
 "use client";
 
-import { carouselLimits, emptyButton, emptyCard, type CardDraft } from "./draft";
+import { campaignLimits } from "../../../../server/campaigns/limits";
+import { emptyButton, emptyCard, type CardDraft } from "./draft";
+
+const carouselLimits = campaignLimits.carousel;
 
 /** The carousel's 1–4 cards, each with an image, a text and up to 2 link buttons. */
 export function CardsEditor({
@@ -106,11 +109,11 @@ export function CardsEditor({
         );
       })}
       <div className="row space-between">
-        <button type="button" className="btn" disabled={cards.length >= carouselLimits.cards} onClick={() => onChange([...cards, emptyCard()])}>
+        <button type="button" className="btn" disabled={cards.length >= carouselLimits.maxCards} onClick={() => onChange([...cards, emptyCard()])}>
           + Adicionar cartão
         </button>
         <span className="muted small">
-          {cards.length} de {carouselLimits.cards} cartões · até {carouselLimits.buttonsPerCard} botões por cartão
+          {cards.length} de {carouselLimits.maxCards} cartões · até {carouselLimits.buttonsPerCard} botões por cartão
         </span>
       </div>
     </div>

@@ -1,17 +1,13 @@
+import type { AnyMessageType } from "../../../../server/campaigns/schema";
+import { messageTypeLabel } from "../../../_lib/format";
+
 /** What the composer holds while the user types; the preview renders it and submit turns it into an API body. */
-export type CampaignKind = "text" | "image" | "video" | "audio" | "document" | "carousel";
+export type CampaignKind = AnyMessageType;
 
-export const campaignKinds: { kind: CampaignKind; label: string }[] = [
-  { kind: "text", label: "Texto" },
-  { kind: "image", label: "Imagem" },
-  { kind: "video", label: "Vídeo" },
-  { kind: "audio", label: "Áudio" },
-  { kind: "document", label: "Documento" },
-  { kind: "carousel", label: "Carrossel" },
-];
-
-/** API limits of a carousel (server/campaigns/schema.ts). */
-export const carouselLimits = { cards: 4, buttonsPerCard: 2, buttonLabel: 25, cardText: 1024, message: 4096 } as const;
+export const campaignKinds: { kind: CampaignKind; label: string }[] = (Object.keys(messageTypeLabel) as CampaignKind[]).map((kind) => ({
+  kind,
+  label: messageTypeLabel[kind],
+}));
 
 export interface ButtonDraft {
   key: number;

@@ -4,8 +4,10 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent, type KeyboardEvent } from "react";
+import { campaignLimits } from "../../../../server/campaigns/limits";
 import { EmptyState, ErrorAlert, Field, Loading, PageHeader } from "../../../_components/ui";
-import { brasiliaParts, describeSchedule, isFutureInBrasilia, suggestedSchedule, toScheduledAt } from "../../../_lib/brasilia-time";
+import { brasiliaParts } from "../../../../server/time/brasilia";
+import { describeSchedule, isFutureInBrasilia, suggestedSchedule, toScheduledAt } from "../../../_lib/brasilia-time";
 import { useTRPC } from "../../../_lib/trpc";
 import { CardsEditor } from "./cards-editor";
 import { campaignKinds, emptyCard, type CampaignKind, type MessageDraft } from "./draft";
@@ -225,7 +227,7 @@ export function NewCampaign() {
                         {...c}
                         value={draft.file_name}
                         onChange={(e) => update({ file_name: e.target.value })}
-                        maxLength={255}
+                        maxLength={campaignLimits.fileName}
                         placeholder="Ex.: Apostila - módulo 1.pdf"
                       />
                     )}
@@ -249,7 +251,7 @@ export function NewCampaign() {
                         value={draft.message}
                         onChange={(e) => update({ message: e.target.value })}
                         required={draft.kind === "text"}
-                        maxLength={draft.kind === "carousel" ? 4096 : 65536}
+                        maxLength={draft.kind === "carousel" ? campaignLimits.carousel.message : campaignLimits.message}
                         rows={draft.kind === "text" ? 6 : 3}
                         placeholder={draft.kind === "text" ? "Olá! As inscrições abrem hoje às 20h: https://…" : undefined}
                       />

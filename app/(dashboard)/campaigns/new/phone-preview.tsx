@@ -1,7 +1,7 @@
 "use client";
 
 import type { ReactNode } from "react";
-import { brasiliaParts } from "../../../_lib/brasilia-time";
+import { brasiliaParts } from "../../../../server/time/brasilia";
 import { fileNameFromUrl, type CardDraft, type MessageDraft } from "./draft";
 
 const urlPattern = /https?:\/\/[^\s]+/;

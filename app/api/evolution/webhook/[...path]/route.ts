@@ -1,4 +1,4 @@
-import { handleEvolutionWebhook } from "@/server/messaging/evolution-webhook";
+import { handleEvolutionWebhook } from "@/server/evolution-http/evolution-webhook";
 
 export const dynamic = "force-dynamic";
 

@@ -1,6 +1,9 @@
 import type { CarouselCard } from "../messaging/provider";
 
-/** What a campaign sends, as stored in campaigns.content. */
+/**
+ * What a campaign sends, as stored in campaigns.content: create-campaign writes it, buildMessage turns
+ * it into the provider message of each delivery.
+ */
 export interface CampaignContent {
   message: string;
   media_url?: string;

@@ -1,7 +1,7 @@
 import { bodyCap, PayloadTooLarge, payloadTooLargeResponse, readCappedText } from "../http/body-limit";
 import { getServices } from "../services";
-import { webhookTokenHeader, type EvolutionProvider } from "./evolution";
-import type { MessagingProvider } from "./provider";
+import { webhookTokenHeader, type EvolutionProvider } from "../messaging/evolution";
+import type { MessagingProvider } from "../messaging/provider";
 
 const json = (status: number, body: Record<string, unknown>) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
@@ -19,7 +19,7 @@ const MAX_BODY_BYTES = bodyCap("/api/evolution/webhook/");
 export async function handleEvolutionWebhook(req: Request, provider?: MessagingProvider): Promise<Response> {
   if (req.method !== "POST") return new Response(null, { status: 405, headers: { allow: "POST" } });
   const p = provider ?? (await getServices()).provider;
-  // Not instanceof: Next bundles this route apart from the services (see simulator-control.ts).
+  // Not instanceof: Next bundles this route apart from the services (see server/simulator-http/simulator-control.ts).
   if (p.name !== "evolution") return json(404, { success: false, error: "Not Found", message: "Evolution API is not the messaging provider." });
   const evolution = p as EvolutionProvider;
   let channelId = "";
