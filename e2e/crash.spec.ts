@@ -3,6 +3,14 @@
  * killed with SIGKILL three times mid-dispatch and restarted on the same data. At the end the
  * simulator's durable log holds exactly one message per group and info-campaign agrees with it.
  *
+ * The simulator answers each loop `LATENCY_MS` per message *after* storing it (a gateway that
+ * accepted and answers late), so a kill lands between the provider's acceptance and our record: every
+ * kill leaves deliveries `sending` that are already in the simulator's log. After the restart they must
+ * be found there by reconcileInFlight (provider.findSent → sent), not sent again: the server's
+ * `[dispatch] … reconciled … N sent at the provider` lines must add up to exactly the number left
+ * accepted-but-unrecorded, and that number must be above zero (the simulator deduplicates by delivery
+ * key, so its log alone could not tell a resend from a reconciliation).
+ *
  * Runs inside the e2e runner (`npm test`, or `npx tsx scripts/e2e.ts crash`) but starts its own
  * servers: PGlite in a temporary DATA_DIR when DATABASE_URL is unset; with DATABASE_URL, a fresh
  * database created beside the given one on the same PostgreSQL server, dropped at the end.
@@ -15,6 +23,7 @@
  */
 import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
+import { reconciledFromLog, type Groups } from "./crash-common";
 import { assert, type E2ETest } from "./harness";
 import {
   apiClient,
@@ -35,16 +44,11 @@ import {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export interface Groups {
-  total: number;
-  sent: number;
-  pending: number;
-  failed: number;
-}
-
 // ───────────────────────────── the crash test ─────────────────────────────
 
 const GROUPS = 300;
+/** Per message, between the simulator's insert and its answer: a loop of 5 answers 200 ms after it is stored. */
+const LATENCY_MS = 40;
 /** Kill when `sent` first reaches the low end of each window (the high end is what we aim under). */
 const killWindows: [number, number][] = [
   [0.2, 0.4],
@@ -130,7 +134,7 @@ async function crashTest(log: (line: string) => void) {
     await api.patch("/api/external/edit-settings", {
       dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 5, min_campaign_interval: 0, max_campaign_interval: 0 },
     });
-    await api.post("/api/simulator/latency", { ms: 5 });
+    await api.post("/api/simulator/latency", { ms: LATENCY_MS });
     const created = await api.post("/api/external/create-campaign/message", {
       name: "Crash campaign",
       id_segment: segment.id_segment,
@@ -144,7 +148,7 @@ async function crashTest(log: (line: string) => void) {
       return { status: r.status as string, groups: r.groups as Groups };
     };
 
-    const stats = { inFlight: 0, inFlightLogged: 0 };
+    const stats = { inFlight: 0, inFlightLogged: 0, perKill: [] as number[] };
     watch = database ? await inFlightWatcher(database.url, idCampaign) : undefined;
     for (const [i, [low, high]] of killWindows.entries()) {
       const deadline = Date.now() + 90_000;
@@ -156,17 +160,16 @@ async function crashTest(log: (line: string) => void) {
         seen = await info();
       }
       // `sent` moves when a loop is recorded, and the next loop claims its groups a few ms later: a
-      // kill right then would always land between loops. So aim: on PostgreSQL (readable beside the
-      // server) at a loop in flight — kill 1 after the provider accepted it but before it was
-      // recorded, kill 2 before the provider saw it; otherwise at a random point of the next loop.
-      const want = watch ? (["logged", "unlogged"] as const)[i] : undefined;
+      // kill right then would land between loops. So aim at the next loop's 200 ms between the
+      // simulator's insert and its answer: on PostgreSQL (readable beside the server) by watching for
+      // a loop in flight that is already in the provider's log; otherwise 60–160 ms after `sent` moved.
       let aim = "";
-      if (watch && want) {
-        const caught = await watch.inFlight(want, high * GROUPS, 3000);
-        aim = caught ? `aimed at a loop in flight, ${want === "logged" ? "already in" : "not yet in"} the provider's log` : `aim (${want}) missed`;
+      if (watch) {
+        const caught = await watch.inFlight("logged", high * GROUPS, 3000);
+        aim = caught ? "aimed at a loop in flight, already in the provider's log" : "aim missed";
       }
       if (!aim) {
-        const jitter = Math.floor(Math.random() * 120);
+        const jitter = 60 + Math.floor(Math.random() * 100);
         await sleep(jitter);
         aim = `${jitter} ms after sent reached ${seen.groups.sent}`;
       }
@@ -195,6 +198,7 @@ async function crashTest(log: (line: string) => void) {
         );
         stats.inFlight += Number(inFlight.n);
         stats.inFlightLogged += Number(inFlight.in_log);
+        stats.perKill.push(Number(inFlight.in_log));
         if (!waitForLeases) {
           await q(`update campaigns set lease_until = now() - interval '1 second' where id = $1 and lease_until is not null`, [idCampaign]);
           await q(`update deliveries set lease_until = now() - interval '1 second' where campaign_id = $1 and state = 'sending'`, [idCampaign]);
@@ -213,6 +217,15 @@ async function crashTest(log: (line: string) => void) {
     }
     log(`finished: ${JSON.stringify(last)} (${((Date.now() - started) / 1000).toFixed(1)} s since the start of the test)`);
     log(`over the three kills: ${stats.inFlight} deliveries left in flight, ${stats.inFlightLogged} of them already accepted by the provider`);
+    const reconciled = reconciledFromLog(logFile, idCampaign);
+    log(
+      `accepted but unrecorded per kill: ${stats.perKill.join(", ")}; found sent at the provider after the restarts (reconcileInFlight): ${reconciled.sent} (back to pending: ${reconciled.pending})`,
+    );
+    assert(stats.inFlightLogged > 0, "no kill landed between the provider's acceptance and our record: nothing was reconciled");
+    assert(
+      reconciled.sent === stats.inFlightLogged,
+      `${stats.inFlightLogged} deliveries were accepted but unrecorded at the kills; reconcileInFlight found ${reconciled.sent} of them sent (the others were sent again)`,
+    );
 
     const messages = (await api.get(`/api/simulator/messages?id_campaign=${idCampaign}`)).messages as {
       id_group: string;

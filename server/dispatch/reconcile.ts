@@ -1,10 +1,10 @@
-import { and, eq, lt, sql } from "drizzle-orm";
+import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries } from "../../db/schema";
 import type { LookupResult, MessagingProvider, Receipt } from "../messaging/provider";
 import { getSettings } from "../settings/get-settings";
 import { buildMessage } from "./build-message";
-import { outcomeUnknownError, recordFailure, recordSent, sendRetrySchedule } from "./record-delivery";
+import { outcomeUnknownError, recordFailure, recordLateSent, recordSent, sendRetrySchedule } from "./record-delivery";
 
 /** Campaign ids hold no colon: the key splits back at the first one. */
 export const parseDeliveryKey = (key: string) => {
@@ -27,6 +27,9 @@ export const negativeLookupsBeforeResend = 2;
  *   resent automatically: `failed` "outcome unknown", for a person to send again from the dashboard.
  * A look-up is made no earlier than `reconcileAfterMs` after the attempt started (the gateway may
  * still be sending). The provider cannot answer → left for the next step.
+ *
+ * Returns the number of stale rows; what became of them is logged (one line per step that decided
+ * anything): `[dispatch] campaign … reconciled n in-flight: s sent at the provider, …`.
  */
 export async function reconcileInFlight(db: Db, provider: MessagingProvider, campaignId: string, now: Date) {
   const stale = await db
@@ -38,6 +41,7 @@ export async function reconcileInFlight(db: Db, provider: MessagingProvider, cam
   if (!c) return 0;
   const settings = await getSettings(db, c.tenantId);
   const wait = provider.reconcileAfterMs;
+  const tally = { sent: 0, pending: 0, lookAgain: 0, unknown: 0 };
   for (const d of stale) {
     const since = d.outcomeUnknownSince ?? d.updatedAt ?? now;
     const lookAt = new Date(since.getTime() + wait);
@@ -59,12 +63,15 @@ export async function reconcileInFlight(db: Db, provider: MessagingProvider, cam
     switch (result.kind) {
       case "sent":
         await recordSent(db, d, result.receipt.messageId, result.receipt.sentAt);
+        tally.sent++;
         break;
       case "absent":
         await backToPending(db, d.id, now, false);
+        tally.pending++;
         break;
       case "unsearchable":
         await recordFailure(db, d, outcomeUnknownError, false, now, { countsInStreak: false });
+        tally.unknown++;
         break;
       case "not_found": {
         const lookups = d.lookups + 1;
@@ -73,15 +80,25 @@ export async function reconcileInFlight(db: Db, provider: MessagingProvider, cam
             .update(deliveries)
             .set({ lookups, leaseUntil: new Date(now.getTime() + Math.max(wait, 1000)), outcomeUnknownSince: since })
             .where(and(eq(deliveries.id, d.id), eq(deliveries.state, "sending")));
+          tally.lookAgain++;
         } else if (d.attempts > sendRetrySchedule().length) {
           // Looked for twice, not there, and no retry left: a person decides.
           await recordFailure(db, d, outcomeUnknownError, false, now, { countsInStreak: false });
+          tally.unknown++;
         } else {
           await backToPending(db, d.id, now, true);
+          tally.pending++;
         }
         break;
       }
     }
+  }
+  const decided = tally.sent + tally.pending + tally.lookAgain + tally.unknown;
+  if (decided > 0) {
+    console.log(
+      `[dispatch] campaign ${campaignId} reconciled ${decided} in-flight: ${tally.sent} sent at the provider, ` +
+        `${tally.pending} back to pending, ${tally.lookAgain} to look up again, ${tally.unknown} outcome unknown`,
+    );
   }
   return stale.length;
 }
@@ -107,16 +124,21 @@ async function backToPending(db: Db, id: number, at: Date, counted: boolean) {
 
 /**
  * `message_sent` from the provider (a gateway's `send.message` matched to one of our sends): the
- * delivery is sent, whatever its answer became. Only rows still `sending` move (recordSent's guard).
+ * delivery is sent, whatever its answer became. A row still `sending` (answer lost, looked up or not
+ * yet) moves through recordSent; one already `failed` "outcome unknown" (looked up in vain, no retry
+ * left; or unsearchable) through recordLateSent, which also moves the counters back. Any other state is
+ * left alone (sent already; pending again; failed with a definite error).
  */
 export async function recordSentFromEvent(db: Db, receipts: Receipt[], at: Date) {
   for (const r of receipts) {
     const key = parseDeliveryKey(r.deliveryKey);
     if (!key) continue;
     const [d] = await db
-      .select({ id: deliveries.id, campaignId: deliveries.campaignId, channelId: deliveries.channelId })
+      .select({ id: deliveries.id, campaignId: deliveries.campaignId, channelId: deliveries.channelId, state: deliveries.state, error: deliveries.error })
       .from(deliveries)
-      .where(and(eq(deliveries.campaignId, key.campaignId), eq(deliveries.groupId, key.groupId), eq(deliveries.state, "sending")));
-    if (d && d.channelId === r.channelId) await recordSent(db, d, r.messageId, at);
+      .where(and(eq(deliveries.campaignId, key.campaignId), eq(deliveries.groupId, key.groupId), inArray(deliveries.state, ["sending", "failed"])));
+    if (!d || d.channelId !== r.channelId) continue;
+    if (d.state === "sending") await recordSent(db, d, r.messageId, at);
+    else if (d.error?.startsWith(outcomeUnknownError)) await recordLateSent(db, d, r.messageId, at);
   }
 }

@@ -2,7 +2,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { asyncCommit, pgErrorCode } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { campaigns, channels as channelsTable, deliveries } from "../../db/schema";
-import { recordProgressEvent } from "./campaign-events";
+import { recordProgressEvent, recordStatusEvent } from "./campaign-events";
 
 /** Retry delays of a failed send (docs/decisions.md#delivery-states: about 2 s and 10 s; SEND_RETRY_SCHEDULE overrides, in ms). */
 export function sendRetrySchedule(): number[] {
@@ -119,6 +119,38 @@ export async function recordFailure(
       .returning();
     if (countsAsGroup) await recordProgressEvent(tx, c, at);
     return Number((c.failureStreaks as Record<string, number>)[d.channelId] ?? 0);
+  });
+}
+
+/**
+ * The platform reports as sent (Evolution's late `send.message`) a delivery already `failed` "outcome
+ * unknown": it is sent after all. The row becomes `sent` and the counters move back (failed − 1,
+ * sent + 1, as one change), and a campaign that had finished `failed` (no group sent) is `completed`
+ * by the same rule that finished it (`failed` only when no group was sent), with campaign_status.
+ * A failure with a definite error, or any other state, is not touched.
+ */
+export async function recordLateSent(db: Db, d: { id: number; campaignId: string }, messageId: string, at: Date) {
+  await db.transaction(async (tx) => {
+    const moved = await tx
+      .update(deliveries)
+      .set({ state: "sent", providerMessageId: messageId, sentAt: at, leaseUntil: null, outcomeUnknownSince: null, error: null, updatedAt: at })
+      .where(and(eq(deliveries.id, d.id), eq(deliveries.state, "failed"), sql`${deliveries.error} like ${`${outcomeUnknownError}%`}`))
+      .returning({ isMonitoring: deliveries.isMonitoring });
+    if (moved.length === 0 || moved[0].isMonitoring) return;
+    const [before] = await tx.select({ status: campaigns.status }).from(campaigns).where(eq(campaigns.id, d.campaignId)).for("update");
+    if (!before) return;
+    const reopened = before.status === "failed";
+    const [c] = await tx
+      .update(campaigns)
+      .set({
+        sent: sql`${campaigns.sent} + 1`,
+        failed: sql`greatest(${campaigns.failed} - 1, 0)`,
+        ...(reopened ? { status: "completed" as const, updatedAt: at } : {}),
+      })
+      .where(eq(campaigns.id, d.campaignId))
+      .returning();
+    if (reopened) await recordStatusEvent(tx, c, before.status, at);
+    await recordProgressEvent(tx, c, at, true);
   });
 }
 

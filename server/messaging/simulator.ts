@@ -152,7 +152,8 @@ export class SimulatorProvider implements MessagingProvider {
 
   /**
    * A loop's messages in a handful of queries: channel states, already-sent keys (dedupe), injected
-   * failures, then one insert. Latency applies per message, as a real gateway's would.
+   * failures, then one insert. Latency applies per message, as a real gateway's would, between the
+   * insert and the answer: the message is in the log (findSent finds it) while the answer is on its way.
    */
   async sendMany(messages: OutboundMessage[]): Promise<SendOutcome[]> {
     if (messages.length === 0) return [];
@@ -171,7 +172,6 @@ export class SimulatorProvider implements MessagingProvider {
       .where(inArray(simulatorChannels.channelId, channelIds));
     const latency = new Map(states.map((c) => [c.channelId, c.latencyMs ?? 0]));
     const ms = messages.reduce((sum, m) => sum + (latency.get(m.channelId) ?? 0), 0);
-    if (ms > 0) await new Promise((r) => setTimeout(r, ms));
     const online = new Set(states.filter((c) => c.paired && c.online).map((c) => c.channelId));
     const keys = messages.map((m) => m.deliveryKey);
     const known = new Map((await this.sentByKey(keys)).map((r) => [r.deliveryKey, r]));
@@ -214,8 +214,11 @@ export class SimulatorProvider implements MessagingProvider {
         deliveryKey: m.deliveryKey,
         messageId: (outcomes.get(m.deliveryKey) as { receipt: SendReceipt }).receipt.messageId,
       }));
+      // Accepted and stored first, answered late (as a gateway that sends and then answers): a sender
+      // that dies meanwhile leaves a message the platform has and the sender has not recorded.
+      if (ms > 0) await new Promise((r) => setTimeout(r, ms));
       void this.deliverReceipts(receipts);
-    }
+    } else if (ms > 0) await new Promise((r) => setTimeout(r, ms));
     return messages.map((m) => outcomes.get(m.deliveryKey)!);
   }
 

@@ -479,6 +479,69 @@ describe("exactly once and the right failures on a gateway that behaves like Evo
   });
 });
 
+describe("a late send.message", () => {
+  it("settles a delivery already failed 'outcome unknown' as sent: counters move back, the campaign is completed", async () => {
+    // A tenant of its own, polled every 400 ms: this test waits ~15 s, and the file's key has spent much of its 300 requests a minute.
+    const t = await newTenant(server.url);
+    const zeroPacing = {
+      dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 1, min_campaign_interval: 0, max_campaign_interval: 0 },
+    };
+    expect((await t("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
+    const poll = async (campaign: string, done: (status: string) => boolean, ms: number) => {
+      const end = Date.now() + ms;
+      for (;;) {
+        const r = await t("GET", `/api/external/info-campaign/${campaign}`);
+        if (done(r.json.status) || Date.now() > end) return r;
+        await new Promise((resolve) => setTimeout(resolve, 400));
+      }
+    };
+    const id = (await t("POST", "/api/external/create-channel", { name: "Tarde" })).json.id_channel as string;
+    await fake.pair(id);
+    await until(
+      async () => (await t("PUT", `/api/external/edit-channel/${id}`, { name: "Tarde" })).json.status,
+      (s) => s === "connected",
+    );
+    const [group] = (await t("GET", `/api/external/list-groups/${id}`)).json.groups.map((g: { id_group: string }) => g.id_group);
+    const seg = (await t("POST", "/api/external/create-segment", { name: "Tarde", id_channel: [id], groups: [group] })).json.id_segment;
+    // Attempts 1 and 2 never go out; attempt 3 is accepted by WhatsApp 6 s after its POST, long after our
+    // 1 s time-out and its two look-ups (1 s apart): with SEND_RETRY_SCHEDULE=200,400 no retry is left,
+    // so it is `failed` "outcome unknown" before the gateway's send.message arrives.
+    Object.assign(fake.knobs, { loseSends: 2, slowSends: 1, slowSendMs: 6000 });
+    try {
+      const res = await t("POST", "/api/external/create-campaign/message", { name: "Tarde", id_segment: seg, message: "Resposta que chega tarde" });
+      expect(res.status).toBe(201);
+      const campaign = res.json.id_campaign as string;
+      const failed = await poll(campaign, (s) => ["completed", "failed"].includes(s), 20_000);
+      expect(failed.json).toMatchObject({ status: "failed", groups: { total: 1, sent: 0, pending: 0, failed: 1 } });
+      const db = await getDb();
+      const [before] = await db.select().from(deliveries).where(eq(deliveries.campaignId, campaign));
+      expect(before).toMatchObject({ state: "failed", error: "outcome unknown", attempts: 3 });
+      expect(fake.messages.filter((m) => m.number === group)).toHaveLength(0);
+
+      // WhatsApp accepts attempt 3; the gateway posts send.message to our webhook.
+      await fake.idle();
+      const [m] = fake.messages.filter((x) => x.number === group);
+      expect(m).toBeDefined();
+      const done = await poll(campaign, (s) => s === "completed", 10_000);
+      expect(done.json.groups).toEqual({ total: 1, sent: 1, pending: 0, failed: 0 });
+      const [after] = await db.select().from(deliveries).where(eq(deliveries.campaignId, campaign));
+      expect(after).toMatchObject({ state: "sent", providerMessageId: m.id, error: null });
+      const statuses = await db
+        .select()
+        .from(outboxEvents)
+        .where(and(eq(outboxEvents.tenantId, t.tenantId), eq(outboxEvents.type, "campaign_status")));
+      expect(statuses.map((e) => (e.payload as { data: { id_campaign: string; status: string; previous_status: string } }).data)).toContainEqual(
+        expect.objectContaining({ id_campaign: campaign, status: "completed", previous_status: "failed" }),
+      );
+      // One message at the gateway: three POSTs, two of which never went out, none sent again afterwards.
+      expect(fake.messages.filter((x) => x.number === group)).toHaveLength(1);
+      expect(fake.sendRequests.filter((r) => r.number === group)).toHaveLength(3);
+    } finally {
+      Object.assign(fake.knobs, { loseSends: 0, slowSends: 0, slowSendMs: 3000 });
+    }
+  }, 40_000);
+});
+
 describe("the simulator's endpoints on Evolution API", () => {
   it("/api/simulator/* is 404 in the envelope, even with a valid API key", async () => {
     const channel = await connectedChannel();
