@@ -17,3 +17,42 @@ export const tsParam = (d: Date) => sql`${d.toISOString()}::timestamptz`;
  * that lost its `sent` mark is reconciled with the provider (by delivery key) before any resend.
  */
 export const asyncCommit = sql`set local synchronous_commit = off`;
+
+/**
+ * The database connection was lost under the statement: the server terminated the session (57P01–57P03,
+ * class 08), or the `postgres` driver found its socket closed or reset. The driver opens a new connection
+ * for the next query, so an idempotent statement can simply run again.
+ */
+export function isConnectionLost(err: unknown): boolean {
+  const code = pgErrorCode(err);
+  if (!code) return false;
+  return (
+    code.startsWith("08") ||
+    code === "57P01" ||
+    code === "57P02" ||
+    code === "57P03" ||
+    code === "CONNECTION_CLOSED" ||
+    code === "CONNECTION_ENDED" ||
+    code === "CONNECTION_DESTROYED" ||
+    code === "CONNECT_TIMEOUT" ||
+    code === "ECONNRESET" ||
+    code === "ECONNREFUSED" ||
+    code === "EPIPE"
+  );
+}
+
+/**
+ * Runs `fn` again (up to `attempts` times in all, a short pause between) when the connection was lost
+ * under it. Only for idempotent work: a statement whose commit was acknowledged by nobody may have
+ * committed, and `fn` must then find nothing left to do (the dispatch writes are compare-and-set).
+ */
+export async function retryOnConnectionLoss<T>(fn: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= attempts || !isConnectionLost(err)) throw err;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
+}

@@ -127,6 +127,10 @@ export interface FakeEvolution {
   /** The gateway loses the instance (deleted by hand, DEL_INSTANCE, a wiped database): every call on it is 404. */
   loseInstance(name: string): void;
   receipt(messageId: string, status: "SERVER_ACK" | "DELIVERY_ACK" | "READ" | "PLAYED"): Promise<void>;
+  /** The gateway goes down: stops listening (connections refused) and drops open connections; its state is kept. */
+  stop(): Promise<void>;
+  /** The gateway is back, on the same port, with the same instances and messages. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -591,7 +595,14 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     }
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  base = `http://127.0.0.1:${port}`;
+  const stopListening = () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections?.();
+      if (!server.listening) return r();
+      server.close(() => r());
+    });
 
   return {
     url: base,
@@ -633,11 +644,11 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         instanceId: randomUUID(),
       });
     },
-    close: () =>
-      new Promise<void>((r) => {
-        knobs.slowSendMs = 0;
-        server.closeAllConnections?.();
-        server.close(() => r());
-      }),
+    stop: stopListening,
+    start: () => new Promise<void>((r) => server.listen(port, "127.0.0.1", r)),
+    close: () => {
+      knobs.slowSendMs = 0;
+      return stopListening();
+    },
   };
 }

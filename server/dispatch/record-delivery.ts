@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { asyncCommit, pgErrorCode } from "../../db/errors";
+import { asyncCommit, isConnectionLost, pgErrorCode, retryOnConnectionLoss } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { campaigns, channels as channelsTable, deliveries } from "../../db/schema";
 import { recordProgressEvent, recordStatusEvent } from "./campaign-events";
@@ -29,7 +29,8 @@ export async function recordSent(db: Db, d: { id: number; campaignId: string; ch
  * A loop's sent deliveries in one transaction: one UPDATE for the rows, one for the counters. The rows
  * are locked in id order, as recordReceipts locks them: the acks of a loop's messages may be written
  * while its sends are, and two multi-row UPDATEs locking the same rows in different orders deadlock.
- * A deadlock that happens anyway is retried: a send left unrecorded would wait for its lease to expire.
+ * A deadlock that happens anyway is retried, and so is a lost connection (the guard on `sending` makes a
+ * second run of a transaction that did commit a no-op): a send left unrecorded would wait for its lease.
  */
 export async function recordSentMany(db: Db, campaignId: string, sent: { id: number; channelId: string; messageId: string }[], at: Date) {
   if (sent.length === 0) return;
@@ -37,7 +38,8 @@ export async function recordSentMany(db: Db, campaignId: string, sent: { id: num
     try {
       return await recordSentOnce(db, campaignId, sent, at);
     } catch (err) {
-      if (pgErrorCode(err) !== deadlockDetected || attempt >= 3) throw err;
+      if (!(pgErrorCode(err) === deadlockDetected || isConnectionLost(err)) || attempt >= 4) throw err;
+      if (isConnectionLost(err)) await new Promise((r) => setTimeout(r, 50 * attempt));
     }
   }
 }
@@ -91,6 +93,18 @@ export async function recordFailure(
   const schedule = sendRetrySchedule();
   const retryIn = transient ? schedule[d.attempts - 1] : undefined;
   const inStreak = options.countsInStreak ?? true;
+  // Retried on a lost connection: the guard on `sending` makes a second run of a committed one a no-op.
+  return retryOnConnectionLoss(() => recordFailureOnce(db, d, error, retryIn, inStreak, at));
+}
+
+async function recordFailureOnce(
+  db: Db,
+  d: { id: number; campaignId: string; channelId: string; attempts: number },
+  error: string,
+  retryIn: number | undefined,
+  inStreak: boolean,
+  at: Date,
+): Promise<number> {
   return db.transaction(async (tx) => {
     await tx.execute(asyncCommit);
     const moved = await tx
@@ -156,10 +170,28 @@ export async function recordLateSent(db: Db, d: { id: number; campaignId: string
 
 /** The channel went offline mid-send: back to pending, the attempt not counted. */
 export async function releaseDelivery(db: Db, id: number, at: Date) {
-  await db
-    .update(deliveries)
-    .set({ state: "pending", attempts: sql`greatest(${deliveries.attempts} - 1, 0)`, leaseUntil: null, updatedAt: at })
-    .where(and(eq(deliveries.id, id), eq(deliveries.state, "sending")));
+  await retryOnConnectionLoss(() =>
+    db
+      .update(deliveries)
+      .set({ state: "pending", attempts: sql`greatest(${deliveries.attempts} - 1, 0)`, leaseUntil: null, updatedAt: at })
+      .where(and(eq(deliveries.id, id), eq(deliveries.state, "sending"))),
+  );
+}
+
+/**
+ * A loop failed between its claim and its bookkeeping (a lost database connection, say): the rows it
+ * claimed and did not record are handed to reconciliation now instead of holding their claim lease
+ * (a minute) — reconcileInFlight asks the provider (after its `reconcileAfterMs`) before anything is
+ * sent again, as for a worker that died mid-send.
+ */
+export async function releaseForReconcile(db: Db, ids: number[], at: Date) {
+  if (ids.length === 0) return;
+  await retryOnConnectionLoss(() =>
+    db
+      .update(deliveries)
+      .set({ leaseUntil: at })
+      .where(and(inArray(deliveries.id, ids), eq(deliveries.state, "sending"), sql`${deliveries.outcomeUnknownSince} is null`)),
+  );
 }
 
 /** The final error of a delivery whose outcome stayed unknown (shown in the dashboard; "Enviar novamente"). */
@@ -171,6 +203,16 @@ export const outcomeUnknownError = "outcome unknown";
  * Counts in the channel's failure streak (a gateway that never answers must not burn every group).
  */
 export async function recordUnknown(
+  db: Db,
+  d: { id: number; campaignId: string; channelId: string; updatedAt: Date | null },
+  reason: string,
+  lookAfterMs: number,
+  at: Date,
+): Promise<number> {
+  return retryOnConnectionLoss(() => recordUnknownOnce(db, d, reason, lookAfterMs, at));
+}
+
+async function recordUnknownOnce(
   db: Db,
   d: { id: number; campaignId: string; channelId: string; updatedAt: Date | null },
   reason: string,

@@ -1,5 +1,6 @@
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { retryOnConnectionLoss } from "../../db/errors";
 import { campaigns, deliveries } from "../../db/schema";
 import { ProviderOutcomeUnknownError, ProviderUnavailableError, type MessagingProvider, type OutboundMessage, type SendOutcome } from "../messaging/provider";
 import { getSettings } from "../settings/get-settings";
@@ -8,7 +9,16 @@ import { buildMessage } from "./build-message";
 import { claimDeliveries, deliveryOutlook } from "./claim-deliveries";
 import { groupCounters } from "./group-counters";
 import { planNext, randomPauseMs, type Plan } from "./plan-next";
-import { autoPauseAfterFailures, channelSlowdownMs, recordFailure, recordSentMany, recordUnknown, releaseDelivery, slowDownChannel } from "./record-delivery";
+import {
+  autoPauseAfterFailures,
+  channelSlowdownMs,
+  recordFailure,
+  recordSentMany,
+  recordUnknown,
+  releaseDelivery,
+  releaseForReconcile,
+  slowDownChannel,
+} from "./record-delivery";
 import { reconcileInFlight } from "./reconcile";
 import { queueFreeAt } from "./queue";
 import { transition } from "./transition";
@@ -107,10 +117,13 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
       }
     }
   } finally {
-    await db
-      .update(campaigns)
-      .set({ leaseUntil: null, ...(next ? { nextRunAt: next } : {}) })
-      .where(eq(campaigns.id, campaignId));
+    // Retried on a lost connection: a lease left behind would hold the campaign for a minute.
+    await retryOnConnectionLoss(() =>
+      db
+        .update(campaigns)
+        .set({ leaseUntil: null, ...(next ? { nextRunAt: next } : {}) })
+        .where(eq(campaigns.id, campaignId)),
+    );
   }
   const [final] = await db.select({ status: campaigns.status }).from(campaigns).where(eq(campaigns.id, campaignId));
   const active = final.status === "pending" || final.status === "sending" || (final.status === "paused" && next !== null);
@@ -121,15 +134,38 @@ async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, s
   const batch = await claimDeliveries(deps.db, c.id, size, clock());
   if (batch.length === 0) return { sent: 0, autoPaused: false, channelIds: [] as string[] };
   const channelIds = [...new Set(batch.map((d) => d.channelId))];
-  const result = { ...(await sendClaimed(deps, c, settings, batch, clock)), channelIds };
+  const result = { ...(await sendClaimedOrRelease(deps, c, settings, batch, clock)), channelIds };
   // The monitoring copy is claimed alone and sent (and recorded) before any segment group. It is not one
   // of the campaign's groups, so it takes no slot of dispatches_per_loop: once it is out, the same loop
   // goes on with the segment's groups (none are claimed while it is backing off for a retry).
   if (result.autoPaused || !batch.every((d) => d.isMonitoring)) return result;
   const groups = await claimDeliveries(deps.db, c.id, size, clock());
   if (groups.length === 0) return result;
-  const more = await sendClaimed(deps, c, settings, groups, clock);
+  const more = await sendClaimedOrRelease(deps, c, settings, groups, clock);
   return { sent: result.sent + more.sent, autoPaused: more.autoPaused, channelIds: [...new Set([...channelIds, ...groups.map((d) => d.channelId)])] };
+}
+
+/**
+ * sendClaimed, and when it throws (the database connection lost mid-loop, say) the rows it claimed and
+ * left in flight go to reconciliation at once instead of waiting out their claim lease.
+ */
+async function sendClaimedOrRelease(
+  deps: DispatchDeps,
+  c: typeof campaigns.$inferSelect,
+  settings: Settings,
+  batch: (typeof deliveries.$inferSelect)[],
+  clock: () => Date,
+) {
+  try {
+    return await sendClaimed(deps, c, settings, batch, clock);
+  } catch (err) {
+    await releaseForReconcile(
+      deps.db,
+      batch.map((d) => d.id),
+      clock(),
+    ).catch(() => {});
+    throw err;
+  }
 }
 
 async function sendClaimed(

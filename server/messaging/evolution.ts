@@ -73,6 +73,9 @@ export const pairingCodeLifetimeMs = 60_000;
  * Evolution's connection states → channel status; a pairing that never finished stays `connecting`;
  * `refused` (the gateway gave up after QRCODE_LIMIT codes) is `disconnected` until pairing is asked again.
  */
+/** Our own instance state (never the gateway's): a send found the gateway unreachable; the state poll reads it again. */
+const gatewayUnreachable = "unreachable";
+
 function channelStatus(state: string | undefined, pairedOnce: boolean): ChannelStatus {
   if (state === "open") return "connected";
   if (state === "refused") return "disconnected";
@@ -240,6 +243,17 @@ export class EvolutionProvider implements MessagingProvider {
         updatedAt: new Date(),
       })
       .where(eq(evolutionInstances.channelId, channelId));
+  }
+
+  /**
+   * A send found the gateway down (connection refused, unknown host): the channel is offline
+   * (`disconnected`, so its campaigns pause as `channel_offline` instead of claiming and releasing the
+   * same groups in a loop) until the state poll reads the instance `open` again.
+   */
+  private async markUnreachable(channelId: string) {
+    const row = await this.instance(channelId).catch(() => undefined);
+    if (row?.state !== "open") return;
+    await this.applyState(channelId, gatewayUnreachable).catch((e) => console.error(`[evolution] could not mark ${channelId} offline`, e));
   }
 
   /** Records a state the gateway reported; emits `channel_status` when the channel status changed. */
@@ -594,7 +608,9 @@ export class EvolutionProvider implements MessagingProvider {
   private async sendFailure(err: unknown, message: OutboundMessage, p: Part): Promise<Error> {
     if (err instanceof ProviderOutcomeUnknownError || err instanceof ProviderSendError || err instanceof ProviderUnavailableError) return err;
     if (err instanceof EvolutionUnreachableError) {
-      return err.notSent ? new ProviderUnavailableError(err.message) : new ProviderOutcomeUnknownError(err.message);
+      if (!err.notSent) return new ProviderOutcomeUnknownError(err.message);
+      await this.markUnreachable(message.channelId);
+      return new ProviderUnavailableError(err.message);
     }
     if (!(err instanceof EvolutionHttpError)) return new ProviderOutcomeUnknownError(err instanceof Error ? err.message : String(err));
     if (err.status === 401 || err.status === 403) return new ProviderUnavailableError(`Evolution API refused our API key: ${err.message}`);
