@@ -4,14 +4,14 @@ import { campaigns, deliveries } from "../../db/schema";
 
 /**
  * How long a campaign step's hold on its campaign (and on the deliveries it claimed) lasts without a
- * renewal. A worker renews every third of it while the step runs, so a live step keeps its campaign
+ * renewal. A worker renews every quarter of it while the step runs, so a live step keeps its campaign
  * however long its loop takes (100 messages on a slow gateway), and a dead worker's campaign is taken
  * over at most this long after its last renewal (docs/dispatch.md "Leases and takeover").
  */
-export const campaignLeaseMs = 10_000;
+export const campaignLeaseMs = 8000;
 /**
  * A step stops sending this long before its lease could expire without a confirmed renewal (at most a
- * quarter of the lease): 3 s of a 10 s lease, so two renewals in a row must fail first.
+ * quarter of the lease): 2 s of the 8 s lease, renewed every 2 s, so two renewals in a row must fail first.
  */
 export const leaseSafetyMarginMs = 3000;
 const marginOf = (leaseMs: number) => Math.min(leaseSafetyMarginMs, leaseMs / 4);
@@ -49,7 +49,7 @@ export class CampaignLease {
     this.token = token;
     this.confirmedUntil = localStart + leaseMs;
     this.armExpiry();
-    this.heartbeat = setInterval(() => void this.renew(), Math.max(50, Math.floor(leaseMs / 3)));
+    this.heartbeat = setInterval(() => void this.renew(), Math.max(50, Math.floor(leaseMs / 4)));
     this.heartbeat.unref?.();
   }
 
