@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- pglite|postgres]`: dispatch figures of the real server (.next/serve.cjs, production
+ * `npm run bench [-- pglite|postgres|two-processes]`: dispatch figures of the real server (.next/serve.cjs, production
  * build) on embedded PGlite and on PostgreSQL (a fresh database on 127.0.0.1:5432, or BENCH_PG_URL's
  * server, created and dropped here). Not a test: a missed target is reported, never a failure.
  *
@@ -13,6 +13,9 @@
  *  - server_first_start_*: PGlite only, a server started on an empty DATA_DIR (it creates the database):
  *    seconds to ready, its peak RSS, and its RSS 3 s later.
  *
+ * `two-processes` (alone, never by default): sends/s of one server process against two on one PostgreSQL
+ * database, 20 campaigns at once (bench/two-processes.ts).
+ *
  * Prints each figure on its own line with its target, then one JSON line with all of them.
  */
 import { readdirSync, readFileSync, rmSync } from "node:fs";
@@ -22,6 +25,7 @@ import path from "node:path";
 import type { Groups } from "../e2e/crash-common";
 import { apiClient, createDatabase, createTenant, freePort, root, startServer, stopServer, tempDataDir, type ServerProcess } from "../e2e/server-process";
 import { ensureBuild } from "../scripts/ensure-build";
+import { benchTwoProcesses } from "./two-processes";
 import { benchWebhooks, type WebhookFigures } from "./webhooks";
 
 const GROUPS = 10_000;
@@ -348,10 +352,25 @@ async function benchWebhooksOn(kind: "pglite" | "postgres"): Promise<WebhookFigu
   }
 }
 
+/** `npm run bench -- two-processes`: one server process against two on one PostgreSQL database (bench/two-processes.ts). */
+async function mainTwoProcesses() {
+  await ensureBuild({ log });
+  const loadStart = loadAvg();
+  const f = await benchTwoProcesses(pgBase, log);
+  console.log(`two-processes config: ${f.two_processes_config}`);
+  console.log(`two-processes sends_per_second_one_process: ${f.sends_per_second_one_process}`);
+  console.log(`two-processes sends_per_second_two_processes: ${f.sends_per_second_two_processes}`);
+  console.log(`two-processes speedup: ${f.two_processes_speedup} (target >= 1.6)${f.two_processes_speedup >= 1.6 ? " ok" : " MISSED"}`);
+  const machine = { cpus: os.cpus().length, node: process.version, load_avg_start: loadStart, load_avg_end: loadAvg() };
+  console.log(`load average (1 min) at start ${loadStart}, at end ${machine.load_avg_end}: figures drop sharply when other work shares the CPUs`);
+  console.log(JSON.stringify({ bench: "two-processes", machine, ...f }));
+}
+
 async function main() {
   const only = process.argv[2];
+  if (only === "two-processes") return mainTwoProcesses();
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
-  if (kinds.length === 0) throw new Error(`unknown database "${only}": pglite or postgres`);
+  if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres or two-processes`);
   const { built } = await ensureBuild({ log });
   if (built) {
     // Right after `next build` the first figures came out half as good (create-campaign 290 ms, not 190).

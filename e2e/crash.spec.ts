@@ -15,11 +15,11 @@
  * servers: PGlite in a temporary DATA_DIR when DATABASE_URL is unset; with DATABASE_URL, a fresh
  * database created beside the given one on the same PostgreSQL server, dropped at the end.
  *
- * A killed worker leaves the campaign's lease and its in-flight deliveries' leases (60 s each) in
+ * A killed worker leaves the campaign's lease and its in-flight deliveries' leases (up to 8 s each) in
  * the database; a restarted server only resumes once they expire. To keep the test short, while the
- * server is down the test moves those leases into the past (what 60 s of waiting would do) and the
+ * server is down the test moves those leases into the past (what the wait would do) and the
  * restarted server runs the real recovery path (lease takeover, reconcile with provider.findSent).
- * CRASH_WAIT_FOR_LEASES=1 waits them out instead (then also raise E2E_TEST_TIMEOUT_MS to ~400000).
+ * CRASH_WAIT_FOR_LEASES=1 waits them out instead.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";

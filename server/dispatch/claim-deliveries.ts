@@ -1,9 +1,14 @@
 import { and, asc, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
 import { tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
-import { channels, deliveries } from "../../db/schema";
+import { campaigns, channels, deliveries } from "../../db/schema";
+import { campaignLeaseMs } from "./campaign-lease";
 
-export const deliveryLeaseMs = 60_000;
+/**
+ * The lease a claim gives a delivery when no campaign lease is passed. A step passes its campaign
+ * lease's end instead, and its heartbeat renews both together (campaign-lease.ts).
+ */
+export const deliveryLeaseMs = campaignLeaseMs;
 
 /**
  * The monitoring copy goes first and apart (docs/decisions.md#monitoring-copy): while it is open (pending, backing off
@@ -20,8 +25,12 @@ const monitoringCopyOpen = (campaignId: string) => sql`exists (
  * `sending` under a lease, in one statement. FOR UPDATE SKIP LOCKED: two workers never take the same
  * row. The monitoring group's copy goes first and alone (position -1, and monitoringCopyOpen holds
  * the segment's groups back until it is out), then the segment's order.
+ *
+ * `lease`: the step's campaign lease (its `lease_until`, the fencing token). The claim takes rows only
+ * while the campaign row still carries it, so a worker whose lease was taken over claims nothing, and
+ * the claimed rows share its end (their heartbeat renews them with the campaign).
  */
-export async function claimDeliveries(db: Db, campaignId: string, limit: number, now: Date) {
+export async function claimDeliveries(db: Db, campaignId: string, limit: number, now: Date, lease?: { until: Date }) {
   // A normal (synchronous) commit: a claim lost on a crash would put an already sent delivery back to
   // pending without reconciliation. (Sent marks may commit asynchronously: a lost one leaves `sending`,
   // which is reconciled.)
@@ -36,6 +45,9 @@ export async function claimDeliveries(db: Db, campaignId: string, limit: number,
         or(isNull(deliveries.notBefore), lte(deliveries.notBefore, now)),
         eq(channels.status, "connected"),
         or(eq(deliveries.isMonitoring, true), sql`not ${monitoringCopyOpen(campaignId)}`),
+        lease
+          ? sql`exists (select 1 from ${campaigns} lc where lc.id = ${campaignId} and lc.lease_until = ${lease.until.toISOString()}::timestamptz)`
+          : undefined,
       ),
     )
     // Position order walks deliveries_open_idx; the monitoring copy (position -1) comes first.
@@ -44,7 +56,7 @@ export async function claimDeliveries(db: Db, campaignId: string, limit: number,
     .for("update", { of: deliveries, skipLocked: true });
   const claimed = await db
     .update(deliveries)
-    .set({ state: "sending", attempts: sql`${deliveries.attempts} + 1`, leaseUntil: new Date(now.getTime() + deliveryLeaseMs), updatedAt: now })
+    .set({ state: "sending", attempts: sql`${deliveries.attempts} + 1`, leaseUntil: lease?.until ?? new Date(now.getTime() + deliveryLeaseMs), updatedAt: now })
     .where(inArray(deliveries.id, picked))
     .returning();
   return claimed.sort((a, b) => a.position - b.position);

@@ -28,11 +28,16 @@ export async function dueCampaigns(db: Db, now: Date, limit: number) {
   return rows.map((r) => r.id);
 }
 
-/** The earliest next step of any active campaign (to know how long the engine may sleep). */
+/**
+ * The earliest next step of any active campaign (to know how long the engine may sleep). A campaign
+ * that a worker holds is due when its lease ends, not before (dueCampaigns would not return it): a
+ * runner beside another process's long step sleeps instead of asking again at once.
+ */
 export async function nextDueAt(db: Db): Promise<Date | null> {
   const [row] = await db
-    .select({ at: min(campaigns.nextRunAt) })
+    .select({ at: min(sql<Date>`greatest(${campaigns.nextRunAt}, ${campaigns.leaseUntil})`) })
     .from(campaigns)
     .where(active);
-  return row?.at ?? null;
+  const at = row?.at as Date | string | null | undefined;
+  return at ? new Date(at) : null;
 }

@@ -1,4 +1,4 @@
-import { and, eq, isNull, lt, or } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { retryOnConnectionLoss } from "../../db/errors";
 import { campaigns, deliveries } from "../../db/schema";
@@ -6,6 +6,7 @@ import { ProviderOutcomeUnknownError, ProviderUnavailableError, type MessagingPr
 import { getSettings } from "../settings/get-settings";
 import type { Settings } from "../settings/schema";
 import { buildMessage } from "./build-message";
+import { CampaignLease } from "./campaign-lease";
 import { claimDeliveries, deliveryOutlook } from "./claim-deliveries";
 import { groupCounters } from "./group-counters";
 import { planNext, randomPauseMs, type Plan } from "./plan-next";
@@ -28,6 +29,8 @@ export interface DispatchDeps {
   provider: MessagingProvider;
   clock?: () => Date;
   random?: () => number;
+  /** The campaign lease (default campaignLeaseMs, 10 s); tests shorten it. */
+  leaseMs?: number;
 }
 
 export interface StepOutcome {
@@ -38,23 +41,19 @@ export interface StepOutcome {
   sent: number;
 }
 
-const campaignLeaseMs = 60_000;
-
 /**
  * One step of one campaign, the unit every engine runs: take the campaign's lease, reconcile sends
  * left in flight, ask planNext, do what it says, let go. Safe to call from several workers at once.
+ * The lease is short and renewed by a heartbeat while the step runs (campaign-lease.ts): a step that
+ * loses it stops claiming and sending, and records nothing but the sends that went out.
  */
 export async function runCampaignStep(deps: DispatchDeps, campaignId: string): Promise<StepOutcome> {
   const clock = deps.clock ?? (() => new Date());
   const random = deps.random ?? Math.random;
   const { db, provider } = deps;
   const now = clock();
-  const [leased] = await db
-    .update(campaigns)
-    .set({ leaseUntil: new Date(now.getTime() + campaignLeaseMs) })
-    .where(and(eq(campaigns.id, campaignId), or(isNull(campaigns.leaseUntil), lt(campaigns.leaseUntil, now))))
-    .returning();
-  if (!leased) {
+  const lease = await CampaignLease.acquire(db, campaignId, clock, deps.leaseMs);
+  if (!lease) {
     const [exists] = await db.select({ id: campaigns.id }).from(campaigns).where(eq(campaigns.id, campaignId));
     return { plan: exists ? "busy" : "gone", nextRunAt: exists ? new Date(now.getTime() + 1000) : null, sent: 0 };
   }
@@ -103,9 +102,9 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
       }
       case "send": {
         if (c.status !== "sending") await transition(db, campaignId, [c.status], "sending", now, { startedAt: c.startedAt ?? now });
-        const result = await sendBatch(deps, c, settings, plan.batchSize, clock);
+        const result = await sendBatch(deps, c, settings, plan.batchSize, clock, lease);
         sent = result.sent;
-        if (result.autoPaused) break;
+        if (result.autoPaused || lease.lost) break;
         // A channel that signalled a rate limit widens the pause of its campaigns (docs/dispatch.md).
         const slowdown = await channelSlowdownMs(db, result.channelIds, clock());
         const pause = randomPauseMs(rates.min_dispatch_rate, rates.max_dispatch_rate, random()) + slowdown;
@@ -117,31 +116,29 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
       }
     }
   } finally {
-    // Retried on a lost connection: a lease left behind would hold the campaign for a minute.
-    await retryOnConnectionLoss(() =>
-      db
-        .update(campaigns)
-        .set({ leaseUntil: null, ...(next ? { nextRunAt: next } : {}) })
-        .where(eq(campaigns.id, campaignId)),
-    );
+    // Only the holder writes: a step whose lease was taken over leaves the campaign to the new holder.
+    // Retried on a lost connection: a lease left behind would hold the campaign until it expires.
+    await retryOnConnectionLoss(() => lease.release(next ? { nextRunAt: next } : {}));
   }
   const [final] = await db.select({ status: campaigns.status }).from(campaigns).where(eq(campaigns.id, campaignId));
   const active = final.status === "pending" || final.status === "sending" || (final.status === "paused" && next !== null);
   return { plan: plan.kind, status: final.status, nextRunAt: active ? next : null, sent };
 }
 
-async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, settings: Settings, size: number, clock: () => Date) {
-  const batch = await claimDeliveries(deps.db, c.id, size, clock());
-  if (batch.length === 0) return { sent: 0, autoPaused: false, channelIds: [] as string[] };
+async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, settings: Settings, size: number, clock: () => Date, lease: CampaignLease) {
+  const none = { sent: 0, autoPaused: false, channelIds: [] as string[] };
+  if (lease.lost) return none;
+  const batch = await claimDeliveries(deps.db, c.id, size, clock(), lease);
+  if (batch.length === 0) return none;
   const channelIds = [...new Set(batch.map((d) => d.channelId))];
-  const result = { ...(await sendClaimedOrRelease(deps, c, settings, batch, clock)), channelIds };
+  const result = { ...(await sendClaimedOrRelease(deps, c, settings, batch, clock, lease)), channelIds };
   // The monitoring copy is claimed alone and sent (and recorded) before any segment group. It is not one
   // of the campaign's groups, so it takes no slot of dispatches_per_loop: once it is out, the same loop
   // goes on with the segment's groups (none are claimed while it is backing off for a retry).
-  if (result.autoPaused || !batch.every((d) => d.isMonitoring)) return result;
-  const groups = await claimDeliveries(deps.db, c.id, size, clock());
+  if (result.autoPaused || lease.lost || !batch.every((d) => d.isMonitoring)) return result;
+  const groups = await claimDeliveries(deps.db, c.id, size, clock(), lease);
   if (groups.length === 0) return result;
-  const more = await sendClaimedOrRelease(deps, c, settings, groups, clock);
+  const more = await sendClaimedOrRelease(deps, c, settings, groups, clock, lease);
   return { sent: result.sent + more.sent, autoPaused: more.autoPaused, channelIds: [...new Set([...channelIds, ...groups.map((d) => d.channelId)])] };
 }
 
@@ -155,9 +152,10 @@ async function sendClaimedOrRelease(
   settings: Settings,
   batch: (typeof deliveries.$inferSelect)[],
   clock: () => Date,
+  lease: CampaignLease,
 ) {
   try {
-    return await sendClaimed(deps, c, settings, batch, clock);
+    return await sendClaimed(deps, c, settings, batch, clock, lease);
   } catch (err) {
     await releaseForReconcile(
       deps.db,
@@ -174,26 +172,59 @@ async function sendClaimed(
   settings: Settings,
   batch: (typeof deliveries.$inferSelect)[],
   clock: () => Date,
+  lease: CampaignLease,
+) {
+  lease.hold(batch.map((d) => d.id));
+  try {
+    return await sendHeld(deps, c, settings, batch, clock, lease);
+  } finally {
+    lease.drop(batch.map((d) => d.id));
+  }
+}
+
+async function sendHeld(
+  deps: DispatchDeps,
+  c: typeof campaigns.$inferSelect,
+  settings: Settings,
+  batch: (typeof deliveries.$inferSelect)[],
+  clock: () => Date,
+  lease: CampaignLease,
 ) {
   const { db, provider } = deps;
+  // The provider checks the signal before each message it sends: once the lease may be lost, nothing more goes out.
+  const options = { signal: lease.signal };
   const forwarding = settings.preferences.forward_message_enabled && provider.capabilities.forward;
   let forwardOf = forwarding ? await firstSent(db, c.id) : undefined;
   // Forwarding needs one message out first; everything else goes in one provider call.
   const first = forwarding && !forwardOf ? batch.slice(0, 1) : [];
   const outcomes: SendOutcome[] = [];
   if (first.length) {
-    outcomes.push(...(await provider.sendMany(first.map((d) => buildMessage(c, d, settings)))));
+    outcomes.push(
+      ...(await provider.sendMany(
+        first.map((d) => buildMessage(c, d, settings)),
+        options,
+      )),
+    );
     const o = outcomes[0];
     if (o.ok) forwardOf = { groupId: first[0].groupId, messageId: o.receipt.messageId };
   }
-  outcomes.push(...(await provider.sendMany(batch.slice(first.length).map((d) => buildMessage(c, d, settings, forwardOf)))));
+  outcomes.push(
+    ...(await provider.sendMany(
+      batch.slice(first.length).map((d) => buildMessage(c, d, settings, forwardOf)),
+      options,
+    )),
+  );
 
   const now = clock();
   const sent = batch.flatMap((d, i) => {
     const o = outcomes[i];
     return o.ok ? [{ id: d.id, channelId: d.channelId, messageId: o.receipt.messageId }] : [];
   });
+  // What went out is recorded whoever holds the campaign now (only rows still `sending` move).
   await recordSentMany(db, c.id, sent, now);
+  // The lease may be lost: another worker may own these rows by now, so nothing else is written. The
+  // rest stay `sending` and the next holder reconciles them with the provider (never resent blindly).
+  if (lease.lost) return { sent: sent.length, autoPaused: false };
   for (const [i, d] of batch.entries()) {
     const o = outcomes[i];
     if (o.ok) continue;

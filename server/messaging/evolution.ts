@@ -11,6 +11,7 @@ import {
   ProviderSendError,
   ProviderUnavailableError,
   sendEach,
+  type SendManyOptions,
   type ChannelStatus,
   type MessagingProvider,
   type OutboundMessage,
@@ -551,8 +552,8 @@ export class EvolutionProvider implements MessagingProvider {
     return last;
   }
 
-  sendMany(messages: OutboundMessage[]) {
-    return sendEach(this, messages);
+  sendMany(messages: OutboundMessage[], options?: SendManyOptions) {
+    return sendEach(this, messages, options);
   }
 
   /**

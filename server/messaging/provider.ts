@@ -192,9 +192,11 @@ export interface MessagingProvider {
   send(message: OutboundMessage): Promise<SendReceipt>;
   /**
    * Sends a loop's messages, in order, one outcome per message (never throws for one message's
-   * failure). A gateway that sends one at a time implements it with `sendEach`.
+   * failure). A gateway that sends one at a time implements it with `sendEach`. `signal`: once it is
+   * aborted (the campaign's lease may be lost), no further message is sent; those not sent are answered
+   * ProviderUnavailableError (the caller leaves them for reconciliation).
    */
-  sendMany(messages: OutboundMessage[]): Promise<SendOutcome[]>;
+  sendMany(messages: OutboundMessage[], options?: SendManyOptions): Promise<SendOutcome[]>;
   /**
    * Reconciliation of an unknown outcome (lost answer, crash mid-send): did this delivery go out?
    * Throws when the platform cannot be asked now.
@@ -213,10 +215,22 @@ export interface MessagingProvider {
   subscribe(listener: ProviderListener): () => void;
 }
 
+export interface SendManyOptions {
+  /** Checked before each message: aborted, the rest is not sent. */
+  signal?: AbortSignal;
+}
+
+/** The outcome of a message sendMany did not send because its signal was aborted. */
+export const notSent = (): SendOutcome => ({ ok: false, error: new ProviderUnavailableError("not sent: the sending step stopped (its lease may be lost)") });
+
 /** sendMany for providers that can only send one message at a time. */
-export async function sendEach(provider: Pick<MessagingProvider, "send">, messages: OutboundMessage[]): Promise<SendOutcome[]> {
+export async function sendEach(provider: Pick<MessagingProvider, "send">, messages: OutboundMessage[], options: SendManyOptions = {}): Promise<SendOutcome[]> {
   const outcomes: SendOutcome[] = [];
   for (const m of messages) {
+    if (options.signal?.aborted) {
+      outcomes.push(notSent());
+      continue;
+    }
     try {
       outcomes.push({ ok: true, receipt: await provider.send(m) });
     } catch (err) {

@@ -4,6 +4,7 @@ import type { Db } from "../../db/client";
 import { inJson } from "../../db/params";
 import { channels, simulatorChannels, simulatorFailures, simulatorLatency, simulatorMessages } from "../../db/schema";
 import {
+  notSent,
   ProviderEvents,
   ProviderSendError,
   ProviderUnavailableError,
@@ -16,6 +17,7 @@ import {
   type LookupResult,
   type Receipt,
   type SentLookup,
+  type SendManyOptions,
   type SendOutcome,
   type SendReceipt,
 } from "./provider";
@@ -155,8 +157,9 @@ export class SimulatorProvider implements MessagingProvider {
    * failures, then one insert. Latency applies per message, as a real gateway's would, between the
    * insert and the answer: the message is in the log (findSent finds it) while the answer is on its way.
    */
-  async sendMany(messages: OutboundMessage[]): Promise<SendOutcome[]> {
+  async sendMany(messages: OutboundMessage[], options: SendManyOptions = {}): Promise<SendOutcome[]> {
     if (messages.length === 0) return [];
+    if (options.signal?.aborted) return messages.map(notSent);
     const channelIds = [...new Set(messages.map((m) => m.channelId))];
     // Each channel's state and its tenant's latency, in the one query a loop already made.
     const states = await this.db
@@ -180,8 +183,11 @@ export class SimulatorProvider implements MessagingProvider {
     const fresh: OutboundMessage[] = [];
     for (const m of messages) {
       const existing = known.get(m.deliveryKey);
-      if (existing && existing.channelId === m.channelId) outcomes.set(m.deliveryKey, { ok: true, receipt: existing });
-      else if (!online.has(m.channelId))
+      if (existing && existing.channelId === m.channelId) {
+        // A real gateway would have delivered it twice: say so (the two-process test counts these lines).
+        console.warn(`[simulator] repeated send of delivery key ${m.deliveryKey}`);
+        outcomes.set(m.deliveryKey, { ok: true, receipt: existing });
+      } else if (!online.has(m.channelId))
         outcomes.set(m.deliveryKey, { ok: false, error: new ProviderUnavailableError(`Channel ${m.channelId} is not connected.`) });
       else fresh.push(m);
     }
@@ -206,6 +212,7 @@ export class SimulatorProvider implements MessagingProvider {
         .returning({ deliveryKey: simulatorMessages.deliveryKey, messageId: simulatorMessages.messageId, sentAt: simulatorMessages.sentAt });
       // A concurrent send under the same key won the insert: answer with its receipt.
       const lost = toInsert.filter((m) => !inserted.some((r) => r.deliveryKey === m.deliveryKey)).map((m) => m.deliveryKey);
+      for (const key of lost) console.warn(`[simulator] repeated send of delivery key ${key}`);
       for (const r of [...inserted, ...(lost.length ? await this.sentByKey(lost) : [])]) {
         outcomes.set(r.deliveryKey, { ok: true, receipt: { messageId: r.messageId, sentAt: r.sentAt } });
       }
