@@ -6,6 +6,7 @@ import { env } from "../env";
 import { OAuthError } from "./errors";
 import { isScope, parseScope, scopeCatalog } from "./scopes";
 import { codeLifetimeMs, newSecret, pendingRequestLifetimeMs, sha256 } from "./secrets";
+import { isIllFormed } from "../text";
 
 /** The fields of an authorize request, as the query string (GET) or the decision body carries them. */
 export interface AuthorizeParams {
@@ -33,7 +34,8 @@ const challengePattern = /^[A-Za-z0-9_-]{43}$/;
  */
 export async function validateAuthorizeRequest(db: Db, p: AuthorizeParams) {
   if (!p.client_id) throw new OAuthError("invalid_request", "client_id is required.");
-  const [app] = await db.select().from(partnerApps).where(eq(partnerApps.id, p.client_id));
+  // A NUL is no client id (and PostgreSQL text cannot hold one): unknown, without asking the database.
+  const [app] = isIllFormed(p.client_id) ? [] : await db.select().from(partnerApps).where(eq(partnerApps.id, p.client_id));
   if (!app) throw new OAuthError("invalid_client", "client_id: no partner app with this client_id.");
   if (!p.redirect_uri) throw new OAuthError("invalid_request", "redirect_uri is required.");
   if (!app.redirectUris.includes(p.redirect_uri)) {

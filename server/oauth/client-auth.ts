@@ -3,8 +3,16 @@ import type { Db } from "../../db/client";
 import { partnerApps } from "../../db/schema";
 import { OAuthError } from "./errors";
 import { matchesHash } from "./secrets";
+import { isIllFormed } from "../text";
 
-const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, " "));
+/** RFC 6749 §2.3.1: Basic credentials are form-encoded; not valid percent-encoding is a failed authentication. */
+const formDecode = (s: string) => {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, " "));
+  } catch {
+    throw new OAuthError("invalid_client", "Malformed Basic credentials.", 401);
+  }
+};
 
 /**
  * Client authentication at the token, revocation and introspection endpoints (RFC 6749 §2.3):
@@ -27,7 +35,8 @@ export async function authenticateClient(db: Db, headers: Headers, form: URLSear
     secret = formDecode(decoded.slice(colon + 1));
   }
   if (!clientId) throw new OAuthError("invalid_client", "Client authentication is required (client_id).", 401);
-  const [app] = await db.select().from(partnerApps).where(eq(partnerApps.id, clientId));
+  // A NUL is no client id (and PostgreSQL text cannot hold one): unknown, without asking the database.
+  const [app] = isIllFormed(clientId) ? [] : await db.select().from(partnerApps).where(eq(partnerApps.id, clientId));
   if (!app) throw new OAuthError("invalid_client", "Unknown client.", 401);
   if (app.clientType === "confidential") {
     if (secret === undefined || !matchesHash(secret, app.clientSecretHash)) throw new OAuthError("invalid_client", "Client authentication failed.", 401);

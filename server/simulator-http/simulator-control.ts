@@ -9,6 +9,8 @@ import { clientIp } from "../http/client-address";
 import { consume } from "../http/rate-limit";
 import type { SimulatorProvider } from "../messaging/simulator";
 import { resolveRestCallerAt } from "../resolve-caller";
+import { idPattern } from "../ids";
+import { illFormedMessage, isIllFormed } from "../text";
 import { getServices } from "../services";
 
 const stateBody = z.object({ connected: z.boolean() });
@@ -29,6 +31,22 @@ async function parse<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
   if (!parsed.success) throw new DomainError(400, "validation_error", describeIssues(parsed.error.issues));
   return parsed.data;
 }
+
+/** Text from a path segment or query parameter: not valid percent-encoding, NUL or a lone surrogate is a 400 naming `field`. */
+function textParam(value: string, field: string, encoded: boolean): string {
+  let decoded = value;
+  if (encoded) {
+    try {
+      decoded = decodeURIComponent(value);
+    } catch {
+      throw new DomainError(400, "validation_error", `${field}: is not valid percent-encoding`);
+    }
+  }
+  if (isIllFormed(decoded)) throw new DomainError(400, "validation_error", `${field}: ${illFormedMessage}`);
+  return decoded;
+}
+
+const channelToken = idPattern("channel");
 
 /**
  * The caller's tenant, under the same limits as the REST facade: a blocked address is 429 before the
@@ -71,12 +89,16 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
 
     if (req.method === "GET" && path === "/messages") {
       const q = url.searchParams;
+      const param = (name: string) => {
+        const v = q.get(name);
+        return v === null ? undefined : textParam(v, name, false);
+      };
+      const [wanted, groupId, campaignId] = [param("id_channel"), param("id_group"), param("id_campaign")];
       const channelIds = (await listChannels(db, tenantId)).map((c) => c.id);
-      const wanted = q.get("id_channel");
       const rows = await provider.messages({
         channelIds: wanted ? channelIds.filter((id) => id === wanted) : channelIds,
-        groupId: q.get("id_group") ?? undefined,
-        campaignId: q.get("id_campaign") ?? undefined,
+        groupId,
+        campaignId,
       });
       return toResponse(
         ok({
@@ -102,14 +124,16 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
     const channelState = req.method === "POST" ? path.match(/^\/channels\/([^/]+)\/state$/) : null;
     if (channelState) {
       const body = await parse(req, stateBody);
-      const channel = await findChannel(db, tenantId, decodeURIComponent(channelState[1]));
+      const channelId = textParam(channelState[1], "id_channel", true);
+      if (!channelToken.test(channelId)) throw new DomainError(400, "validation_error", "id_channel: must be a channel token (channel_<uuid>)");
+      const channel = await findChannel(db, tenantId, channelId);
       await provider.setOnline(channel.id, body.connected);
       return toResponse(ok({ id_channel: channel.id, connected: body.connected }));
     }
     const groupFailures = req.method === "POST" ? path.match(/^\/groups\/([^/]+)\/failures$/) : null;
     if (groupFailures) {
       const body = await parse(req, failuresBody);
-      const groupId = decodeURIComponent(groupFailures[1]);
+      const groupId = textParam(groupFailures[1], "id_group", true);
       // Only the caller's own channels' groups: another tenant's group is as unknown as a missing one.
       const mine = (await listChannels(db, tenantId)).filter((c) => provider.groupsOf(c.id).some((g) => g.id_group === groupId));
       if (mine.length === 0) throw new NotFound(`Group ${groupId} not found in your channels.`);
