@@ -41,7 +41,7 @@ export async function startAppServer(opts: {
     const declared = declaredLength(req.headers["content-length"]);
     const cap = bodyCap(pathname);
     if (declared !== undefined && declared > cap) {
-      void sendWebResponse(res, payloadTooLargeResponse(cap), req);
+      void sendWebResponse(res, payloadTooLargeResponse(cap), req).catch(() => res.destroy());
       return;
     }
     if (directMethods.has(req.method ?? "") && pathname.startsWith(externalPrefix)) {

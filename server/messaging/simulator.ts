@@ -224,7 +224,8 @@ export class SimulatorProvider implements MessagingProvider {
       // Accepted and stored first, answered late (as a gateway that sends and then answers): a sender
       // that dies meanwhile leaves a message the platform has and the sender has not recorded.
       if (ms > 0) await new Promise((r) => setTimeout(r, ms));
-      void this.deliverReceipts(receipts);
+      // Receipts come later and on their own: a failure (a lost connection, say) is logged, never an unhandled rejection.
+      void this.deliverReceipts(receipts).catch((err) => console.error("[simulator] could not record receipts", err));
     } else if (ms > 0) await new Promise((r) => setTimeout(r, ms));
     return messages.map((m) => outcomes.get(m.deliveryKey)!);
   }
