@@ -168,7 +168,7 @@ export const outboxEvents = pgTable(
     tenantId: text("tenant_id")
       .notNull()
       .references(() => tenants.id, { onDelete: "cascade" }),
-    type: text("type", { enum: ["campaign_status", "campaign_progress", "channel_status"] }).notNull(),
+    type: text("type", { enum: ["campaign_status", "campaign_progress", "channel_status", "group_activity"] }).notNull(),
     payload: jsonb("payload").notNull(),
     createdAt: createdAt(),
     /** Set when server/webhooks/fan-out-events.ts turned the event into deliveries (or found no URL). */
@@ -522,6 +522,7 @@ export const webhookConfigs = pgTable("webhook_configs", {
   campaignStatusUrl: text("campaign_status_url"),
   campaignProgressUrl: text("campaign_progress_url"),
   channelStatusUrl: text("channel_status_url"),
+  groupActivityUrl: text("group_activity_url"),
   secretEncrypted: text("secret_encrypted").notNull(),
   previousSecretEncrypted: text("previous_secret_encrypted"),
   previousSecretExpiresAt: ts("previous_secret_expires_at"),
@@ -544,7 +545,7 @@ export const webhookDeliveries = pgTable(
       .references(() => tenants.id, { onDelete: "cascade" }),
     eventId: bigint("event_id", { mode: "number" }).notNull(),
     target: text("target").notNull().default("tenant"),
-    type: text("type", { enum: ["campaign_status", "campaign_progress", "channel_status"] }).notNull(),
+    type: text("type", { enum: ["campaign_status", "campaign_progress", "channel_status", "group_activity"] }).notNull(),
     orderingKey: text("ordering_key").notNull(),
     /** The `webhook-id` header: the same on every attempt of this delivery. */
     messageId: text("message_id").notNull(),
@@ -587,4 +588,163 @@ export const webhookAttempts = pgTable(
     error: text("error"),
   },
   (t) => [index("webhook_attempts_delivery_idx").on(t.deliveryId), index("webhook_attempts_tenant_idx").on(t.tenantId, t.attemptedAt)],
+);
+
+// ---- launches (docs/decisions.md#launches): the join link that fills groups ----
+
+export const launchStatuses = ["active", "paused", "closed"] as const;
+export const launchGroupStatuses = ["filling", "reserve", "full", "broken"] as const;
+
+/** `{name}` holds `{n}` (the group's position); `admins` are phone numbers promoted in every group. */
+export interface LaunchGroupTemplate {
+  name: string;
+  description?: string;
+  image_url?: string;
+  admins_only: boolean;
+  admins: string[];
+}
+
+export const launches = pgTable(
+  "launches",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** Public, unique across the service: the join link is `{app_url}/g/{slug}`. */
+    slug: text("slug").notNull().unique(),
+    /** The segment created with the launch; it always holds all the launch's groups. */
+    segmentId: text("segment_id")
+      .notNull()
+      .references(() => segments.id),
+    /** The numbers that create and administer the groups, in order (a new group is made by the first connected one). */
+    channelIds: jsonb("channel_ids").$type<string[]>().notNull(),
+    groupTemplate: jsonb("group_template").$type<LaunchGroupTemplate>().notNull(),
+    capacity: integer("capacity").notNull().default(1000),
+    margin: integer("margin").notNull().default(20),
+    autoCreate: boolean("auto_create").notNull().default(true),
+    reserve: integer("reserve").notNull().default(1),
+    staffNumbers: jsonb("staff_numbers").$type<string[]>().notNull().default([]),
+    status: text("status", { enum: launchStatuses }).notNull().default("active"),
+    closedUrl: text("closed_url"),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [index("launches_tenant_idx").on(t.tenantId, t.createdAt)],
+);
+
+/** The launch's groups in order; `position` starts at 1 and is the `{n}` of the template. */
+export const launchGroups = pgTable(
+  "launch_groups",
+  {
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    position: integer("position").notNull(),
+    groupId: text("id_group").notNull(),
+    channelId: text("channel_id")
+      .notNull()
+      .references(() => channels.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    inviteUrl: text("invite_url"),
+    /** Everyone in the group (staff included); fullness is `members >= capacity - margin`. */
+    members: integer("members").notNull().default(0),
+    clicks: integer("clicks").notNull().default(0),
+    status: text("status", { enum: launchGroupStatuses }).notNull(),
+    adopted: boolean("adopted").notNull().default(false),
+    brokenReason: text("broken_reason"),
+    fullAt: ts("full_at"),
+    inviteCheckedAt: ts("invite_checked_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.launchId, t.position] }),
+    uniqueIndex("launch_groups_group_uq").on(t.launchId, t.groupId),
+    index("launch_groups_channel_group_idx").on(t.channelId, t.groupId),
+  ],
+);
+
+/** One counted visit of the join link (bots and visits to a paused or closed launch are not stored). */
+export const launchClicks = pgTable(
+  "launch_clicks",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    at: ts("at").notNull(),
+    /** The Brasília day of the click, `YYYY-MM-DD`. */
+    day: text("day").notNull(),
+    position: integer("position"),
+    utmSource: text("utm_source"),
+    utmMedium: text("utm_medium"),
+    utmCampaign: text("utm_campaign"),
+    /** A salted hash of the client address, the salt changing every day: distinct visitors per day, no raw IP. */
+    visitor: text("visitor").notNull(),
+  },
+  (t) => [index("launch_clicks_launch_day_idx").on(t.launchId, t.day)],
+);
+
+/** One row per join of a participant to a launch's group (a re-join is a new row); `leftAt` set on leave. */
+export const launchParticipants = pgTable(
+  "launch_participants",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    groupId: text("id_group").notNull(),
+    /** A phone number or the platform's opaque id (a LID), as the provider reported it. */
+    participant: text("participant").notNull(),
+    /** Staff numbers, the template's admins and the channels' own numbers: never counted as leads. */
+    staff: boolean("staff").notNull().default(false),
+    joinedAt: ts("joined_at").notNull(),
+    leftAt: ts("left_at"),
+    /** When the join / the leave went out in a `members_changed` webhook (null: not yet reported). */
+    joinReportedAt: ts("join_reported_at"),
+    leaveReportedAt: ts("leave_reported_at"),
+  },
+  (t) => [index("launch_participants_group_idx").on(t.launchId, t.groupId, t.participant), index("launch_participants_joined_idx").on(t.launchId, t.joinedAt)],
+);
+
+// ---- the simulator's groups (created through the provider), invite codes and participants ----
+
+export const simulatorGroups = pgTable(
+  "simulator_groups",
+  {
+    groupId: text("id_group").primaryKey(),
+    channelId: text("id_channel").notNull(),
+    name: text("name").notNull(),
+    description: text("description"),
+    pictureUrl: text("picture_url"),
+    adminsOnly: boolean("admins_only").notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (t) => [index("simulator_groups_channel_idx").on(t.channelId, t.createdAt)],
+);
+
+/** The current invite code of a simulated group (made on first read; a revoke replaces it). */
+export const simulatorInvites = pgTable(
+  "simulator_invites",
+  {
+    code: text("code").primaryKey(),
+    channelId: text("id_channel").notNull(),
+    groupId: text("id_group").notNull(),
+    revokedAt: ts("revoked_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("simulator_invites_group_idx").on(t.groupId)],
+);
+
+export const simulatorParticipants = pgTable(
+  "simulator_participants",
+  {
+    groupId: text("id_group").notNull(),
+    participant: text("participant").notNull(),
+    channelId: text("id_channel").notNull(),
+    admin: boolean("admin").notNull().default(false),
+    joinedAt: ts("joined_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.groupId, t.participant] }), index("simulator_participants_group_idx").on(t.groupId, t.joinedAt)],
 );

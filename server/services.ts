@@ -33,6 +33,8 @@ export function getServices(): Promise<Services> {
         if (event.status === "connected") wakeDispatch();
       } else if (event.type === "message_sent") {
         await recordSentFromEvent(db, event.receipts, event.at);
+      } else if (event.type === "group_participants") {
+        // Launches' members (docs/decisions.md#launches): recorded by server/launches (branch funnel16).
       } else {
         receipts.add(event.type === "message_ack" ? "ack" : "read", event.receipts, event.at);
       }

@@ -83,7 +83,13 @@ export type ProviderEvent =
   | { type: "message_ack"; receipts: Receipt[]; at: Date }
   | { type: "message_read"; receipts: Receipt[]; at: Date }
   /** The platform reports a message going out (Evolution's `send.message`): settles a send whose answer was lost. */
-  | { type: "message_sent"; receipts: Receipt[]; at: Date };
+  | { type: "message_sent"; receipts: Receipt[]; at: Date }
+  /**
+   * People joined or left a group (Evolution's `group-participants.update` add/remove). A participant is
+   * a phone number (digits with country code) or the platform's opaque id (a LID such as `1234@lid`),
+   * kept as it came: only the same string means the same person.
+   */
+  | { type: "group_participants"; channelId: string; groupId: string; action: "join" | "leave"; participants: string[]; at: Date };
 
 export type ProviderListener = (event: ProviderEvent) => Promise<void> | void;
 
@@ -213,6 +219,46 @@ export interface MessagingProvider {
   deleteChannel(channelId: string): Promise<void>;
   /** Status changes, acks and read receipts. Returns an unsubscribe function. */
   subscribe(listener: ProviderListener): () => void;
+
+  // ---- group management (launches) ----
+  /**
+   * Creates a group administered by the channel's number (picture, description, admins-only and the
+   * admins promoted, as far as the platform allows). Throws ProviderUnavailableError when the channel
+   * cannot act now, ProviderSendError when the platform refused.
+   */
+  createGroup(channelId: string, group: NewGroup): Promise<ProviderGroup>;
+  /** Promotes participants (phone numbers) to admin; those not in the group are added first where the platform allows. */
+  promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<void>;
+  /** The group's current invite link, `https://chat.whatsapp.com/<code>` (the channel must be an admin). */
+  inviteUrl(channelId: string, groupId: string): Promise<string>;
+  /** Revokes the current invite link and returns the new one. */
+  renewInviteUrl(channelId: string, groupId: string): Promise<string>;
+  /** Whether the group still exists, the channel's number is an admin, and how many are in it. */
+  groupState(channelId: string, groupId: string): Promise<GroupState>;
+  /** The channel's own number (digits with country code), or null when not known yet (not paired). */
+  ownNumber(channelId: string): Promise<string | null>;
+}
+
+/** A group to create (docs/decisions.md#launches): the launch's template with `{n}` already replaced. */
+export interface NewGroup {
+  name: string;
+  description?: string;
+  /** A public http(s) image URL set as the group's picture. */
+  pictureUrl?: string;
+  /** Only admins may post (WhatsApp's `announce`). */
+  adminsOnly: boolean;
+  /** Phone numbers (digits with country code) added at creation and promoted to admin. */
+  admins: string[];
+}
+
+/** What the invite-link check needs to know about a group the channel administers. */
+export interface GroupState {
+  /** false: the group is gone, or the number is no longer in it. */
+  exists: boolean;
+  /** The channel's number is an admin (only admins can read or renew the invite link). */
+  admin: boolean;
+  /** Everyone in the group, the channel's number included. */
+  size: number;
 }
 
 export interface SendManyOptions {

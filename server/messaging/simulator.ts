@@ -9,6 +9,8 @@ import {
   ProviderSendError,
   ProviderUnavailableError,
   type ChannelStatus,
+  type GroupState,
+  type NewGroup,
   type MessagingProvider,
   type OutboundMessage,
   type PairingInfo,
@@ -58,6 +60,26 @@ export class SimulatorProvider implements MessagingProvider {
     private readonly db: Db,
     private readonly opts: SimulatorOptions,
   ) {}
+
+  // ---- group management (launches): implemented on branch providers16 ----
+  async createGroup(_channelId: string, _group: NewGroup): Promise<ProviderGroup> {
+    throw new ProviderUnavailableError("group creation is not implemented yet");
+  }
+  async promoteParticipants(_channelId: string, _groupId: string, _participants: string[]): Promise<void> {
+    throw new ProviderUnavailableError("promoting participants is not implemented yet");
+  }
+  async inviteUrl(_channelId: string, _groupId: string): Promise<string> {
+    throw new ProviderUnavailableError("invite links are not implemented yet");
+  }
+  async renewInviteUrl(_channelId: string, _groupId: string): Promise<string> {
+    throw new ProviderUnavailableError("invite links are not implemented yet");
+  }
+  async groupState(_channelId: string, _groupId: string): Promise<GroupState> {
+    throw new ProviderUnavailableError("group state is not implemented yet");
+  }
+  async ownNumber(_channelId: string): Promise<string | null> {
+    return null;
+  }
 
   subscribe(listener: ProviderListener) {
     return this.events.subscribe(listener);
