@@ -32,7 +32,9 @@ export type ProcessSlot =
   /** server/dispatch/wake.ts: engines told when a campaign is canceled (Inngest stops its run). */
   | "cancelListeners"
   /** server/messaging/gateway-check.ts: the last start-up check of the gateway (Evolution). */
-  | "gatewayCheck";
+  | "gatewayCheck"
+  /** server/launches/wake.ts: the launch engine's wake-up listeners. */
+  | "launchWakers";
 
 const key = Symbol.for("group-campaigns.process-state");
 const holder = globalThis as unknown as Record<symbol, Partial<Record<ProcessSlot, unknown>>>;
