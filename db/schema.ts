@@ -231,6 +231,8 @@ export const simulatorMessages = pgTable(
 // --- Campaigns and their per-group deliveries ---
 
 export const campaignStatuses = ["pending", "sending", "paused", "completed", "failed", "canceled"] as const;
+/** Why a campaign is paused (docs/dispatch.md). */
+export const pauseReasons = ["user", "schedule", "channel_offline", "send_errors"] as const;
 export const deliveryStates = ["pending", "sending", "sent", "failed"] as const;
 /** What a campaign sends: a text, one media message or a carousel (server/campaigns/schema.ts builds its zod enums from these). */
 export const messageTypes = ["text", "image", "video", "audio", "document", "carousel"] as const;
@@ -248,7 +250,7 @@ export const campaigns = pgTable(
     name: text("name").notNull(),
     status: text("status", { enum: campaignStatuses }).notNull(),
     /** Why a paused campaign is paused: `user` waits for resume; the others resume by themselves. */
-    pauseReason: text("pause_reason", { enum: ["user", "schedule", "channel_offline", "send_errors"] }),
+    pauseReason: text("pause_reason", { enum: pauseReasons }),
     messageType: text("message_type", { enum: messageTypes }).notNull(),
     /** {message, media_url?, file_name?, cards?}: what every group receives. */
     content: jsonb("content").notNull(),

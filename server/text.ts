@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { env } from "./env";
 import { mediaHostProblem } from "./net/target-address";
+import { nameMaxLength, urlMaxLength } from "./text-limits";
 
 /**
  * The one way input schemas take a string from a client (REST facade and tRPC alike). Each has a
@@ -36,11 +37,9 @@ export function text({ max, min, trim }: TextOptions) {
   return s.max(max, `must be at most ${max} characters`).refine((v) => !isIllFormed(v), illFormedMessage);
 }
 
-/** Names of things a tenant creates (channel, segment, campaign, API key, integration label, partner app): docs/decisions.md#limits-abuse-retention ("Sizes"). */
-export const nameMaxLength = 120;
-export const name = () => text({ max: nameMaxLength, min: 1, trim: true });
+export { nameMaxLength, urlMaxLength } from "./text-limits";
 
-export const urlMaxLength = 2048;
+export const name = () => text({ max: nameMaxLength, min: 1, trim: true });
 
 /** An absolute URL of one of `protocols` (default http and https), bounded and well formed. */
 export function url({ max = urlMaxLength, protocols = ["http", "https"] }: { max?: number; protocols?: string[] } = {}) {

@@ -1,4 +1,4 @@
-import type { AnyMessageType, CampaignStatus, DeliveryState } from "../../server/campaigns/schema";
+import type { AnyMessageType, CampaignStatus, DeliveryState, PauseReason } from "../../server/campaigns/schema";
 import { brasiliaTimeZone } from "../../server/time/brasilia";
 
 const dateTime = new Intl.DateTimeFormat("pt-BR", {
@@ -60,7 +60,7 @@ export const pauseReasonLabel: Record<string, string> = {
   schedule: "fora do horário",
   channel_offline: "canal desconectado",
   send_errors: "erros de envio",
-};
+} satisfies Record<PauseReason, string>;
 
 export const deliveryStateLabel: Record<string, string> = {
   pending: "Pendente",
@@ -79,7 +79,16 @@ export const messageTypeLabel = {
   carousel: "Carrossel",
 } satisfies Record<AnyMessageType, string>;
 
-/** Statuses that can still change on their own: pages showing them keep polling. */
+/** Statuses that can still change on their own (every status but the final ones of server/dispatch/transition.ts): pages showing them keep polling. */
+const activeStatus = {
+  pending: true,
+  sending: true,
+  paused: true,
+  completed: false,
+  failed: false,
+  canceled: false,
+} satisfies Record<CampaignStatus, boolean>;
+
 export function isActiveCampaign(status: string): boolean {
-  return status === "pending" || status === "sending" || status === "paused";
+  return activeStatus[status as CampaignStatus] ?? false;
 }

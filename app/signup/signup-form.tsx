@@ -5,6 +5,7 @@ import { signIn } from "next-auth/react";
 import { useState, type FormEvent } from "react";
 import { errorMessage } from "../_lib/errors";
 import { useTRPC } from "../_lib/trpc";
+import { nameMaxLength, passwordMaxLength } from "../../server/text-limits";
 
 export function SignupForm() {
   const trpc = useTRPC();
@@ -38,7 +39,7 @@ export function SignupForm() {
     <form className="stack" onSubmit={onSubmit}>
       <label className="field">
         <span>Nome da empresa</span>
-        <input name="name" autoComplete="organization" required maxLength={120} autoFocus />
+        <input name="name" autoComplete="organization" required maxLength={nameMaxLength} autoFocus />
       </label>
       <label className="field">
         <span>E-mail</span>
@@ -53,7 +54,7 @@ export function SignupForm() {
           autoComplete="new-password"
           required
           minLength={10}
-          maxLength={200}
+          maxLength={passwordMaxLength}
           aria-describedby="password-hint"
         />
         <small id="password-hint" className="muted">

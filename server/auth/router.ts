@@ -3,13 +3,17 @@ import { RateLimited } from "../errors";
 import { consume } from "../http/rate-limit";
 import { name } from "../text";
 import { minPasswordLength } from "./password";
+import { passwordMaxLength } from "../text-limits";
 import { publicProcedure, router } from "../trpc";
 import { createTenant } from "./create-tenant";
 
 export const signUpInput = z.object({
   name: name(),
   email: z.email("must be an email address").max(254, "must be at most 254 characters"),
-  password: z.string().min(minPasswordLength, `must have at least ${minPasswordLength} characters`).max(200, "must be at most 200 characters"),
+  password: z
+    .string()
+    .min(minPasswordLength, `must have at least ${minPasswordLength} characters`)
+    .max(passwordMaxLength, `must be at most ${passwordMaxLength} characters`),
 });
 
 export const accountRouter = router({

@@ -20,6 +20,7 @@ import {
   idCampaign,
   infoCampaignInput,
   infoCampaignOutput,
+  pauseReason,
 } from "./schema";
 import { toBrasiliaIso } from "../time/brasilia";
 
@@ -159,7 +160,7 @@ export const campaignsRouter = router({
           id_campaign: z.string(),
           name: z.string(),
           status: campaignStatus,
-          pause_reason: z.string().nullable(),
+          pause_reason: pauseReason.nullable(),
           message_type: anyMessageType,
           segment_name: z.string(),
           groups: groupCountersOutput,
@@ -168,7 +169,19 @@ export const campaignsRouter = router({
         }),
       ),
     )
-    .query(({ ctx }) => listCampaigns(ctx.db, ctx.tenantId)),
+    .query(async ({ ctx }) =>
+      (await listCampaigns(ctx.db, ctx.tenantId)).map((c) => ({
+        id_campaign: c.id,
+        name: c.name,
+        status: c.status,
+        pause_reason: c.pauseReason,
+        message_type: c.messageType,
+        segment_name: c.segmentName,
+        groups: c.groups,
+        scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
+        created_at: toBrasiliaIso(c.createdAt),
+      })),
+    ),
   deliveries: ownerProcedure
     .input(z.object({ id_campaign: idCampaign }))
     .output(
@@ -187,7 +200,20 @@ export const campaignsRouter = router({
         }),
       ),
     )
-    .query(({ ctx, input }) => listDeliveries(ctx.db, ctx.tenantId, input.id_campaign)),
+    .query(async ({ ctx, input }) =>
+      (await listDeliveries(ctx.db, ctx.tenantId, input.id_campaign)).map((d) => ({
+        id_group: d.groupId,
+        name: d.groupName,
+        id_channel: d.channelId,
+        monitoring: d.isMonitoring,
+        state: d.state,
+        attempts: d.attempts,
+        error: d.error,
+        sent_at: d.sentAt?.toISOString() ?? null,
+        acked_at: d.ackedAt?.toISOString() ?? null,
+        read_at: d.readAt?.toISOString() ?? null,
+      })),
+    ),
   /**
    * Dashboard only ("Enviar novamente", after confirmation): one failed group goes back to pending
    * under the same delivery key; a finished campaign reopens to send it.

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { campaignStatuses, deliveryStates, messageTypes } from "../../db/schema";
+import { campaignStatuses, deliveryStates, messageTypes, pauseReasons } from "../../db/schema";
 import { idPattern } from "../ids";
 import { idSegment } from "../segments/schema";
 import { mediaUrl, name, text, url } from "../text";
@@ -18,11 +18,13 @@ export const anyMessageType = z.enum(messageTypes);
 /** The types of a message campaign (create-campaign/message); a carousel has its own body. */
 export const messageType = anyMessageType.exclude(["carousel"]);
 export const deliveryState = z.enum(deliveryStates);
+export const pauseReason = z.enum(pauseReasons);
 
 export type CampaignStatus = z.infer<typeof campaignStatus>;
 export type AnyMessageType = z.infer<typeof anyMessageType>;
 export type MessageType = z.infer<typeof messageType>;
 export type DeliveryState = z.infer<typeof deliveryState>;
+export type PauseReason = z.infer<typeof pauseReason>;
 
 export const idCampaign = z
   .string()

@@ -5,6 +5,7 @@ import { useState } from "react";
 import { CopyButton, CreateByNameForm, ErrorAlert, PageHeader, QueryTable } from "../../_components/ui";
 import { formatDateTime } from "../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
+import { nameMaxLength } from "../../../server/text-limits";
 
 type NewKey = RouterOutputs["apiKeys"]["create"];
 
@@ -56,7 +57,7 @@ export function ApiKeys() {
         title="Nova chave"
         label="Nome da chave"
         placeholder="Ex.: Integração do CRM"
-        maxLength={80}
+        maxLength={nameMaxLength}
         submitLabel="Criar chave"
         pending={create.isPending}
         error={create.error}

@@ -6,6 +6,7 @@ import { SigningSecret } from "../../_components/signing-secret";
 import { CopyButton, EmptyState, ErrorAlert, Loading, PageHeader, QueryTable } from "../../_components/ui";
 import { formatDateTime } from "../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
+import { nameMaxLength } from "../../../server/text-limits";
 
 type App = RouterOutputs["partnerApps"]["list"][number];
 
@@ -96,7 +97,7 @@ export function PartnerApps() {
         <form className="stack" onSubmit={onRegister}>
           <label className="field">
             <span>Nome do app</span>
-            <input name="name" required maxLength={100} placeholder="Ex.: Painel de BI" />
+            <input name="name" required maxLength={nameMaxLength} placeholder="Ex.: Painel de BI" />
           </label>
           <div className="row">
             <label className="field grow">

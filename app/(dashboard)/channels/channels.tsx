@@ -6,6 +6,7 @@ import { useState, type FormEvent } from "react";
 import { CreateByNameForm, ErrorAlert, PageHeader, QueryTable, StatusBadge } from "../../_components/ui";
 import { formatDateTime } from "../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
+import { nameMaxLength } from "../../../server/text-limits";
 
 type Channel = RouterOutputs["channels"]["list"][number];
 
@@ -32,7 +33,7 @@ export function Channels() {
         title="Novo canal"
         label="Nome do canal"
         placeholder="Ex.: Lançamento de março"
-        maxLength={120}
+        maxLength={nameMaxLength}
         submitLabel="Criar canal"
         pending={create.isPending}
         error={create.error}
@@ -77,7 +78,7 @@ function ChannelRow({ channel: c }: { channel: Channel }) {
             <label className="sr-only" htmlFor={`rename-${c.id_channel}`}>
               Novo nome do canal {c.name}
             </label>
-            <input id={`rename-${c.id_channel}`} name="name" defaultValue={c.name} required maxLength={120} autoFocus />
+            <input id={`rename-${c.id_channel}`} name="name" defaultValue={c.name} required maxLength={nameMaxLength} autoFocus />
             <button type="submit" className="btn btn-primary" disabled={rename.isPending}>
               Salvar
             </button>

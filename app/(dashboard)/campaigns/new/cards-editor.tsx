@@ -2,6 +2,7 @@
 
 import { campaignLimits } from "../../../../server/campaigns/limits";
 import { emptyButton, emptyCard, type CardDraft } from "./draft";
+import { urlMaxLength } from "../../../../server/text-limits";
 
 const carouselLimits = campaignLimits.carousel;
 
@@ -42,7 +43,7 @@ export function CardsEditor({
                 value={card.image_url}
                 onChange={(e) => setCard(i, { image_url: e.target.value })}
                 required
-                maxLength={2048}
+                maxLength={urlMaxLength}
                 pattern={httpsPattern}
                 title={httpsTitle}
                 placeholder="https://exemplo.com.br/imagens/produto.jpg"
@@ -81,7 +82,7 @@ export function CardsEditor({
                       value={b.url}
                       onChange={(e) => setButton({ url: e.target.value })}
                       required
-                      maxLength={2048}
+                      maxLength={urlMaxLength}
                       pattern={httpsPattern}
                       title={httpsTitle}
                       placeholder="https://…"

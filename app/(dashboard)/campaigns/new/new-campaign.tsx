@@ -12,6 +12,7 @@ import { useTRPC } from "../../../_lib/trpc";
 import { CardsEditor } from "./cards-editor";
 import { campaignKinds, emptyCard, type CampaignKind, type MessageDraft } from "./draft";
 import { PhonePreview } from "./phone-preview";
+import { nameMaxLength, urlMaxLength } from "../../../../server/text-limits";
 
 const httpsPattern = "https://.+";
 const httpsTitle = "Use um endereço que comece com https://";
@@ -148,7 +149,14 @@ export function NewCampaign() {
               <div className="form-grid">
                 <Field label="Nome da campanha" hint="Só você vê este nome.">
                   {(c) => (
-                    <input {...c} value={name} onChange={(e) => setName(e.target.value)} required maxLength={120} placeholder="Ex.: Abertura do carrinho" />
+                    <input
+                      {...c}
+                      value={name}
+                      onChange={(e) => setName(e.target.value)}
+                      required
+                      maxLength={nameMaxLength}
+                      placeholder="Ex.: Abertura do carrinho"
+                    />
                   )}
                 </Field>
                 <Field
@@ -205,7 +213,7 @@ export function NewCampaign() {
                         value={draft.media_url}
                         onChange={(e) => update({ media_url: e.target.value })}
                         required
-                        maxLength={2048}
+                        maxLength={urlMaxLength}
                         pattern={httpsPattern}
                         title={httpsTitle}
                         placeholder={mediaLabels[draft.kind as keyof typeof mediaLabels].placeholder}

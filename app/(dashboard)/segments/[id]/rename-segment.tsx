@@ -4,6 +4,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { ErrorAlert } from "../../../_components/ui";
 import { useTRPC } from "../../../_lib/trpc";
+import { nameMaxLength } from "../../../../server/text-limits";
 
 export function RenameSegment({ id, name }: { id: string; name: string }) {
   const trpc = useTRPC();
@@ -37,7 +38,7 @@ export function RenameSegment({ id, name }: { id: string; name: string }) {
       <label className="sr-only" htmlFor="segment-name">
         Novo nome do segmento
       </label>
-      <input id="segment-name" name="name" defaultValue={name} required maxLength={120} autoFocus />
+      <input id="segment-name" name="name" defaultValue={name} required maxLength={nameMaxLength} autoFocus />
       <button type="submit" className="btn btn-primary" disabled={rename.isPending}>
         Salvar
       </button>

@@ -6,6 +6,7 @@ import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { EmptyState, ErrorAlert, Loading, PageHeader, StatusBadge } from "../../../_components/ui";
 import { useTRPC } from "../../../_lib/trpc";
+import { nameMaxLength } from "../../../../server/text-limits";
 
 export function NewSegment() {
   const trpc = useTRPC();
@@ -76,7 +77,7 @@ export function NewSegment() {
           <h2>1. Nome</h2>
           <label className="field">
             <span>Nome do segmento</span>
-            <input name="name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={120} placeholder="Ex.: Alunos turma 7" />
+            <input name="name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={nameMaxLength} placeholder="Ex.: Alunos turma 7" />
           </label>
         </section>
 
