@@ -18,6 +18,7 @@ import {
 import { createTenant } from "../../server/auth/create-tenant";
 import { deleteInBatches } from "../../db/batched-delete";
 import { runMaintenance, type MaintenanceCounts } from "../../server/maintenance/purge-expired";
+import { webhookHistoryRows } from "../webhooks/history-rows";
 
 const hour = 3_600_000;
 const day = 24 * hour;
@@ -140,44 +141,16 @@ describe("the maintenance job (retention, docs/decisions.md#limits-abuse-retenti
 
       // Webhook history (WEBHOOK_RETENTION_DAYS, 30 by default; details in test/webhooks/prune.test.ts).
       const old = ago(now, 31 * day);
-      const payload = { type: "campaign_progress", timestamp: old.toISOString(), data: {} };
+      const rows = webhookHistoryRows(tenantId, old);
       const events = await db
         .insert(outboxEvents)
-        .values([
-          { tenantId, type: "campaign_progress", payload, createdAt: old, fannedOutAt: old }, // goes
-          { tenantId, type: "campaign_progress", payload, createdAt: old, fannedOutAt: null }, // not fanned out: stays
-        ])
+        .values([rows.event(old), rows.event(old, false)]) // goes, not fanned out: stays
         .returning({ id: outboxEvents.id });
-      const delivery = (eventId: number, state: "pending" | "delivered", finishedAt: Date | null) => ({
-        tenantId,
-        eventId,
-        type: "campaign_progress" as const,
-        orderingKey: `k-${eventId}`,
-        messageId: `msg_${eventId}`,
-        payload,
-        state,
-        nextAttemptAt: old,
-        createdAt: old,
-        finishedAt,
-      });
       const deliveries = await db
         .insert(webhookDeliveries)
-        .values([delivery(events[0].id, "delivered", old), delivery(events[1].id, "pending", null)]) // goes, stays
+        .values([rows.delivery(events[0].id, "delivered", old, old), rows.delivery(events[1].id, "pending", old, null)]) // goes, stays
         .returning({ id: webhookDeliveries.id });
-      await db.insert(webhookAttempts).values([
-        // goes
-        { tenantId, deliveryId: null, type: "campaign_progress", url: "https://example.com/h", isTest: true, attemptedAt: old, status: 200, durationMs: 5 },
-        {
-          tenantId,
-          deliveryId: null,
-          type: "campaign_progress",
-          url: "https://example.com/h",
-          isTest: true,
-          attemptedAt: ago(now, day),
-          status: 200,
-          durationMs: 5,
-        }, // stays
-      ]);
+      await db.insert(webhookAttempts).values([rows.attempt(null, old), rows.attempt(null, ago(now, day))]); // goes, stays
 
       // Simulator messages: SIMULATOR_RETENTION_DAYS, 7 by default.
       const channelId = `channel_${randomUUID()}`;

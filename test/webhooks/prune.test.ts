@@ -4,6 +4,7 @@ import { getDb, type Db } from "../../db/client";
 import { outboxEvents, webhookAttempts, webhookDeliveries } from "../../db/schema";
 import { createTenant } from "../../server/auth/create-tenant";
 import { pruneWebhookHistory } from "../../server/webhooks/prune-history";
+import { webhookHistoryRows } from "./history-rows";
 
 const day = 86_400_000;
 
@@ -26,48 +27,28 @@ async function pruneScenario(db: Db) {
     const now = new Date();
     const old = new Date(now.getTime() - 40 * day);
     const recent = new Date(now.getTime() - 2 * day);
-    const payload = { type: "campaign_progress", timestamp: old.toISOString(), data: {} };
+    const rows = webhookHistoryRows(tenantId, old);
 
     const events = await db
       .insert(outboxEvents)
       .values([
-        { tenantId, type: "campaign_progress", payload, createdAt: old, fannedOutAt: old }, // goes
-        { tenantId, type: "campaign_progress", payload, createdAt: old, fannedOutAt: null }, // never fanned out: stays
-        { tenantId, type: "campaign_progress", payload, createdAt: recent, fannedOutAt: recent }, // recent: stays
+        rows.event(old), // goes
+        rows.event(old, false), // never fanned out: stays
+        rows.event(recent), // recent: stays
       ])
       .returning({ id: outboxEvents.id });
-    const delivery = (eventId: number, state: "pending" | "delivered" | "failed", finishedAt: Date | null) => ({
-      tenantId,
-      eventId,
-      type: "campaign_progress" as const,
-      orderingKey: `k-${eventId}`,
-      messageId: `msg_${eventId}`,
-      payload,
-      state,
-      nextAttemptAt: old,
-      createdAt: old,
-      finishedAt,
-    });
     const deliveries = await db
       .insert(webhookDeliveries)
       .values([
-        delivery(events[0].id, "delivered", old), // goes
-        delivery(events[0].id + 1_000_000, "failed", old), // goes
-        delivery(events[0].id + 2_000_000, "pending", null), // pending: stays, however old
-        delivery(events[2].id, "delivered", recent), // recent: stays
+        rows.delivery(events[0].id, "delivered", old, old), // goes
+        rows.delivery(events[0].id + 1_000_000, "failed", old, old), // goes
+        rows.delivery(events[0].id + 2_000_000, "pending", old, null), // pending: stays, however old
+        rows.delivery(events[2].id, "delivered", old, recent), // recent: stays
       ])
       .returning({ id: webhookDeliveries.id });
-    const attempt = (deliveryId: number | null, at: Date) => ({
-      tenantId,
-      deliveryId,
-      type: "campaign_progress",
-      url: "https://example.com/h",
-      isTest: deliveryId === null,
-      attemptedAt: at,
-      status: 200,
-      durationMs: 5,
-    });
-    await db.insert(webhookAttempts).values([attempt(deliveries[0].id, old), attempt(deliveries[3].id, recent), attempt(null, old), attempt(null, recent)]);
+    await db
+      .insert(webhookAttempts)
+      .values([rows.attempt(deliveries[0].id, old), rows.attempt(deliveries[3].id, recent), rows.attempt(null, old), rows.attempt(null, recent)]);
 
     const removed = await pruneWebhookHistory(db, now, 30);
     expect(removed).toEqual({ deliveries: 2, events: 1, testAttempts: 1 });
