@@ -14,7 +14,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { sendLarge } from "../test/large-body";
-import { nav, newAccount, signUp, withPage } from "./flows";
+import { exchangeCodeAndReadStatistics, nav, newAccount, signUp, withPage } from "./flows";
 import { assert, expectUrl, expectVisible, type E2EContext, type E2ETest } from "./harness";
 import { createDatabase, freePort, startServer, stopServer, tempDataDir, type ServerProcess } from "./server-process";
 
@@ -155,23 +155,7 @@ export const tests: E2ETest[] = [
             await expectUrl(page, new RegExp(`^${redirectUri.replace(/[.?]/g, "\\$&")}\\?code=`));
             const landed = new URL(page.url());
             assert(landed.searchParams.get("state") === state, "state must come back");
-            const token = await fetch(`${baseUrl}/api/oauth/token`, {
-              method: "POST",
-              headers: {
-                "content-type": "application/x-www-form-urlencoded",
-                authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`,
-              },
-              body: new URLSearchParams({
-                grant_type: "authorization_code",
-                code: landed.searchParams.get("code")!,
-                redirect_uri: redirectUri,
-                code_verifier: verifier,
-              }),
-            });
-            const tokens = (await token.json()) as { access_token?: string };
-            assert(token.status === 200 && tokens.access_token, `code exchange failed: ${token.status} ${JSON.stringify(tokens)}`);
-            const stats = await fetch(`${baseUrl}/api/external/partner/statistics`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
-            assert(stats.status === 200, `partner statistics answered ${stats.status}`);
+            await exchangeCodeAndReadStatistics(baseUrl, { clientId, clientSecret, redirectUri, verifier }, landed);
             ctx.log("approved at 127.0.0.1; the code exchanged for a working token");
 
             // Signing out stays on the host the browser used (next-auth's own redirect would name localhost).

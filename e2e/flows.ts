@@ -3,7 +3,7 @@
  * where a user would be after doing it, and checks only what the next step relies on.
  */
 import type { Page } from "playwright-core";
-import { expectCount, expectText, expectUrl, expectVisible, type E2EContext } from "./harness";
+import { assert, expectCount, expectText, expectUrl, expectVisible, type E2EContext } from "./harness";
 
 export interface Account {
   company: string;
@@ -121,4 +121,33 @@ export async function tallScreenshot(ctx: E2EContext, page: Page, name: string) 
   } finally {
     await page.setViewportSize(viewport);
   }
+}
+
+/**
+ * The partner app's side after consent: exchanges the code on the redirect URI it landed on (confidential
+ * client, PKCE) and checks that the access token reads partner statistics. Returns the access token.
+ */
+export async function exchangeCodeAndReadStatistics(
+  baseUrl: string,
+  client: { clientId: string; clientSecret: string; redirectUri: string; verifier: string },
+  landed: URL,
+): Promise<string> {
+  const token = await fetch(`${baseUrl}/api/oauth/token`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString("base64")}`,
+    },
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code: landed.searchParams.get("code") ?? "",
+      redirect_uri: client.redirectUri,
+      code_verifier: client.verifier,
+    }),
+  });
+  const tokens = (await token.json()) as { access_token?: string };
+  assert(token.status === 200 && tokens.access_token, `code exchange failed: ${token.status} ${JSON.stringify(tokens)}`);
+  const stats = await fetch(`${baseUrl}/api/external/partner/statistics`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+  assert(stats.status === 200, `partner statistics answered ${stats.status}`);
+  return tokens.access_token;
 }

@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { nav, newAccount, signUp, withPage } from "./flows";
+import { exchangeCodeAndReadStatistics, nav, newAccount, signUp, withPage } from "./flows";
 import { assert, expectText, expectUrl, expectVisible, type E2ETest } from "./harness";
 
 export const tests: E2ETest[] = [
@@ -91,23 +91,7 @@ export const tests: E2ETest[] = [
           assert(landed.searchParams.get("iss") === baseUrl, `iss must be the issuer, got ${landed.searchParams.get("iss")}`);
           log("approved and landed on the redirect URI");
 
-          const token = await fetch(`${baseUrl}/api/oauth/token`, {
-            method: "POST",
-            headers: {
-              "content-type": "application/x-www-form-urlencoded",
-              authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`,
-            },
-            body: new URLSearchParams({
-              grant_type: "authorization_code",
-              code: landed.searchParams.get("code")!,
-              redirect_uri: redirectUri,
-              code_verifier: verifier,
-            }),
-          });
-          const tokens = (await token.json()) as { access_token?: string; scope?: string };
-          assert(token.status === 200 && tokens.access_token, `code exchange failed: ${token.status} ${JSON.stringify(tokens)}`);
-          const stats = await fetch(`${baseUrl}/api/external/partner/statistics`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
-          assert(stats.status === 200, `partner statistics answered ${stats.status}`);
+          const accessToken = await exchangeCodeAndReadStatistics(baseUrl, { clientId, clientSecret, redirectUri, verifier }, landed);
           log("code exchanged; the token reads partner statistics");
 
           // The user sees the app among the authorized ones and can revoke it.
@@ -116,7 +100,7 @@ export const tests: E2ETest[] = [
           await expectVisible(row);
           await row.getByRole("button", { name: "Revogar acesso de Painel BI Parceiro" }).click();
           await expectText(page.locator("section").filter({ hasText: "Apps autorizados" }), "Nenhum app autorizado.");
-          const after = await fetch(`${baseUrl}/api/external/partner/statistics`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+          const after = await fetch(`${baseUrl}/api/external/partner/statistics`, { headers: { authorization: `Bearer ${accessToken}` } });
           assert(after.status === 401, `a revoked token must be refused, got ${after.status}`);
         });
       } finally {
