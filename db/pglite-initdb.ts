@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
+import { DataDirUnusableError, freeBytes } from "./data-dir-lock";
 
 /** Runs PGlite's initdb on the directory given as its argument, then closes (resolved from the cwd). */
 const initdbScript = `
@@ -10,6 +11,9 @@ await db.close();
 `;
 
 const stagingPrefix = ".initdb-";
+
+/** About what a new, migrated cluster takes on disk (40 MB measured): less free than this and initdb cannot finish. */
+const clusterBytes = 48 * 1024 * 1024;
 
 /**
  * Creates an embedded database cluster in `pgliteDir` when it holds none, in a child process.
@@ -37,7 +41,22 @@ export async function initEmbeddedCluster(pgliteDir: string): Promise<void> {
     if (entry.startsWith(stagingPrefix)) rmSync(path.join(parent, entry), { recursive: true, force: true });
   }
   const staging = path.join(parent, `${stagingPrefix}${process.pid}`);
-  await runInitdb(staging);
+  try {
+    await runInitdb(staging);
+  } catch (err) {
+    try {
+      rmSync(staging, { recursive: true, force: true });
+    } catch {
+      // removed on the next attempt (above)
+    }
+    // PGlite's file system reports a full disk as a bare errno number: say what it is.
+    const free = freeBytes(parent);
+    if (free !== null && free < clusterBytes) {
+      const reason = `no space left on device (${Math.floor(free / 1024)} KB free; a new embedded database needs about ${clusterBytes / 1024 / 1024} MB)`;
+      throw new DataDirUnusableError(parent, reason, { cause: err });
+    }
+    throw err;
+  }
   rmSync(pgliteDir, { recursive: true, force: true }); // empty, if there
   renameSync(staging, pgliteDir);
 }

@@ -5,7 +5,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { Database, Db } from "../db/client";
-import { DataDirInUseError } from "../db/data-dir-lock";
+import { DataDirInUseError, DataDirUnusableError } from "../db/data-dir-lock";
 import { env } from "../server/env";
 import { DomainError } from "../server/errors";
 
@@ -176,7 +176,7 @@ async function tenantOf(db: Db, email: string): Promise<string> {
 /** One line for the operator: what went wrong, never a stack trace (ADMIN_DEBUG=1 shows it). */
 function explain(err: unknown): string {
   if (err instanceof UsageError) return `${err.message} (usage: npm run admin -- --help)`;
-  if (err instanceof AdminError || err instanceof DataDirInUseError || err instanceof DomainError) return err.message;
+  if (err instanceof AdminError || err instanceof DataDirInUseError || err instanceof DataDirUnusableError || err instanceof DomainError) return err.message;
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = e?.code ?? e?.cause?.code;
   if (env.databaseUrl && (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "3D000" || code === "28P01")) {

@@ -24,7 +24,11 @@ async function main() {
   }
 }
 
+/** Refusals the operator acts on from the message alone (the configuration, the data directory): no stack trace. */
+const plain = (err: unknown) =>
+  err instanceof Error && (err.message.startsWith("Invalid environment:") || err.name === "DataDirUnusableError" || err.name === "DataDirInUseError");
+
 main().catch((err) => {
-  console.error("[serve] could not start:", err instanceof Error && err.message.startsWith("Invalid environment:") ? err.message : err);
+  console.error("[serve] could not start:", plain(err) ? (err as Error).message : err);
   process.exit(1);
 });
