@@ -73,8 +73,8 @@ it(`${TENANTS} paced campaigns beside a ${BIG}-group zero-pacing one: all comple
   const pacedCampaigns = await Promise.all(paced.map((p) => create(p.api, p.segment)));
   const all = [{ api: big.api, id: bigCampaign, groups: BIG }, ...paced.map((p, i) => ({ api: p.api, id: pacedCampaigns[i], groups: PACED_GROUPS }))];
 
-  // All finish (generous: the paced ones need about 4 × 1.5 s).
-  const deadline = Date.now() + 90_000;
+  // All finish (generous: the paced ones need about 4 × 1.5 s on an idle machine, minutes on a loaded one).
+  const deadline = Date.now() + 240_000;
   const info = new Map<string, any>();
   for (let open = all; open.length > 0 && Date.now() < deadline; ) {
     await new Promise((r) => setTimeout(r, 500));
@@ -111,4 +111,4 @@ it(`${TENANTS} paced campaigns beside a ${BIG}-group zero-pacing one: all comple
   expect(gaps).toHaveLength(TENANTS * (PACED_GROUPS - 1));
   expect(Math.min(...gaps)).toBeGreaterThanOrEqual(PACE.min * 1000);
   expect(p99).toBeLessThan(lateBound);
-}, 150_000);
+}, 400_000);
