@@ -15,6 +15,8 @@
  *
  * `two-processes` (alone, never by default): sends/s of one server process against two on one PostgreSQL
  * database, 20 campaigns at once (bench/two-processes.ts).
+ * `scale` (bench/scale.ts) and `load` (bench/load.ts), alone, never by default: scale and fairness of
+ * dispatch with hundreds of tenants; HTTP load at the rate limit's ceiling with autocannon.
  *
  * Prints each figure on its own line with its target, then one JSON line with all of them.
  */
@@ -25,6 +27,8 @@ import path from "node:path";
 import type { Groups } from "../e2e/crash-common";
 import { apiClient, createDatabase, createTenant, freePort, root, startServer, stopServer, tempDataDir, type ServerProcess } from "../e2e/server-process";
 import { ensureBuild } from "../scripts/ensure-build";
+import { mainLoad } from "./load";
+import { mainScale } from "./scale";
 import { benchTwoProcesses } from "./two-processes";
 import { benchWebhooks, type WebhookFigures } from "./webhooks";
 
@@ -369,8 +373,12 @@ async function mainTwoProcesses() {
 async function main() {
   const only = process.argv[2];
   if (only === "two-processes") return mainTwoProcesses();
+  if (only === "scale" || only === "load") {
+    await ensureBuild({ log });
+    return only === "scale" ? mainScale(process.argv.slice(3)) : mainLoad(process.argv.slice(3));
+  }
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
-  if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres or two-processes`);
+  if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres, two-processes, scale or load`);
   const { built } = await ensureBuild({ log });
   if (built) {
     // Right after `next build` the first figures came out half as good (create-campaign 290 ms, not 190).

@@ -1,4 +1,7 @@
-/** The bench's webhook receiver (a child process): answers 204 and reports each arrival (webhook-id, epoch ms). */
+/**
+ * The bench's webhook receiver (a child process): answers 204 and reports each arrival (webhook-id, epoch ms).
+ * Listens on the port given as its first argument (the proof's soak restarts it on the same one), else any.
+ */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -9,5 +12,5 @@ const server = createServer((req, res) => {
     res.writeHead(204).end();
   });
 });
-server.listen(0, "127.0.0.1", () => process.send?.({ port: (server.address() as AddressInfo).port }));
+server.listen(Number(process.argv[2] ?? 0), "127.0.0.1", () => process.send?.({ port: (server.address() as AddressInfo).port }));
 process.on("disconnect", () => process.exit(0));
