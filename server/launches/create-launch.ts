@@ -1,3 +1,4 @@
+import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { launches, segmentChannels, segments } from "../../db/schema";
@@ -15,8 +16,9 @@ import { wakeLaunch } from "./wake";
  * Creates a launch (docs/decisions.md#launches): the launch and its segment (named like it) in one
  * transaction, then `initial_groups` groups from the template and the adopted ones, appended in order.
  * A slug given and taken is 409; a generated one that is taken gets `-2`, `-3`, …
- * Nothing is created when groups are asked for and none of the channels is connected (503). Should the
- * provider fail midway, the launch keeps the groups made so far (the answer lists them).
+ * Nothing is kept when groups are asked for and not one can be made (no channel connected: 503; the
+ * provider failing or refusing: 503 / 400). Should the provider fail midway, the launch keeps the groups
+ * made so far (the answer lists them; launch-groups makes more).
  */
 export async function createLaunch(db: Db, provider: MessagingProvider, tenantId: string, input: CreateLaunchInput, now: Date) {
   await requireChannels(db, tenantId, [...input.id_channel, ...(input.adopt ? [input.adopt.id_channel] : [])]);
@@ -29,9 +31,19 @@ export async function createLaunch(db: Db, provider: MessagingProvider, tenantId
   }
 
   const launch = await insertLaunch(db, tenantId, input, channelIds, now);
-  wakeLaunch(launch.id);
-  const { error } = await createTemplateGroups(db, provider, launch, input.initial_groups, now);
+  let error: unknown;
+  try {
+    ({ error } = await createTemplateGroups(db, provider, launch, input.initial_groups, now));
+  } catch (err) {
+    // Not one group could be made: nothing is kept, so a retry starts afresh (503 or 400 from the provider).
+    await db.transaction(async (tx) => {
+      await tx.delete(launches).where(eq(launches.id, launch.id));
+      await tx.delete(segments).where(eq(segments.id, launch.segmentId));
+    });
+    throw err;
+  }
   if (!error && input.adopt) await adoptExistingGroups(db, provider, launch, input.adopt, now);
+  wakeLaunch(launch.id);
   return { launch, groups: await groupsOfLaunch(db, launch.id) };
 }
 
