@@ -432,22 +432,8 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         // A group the number was removed from is no longer among its groups.
         if (g.participants && !me(inst, g)) continue;
         if (knobs.groupDelayMs) await sleep(knobs.groupDelayMs);
-        out.push({
-          id: g.id,
-          subject: g.subject,
-          subjectOwner: "5511999990000@s.whatsapp.net",
-          subjectTime: 1714769954,
-          pictureUrl: null,
-          size: 3,
-          creation: 1714769954,
-          owner: "5511999990000@s.whatsapp.net",
-          desc: "",
-          descId: null,
-          restrict: false,
-          announce: g.announce ?? false,
-          isCommunity: g.isCommunity ?? false,
-          isCommunityAnnounce: g.isCommunityAnnounce ?? false,
-        });
+        const { participants: _people, ...listed } = metadata(inst, g);
+        out.push(listed);
       }
       return out;
     } finally {

@@ -42,6 +42,8 @@ export interface EvolutionOptions {
   backoffMs?: number;
   /** A lost answer is looked up this long after the attempt (EVOLUTION_RECONCILE_AFTER_SECONDS). Default 300 s. */
   reconcileAfterMs?: number;
+  /** Time-out of one group creation (never retried). Default 60 s. */
+  groupCreateTimeoutMs?: number;
 }
 
 /** The events we ask the gateway for (Evolution's names; its webhook bodies name them in lower-case dotted form). */
@@ -234,7 +236,7 @@ export class EvolutionProvider implements MessagingProvider {
       created = await this.groupCall(channelId, row.instanceName, "POST", "create", {
         body: { subject, participants, promoteParticipants: true, ...(group.description ? { description: group.description } : {}) },
         retry: false,
-        timeoutMs: Math.max(this.opts.timeoutMs, createTimeoutMs),
+        timeoutMs: this.opts.groupCreateTimeoutMs ?? Math.max(this.opts.timeoutMs, createTimeoutMs),
       });
     } catch (err) {
       if (!(err instanceof ProviderUnavailableError && /did not answer|unreachable/.test(err.message))) throw err;
