@@ -34,7 +34,9 @@ export type ProcessSlot =
   /** server/messaging/gateway-check.ts: the last start-up check of the gateway (Evolution). */
   | "gatewayCheck"
   /** server/launches/wake.ts: the launch engine's wake-up listeners. */
-  | "launchWakers";
+  | "launchWakers"
+  /** server/launches/public-link.ts: launches by slug for the public link (at most ~1 s old), and when each last sent link_broken. */
+  | "launchLinks";
 
 const key = Symbol.for("group-campaigns.process-state");
 const holder = globalThis as unknown as Record<symbol, Partial<Record<ProcessSlot, unknown>>>;
