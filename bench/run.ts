@@ -16,6 +16,9 @@
  * `two-processes` (alone, never by default): sends/s of one server process against two on one PostgreSQL
  * database, 20 campaigns at once (bench/two-processes.ts).
  *
+ * `link [pglite|postgres]` (alone): the launches' public join link at 200 requests/s, p50/p99 and the
+ * clicks stored (bench/link.ts).
+ *
  * Prints each figure on its own line with its target, then one JSON line with all of them.
  */
 import { readdirSync, readFileSync, rmSync } from "node:fs";
@@ -25,6 +28,7 @@ import path from "node:path";
 import type { Groups } from "../e2e/crash-common";
 import { apiClient, createDatabase, createTenant, freePort, root, startServer, stopServer, tempDataDir, type ServerProcess } from "../e2e/server-process";
 import { ensureBuild } from "../scripts/ensure-build";
+import { benchLink } from "./link";
 import { benchTwoProcesses } from "./two-processes";
 import { benchWebhooks, type WebhookFigures } from "./webhooks";
 
@@ -366,9 +370,22 @@ async function mainTwoProcesses() {
   console.log(JSON.stringify({ bench: "two-processes", machine, ...f }));
 }
 
+/** `npm run bench -- link [pglite|postgres]`: the public join link (bench/link.ts). */
+async function mainLink(kind: string | undefined) {
+  const kinds = (["pglite", "postgres"] as const).filter((k) => !kind || k === kind);
+  if (kinds.length === 0) throw new Error(`unknown database "${kind}": pglite or postgres`);
+  await ensureBuild({ log });
+  const loadStart = loadAvg();
+  const all = await benchLink([...kinds], pgBase, log);
+  const machine = { cpus: os.cpus().length, node: process.version, load_avg_start: loadStart, load_avg_end: loadAvg() };
+  console.log(`load average (1 min) at start ${loadStart}, at end ${machine.load_avg_end}: figures drop sharply when other work shares the CPUs`);
+  console.log(JSON.stringify({ bench: "link", machine, ...all }));
+}
+
 async function main() {
   const only = process.argv[2];
   if (only === "two-processes") return mainTwoProcesses();
+  if (only === "link") return mainLink(process.argv[3]);
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
   if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres or two-processes`);
   const { built } = await ensureBuild({ log });
