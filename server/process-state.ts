@@ -35,8 +35,11 @@ export type ProcessSlot =
   | "gatewayCheck"
   /** server/launches/wake.ts: the launch engine's wake-up listeners. */
   | "launchWakers"
+  | "launchWakers"
   /** server/launches/public-link.ts: launches by slug for the public link (at most ~1 s old), and when each last sent link_broken. */
-  | "launchLinks";
+  | "launchLinks"
+  /** server/launches/launch-lock.ts: per launch, the chain of group creations in progress. */
+  | "launchLocks";
 
 const key = Symbol.for("group-campaigns.process-state");
 const holder = globalThis as unknown as Record<symbol, Partial<Record<ProcessSlot, unknown>>>;
