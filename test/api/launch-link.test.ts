@@ -5,7 +5,7 @@ import { getDb } from "../../db/client";
 import { launchClicks, launches, launchGroups, outboxEvents, segments } from "../../db/schema";
 import { forgetPublicLink } from "../../server/launches/public-link";
 import { brasiliaParts } from "../../server/time/brasilia";
-import { newTenant, type Api } from "../helpers";
+import { newTenant, until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 /**
@@ -273,6 +273,76 @@ describe("GET /g/{slug}", () => {
     expect(head.status).toBe(302);
     expect((await visit(l.slug, { method: "POST" })).status).toBe(405);
     expect(await clicksOf(l.id)).toHaveLength(1);
+  });
+});
+
+describe("GET /g/{slug} on launches made by create-launch", () => {
+  const template = { name: "Turma 9 #{n}", description: "Grupo oficial", admins_only: true, admins: [] };
+
+  it("info-launch's clicks and unique_clicks are the link's visits; paused with closed_url after edit-launch", async () => {
+    const created = await api("POST", "/api/external/create-launch", {
+      name: "Turma 9",
+      id_channel: [channelId],
+      group_template: template,
+      capacity: 10,
+      margin: 2,
+      initial_groups: 0,
+      auto_create: false,
+    });
+    expect(created.status).toBe(201);
+    const { id_launch: id, slug, join_url: joinUrl } = created.json;
+    expect(joinUrl).toMatch(new RegExp(`/g/${slug}$`));
+    // The group is written here rather than made through the provider, so this test needs no group creation.
+    const invite = `https://chat.whatsapp.com/${slug}x`;
+    const db = await getDb();
+    await db
+      .insert(launchGroups)
+      .values({ launchId: id, position: 1, groupId: groupIds[5] as string, channelId, name: "Turma 9 #1", inviteUrl: invite, status: "filling" });
+    forgetPublicLink(slug);
+
+    for (const base of [server.url, server.url, serverB.url]) expect((await visit(slug, { base })).headers.get("location")).toBe(invite);
+    await visit(slug, { ua: "WhatsApp/2.23.20.0 A" });
+    const info = (await api("GET", `/api/external/info-launch/${id}`)).json;
+    expect(info.totals).toMatchObject({ clicks: 3, unique_clicks: 2 });
+    expect(info.groups[0]).toMatchObject({ position: 1, clicks: 3 });
+
+    const edited = await api("PUT", `/api/external/edit-launch/${id}`, { status: "paused", closed_url: "https://example.com/espera" });
+    expect(edited.status).toBe(200);
+    // Within the link's cache (at most ~1 s) the old answer may still be given, and counted.
+    let sentToGroup = 3;
+    const paused = await until(
+      async () => {
+        const r = await visit(slug);
+        if (r.headers.get("location") === invite) sentToGroup++;
+        return r;
+      },
+      (r) => r.headers.get("location") === "https://example.com/espera",
+      5000,
+    );
+    expect(paused.status).toBe(302);
+    expect(paused.headers.get("location")).toBe("https://example.com/espera");
+    // Visits of the paused launch are not clicks.
+    expect((await visit(slug)).headers.get("location")).toBe("https://example.com/espera");
+    expect((await api("GET", `/api/external/info-launch/${id}`)).json.totals.clicks).toBe(sentToGroup);
+  });
+
+  it("the funnel: the link sends the visitor to the group create-launch made, whose invite code lets them join", async (ctx) => {
+    const created = await api("POST", "/api/external/create-launch", {
+      name: "Turma 10",
+      id_channel: [channelId],
+      group_template: template,
+      initial_groups: 1,
+    });
+    // Needs the simulator's group creation and invite codes (branch providers16).
+    if (created.status !== 201) ctx.skip();
+    const res = await visit(created.json.slug);
+    expect(res.status).toBe(302);
+    const location = res.headers.get("location") as string;
+    expect(location).toBe(created.json.groups[0].invite_url);
+    const code = new URL(location).pathname.slice(1);
+    const join = await api("POST", `/api/simulator/invites/${encodeURIComponent(code)}/join`, { participant: "5511987654321" });
+    expect(join.status).toBeLessThan(300);
+    expect((await api("GET", `/api/external/info-launch/${created.json.id_launch}`)).json.totals.clicks).toBe(1);
   });
 });
 
