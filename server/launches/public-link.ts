@@ -10,7 +10,7 @@ import { recordEvent } from "../outbox/record-event";
 import { processWide } from "../process-state";
 import { brasiliaParts } from "../time/brasilia";
 import { isLinkPreviewBot } from "./bot-agents";
-import { recordClick, utmValue, visitorId } from "./click-counter";
+import { ClickWriter, utmValue, visitorId } from "./click-counter";
 import { closedPage, notFoundPage, previewPage } from "./link-pages";
 import { pickJoinGroup, type RotationGroup } from "./rotation";
 import { wakeLaunch } from "./wake";
@@ -18,7 +18,7 @@ import { wakeLaunch } from "./wake";
 /**
  * The public join link `GET /g/{slug}` (docs/decisions.md#launches, "The link"; docs/launches.md, "O link
  * público"). Served by the front server before Next.js (server/http/app-server.ts, and the test server):
- * no page render, no provider call, one cached read and one insert per visit.
+ * no page render, no provider call; a cached read, and the click committed before the redirect (group commit).
  */
 export const publicLinkPrefix = "/g/";
 
@@ -51,9 +51,12 @@ interface LinkState {
   brokenCheckedAt: Map<string, number>;
   /** Launch id → when this process last woke the engine because the link was using the last group's margin. */
   wokenAt: Map<string, number>;
+  /** The clicks being written (group commit: server/launches/click-counter.ts). */
+  clicks: ClickWriter;
 }
 
-const state = () => processWide<LinkState>("launchLinks", () => ({ cache: new Map(), brokenCheckedAt: new Map(), wokenAt: new Map() }));
+const state = () =>
+  processWide<LinkState>("launchLinks", () => ({ cache: new Map(), brokenCheckedAt: new Map(), wokenAt: new Map(), clicks: new ClickWriter() }));
 
 /**
  * Drops the cached launch: after an edit, the link answers from the database at once. Without a slug,
@@ -211,7 +214,7 @@ export async function answerPublicLink(db: Db, visit: LinkVisit, now: Date): Pro
 
   const day = brasiliaParts(now).date;
   try {
-    await recordClick(db, {
+    await state().clicks.record(db, {
       launchId: launch.id,
       at: now,
       day,

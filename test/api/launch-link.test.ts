@@ -147,6 +147,18 @@ describe("GET /g/{slug}", () => {
     expect((await clicksOf(other.id))[0]?.visitor).not.toBe(clicks[0]?.visitor);
   });
 
+  it("many visits at once on two launches: every click stored once and counted on its own group (written together)", async () => {
+    const a = await launchWith([{}, {}]);
+    const b = await launchWith([{ members: 8, status: "full" }, {}]);
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => visit(i % 2 ? a.slug : b.slug, { query: `?utm_source=s${i % 3}` })));
+    expect(answers.map((r) => r.status)).toEqual(Array(60).fill(302));
+    expect(await clicksOf(a.id)).toHaveLength(30);
+    expect(await clicksOf(b.id)).toHaveLength(30);
+    expect(await groupClicks(a.id)).toEqual({ 1: 30, 2: 0 });
+    expect(await groupClicks(b.id)).toEqual({ 1: 0, 2: 30 });
+    expect(new Set((await clicksOf(a.id)).map((c) => c.utmSource))).toEqual(new Set(["s0", "s1", "s2"]));
+  });
+
   it("link-preview fetchers get the Open Graph page (escaped) and are not counted", async () => {
     const l = await launchWith([{}], {
       name: `Turma "7" <script>alert(1)</script>`,
