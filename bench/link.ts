@@ -11,6 +11,7 @@
  * group's `clicks` (nothing buffered, nothing lost).
  */
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { createDatabase, createTenant, freePort, root, startServer, stopServer, tempDataDir, withDatabase, type ServerProcess } from "../e2e/server-process";
@@ -39,10 +40,19 @@ export interface LinkFigures {
   link_service_p99_ms: number;
   link_achieved_rate: number;
   link_errors: number;
+  /** The server's CPU time per request over the measured run (user + system). */
+  link_server_cpu_ms_per_request: number;
   link_clicks_sent: number;
   link_clicks_stored: number;
   link_group_clicks: number;
   link_unique_visitors: number;
+}
+
+/** CPU time (user + system) the process has used, ms: a figure the other work on the machine does not inflate the way it does latency. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 type Query = (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
@@ -142,7 +152,9 @@ async function benchLinkOn(kind: "pglite" | "postgres", pgBase: string, log: (li
     const url = `${server.url}/g/${launch.slug}`;
     const warm = await paced(url, launch.expected, RATE, WARMUP_S);
     log(`${kind}: warm-up ${warm.sent} requests, ${warm.errors} errors`);
+    const cpu0 = cpuMs(server.pid);
     const run = await paced(url, launch.expected, RATE, SECONDS);
+    const cpu = (cpuMs(server.pid) - cpu0) / run.sent;
     log(`${kind}: ${run.sent} requests at ${round(run.achieved, 1)}/s, ${run.errors} errors`);
     await stopServer(server);
     server = undefined;
@@ -165,6 +177,7 @@ async function benchLinkOn(kind: "pglite" | "postgres", pgBase: string, log: (li
       link_service_p99_ms: round(quantile(run.service, 0.99)),
       link_achieved_rate: round(run.achieved, 1),
       link_errors: warm.errors + run.errors,
+      link_server_cpu_ms_per_request: round(cpu, 3),
       link_clicks_sent: warm.sent + run.sent - warm.errors - run.errors,
       link_clicks_stored: counts.clicks,
       link_group_clicks: counts.group,
