@@ -111,10 +111,20 @@ function cachedLaunch(db: Db, slug: string, nowMs: number): Promise<LinkLaunch |
 }
 
 /**
- * Sends `link_broken` (`reason: "all_groups_full"`) unless one was sent for this launch within the period:
+ * Why the link has no group to send a visitor to: every group is full (margins included), or there is
+ * none that could take them (no group yet, every one broken or without an invite link).
+ */
+const brokenReason = (launch: LinkLaunch) =>
+  launch.groups.length > 0 && launch.groups.every((g) => g.status === "full" || (g.status !== "broken" && g.inviteUrl !== null))
+    ? "all_groups_full"
+    : "no_open_group";
+
+/**
+ * Sends `link_broken` (`reason` from brokenReason) unless one was sent for this launch within the period:
  * checked in the outbox under a lock per launch, so several processes and restarts still send one.
  */
 async function reportLinkBroken(db: Db, launch: LinkLaunch, now: Date) {
+  const reason = brokenReason(launch);
   const { brokenCheckedAt } = state();
   const last = brokenCheckedAt.get(launch.id);
   if (last !== undefined && now.getTime() - last < linkBrokenPeriodMs) return;
@@ -132,12 +142,13 @@ async function reportLinkBroken(db: Db, launch: LinkLaunch, now: Date) {
           gt(outboxEvents.createdAt, since),
           sql`${outboxEvents.payload}->'data'->>'event' = 'link_broken'`,
           sql`${outboxEvents.payload}->'data'->>'id_launch' = ${launch.id}`,
-          sql`${outboxEvents.payload}->'data'->>'reason' = 'all_groups_full'`,
+          // The invite-health job's link_broken names a group; this one is the launch's link as a whole.
+          sql`${outboxEvents.payload}->'data'->>'id_group' is null`,
         ),
       )
       .limit(1);
     if (recent) return;
-    await recordEvent(tx, launch.tenantId, "group_activity", { event: "link_broken", id_launch: launch.id, reason: "all_groups_full" }, now);
+    await recordEvent(tx, launch.tenantId, "group_activity", { event: "link_broken", id_launch: launch.id, reason }, now);
   });
 }
 

@@ -239,6 +239,16 @@ describe("GET /g/{slug}", () => {
     expect(events[0]).toMatchObject({ type: "group_activity", data: { event: "link_broken", id_launch: l.id, reason: "all_groups_full" } });
   });
 
+  it("an active launch with no group to send to (none yet, or broken): the closed page and link_broken no_open_group", async () => {
+    for (const groups of [[], [{ status: "broken" as const }]]) {
+      const l = await launchWith(groups);
+      const res = await visit(l.slug);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain("Os grupos estão fechados");
+      expect(await linkBrokenEvents(l.id)).toEqual([expect.objectContaining({ data: { event: "link_broken", id_launch: l.id, reason: "no_open_group" } })]);
+    }
+  });
+
   it("a paused launch with closed_url redirects there; a closed one without shows the closed page; neither counts", async () => {
     const paused = await launchWith([{}], { status: "paused", closedUrl: "https://example.com/lista-de-espera" });
     const res = await visit(paused.slug);
