@@ -18,6 +18,9 @@
  * `scale` (bench/scale.ts) and `load` (bench/load.ts), alone, never by default: scale and fairness of
  * dispatch with hundreds of tenants; HTTP load at the rate limit's ceiling with autocannon.
  *
+ * `link [pglite|postgres]` (alone): the launches' public join link at 200 requests/s, p50/p99 and the
+ * clicks stored (bench/link.ts).
+ *
  * Prints each figure on its own line with its target, then one JSON line with all of them.
  */
 import { readdirSync, readFileSync, rmSync } from "node:fs";
@@ -29,6 +32,7 @@ import { apiClient, createDatabase, createTenant, freePort, root, startServer, s
 import { ensureBuild } from "../scripts/ensure-build";
 import { mainLoad } from "./load";
 import { mainScale } from "./scale";
+import { benchLink } from "./link";
 import { benchTwoProcesses } from "./two-processes";
 import { benchWebhooks, type WebhookFigures } from "./webhooks";
 
@@ -370,6 +374,18 @@ async function mainTwoProcesses() {
   console.log(JSON.stringify({ bench: "two-processes", machine, ...f }));
 }
 
+/** `npm run bench -- link [pglite|postgres]`: the public join link (bench/link.ts). */
+async function mainLink(kind: string | undefined) {
+  const kinds = (["pglite", "postgres"] as const).filter((k) => !kind || k === kind);
+  if (kinds.length === 0) throw new Error(`unknown database "${kind}": pglite or postgres`);
+  await ensureBuild({ log });
+  const loadStart = loadAvg();
+  const all = await benchLink([...kinds], pgBase, log);
+  const machine = { cpus: os.cpus().length, node: process.version, load_avg_start: loadStart, load_avg_end: loadAvg() };
+  console.log(`load average (1 min) at start ${loadStart}, at end ${machine.load_avg_end}: figures drop sharply when other work shares the CPUs`);
+  console.log(JSON.stringify({ bench: "link", machine, ...all }));
+}
+
 async function main() {
   const only = process.argv[2];
   if (only === "two-processes") return mainTwoProcesses();
@@ -377,8 +393,9 @@ async function main() {
     await ensureBuild({ log });
     return only === "scale" ? mainScale(process.argv.slice(3)) : mainLoad(process.argv.slice(3));
   }
+  if (only === "link") return mainLink(process.argv[3]);
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
-  if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres, two-processes, scale or load`);
+  if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres, two-processes, scale, load or link`);
   const { built } = await ensureBuild({ log });
   if (built) {
     // Right after `next build` the first figures came out half as good (create-campaign 290 ms, not 190).

@@ -7,13 +7,20 @@
 import { parseArgs } from "node:util";
 import { env, validateEnv } from "../server/env";
 import { startAppServer } from "../server/http/app-server";
+import { publicLinkPrefix, servePublicLink } from "../server/launches/public-link";
 import { handleRestRequest } from "../server/rest-api";
 
 async function main() {
   validateEnv();
   const { values } = parseArgs({ options: { port: { type: "string" }, hostname: { type: "string" } } });
   const port = values.port ? Number(values.port) : env.port;
-  const app = await startAppServer({ dir: process.cwd(), port, hostname: values.hostname, handleExternal: handleRestRequest });
+  const app = await startAppServer({
+    dir: process.cwd(),
+    port,
+    hostname: values.hostname,
+    handleExternal: handleRestRequest,
+    publicLink: { prefix: publicLinkPrefix, handle: servePublicLink },
+  });
   console.log(`[serve] ready on http://${values.hostname ?? "localhost"}:${port}`);
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {

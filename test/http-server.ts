@@ -9,7 +9,8 @@ import { handleSimulatorRequest } from "../server/simulator-http/simulator-contr
 import { handleAuthorize, handleDecision, handleIntrospect, handleMetadata, handleRevoke, handleToken } from "../server/oauth/http";
 import { handleNextAuth } from "./next-auth-handler";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { clientIp } from "../server/http/client-address";
+import { applyClientHeaders, clientIp } from "../server/http/client-address";
+import { publicLinkPrefix, servePublicLink } from "../server/launches/public-link";
 import { appRouter } from "../server/root";
 import { getServices } from "../server/services";
 
@@ -64,6 +65,11 @@ export async function startTestServer(opts: { peerAddress?: string } = {}): Prom
       const cap = bodyCap(path);
       const declared = declaredLength(req.headers["content-length"]);
       if (declared !== undefined && declared > cap) return await sendWebResponse(res, payloadTooLargeResponse(cap), req);
+      // The launches' public link, node:http straight through as app-server.ts serves it.
+      if (path.startsWith(publicLinkPrefix)) {
+        applyClientHeaders(req.headers, peer);
+        return await servePublicLink(req, res);
+      }
       const request = await toWebRequest(req, base, peer);
       let response: Response;
       if (path.startsWith("/api/external/")) response = await handleRestRequest(request);

@@ -20,6 +20,8 @@ export interface AppServer {
  * the same handler as app/api/external/[...path]/route.ts (`handleExternal`, server/rest-api.ts) (which `next dev` still serves); going
  * around Next.js' router saves it about 3 ms of CPU per call on a 2-vCPU machine (docs/benchmarks.md).
  *
+ * The launches' public link `/g/{slug}` is answered here too, never by Next.js (its p99 target is 20 ms).
+ *
  * Every request first gets, here: its client address (server/http/client-address.ts: TCP peer or
  * TRUST_PROXY), the security headers (server/http/security-headers.ts), and a 413 when its declared
  * Content-Length is past its path's cap (server/http/body-limit.ts), before any of the body is read.
@@ -30,6 +32,11 @@ export async function startAppServer(opts: {
   hostname?: string;
   /** The REST facade with its dependencies (server/rest-api.ts `handleRestRequest`). */
   handleExternal: (req: Request) => Promise<Response>;
+  /**
+   * The launches' public join link `GET /g/{slug}` (server/launches/public-link.ts): answered here, before
+   * Next.js, with node:http directly (no Fetch API conversion), after the client address is decided.
+   */
+  publicLink?: { prefix: string; handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> };
 }): Promise<AppServer> {
   const app = next({ dev: false, dir: opts.dir, hostname: opts.hostname ?? "localhost", port: opts.port });
   await app.prepare();
@@ -46,6 +53,9 @@ export async function startAppServer(opts: {
     }
     if (directMethods.has(req.method ?? "") && pathname.startsWith(externalPrefix)) {
       void serveExternal(req, res, base, opts.handleExternal);
+    } else if (opts.publicLink && pathname.startsWith(opts.publicLink.prefix)) {
+      applyClientHeaders(req.headers, req.socket.remoteAddress);
+      opts.publicLink.handle(req, res).catch(() => res.destroy());
     } else {
       applyClientHeaders(req.headers, req.socket.remoteAddress);
       void handleNext(req, res);
