@@ -2,6 +2,7 @@ import { accountRouter } from "./auth/router";
 import { campaignsRouter } from "./campaigns/router";
 import { channelsRouter } from "./channels/router";
 import { integrationsRouter } from "./integrations/router";
+import { launchStatsRouter } from "./launches/stats-router";
 import { apiKeysRouter } from "./keys/router";
 import { partnerAppsRouter } from "./oauth/router";
 import { partnerRouter } from "./partner/router";
@@ -16,6 +17,7 @@ export const appRouter = router({
   campaigns: campaignsRouter,
   channels: channelsRouter,
   integrations: integrationsRouter,
+  launchStats: launchStatsRouter,
   partner: partnerRouter,
   partnerApps: partnerAppsRouter,
   segments: segmentsRouter,
