@@ -4,6 +4,7 @@ import { channelsRouter } from "./channels/router";
 import { integrationsRouter } from "./integrations/router";
 import { launchStatsRouter } from "./launches/stats-router";
 import { apiKeysRouter } from "./keys/router";
+import { launchesRouter } from "./launches/router";
 import { partnerAppsRouter } from "./oauth/router";
 import { partnerRouter } from "./partner/router";
 import { segmentsRouter } from "./segments/router";
@@ -17,6 +18,7 @@ export const appRouter = router({
   campaigns: campaignsRouter,
   channels: channelsRouter,
   integrations: integrationsRouter,
+  launches: launchesRouter,
   launchStats: launchStatsRouter,
   partner: partnerRouter,
   partnerApps: partnerAppsRouter,

@@ -11,7 +11,7 @@ import { launches, launchGroups } from "../../db/schema";
 import { env } from "../env";
 import type { MessagingProvider } from "../messaging/provider";
 import { recordGroupActivity } from "./group-activity";
-import { applyGroupStatuses } from "./record-participants";
+import { applyGroupStatuses, lockLaunch } from "./record-participants";
 import { wakeLaunch } from "./wake";
 
 export interface InviteCheckResult {
@@ -63,6 +63,7 @@ export async function checkInviteLinks(db: Db, provider: Checker, now: Date, opt
     if (!state.exists || !state.admin) {
       const reason = state.exists ? "not_admin" : "group_gone";
       await db.transaction(async (tx) => {
+        await lockLaunch(tx, g.launchId);
         const [marked] = await tx
           .update(launchGroups)
           .set({ status: "broken", brokenReason: reason, inviteCheckedAt: now })
@@ -70,7 +71,7 @@ export async function checkInviteLinks(db: Db, provider: Checker, now: Date, opt
           .returning({ p: launchGroups.position });
         if (!marked) return;
         await recordGroupActivity(tx, g.tenantId, { event: "link_broken", id_launch: g.launchId, id_group: g.groupId, reason }, now);
-        await applyGroupStatuses(tx, g.launchId, now);
+        await applyGroupStatuses(tx, g.launchId, g.tenantId, now);
       });
       result.broken++;
       wakeLaunch(g.launchId);
