@@ -5,7 +5,7 @@
  * leaves the rotation (the next group fills) and a `link_broken` event says why. A channel that cannot
  * answer now (offline, gateway down) is skipped and asked again on the next run.
  */
-import { and, asc, eq, isNull, lt, ne, or } from "drizzle-orm";
+import { and, asc, eq, isNull, lt, ne, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { launches, launchGroups } from "../../db/schema";
 import { env } from "../env";
@@ -44,7 +44,8 @@ export async function checkInviteLinks(db: Db, provider: Checker, now: Date, opt
         opts.all ? undefined : or(isNull(launchGroups.inviteCheckedAt), lt(launchGroups.inviteCheckedAt, due)),
       ),
     )
-    .orderBy(asc(launchGroups.inviteCheckedAt), asc(launchGroups.launchId), asc(launchGroups.position))
+    // Never-checked groups first, then the longest unchecked.
+    .orderBy(sql`${launchGroups.inviteCheckedAt} asc nulls first`, asc(launchGroups.launchId), asc(launchGroups.position))
     .limit(opts.limit ?? 500);
   const result: InviteCheckResult = { checked: 0, renewed: 0, broken: 0, skipped: 0 };
   for (const g of groups) {
