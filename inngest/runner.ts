@@ -1,7 +1,6 @@
 import { dueCampaigns, nextDueAt } from "../server/dispatch/due-campaigns";
 import { runCampaignStep, type DispatchDeps } from "../server/dispatch/run-campaign-step";
 import { onDispatchWake } from "../server/dispatch/wake";
-import { mapLimit } from "../server/map-limit";
 import { WakeableLoop } from "./wakeable-loop";
 
 export interface RunnerOptions {
@@ -29,21 +28,46 @@ export class InProcessRunner extends WakeableLoop {
     return onDispatchWake(() => this.wake());
   }
 
+  /** Campaigns whose step runs now in this process, and those steps (stop() waits for them). */
+  private readonly running = new Map<string, Promise<void>>();
+
+  private get workers() {
+    return this.opts.concurrency ?? 4;
+  }
+
   /**
-   * One step each for as many due campaigns as there are workers, taken round-robin across tenants
-   * (dueCampaigns), then a fresh look. A round ends when its slowest step does, so a round is at most
-   * one loop long: a campaign that falls due meanwhile (another tenant's paced one, say) waits at most
-   * that loop, never behind a queue of one tenant's campaigns.
+   * A pool: each free worker takes the next due campaign (round-robin across tenants, dueCampaigns) as
+   * soon as it is free, and a finished step wakes the loop. A long step (a zero-pacing campaign's loop
+   * of 100 sends) holds one worker, not the others: paced campaigns of other tenants keep their pace
+   * beside it (docs/dispatch.md#fairness).
    */
   protected async round() {
-    const workers = this.opts.concurrency ?? 4;
-    const due = await dueCampaigns(this.deps.db, new Date(), workers);
-    await mapLimit(due, workers, (id) => runCampaignStep(this.deps, id).catch((err) => console.error("[dispatch] step failed", id, err)));
-    return due.length > 0;
+    const free = this.workers - this.running.size;
+    if (free <= 0) return false;
+    const due = await dueCampaigns(this.deps.db, new Date(), free + this.running.size);
+    for (const id of due.filter((d) => !this.running.has(d)).slice(0, free)) {
+      const step = runCampaignStep(this.deps, id)
+        .then(
+          () => undefined,
+          (err) => console.error("[dispatch] step failed", id, err),
+        )
+        .finally(() => {
+          this.running.delete(id);
+          this.wake();
+        });
+      this.running.set(id, step);
+    }
+    // A finished step wakes the loop; meanwhile it sleeps until the next step falls due.
+    return false;
+  }
+
+  protected async drain() {
+    while (this.running.size > 0) await Promise.all(this.running.values());
   }
 
   protected async sleepMs() {
     const max = this.opts.maxSleepMs ?? 1000;
+    if (this.running.size >= this.workers) return max;
     const next = await nextDueAt(this.deps.db).catch(() => null);
     return next ? Math.min(max, Math.max(0, next.getTime() - Date.now())) : max;
   }

@@ -61,20 +61,23 @@ export abstract class WakeableLoop {
     this.ticking = true;
     let resolve!: () => void;
     this.tickDone = new Promise((r) => (resolve = r));
-    let more = false;
+    let delay = 0;
     try {
-      more = await this.round();
+      const more = await this.round();
+      // Still "ticking" while the sleep is worked out, so a wake-up meanwhile is not overwritten by it.
+      if (!more && !this.again && !this.stopped) delay = await this.sleepMs();
     } catch (err) {
       if (!this.stopped) console.error(`[${this.label}] runner round failed`, err);
+      delay = 1000;
     } finally {
       this.ticking = false;
       resolve();
     }
     if (this.stopped) return;
-    if (more || this.again) {
+    if (this.again) {
       this.again = false;
-      return this.schedule(0);
+      delay = 0;
     }
-    this.schedule(await this.sleepMs());
+    this.schedule(delay);
   }
 }

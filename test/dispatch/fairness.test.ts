@@ -12,8 +12,8 @@ import { newTenant, until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 const GROUPS = 20_000;
-/** The platform's time per message for A (set below): one loop of A (100 messages) is about 300 ms. */
-const latencyMs = 3;
+/** The platform's time per message for A (set below): one loop of A (100 messages) is about 500 ms. */
+const latencyMs = 5;
 /** The runner's workers (InProcessRunner's default): a round is at most this many loops at once. */
 const runnerConcurrency = 4;
 const paced = { min: 1, max: 2, groups: 6 };
@@ -80,8 +80,8 @@ it.each([
     const bSegment = await segment(b.api, b.channel, b.groups);
 
     console.log(`[fairness] setup ${Date.now() - t0} ms`);
-    // A's channels take 3 ms a message (the latency is per tenant: B's are unaffected):
-    // one loop of A (100 messages) is then about 300 ms, and 20,000 groups take A well over B's run.
+    // A's channels take 5 ms a message (the latency is per tenant: B's are unaffected):
+    // one loop of A (100 messages) is then about 500 ms, and 20,000 groups take A well over B's run.
     expect((await a.api("POST", "/api/simulator/latency", { ms: latencyMs })).status).toBe(200);
     const aCampaigns: string[] = [];
     try {
@@ -125,9 +125,11 @@ it.each([
       // How many of A's messages went out between B being due and its first send: counted, so it does
       // not depend on how fast this machine is (the old selection let 2,000+ go first).
       let aBeforeB = 0;
+      let aAfterB = 0;
       for (const id of aCampaigns) {
         const sent: { sent_at: string }[] = (await a.api("GET", `/api/simulator/messages?id_campaign=${id}`)).json.messages;
         aBeforeB += sent.filter((m) => Date.parse(m.sent_at) >= dueAt && Date.parse(m.sent_at) < times[0]).length;
+        aAfterB += sent.filter((m) => Date.parse(m.sent_at) > times[times.length - 1]).length;
       }
       const gapBound = paced.max * 1000 + 2 * roundMs + 1000;
       console.log(
@@ -143,8 +145,8 @@ it.each([
         expect(gap).toBeGreaterThanOrEqual(paced.min * 1000);
         expect(gap).toBeLessThanOrEqual(gapBound);
       }
-      // A was still sending the whole time: the scenario really ran B beside A's flood.
-      expect(aSentAtEnd).toBeLessThan(GROUPS);
+      // A was still sending after B's last send: the scenario really ran B beside A's flood.
+      expect(aAfterB).toBeGreaterThan(0);
     } finally {
       // Even when an assertion failed: A's flood must not go on into the next test (or file, on PostgreSQL).
       for (const id of aCampaigns) await a.api("POST", `/api/external/cancel-campaign/${id}`);
