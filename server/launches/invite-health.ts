@@ -11,7 +11,8 @@ import { launches, launchGroups } from "../../db/schema";
 import { env } from "../env";
 import type { MessagingProvider } from "../messaging/provider";
 import { recordGroupActivity } from "./group-activity";
-import { applyGroupStatuses, lockLaunch } from "./record-participants";
+import { lockLaunch } from "./record-participants";
+import { applyRestatus } from "./restatus-groups";
 import { wakeLaunch } from "./wake";
 
 export interface InviteCheckResult {
@@ -72,7 +73,7 @@ export async function checkInviteLinks(db: Db, provider: Checker, now: Date, opt
           .returning({ p: launchGroups.position });
         if (!marked) return;
         await recordGroupActivity(tx, g.tenantId, { event: "link_broken", id_launch: g.launchId, id_group: g.groupId, reason }, now);
-        await applyGroupStatuses(tx, g.launchId, g.tenantId, now);
+        await applyRestatus(tx, g.launchId, now);
       });
       result.broken++;
       wakeLaunch(g.launchId);

@@ -10,7 +10,6 @@ import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { launches, launchGroups, launchParticipants } from "../../db/schema";
 import type { MessagingProvider } from "../messaging/provider";
-import { recordGroupActivity } from "./group-activity";
 import { staffMatcher } from "./members";
 import { applyRestatus } from "./restatus-groups";
 import { wakeLaunch } from "./wake";
@@ -58,7 +57,7 @@ export async function recordParticipants(db: Db, provider: Pick<MessagingProvide
         .update(launchGroups)
         .set({ members: Math.max(0, group.members + delta) })
         .where(and(eq(launchGroups.launchId, launch.launchId), eq(launchGroups.groupId, event.groupId)));
-      await applyGroupStatuses(tx, launch.launchId, launch.tenantId, event.at);
+      await applyRestatus(tx, launch.launchId, event.at);
     });
   }
   const touched = [...new Set(held.map((l) => l.launchId))];
@@ -113,17 +112,6 @@ async function recordLeaves(tx: Tx, launchId: string, groupId: string, participa
     ).map((r) => r.p),
   );
   return closedSet.size + rest.filter((p) => !seen.has(p)).length;
-}
-
-/**
- * The launch's groups re-statused after their members or states changed (restatus-groups.ts, which locks
- * the launch's row); a group that becomes full gets a `group_full` event.
- */
-export async function applyGroupStatuses(tx: Tx, launchId: string, tenantId: string, at: Date) {
-  for (const change of await applyRestatus(tx, launchId, at)) {
-    if (change.to === "full")
-      await recordGroupActivity(tx, tenantId, { event: "group_full", id_launch: launchId, id_group: change.groupId, members: change.members }, at);
-  }
 }
 
 /** The launch's row first, as applyRestatus and the group additions take it: one lock order, no deadlock. */

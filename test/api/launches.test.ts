@@ -2,7 +2,6 @@
  * Launches (docs/decisions.md#launches) through the REST facade: create-launch, edit-launch,
  * launch-groups, info-launch, the launch's segment, and the launch engine making the next group.
  */
-import { existsSync } from "node:fs";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
@@ -338,9 +337,8 @@ describe("the launch engine", () => {
     expect((await api("GET", `/api/external/info-launch/${empty.id_launch}`)).json.groups).toHaveLength(0);
   });
 
-  // Through the simulator's participants and the recorded participant events: needs funnel16's ingestion.
-  const ingestion = existsSync(new URL("../../server/launches/record-participants.ts", import.meta.url));
-  it.skipIf(!ingestion)("four simulated joins fill group 1 and the next visitor's group 2 is made by the engine", async () => {
+  // Through the simulator's participants and the recorded participant events.
+  it("four simulated joins fill group 1 and the next visitor's group 2 is made by the engine", async () => {
     const ch = await channel();
     const launch = await createLaunch({ name: "Fluxo", id_channel: [ch], group_template: template, capacity: 5, margin: 1, initial_groups: 1 });
     const members = launch.groups[0].members as number;
