@@ -34,7 +34,9 @@ export type ProcessSlot =
   /** server/messaging/gateway-check.ts: the last start-up check of the gateway (Evolution). */
   | "gatewayCheck"
   /** server/launches/wake.ts: the launch engine's wake-up listeners. */
-  | "launchWakers";
+  | "launchWakers"
+  /** server/launches/launch-lock.ts: per launch, the chain of group creations in progress. */
+  | "launchLocks";
 
 const key = Symbol.for("group-campaigns.process-state");
 const holder = globalThis as unknown as Record<symbol, Partial<Record<ProcessSlot, unknown>>>;

@@ -3,6 +3,7 @@ import { campaignsRouter } from "./campaigns/router";
 import { channelsRouter } from "./channels/router";
 import { integrationsRouter } from "./integrations/router";
 import { apiKeysRouter } from "./keys/router";
+import { launchesRouter } from "./launches/router";
 import { partnerAppsRouter } from "./oauth/router";
 import { partnerRouter } from "./partner/router";
 import { segmentsRouter } from "./segments/router";
@@ -16,6 +17,7 @@ export const appRouter = router({
   campaigns: campaignsRouter,
   channels: channelsRouter,
   integrations: integrationsRouter,
+  launches: launchesRouter,
   partner: partnerRouter,
   partnerApps: partnerAppsRouter,
   segments: segmentsRouter,

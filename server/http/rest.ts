@@ -9,7 +9,7 @@ import { errorResult, jsonHeaders, toResponse, trpcErrorResult, type HttpResult 
 import { validateIdempotencyKey, withIdempotency } from "./idempotency";
 import { consume, type LimitOutcome } from "./rate-limit";
 import { pinBodyCoercion } from "./no-body-coercion";
-import { matchRoute, restPrefix, type RestRoute } from "./routes";
+import { matchRoute, pathParamOverridden, restPrefix, type RestRoute } from "./routes";
 import { processWide } from "../process-state";
 
 /**
@@ -149,6 +149,9 @@ export async function handleExternalRequest(req: Request, deps: RestDeps): Promi
     // input is parsed), so the body is never read (docs/decisions.md#limits-abuse-retention, "Request bodies").
     const { body, error } = caller.kind === "anonymous" ? { body: {}, error: undefined } : await readBody(req, url.pathname);
     if (error) return toResponse(withHeaders(error, limitHeaders));
+    const overridden = pathParamOverridden(route, url.pathname, body);
+    if (overridden)
+      return toResponse(withHeaders(errorResult(400, `${overridden}: is set by the path and cannot be changed.`, "validation_error"), limitHeaders));
 
     const exchange: Exchange = { ctx: { db, provider, caller, now, clientIp: ip }, route };
     const run = () => runProcedure(req, url, body, exchange);

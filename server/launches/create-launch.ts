@@ -1,0 +1,76 @@
+import type { Db } from "../../db/client";
+import { isUniqueViolation } from "../../db/errors";
+import { launches, segmentChannels, segments } from "../../db/schema";
+import { BadRequest, Conflict, Unavailable } from "../errors";
+import { newId } from "../ids";
+import type { MessagingProvider } from "../messaging/provider";
+import { requireChannels } from "../segments/resolve-groups";
+import { adoptExistingGroups, createTemplateGroups, creatingChannel } from "./add-groups";
+import { groupsOfLaunch, type Launch } from "./find-launch";
+import type { CreateLaunchInput } from "./schema";
+import { freeSlug, randomSlug, slugFromName } from "./slug";
+import { wakeLaunch } from "./wake";
+
+/**
+ * Creates a launch (docs/decisions.md#launches): the launch and its segment (named like it) in one
+ * transaction, then `initial_groups` groups from the template and the adopted ones, appended in order.
+ * A slug given and taken is 409; a generated one that is taken gets `-2`, `-3`, …
+ * Nothing is created when groups are asked for and none of the channels is connected (503). Should the
+ * provider fail midway, the launch keeps the groups made so far (the answer lists them).
+ */
+export async function createLaunch(db: Db, provider: MessagingProvider, tenantId: string, input: CreateLaunchInput, now: Date) {
+  await requireChannels(db, tenantId, [...input.id_channel, ...(input.adopt ? [input.adopt.id_channel] : [])]);
+  const channelIds = [...new Set(input.id_channel)];
+  if (input.adopt && !channelIds.includes(input.adopt.id_channel)) {
+    throw new BadRequest(`adopt.id_channel: ${input.adopt.id_channel} is not one of the launch's channels (id_channel).`);
+  }
+  if (input.initial_groups > 0 && !(await creatingChannel(db, { tenantId, channelIds }))) {
+    throw new Unavailable("None of the launch's channels (id_channel) is connected: its first groups cannot be created now.", "channel_offline");
+  }
+
+  const launch = await insertLaunch(db, tenantId, input, channelIds, now);
+  wakeLaunch(launch.id);
+  const { error } = await createTemplateGroups(db, provider, launch, input.initial_groups, now);
+  if (!error && input.adopt) await adoptExistingGroups(db, provider, launch, input.adopt, now);
+  return { launch, groups: await groupsOfLaunch(db, launch.id) };
+}
+
+async function insertLaunch(db: Db, tenantId: string, input: CreateLaunchInput, channelIds: string[], now: Date): Promise<Launch> {
+  const base = input.slug ?? slugFromName(input.name);
+  for (let attempt = 0; ; attempt++) {
+    const slug = input.slug ?? (base ? await freeSlug(db, base) : randomSlug());
+    try {
+      return await db.transaction(async (tx) => {
+        const segmentId = newId("segment");
+        await tx.insert(segments).values({ id: segmentId, tenantId, name: input.name, createdAt: now, updatedAt: now });
+        await tx.insert(segmentChannels).values(channelIds.map((channelId, position) => ({ segmentId, channelId, position })));
+        const [row] = await tx
+          .insert(launches)
+          .values({
+            id: newId("launch"),
+            tenantId,
+            name: input.name,
+            slug,
+            segmentId,
+            channelIds,
+            groupTemplate: input.group_template,
+            capacity: input.capacity,
+            margin: input.margin,
+            autoCreate: input.auto_create,
+            reserve: input.reserve,
+            staffNumbers: input.staff_numbers,
+            status: input.status,
+            closedUrl: input.closed_url ?? null,
+            createdAt: now,
+            updatedAt: now,
+          })
+          .returning();
+        return row;
+      });
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      if (input.slug) throw new Conflict(`slug: ${input.slug} is already taken; choose another one.`, "slug_taken");
+      if (attempt >= 5) throw err;
+    }
+  }
+}

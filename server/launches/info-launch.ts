@@ -1,0 +1,99 @@
+import { and, count, countDistinct, desc, eq, sql, sum } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { launchClicks, launchGroups, launchParticipants, launches } from "../../db/schema";
+import { toBrasiliaIso } from "../time/brasilia";
+import { findLaunch, groupOut, groupsOfLaunch, joinUrl, type Launch } from "./find-launch";
+import { pickJoinGroup } from "./rotation";
+
+/** The launch's counters: groups and members now; people, clicks, joins and leaves over its life (staff not counted as leads). */
+async function totals(db: Db, launchId: string, groups: { members: number }[]) {
+  const lead = and(eq(launchParticipants.launchId, launchId), eq(launchParticipants.staff, false));
+  const [people] = await db
+    .select({ unique: countDistinct(launchParticipants.participant), joins: count(), leaves: count(launchParticipants.leftAt) })
+    .from(launchParticipants)
+    .where(lead);
+  const [clicks] = await db
+    .select({ clicks: count(), unique: sql<number>`count(distinct (${launchClicks.day}, ${launchClicks.visitor}))`.mapWith(Number) })
+    .from(launchClicks)
+    .where(eq(launchClicks.launchId, launchId));
+  return {
+    groups: groups.length,
+    members: groups.reduce((n, g) => n + g.members, 0),
+    unique_members: people?.unique ?? 0,
+    clicks: clicks?.clicks ?? 0,
+    unique_clicks: clicks?.unique ?? 0,
+    joins: people?.joins ?? 0,
+    leaves: people?.leaves ?? 0,
+  };
+}
+
+/** info-launch's answer (edit-launch answers the same). */
+export async function infoLaunch(db: Db, tenantId: string, launchId: string) {
+  const launch = await findLaunch(db, tenantId, launchId);
+  return launchInfo(db, launch);
+}
+
+export async function launchInfo(db: Db, launch: Launch) {
+  const groups = await groupsOfLaunch(db, launch.id);
+  // Paused or closed: the link sends nobody to a group.
+  const current = launch.status === "active" ? pickJoinGroup(groups, launch) : null;
+  const t = launch.groupTemplate;
+  return {
+    success: true as const,
+    id_launch: launch.id,
+    name: launch.name,
+    slug: launch.slug,
+    join_url: joinUrl(launch.slug),
+    status: launch.status,
+    id_segment: launch.segmentId,
+    id_channel: launch.channelIds,
+    group_template: {
+      name: t.name,
+      ...(t.description !== undefined ? { description: t.description } : {}),
+      ...(t.image_url !== undefined ? { image_url: t.image_url } : {}),
+      admins_only: t.admins_only,
+      admins: t.admins,
+    },
+    capacity: launch.capacity,
+    margin: launch.margin,
+    auto_create: launch.autoCreate,
+    reserve: launch.reserve,
+    staff_numbers: launch.staffNumbers,
+    closed_url: launch.closedUrl,
+    totals: await totals(db, launch.id, groups),
+    current_group: current
+      ? { position: current.group.position, id_group: current.group.groupId, name: current.group.name, invite_url: current.group.inviteUrl! }
+      : null,
+    groups: groups.map(groupOut),
+    created_at: toBrasiliaIso(launch.createdAt),
+  };
+}
+
+/** The dashboard's list: each launch with its group, member and click counts, newest first. */
+export async function listLaunches(db: Db, tenantId: string) {
+  const rows = await db
+    .select({
+      launch: launches,
+      groups: count(launchGroups.position),
+      members: sum(launchGroups.members).mapWith(Number),
+      clicks: sum(launchGroups.clicks).mapWith(Number),
+    })
+    .from(launches)
+    .leftJoin(launchGroups, eq(launchGroups.launchId, launches.id))
+    .where(eq(launches.tenantId, tenantId))
+    .groupBy(launches.id)
+    .orderBy(desc(launches.createdAt));
+  return {
+    launches: rows.map((r) => ({
+      id_launch: r.launch.id,
+      name: r.launch.name,
+      slug: r.launch.slug,
+      join_url: joinUrl(r.launch.slug),
+      status: r.launch.status,
+      groups: r.groups,
+      members: r.members ?? 0,
+      clicks: r.clicks ?? 0,
+      created_at: toBrasiliaIso(r.launch.createdAt),
+    })),
+  };
+}

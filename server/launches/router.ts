@@ -1,0 +1,109 @@
+import { ownerProcedure, router } from "../trpc";
+import { addLaunchGroups } from "./add-launch-groups";
+import { createLaunch } from "./create-launch";
+import { editLaunch } from "./edit-launch";
+import { groupOut, joinUrl } from "./find-launch";
+import { infoLaunch, listLaunches } from "./info-launch";
+import {
+  createLaunchInput,
+  createLaunchOutput,
+  editLaunchInput,
+  infoLaunchInput,
+  infoLaunchOutput,
+  launchGroupsInput,
+  launchGroupsOutput,
+  listLaunchesOutput,
+} from "./schema";
+
+const tags = ["Launches"];
+
+export const launchesRouter = router({
+  create: ownerProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/external/create-launch",
+        tags,
+        summary: "Create a launch: a join link that fills groups in order",
+        protect: true,
+        errorResponses: [400, 401, 403, 404, 409, 429, 500, 503],
+      },
+      successStatus: 201,
+      idempotent: true,
+    })
+    .input(createLaunchInput)
+    .output(createLaunchOutput)
+    .mutation(async ({ ctx, input }) => {
+      const { launch, groups } = await createLaunch(ctx.db, ctx.provider, ctx.tenantId, input, ctx.now);
+      return {
+        success: true as const,
+        id_launch: launch.id,
+        name: launch.name,
+        slug: launch.slug,
+        join_url: joinUrl(launch.slug),
+        id_segment: launch.segmentId,
+        status: launch.status,
+        capacity: launch.capacity,
+        margin: launch.margin,
+        groups: groups.map(groupOut),
+        timestamp: ctx.now.toISOString(),
+      };
+    }),
+
+  edit: ownerProcedure
+    .meta({
+      openapi: {
+        method: "PUT",
+        path: "/external/edit-launch/{id_launch}",
+        tags,
+        summary: "Edit a launch (partial; not id_launch, join_url or id_segment); answers like info-launch",
+        protect: true,
+        errorResponses: [400, 401, 403, 404, 409, 429, 500],
+      },
+    })
+    .input(editLaunchInput)
+    .output(infoLaunchOutput)
+    .mutation(async ({ ctx, input }) => {
+      const { id_launch, name, slug, id_channel, group_template, capacity, margin, auto_create, reserve, staff_numbers, status, closed_url } = input;
+      const changes = { name, slug, id_channel, group_template, capacity, margin, auto_create, reserve, staff_numbers, status, closed_url };
+      await editLaunch(ctx.db, ctx.tenantId, id_launch, changes, ctx.now);
+      return infoLaunch(ctx.db, ctx.tenantId, id_launch);
+    }),
+
+  addGroups: ownerProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/external/launch-groups/{id_launch}",
+        tags,
+        summary: "Create groups from the template and/or adopt existing ones",
+        protect: true,
+        errorResponses: [400, 401, 403, 404, 429, 500, 503],
+      },
+      idempotent: true,
+    })
+    .input(launchGroupsInput)
+    .output(launchGroupsOutput)
+    .mutation(async ({ ctx, input }) => {
+      const groups = await addLaunchGroups(ctx.db, ctx.provider, ctx.tenantId, input.id_launch, input, ctx.now);
+      return { success: true as const, id_launch: input.id_launch, groups: groups.map(groupOut) };
+    }),
+
+  info: ownerProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/external/info-launch/{id_launch}",
+        tags,
+        summary: "A launch: its link, groups in order, where the link sends now, and totals",
+        protect: true,
+        errorResponses: [400, 401, 403, 404, 429, 500],
+      },
+    })
+    .input(infoLaunchInput)
+    .output(infoLaunchOutput)
+    .query(({ ctx, input }) => infoLaunch(ctx.db, ctx.tenantId, input.id_launch)),
+
+  /** Dashboard: the tenant's launches with their counts. */
+  list: ownerProcedure.output(listLaunchesOutput).query(({ ctx }) => listLaunches(ctx.db, ctx.tenantId)),
+});

@@ -1,0 +1,203 @@
+/**
+ * Launches (docs/decisions.md#launches): the inputs and answers of create-launch, edit-launch,
+ * launch-groups and info-launch, shared by the REST facade, tRPC (the dashboard) and the OpenAPI document.
+ */
+import { z } from "zod";
+import { launchGroupStatuses, launchStatuses } from "../../db/schema";
+import { idChannel, idGroup } from "../channels/schema";
+import { idPattern } from "../ids";
+import { mediaUrl, name, text, url } from "../text";
+
+export const idLaunch = z
+  .string()
+  .regex(idPattern("launch"), "must be a launch token of the form launch_<uuid>")
+  .meta({ example: "launch_7c9e6679-7425-40de-944b-e07fc1f90ae7" });
+
+export const slugPattern = /^[a-z0-9-]{3,60}$/;
+export const launchSlug = z
+  .string()
+  .regex(slugPattern, "must be 3 to 60 characters: lowercase letters, digits and hyphens")
+  .meta({ description: "The public part of the join link `{app_url}/g/{slug}`; unique across the service.", example: "turma-7" });
+
+/** A phone number as WhatsApp shows it: digits with the country code, no `+`. */
+export const phoneNumber = z
+  .string()
+  .regex(/^[1-9][0-9]{7,14}$/, "must be a phone number: digits with the country code, e.g. 5511987654321")
+  .meta({ example: "5511987654321" });
+
+export const launchStatus = z
+  .enum(launchStatuses)
+  .meta({ description: "active: the link rotates; paused / closed: the link sends to closed_url (or a closed page)" });
+export const launchGroupStatus = z.enum(launchGroupStatuses).meta({
+  description: "filling (the link sends here), reserve (ready, next in line), full (at capacity − margin; stays full), broken (vanished or no longer admin)",
+});
+
+/** WhatsApp's group subject holds at most 100 characters; `{n}` grows by up to 3 digits. */
+export const templateNameMaxLength = 90;
+
+export const groupTemplate = z.object({
+  name: text({ max: templateNameMaxLength, min: 1, trim: true }).meta({
+    description: "The group's name; `{n}` is replaced by the group's position in the launch (1, 2, …).",
+    example: "Turma 7 #{n}",
+  }),
+  description: text({ max: 2048 }).optional(),
+  image_url: mediaUrl().optional().meta({ description: "The group's picture (https, public)." }),
+  admins_only: z.boolean().default(false).meta({ description: "Only admins may post (announcements)." }),
+  admins: z.array(phoneNumber).max(50, "must list at most 50 numbers").default([]).meta({ description: "Numbers promoted to admin in every group." }),
+});
+
+const channelList = z.array(idChannel).min(1, "must list at least one channel").max(20, "must list at most 20 channels");
+const staffList = z.array(phoneNumber).max(1000, "must list at most 1000 numbers");
+
+export const adoptGroups = z.object({
+  id_channel: idChannel.meta({ description: "The channel that has the groups (one of the launch's id_channel)." }),
+  groups: z.array(idGroup).min(1, "must list at least one group").max(100, "must list at most 100 groups"),
+});
+
+const capacity = z.number().int().min(1).max(1024).meta({ description: "Most people a group holds (WhatsApp: 1024)." });
+const margin = z.number().int().min(0).max(200).meta({ description: "A group is full at capacity − margin members." });
+const reserve = z.number().int().min(0).max(5).meta({ description: "Groups kept ready ahead of need." });
+
+/** margin must leave room in a group: 400 naming margin. */
+function marginBelowCapacity(v: { capacity?: number; margin?: number }, ctx: z.RefinementCtx) {
+  if (v.capacity !== undefined && v.margin !== undefined && v.margin >= v.capacity) {
+    ctx.addIssue({ code: "custom", message: "must be less than capacity", path: ["margin"] });
+  }
+}
+
+export const createLaunchInput = z
+  .object({
+    name: name(),
+    slug: launchSlug.optional(),
+    id_channel: channelList,
+    group_template: groupTemplate,
+    capacity: capacity.default(1000),
+    margin: margin.default(20),
+    auto_create: z.boolean().default(true),
+    reserve: reserve.default(1),
+    staff_numbers: staffList.default([]),
+    status: launchStatus.default("active"),
+    closed_url: url().optional(),
+    initial_groups: z.number().int().min(0).max(20).default(1).meta({ description: "Groups created now from the template." }),
+    adopt: adoptGroups.optional().meta({ description: "Existing groups appended in order (after the created ones)." }),
+  })
+  .superRefine(marginBelowCapacity);
+export type CreateLaunchInput = z.output<typeof createLaunchInput>;
+
+export const launchGroup = z.object({
+  position: z.number().int(),
+  id_group: z.string(),
+  id_channel: z.string(),
+  name: z.string(),
+  invite_url: z.string().nullable(),
+  members: z.number().int(),
+  clicks: z.number().int(),
+  status: launchGroupStatus,
+});
+export type LaunchGroupOut = z.output<typeof launchGroup>;
+
+export const createLaunchOutput = z.object({
+  success: z.literal(true),
+  id_launch: z.string(),
+  name: z.string(),
+  slug: z.string(),
+  join_url: z.string(),
+  id_segment: z.string(),
+  status: launchStatus,
+  capacity: z.number().int(),
+  margin: z.number().int(),
+  groups: z.array(launchGroup),
+  timestamp: z.iso.datetime({ offset: true }),
+});
+
+/** Fields a client may not change: edit-launch answers 400 naming them. */
+export const immutableLaunchFields = ["join_url", "id_segment"] as const;
+
+const editLaunchFields = z.object({
+  id_launch: idLaunch,
+  name: name().optional(),
+  slug: launchSlug.optional(),
+  id_channel: channelList.optional(),
+  group_template: groupTemplate.partial().optional(),
+  capacity: capacity.optional(),
+  margin: margin.optional(),
+  auto_create: z.boolean().optional(),
+  reserve: reserve.optional(),
+  staff_numbers: staffList.optional(),
+  status: launchStatus.optional(),
+  closed_url: url().nullable().optional().meta({ description: "null removes it (the closed page is shown)." }),
+});
+/** Unknown fields are kept while parsing only to name join_url / id_segment in the 400. */
+export const editLaunchInput = editLaunchFields.loose().superRefine((v, ctx) => {
+  for (const field of immutableLaunchFields) {
+    if (field in v) ctx.addIssue({ code: "custom", message: "cannot be changed", path: [field] });
+  }
+  marginBelowCapacity(v, ctx);
+});
+export type LaunchChanges = Omit<z.output<typeof editLaunchFields>, "id_launch">;
+
+export const launchGroupsInput = z
+  .object({
+    id_launch: idLaunch,
+    create: z.number().int().min(1).max(20).optional().meta({ description: "Groups to create now from the template." }),
+    adopt: adoptGroups.optional(),
+  })
+  .refine((v) => v.create !== undefined || v.adopt !== undefined, { message: "send create and/or adopt", path: ["body"] });
+
+export const launchGroupsOutput = z.object({ success: z.literal(true), id_launch: z.string(), groups: z.array(launchGroup) });
+
+export const infoLaunchInput = z.object({ id_launch: idLaunch });
+
+export const currentGroup = z.object({ position: z.number().int(), id_group: z.string(), name: z.string(), invite_url: z.string() });
+
+export const launchTotals = z.object({
+  groups: z.number().int(),
+  members: z.number().int().meta({ description: "Everyone in the launch's groups now (staff included)." }),
+  unique_members: z.number().int().meta({ description: "Distinct leads who ever joined any group of the launch (staff excluded)." }),
+  clicks: z.number().int(),
+  unique_clicks: z.number().int().meta({ description: "Distinct visitors per day, summed over the days." }),
+  joins: z.number().int(),
+  leaves: z.number().int(),
+});
+
+export const infoLaunchOutput = z.object({
+  success: z.literal(true),
+  id_launch: z.string(),
+  name: z.string(),
+  slug: z.string(),
+  join_url: z.string(),
+  status: launchStatus,
+  id_segment: z.string(),
+  id_channel: z.array(z.string()),
+  group_template: z.object({
+    name: z.string(),
+    description: z.string().optional(),
+    image_url: z.string().optional(),
+    admins_only: z.boolean(),
+    admins: z.array(z.string()),
+  }),
+  capacity: z.number().int(),
+  margin: z.number().int(),
+  auto_create: z.boolean(),
+  reserve: z.number().int(),
+  staff_numbers: z.array(z.string()),
+  closed_url: z.string().nullable(),
+  totals: launchTotals,
+  current_group: currentGroup.nullable().meta({ description: "Where the link sends a visitor now; null: nowhere (the closed page)." }),
+  groups: z.array(launchGroup),
+  created_at: z.iso.datetime({ offset: true }),
+});
+export type InfoLaunchOutput = z.output<typeof infoLaunchOutput>;
+
+export const launchSummary = z.object({
+  id_launch: z.string(),
+  name: z.string(),
+  slug: z.string(),
+  join_url: z.string(),
+  status: launchStatus,
+  groups: z.number().int(),
+  members: z.number().int(),
+  clicks: z.number().int(),
+  created_at: z.iso.datetime({ offset: true }),
+});
+export const listLaunchesOutput = z.object({ launches: z.array(launchSummary) });
