@@ -13,12 +13,14 @@ export async function register() {
   const { startWebhookEngine } = await import("./inngest/webhook-engine");
   const { startMaintenance } = await import("./inngest/maintenance-runner");
   const { startChannelStatePoll } = await import("./inngest/channel-state-poll");
+  const { startLaunchEngine } = await import("./inngest/launch-runner");
   const { runGatewayCheck } = await import("./server/messaging/gateway-check");
   const services = await getServices();
   startDispatchEngine(services);
   startWebhookEngine(services);
   startMaintenance(services);
   startChannelStatePoll(services);
+  startLaunchEngine(services);
   // Printed in the log at start and kept for the dashboard's channels page; it never blocks the start.
   void runGatewayCheck(services.provider).catch((err) => console.error("[evolution] gateway check failed", err));
 }

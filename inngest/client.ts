@@ -27,6 +27,11 @@ export async function dispatchRequests(db: Db, campaignIds: string[]) {
   return rows.map((r) => ({ name: dispatchRequested.name, data: { id_campaign: r.id, tenant_id: r.tenantId } satisfies DispatchRequestedData }));
 }
 
+/** A launch may need groups now (server/launches/wake.ts): run the launch engine for it. */
+export const launchWakeRequested = eventType("launch/wake.requested", {
+  schema: staticSchema<{ id_launch: string }>(),
+});
+
 /**
  * A webhook delivery (one event for one target) should be attempted. `queue` keys the concurrency: the
  * tenant's id for its own deliveries, `<tenant>:apps` for its partner apps' copies, so a slow app

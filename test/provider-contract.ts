@@ -4,6 +4,7 @@ import { getDb } from "../db/client";
 import { channels } from "../db/schema";
 import { createTenant } from "../server/auth/create-tenant";
 import { groupIdPattern } from "../server/messaging/group-id";
+import type { NewGroup } from "../server/messaging/provider";
 import { newId } from "../server/ids";
 import {
   ProviderOutcomeUnknownError,
@@ -44,6 +45,33 @@ export interface ContractHarness {
   /** Platforms that refuse sends with a reason: the next send to this group is refused so. */
   refuseNext?(channelId: string, groupId: string, reason: "rate_limited" | "transient" | "permanent"): Promise<void>;
   close(): Promise<void>;
+
+  /** Group management (launches): the platform-side controls; without them the group tests are skipped. */
+  groups?: GroupControls;
+}
+
+/** The platform side of group management. */
+export interface GroupControls {
+  /** What the platform holds about a group: its settings and who its admins are. */
+  groupInfo(channelId: string, groupId: string): Promise<PlatformGroup>;
+  /** People join or leave a group on the platform (through its invite link, or leaving on their phone). */
+  joinGroup(channelId: string, groupId: string, participants: string[]): Promise<void>;
+  leaveGroup(channelId: string, groupId: string, participants: string[]): Promise<void>;
+  /** A group admin on a phone revokes the invite link. */
+  revokeInvite(channelId: string, groupId: string): Promise<void>;
+  /** The group vanishes for the number (`gone`), or the number is demoted (`not_admin`). */
+  loseGroup(channelId: string, groupId: string, how: "gone" | "not_admin"): Promise<void>;
+}
+
+/** A group as the platform holds it, normalised across providers. */
+export interface PlatformGroup {
+  name: string;
+  description: string | null;
+  pictureUrl: string | null;
+  adminsOnly: boolean;
+  /** Participants (digits) that are admins, the channel's number included. */
+  admins: string[];
+  size: number;
 }
 
 const until = async (ok: () => boolean, ms = 5000) => {
@@ -263,6 +291,108 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
       expect(await h.provider.getStatus(id)).toBe("disconnected");
       await h.pair(id);
       expect(await h.provider.getStatus(id)).toBe("connected");
+    });
+    // ---- group management (docs/decisions.md#launches) ----
+
+    const template = (over: Partial<NewGroup> = {}): NewGroup => ({
+      name: `Turma ${randomUUID().slice(0, 4)} #1`,
+      description: "Grupo oficial do lançamento",
+      pictureUrl: "https://cdn.example.com/capa.png",
+      adminsOnly: true,
+      admins: ["5511988887777"],
+      ...over,
+    });
+    const invitePattern = /^https:\/\/chat\.whatsapp\.com\/[A-Za-z0-9]{20,24}$/;
+    const participantEvents = (groupId: string) => events.flatMap((e) => (e.type === "group_participants" && e.groupId === groupId ? [e] : []));
+
+    it("knows the channel's own number once paired (digits with country code)", async () => {
+      if (!h.groups) return; // not implemented for this provider yet
+      const id = await newChannel();
+      const own = await h.provider.ownNumber(id);
+      expect(own).toMatch(/^\d{10,15}$/);
+      expect(await h.provider.ownNumber(id)).toBe(own);
+    });
+
+    it("creates a group from a template: listed, with its settings, the channel's number and the admins as admins", async () => {
+      if (!h.groups) return; // not implemented for this provider yet
+      const id = await newChannel();
+      const before = await h.provider.listGroups(id);
+      const t = template();
+      const g = await h.provider.createGroup(id, t);
+      expect(g.id_group).toMatch(groupIdPattern);
+      expect(g.name).toBe(t.name);
+      const after = await h.provider.listGroups(id);
+      expect(after.map((x) => x.id_group)).toEqual([...before.map((x) => x.id_group), g.id_group]);
+      const info = await h.groups!.groupInfo(id, g.id_group);
+      const own = (await h.provider.ownNumber(id)) as string;
+      expect(info).toMatchObject({ name: t.name, description: t.description, pictureUrl: t.pictureUrl, adminsOnly: true, size: 2 });
+      expect([...info.admins].sort()).toEqual([own, "5511988887777"].sort());
+      expect(await h.provider.groupState(id, g.id_group)).toEqual({ exists: true, admin: true, size: 2 });
+    });
+
+    it("a channel that is offline cannot create groups (ProviderUnavailableError)", async () => {
+      if (!h.groups) return; // not implemented for this provider yet
+      const id = await newChannel();
+      await h.goOffline(id);
+      await expect(h.provider.createGroup(id, template())).rejects.toBeInstanceOf(ProviderUnavailableError);
+    });
+
+    it("invite link: https://chat.whatsapp.com/<code>, stable until renewed or revoked on a phone", async () => {
+      if (!h.groups) return; // not implemented for this provider yet
+      const id = await newChannel();
+      const g = await h.provider.createGroup(id, template({ admins: [] }));
+      const first = await h.provider.inviteUrl(id, g.id_group);
+      expect(first).toMatch(invitePattern);
+      expect(await h.provider.inviteUrl(id, g.id_group)).toBe(first);
+      const renewed = await h.provider.renewInviteUrl(id, g.id_group);
+      expect(renewed).toMatch(invitePattern);
+      expect(renewed).not.toBe(first);
+      expect(await h.provider.inviteUrl(id, g.id_group)).toBe(renewed);
+      await h.groups!.revokeInvite(id, g.id_group);
+      const after = await h.provider.inviteUrl(id, g.id_group);
+      expect(after).toMatch(invitePattern);
+      expect(after).not.toBe(renewed);
+    });
+
+    it("promotes participants, adding those not yet in the group", async () => {
+      if (!h.groups) return; // not implemented for this provider yet
+      const id = await newChannel();
+      const g = await h.provider.createGroup(id, template({ admins: [] }));
+      await h.groups!.joinGroup(id, g.id_group, ["5511911112222"]);
+      await h.provider.promoteParticipants(id, g.id_group, ["5511911112222", "5511933334444"]);
+      const info = await h.groups!.groupInfo(id, g.id_group);
+      expect(info.admins).toEqual(expect.arrayContaining(["5511911112222", "5511933334444"]));
+      expect(info.size).toBe(3);
+    });
+
+    it("people joining and leaving are group_participants events (numbers as digits)", async () => {
+      if (!h.groups) return; // not implemented for this provider yet
+      const id = await newChannel();
+      const g = await h.provider.createGroup(id, template({ admins: [] }));
+      await h.groups!.joinGroup(id, g.id_group, ["5511955556666", "5511977778888"]);
+      await until(() => participantEvents(g.id_group).some((e) => e.action === "join"));
+      await h.groups!.leaveGroup(id, g.id_group, ["5511955556666"]);
+      await until(() => participantEvents(g.id_group).some((e) => e.action === "leave"));
+      const seen = participantEvents(g.id_group).map((e) => ({ channelId: e.channelId, action: e.action, participants: [...e.participants].sort() }));
+      expect(seen).toEqual([
+        { channelId: id, action: "join", participants: ["5511955556666", "5511977778888"] },
+        { channelId: id, action: "leave", participants: ["5511955556666"] },
+      ]);
+      for (const e of participantEvents(g.id_group)) expect(e.at).toBeInstanceOf(Date);
+      expect((await h.provider.groupState(id, g.id_group)).size).toBe(2);
+    });
+
+    it("group state: the number demoted → admin false (the link cannot be read); the group gone → exists false", async () => {
+      if (!h.groups) return; // not implemented for this provider yet
+      const id = await newChannel();
+      const demoted = await h.provider.createGroup(id, template({ admins: [] }));
+      await h.groups!.loseGroup(id, demoted.id_group, "not_admin");
+      expect(await h.provider.groupState(id, demoted.id_group)).toMatchObject({ exists: true, admin: false });
+      await expect(h.provider.inviteUrl(id, demoted.id_group)).rejects.toBeInstanceOf(ProviderSendError);
+      const gone = await h.provider.createGroup(id, template({ admins: [] }));
+      await h.groups!.loseGroup(id, gone.id_group, "gone");
+      expect(await h.provider.groupState(id, gone.id_group)).toMatchObject({ exists: false, admin: false });
+      expect((await h.provider.listGroups(id)).some((x) => x.id_group === gone.id_group)).toBe(false);
     });
   });
 }

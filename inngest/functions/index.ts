@@ -4,6 +4,7 @@ import { deliverWebhook } from "./deliver-webhook";
 import { sweepWebhooks } from "./sweep-webhooks";
 import { maintenance } from "./maintenance";
 import { pollChannelStates } from "./poll-channel-states";
+import { launchEngine } from "./launch-engine";
 
 /** Every function served at /api/inngest. */
-export const functions = [dispatchCampaign, sweepDueCampaigns, deliverWebhook, sweepWebhooks, maintenance, pollChannelStates];
+export const functions = [dispatchCampaign, sweepDueCampaigns, deliverWebhook, sweepWebhooks, maintenance, pollChannelStates, launchEngine];

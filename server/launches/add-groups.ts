@@ -111,7 +111,18 @@ export function createTemplateGroups(
   count: number,
   now: Date,
 ): Promise<{ created: LaunchGroup[]; error?: unknown }> {
-  return withLaunchLock(launch.id, async () => {
+  return withLaunchLock(launch.id, () => createTemplateGroupsLocked(db, provider, launch, count, now));
+}
+
+/** createTemplateGroups for a caller that already holds the launch's lock (the engine decides how many under it). */
+export async function createTemplateGroupsLocked(
+  db: Db,
+  provider: MessagingProvider,
+  launch: Launch,
+  count: number,
+  now: Date,
+): Promise<{ created: LaunchGroup[]; error?: unknown }> {
+  {
     const created: LaunchGroup[] = [];
     if (count <= 0) return { created };
     const channelId = await creatingChannel(db, launch);
@@ -150,7 +161,7 @@ export function createTemplateGroups(
       }
     }
     return { created };
-  });
+  }
 }
 
 /**

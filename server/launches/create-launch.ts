@@ -1,9 +1,11 @@
+import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { launches, segmentChannels, segments } from "../../db/schema";
 import { BadRequest, Conflict, Unavailable } from "../errors";
 import { newId } from "../ids";
 import type { MessagingProvider } from "../messaging/provider";
+import { queryGroups } from "../channels/list-groups";
 import { requireChannels } from "../segments/resolve-groups";
 import { adoptExistingGroups, createTemplateGroups, creatingChannel } from "./add-groups";
 import { groupsOfLaunch, type Launch } from "./find-launch";
@@ -15,8 +17,9 @@ import { wakeLaunch } from "./wake";
  * Creates a launch (docs/decisions.md#launches): the launch and its segment (named like it) in one
  * transaction, then `initial_groups` groups from the template and the adopted ones, appended in order.
  * A slug given and taken is 409; a generated one that is taken gets `-2`, `-3`, …
- * Nothing is created when groups are asked for and none of the channels is connected (503). Should the
- * provider fail midway, the launch keeps the groups made so far (the answer lists them).
+ * Nothing is kept when groups are asked for and not one can be made (no channel connected: 503; the
+ * provider failing or refusing: 503 / 400). Should the provider fail midway, the launch keeps the groups
+ * made so far (the answer lists them; launch-groups makes more).
  */
 export async function createLaunch(db: Db, provider: MessagingProvider, tenantId: string, input: CreateLaunchInput, now: Date) {
   await requireChannels(db, tenantId, [...input.id_channel, ...(input.adopt ? [input.adopt.id_channel] : [])]);
@@ -24,14 +27,30 @@ export async function createLaunch(db: Db, provider: MessagingProvider, tenantId
   if (input.adopt && !channelIds.includes(input.adopt.id_channel)) {
     throw new BadRequest(`adopt.id_channel: ${input.adopt.id_channel} is not one of the launch's channels (id_channel).`);
   }
+  if (input.adopt) {
+    // Checked before anything is made: a group that is not the channel's is a 400 with nothing created.
+    const available = new Set((await queryGroups(provider, input.adopt.id_channel)).map((g) => g.id_group));
+    const missing = input.adopt.groups.filter((id) => !available.has(id));
+    if (missing.length > 0) throw new BadRequest(`adopt.groups: ${missing.slice(0, 5).join(", ")} not found in channel ${input.adopt.id_channel}.`);
+  }
   if (input.initial_groups > 0 && !(await creatingChannel(db, { tenantId, channelIds }))) {
     throw new Unavailable("None of the launch's channels (id_channel) is connected: its first groups cannot be created now.", "channel_offline");
   }
 
   const launch = await insertLaunch(db, tenantId, input, channelIds, now);
-  wakeLaunch(launch.id);
-  const { error } = await createTemplateGroups(db, provider, launch, input.initial_groups, now);
+  let error: unknown;
+  try {
+    ({ error } = await createTemplateGroups(db, provider, launch, input.initial_groups, now));
+  } catch (err) {
+    // Not one group could be made: nothing is kept, so a retry starts afresh (503 or 400 from the provider).
+    await db.transaction(async (tx) => {
+      await tx.delete(launches).where(eq(launches.id, launch.id));
+      await tx.delete(segments).where(eq(segments.id, launch.segmentId));
+    });
+    throw err;
+  }
   if (!error && input.adopt) await adoptExistingGroups(db, provider, launch, input.adopt, now);
+  wakeLaunch(launch.id);
   return { launch, groups: await groupsOfLaunch(db, launch.id) };
 }
 

@@ -35,16 +35,27 @@ export const launchGroupStatus = z.enum(launchGroupStatuses).meta({
 /** WhatsApp's group subject holds at most 100 characters; `{n}` grows by up to 3 digits. */
 export const templateNameMaxLength = 90;
 
-export const groupTemplate = z.object({
+const templateFields = {
   name: text({ max: templateNameMaxLength, min: 1, trim: true }).meta({
     description: "The group's name; `{n}` is replaced by the group's position in the launch (1, 2, …).",
     example: "Turma 7 #{n}",
   }),
-  description: text({ max: 2048 }).optional(),
-  image_url: mediaUrl().optional().meta({ description: "The group's picture (https, public)." }),
-  admins_only: z.boolean().default(false).meta({ description: "Only admins may post (announcements)." }),
-  admins: z.array(phoneNumber).max(50, "must list at most 50 numbers").default([]).meta({ description: "Numbers promoted to admin in every group." }),
+  description: text({ max: 2048 }),
+  image_url: mediaUrl().meta({ description: "The group's picture (https, public)." }),
+  admins_only: z.boolean().meta({ description: "Only admins may post (announcements)." }),
+  admins: z.array(phoneNumber).max(50, "must list at most 50 numbers").meta({ description: "Numbers promoted to admin in every group." }),
+};
+
+export const groupTemplate = z.object({
+  name: templateFields.name,
+  description: templateFields.description.optional(),
+  image_url: templateFields.image_url.optional(),
+  admins_only: templateFields.admins_only.default(false),
+  admins: templateFields.admins.default([]),
 });
+
+/** edit-launch: the fields sent replace the template's; the others stay (no defaults here). */
+const groupTemplateChanges = z.object(templateFields).partial();
 
 const channelList = z.array(idChannel).min(1, "must list at least one channel").max(20, "must list at most 20 channels");
 const staffList = z.array(phoneNumber).max(1000, "must list at most 1000 numbers");
@@ -118,7 +129,7 @@ const editLaunchFields = z.object({
   name: name().optional(),
   slug: launchSlug.optional(),
   id_channel: channelList.optional(),
-  group_template: groupTemplate.partial().optional(),
+  group_template: groupTemplateChanges.optional(),
   capacity: capacity.optional(),
   margin: margin.optional(),
   auto_create: z.boolean().optional(),

@@ -1,8 +1,17 @@
-import { createHash, randomUUID } from "node:crypto";
-import { and, eq, gt, inArray, lte, sql } from "drizzle-orm";
+import { createHash, randomBytes, randomInt, randomUUID } from "node:crypto";
+import { and, asc, count, desc, eq, gt, inArray, isNull, lte, max, ne, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJson } from "../../db/params";
-import { channels, simulatorChannels, simulatorFailures, simulatorLatency, simulatorMessages } from "../../db/schema";
+import {
+  channels,
+  simulatorChannels,
+  simulatorFailures,
+  simulatorGroups,
+  simulatorInvites,
+  simulatorLatency,
+  simulatorMessages,
+  simulatorParticipants,
+} from "../../db/schema";
 import {
   notSent,
   ProviderEvents,
@@ -40,6 +49,30 @@ export function simulatedGroups(channelId: string, count: number): ProviderGroup
   });
 }
 
+/** The channel's own simulated number: `55119` + 8 digits from the channel id (a São Paulo mobile), stable. */
+export function simulatedOwnNumber(channelId: string): string {
+  const digest = createHash("sha256").update(`own-number:${channelId}`).digest();
+  return `55119${(digest.readUInt32BE(0) % 100_000_000).toString().padStart(8, "0")}`;
+}
+
+/** WhatsApp's limit on a group's members. */
+export const SIMULATOR_GROUP_LIMIT = 1024;
+
+const INVITE_PREFIX = "https://chat.whatsapp.com/";
+const CODE_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+/** A WhatsApp-like invite code: 22 letters and digits. */
+const newInviteCode = () => Array.from({ length: 22 }, () => CODE_ALPHABET[randomInt(CODE_ALPHABET.length)]).join("");
+/** A new group's id: `120363` + 12 random digits + `@g.us`, the shape of today's WhatsApp group ids. */
+const newGroupId = () => `120363${(randomBytes(8).readBigUInt64BE(0) % 1_000_000_000_000n).toString().padStart(12, "0")}@g.us`;
+/** A simulated person: a São Paulo mobile number, `55119` + 8 random digits. */
+const randomPerson = () => `55119${randomInt(100_000_000).toString().padStart(8, "0")}`;
+
+/** The outcome of a join through the control endpoints: `full` when the group is at its limit (nobody joined). */
+export type JoinOutcome =
+  | { kind: "joined"; channelId: string; groupId: string; joined: string[]; members: number }
+  | { kind: "full"; members: number }
+  | { kind: "gone" };
+
 /** An injected failure's key: channel and group (ids hold no spaces). */
 const failureKey = (m: { channelId: string; groupId: string }) => `${m.channelId} ${m.groupId}`;
 
@@ -61,24 +94,303 @@ export class SimulatorProvider implements MessagingProvider {
     private readonly opts: SimulatorOptions,
   ) {}
 
-  // ---- group management (launches): implemented on branch providers16 ----
-  async createGroup(_channelId: string, _group: NewGroup): Promise<ProviderGroup> {
-    throw new ProviderUnavailableError("group creation is not implemented yet");
+  // ---- group management (launches; docs/simulator.md#groups-invite-links-and-participants) ----
+
+  /** The channel must be paired and online for the number to act on its groups. */
+  private async requireConnected(channelId: string) {
+    const status = await this.getStatus(channelId);
+    if (status !== "connected") throw new ProviderUnavailableError(`Channel ${channelId} is ${status}: it cannot manage groups now.`);
   }
-  async promoteParticipants(_channelId: string, _groupId: string, _participants: string[]): Promise<void> {
-    throw new ProviderUnavailableError("promoting participants is not implemented yet");
+
+  /**
+   * The group's row, made on first use for a derived group (`Grupo nn`): the channel's number is then
+   * its admin member. A group the number left (state `exists: false`) keeps its row without that member.
+   * Undefined when the channel has no such group.
+   */
+  private async groupRow(channelId: string, groupId: string) {
+    const [row] = await this.db
+      .select()
+      .from(simulatorGroups)
+      .where(and(eq(simulatorGroups.groupId, groupId), eq(simulatorGroups.channelId, channelId)));
+    if (row) return row;
+    const derived = this.groupsOf(channelId).find((g) => g.id_group === groupId);
+    if (!derived) return undefined;
+    // Derived groups sort before created ones (list-groups shows them first anyway).
+    const [made] = await this.db
+      .insert(simulatorGroups)
+      .values({ groupId, channelId, name: derived.name, createdAt: new Date(0) })
+      .onConflictDoNothing()
+      .returning();
+    if (made) {
+      await this.db
+        .insert(simulatorParticipants)
+        .values({ groupId, channelId, participant: simulatedOwnNumber(channelId), admin: true, joinedAt: new Date() })
+        .onConflictDoNothing();
+      return made;
+    }
+    const [again] = await this.db
+      .select()
+      .from(simulatorGroups)
+      .where(and(eq(simulatorGroups.groupId, groupId), eq(simulatorGroups.channelId, channelId)));
+    return again;
   }
-  async inviteUrl(_channelId: string, _groupId: string): Promise<string> {
-    throw new ProviderUnavailableError("invite links are not implemented yet");
+
+  /** The channel's number's membership of the group: absent (the group is gone for it), member or admin. */
+  private async ownMembership(channelId: string, groupId: string) {
+    const [own] = await this.db
+      .select({ admin: simulatorParticipants.admin })
+      .from(simulatorParticipants)
+      .where(and(eq(simulatorParticipants.groupId, groupId), eq(simulatorParticipants.participant, simulatedOwnNumber(channelId))));
+    return own;
   }
-  async renewInviteUrl(_channelId: string, _groupId: string): Promise<string> {
-    throw new ProviderUnavailableError("invite links are not implemented yet");
+
+  /** The group as the channel's number sees it, or a ProviderSendError (not transient) when it cannot act as its admin. */
+  private async adminGroup(channelId: string, groupId: string) {
+    await this.requireConnected(channelId);
+    const row = await this.groupRow(channelId, groupId);
+    const own = row && (await this.ownMembership(channelId, groupId));
+    if (!row || !own) throw new ProviderSendError(`Group ${groupId} not found for channel ${channelId}.`, false);
+    if (!own.admin) throw new ProviderSendError(`The number of channel ${channelId} is not an admin of ${groupId}.`, false);
+    return row;
   }
-  async groupState(_channelId: string, _groupId: string): Promise<GroupState> {
-    throw new ProviderUnavailableError("group state is not implemented yet");
+
+  async createGroup(channelId: string, group: NewGroup): Promise<ProviderGroup> {
+    await this.requireConnected(channelId);
+    const name = group.name.trim();
+    if (name.length === 0 || name.length > 100) throw new ProviderSendError("A group's name must have 1 to 100 characters.", false);
+    if ((group.description ?? "").length > 2048) throw new ProviderSendError("A group's description is limited to 2,048 characters.", false);
+    const own = simulatedOwnNumber(channelId);
+    const admins = [...new Set(group.admins.filter((a) => a !== own))];
+    if (admins.length + 1 > SIMULATOR_GROUP_LIMIT) throw new ProviderSendError(`A group holds at most ${SIMULATOR_GROUP_LIMIT} participants.`, false);
+    const groupId = newGroupId();
+    const joinedAt = new Date();
+    await this.db.transaction(async (tx) => {
+      await tx.insert(simulatorGroups).values({
+        groupId,
+        channelId,
+        name,
+        description: group.description ?? null,
+        pictureUrl: group.pictureUrl ?? null,
+        adminsOnly: group.adminsOnly,
+        createdAt: joinedAt,
+      });
+      await tx.insert(simulatorParticipants).values([own, ...admins].map((participant) => ({ groupId, channelId, participant, admin: true, joinedAt })));
+    });
+    return { id_group: groupId, name, adminsOnly: group.adminsOnly };
   }
-  async ownNumber(_channelId: string): Promise<string | null> {
-    return null;
+
+  /** Promotes to admin, adding first those not in the group (their join is reported, as a gateway does). */
+  async promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<void> {
+    await this.adminGroup(channelId, groupId);
+    const wanted = [...new Set(participants)];
+    if (wanted.length === 0) return;
+    const present = await this.db
+      .select({ participant: simulatorParticipants.participant })
+      .from(simulatorParticipants)
+      .where(and(eq(simulatorParticipants.groupId, groupId), inArray(simulatorParticipants.participant, wanted)));
+    const added = wanted.filter((p) => !present.some((r) => r.participant === p));
+    const joinedAt = new Date();
+    if (added.length > 0) {
+      await this.db
+        .insert(simulatorParticipants)
+        .values(added.map((participant) => ({ groupId, channelId, participant, admin: true, joinedAt })))
+        .onConflictDoNothing();
+    }
+    await this.db
+      .update(simulatorParticipants)
+      .set({ admin: true })
+      .where(and(eq(simulatorParticipants.groupId, groupId), inArray(simulatorParticipants.participant, wanted)));
+    if (added.length > 0) await this.events.emit({ type: "group_participants", channelId, groupId, action: "join", participants: added, at: joinedAt });
+  }
+
+  /** The current invite code, made on first read (one per group: the group row is locked while it is made). */
+  async inviteUrl(channelId: string, groupId: string): Promise<string> {
+    await this.adminGroup(channelId, groupId);
+    return this.db.transaction(async (tx) => {
+      await tx.select({ id: simulatorGroups.groupId }).from(simulatorGroups).where(eq(simulatorGroups.groupId, groupId)).for("update");
+      const [current] = await tx
+        .select({ code: simulatorInvites.code })
+        .from(simulatorInvites)
+        .where(and(eq(simulatorInvites.groupId, groupId), isNull(simulatorInvites.revokedAt)));
+      if (current) return INVITE_PREFIX + current.code;
+      const code = newInviteCode();
+      await tx.insert(simulatorInvites).values({ code, channelId, groupId });
+      return INVITE_PREFIX + code;
+    });
+  }
+
+  async renewInviteUrl(channelId: string, groupId: string): Promise<string> {
+    await this.adminGroup(channelId, groupId);
+    return INVITE_PREFIX + (await this.replaceInvite(channelId, groupId)).code;
+  }
+
+  /** Revokes the current code (if any) and makes a new one; returns both. */
+  private async replaceInvite(channelId: string, groupId: string) {
+    return this.db.transaction(async (tx) => {
+      await tx.select({ id: simulatorGroups.groupId }).from(simulatorGroups).where(eq(simulatorGroups.groupId, groupId)).for("update");
+      const revoked = await tx
+        .update(simulatorInvites)
+        .set({ revokedAt: new Date() })
+        .where(and(eq(simulatorInvites.groupId, groupId), isNull(simulatorInvites.revokedAt)))
+        .returning({ code: simulatorInvites.code });
+      const code = newInviteCode();
+      await tx.insert(simulatorInvites).values({ code, channelId, groupId });
+      return { code, revoked: revoked.map((r) => r.code) };
+    });
+  }
+
+  async groupState(channelId: string, groupId: string): Promise<GroupState> {
+    await this.requireConnected(channelId);
+    const row = await this.groupRow(channelId, groupId);
+    const own = row && (await this.ownMembership(channelId, groupId));
+    if (!row || !own) return { exists: false, admin: false, size: 0 };
+    return { exists: true, admin: own.admin, size: await this.size(groupId) };
+  }
+
+  /** Known once the channel has paired (a real number is known from the pairing on). */
+  async ownNumber(channelId: string): Promise<string | null> {
+    const row = await this.channel(channelId);
+    return row?.paired ? simulatedOwnNumber(channelId) : null;
+  }
+
+  private async size(groupId: string, db: Pick<Db, "select"> = this.db) {
+    const [{ n }] = await db.select({ n: count() }).from(simulatorParticipants).where(eq(simulatorParticipants.groupId, groupId));
+    return n;
+  }
+
+  /** Control: which of these channels has the group (a derived one or one it made), or undefined. */
+  async channelOfGroup(channelIds: string[], groupId: string): Promise<string | undefined> {
+    if (channelIds.length === 0) return undefined;
+    const [made] = await this.db
+      .select({ channelId: simulatorGroups.channelId })
+      .from(simulatorGroups)
+      .where(and(eq(simulatorGroups.groupId, groupId), inArray(simulatorGroups.channelId, channelIds)));
+    return made?.channelId ?? channelIds.find((id) => this.groupsOf(id).some((g) => g.id_group === groupId));
+  }
+
+  /** Control: the group the invite code opens, while the code is current and the group exists for its number. */
+  async inviteTarget(code: string) {
+    const [invite] = await this.db
+      .select({ channelId: simulatorInvites.channelId, groupId: simulatorInvites.groupId })
+      .from(simulatorInvites)
+      .where(and(eq(simulatorInvites.code, code), isNull(simulatorInvites.revokedAt)));
+    if (!invite || !(await this.ownMembership(invite.channelId, invite.groupId))) return undefined;
+    return invite;
+  }
+
+  /**
+   * Control: people join (the given numbers or ids, or `count` random numbers), all or none: `full` when
+   * the group would pass 1024. Those already in the group are skipped. Emits one `group_participants`
+   * join event (awaited: the listeners have run when this returns).
+   */
+  async joinParticipants(channelId: string, groupId: string, who: string[] | number): Promise<JoinOutcome> {
+    const row = await this.groupRow(channelId, groupId);
+    if (!row || !(await this.ownMembership(channelId, groupId))) return { kind: "gone" };
+    let at = new Date();
+    const outcome = await this.db.transaction(async (tx): Promise<JoinOutcome> => {
+      await tx.select({ id: simulatorGroups.groupId }).from(simulatorGroups).where(eq(simulatorGroups.groupId, groupId)).for("update");
+      const [{ members, latest }] = await tx
+        .select({ members: count(), latest: max(simulatorParticipants.joinedAt) })
+        .from(simulatorParticipants)
+        .where(eq(simulatorParticipants.groupId, groupId));
+      // Strictly after everyone already in: "the N most recent" is then an order of joins, not of clock ticks.
+      if (latest && latest.getTime() >= at.getTime()) at = new Date(latest.getTime() + 1);
+      let joined: string[];
+      if (typeof who === "number") {
+        joined = [...new Set(Array.from({ length: who }, randomPerson))];
+      } else {
+        const wanted = [...new Set(who)];
+        const present = wanted.length
+          ? await tx
+              .select({ participant: simulatorParticipants.participant })
+              .from(simulatorParticipants)
+              .where(and(eq(simulatorParticipants.groupId, groupId), inArray(simulatorParticipants.participant, wanted)))
+          : [];
+        joined = wanted.filter((p) => !present.some((r) => r.participant === p));
+      }
+      if (members + joined.length > SIMULATOR_GROUP_LIMIT) return { kind: "full", members };
+      if (joined.length === 0) return { kind: "joined", channelId, groupId, joined, members };
+      const inserted = await tx
+        .insert(simulatorParticipants)
+        .values(joined.map((participant) => ({ groupId, channelId, participant, admin: false, joinedAt: at })))
+        .onConflictDoNothing()
+        .returning({ participant: simulatorParticipants.participant });
+      joined = inserted.map((r) => r.participant);
+      return { kind: "joined", channelId, groupId, joined, members: members + joined.length };
+    });
+    if (outcome.kind === "joined" && outcome.joined.length > 0) {
+      await this.events.emit({ type: "group_participants", channelId, groupId, action: "join", participants: outcome.joined, at });
+    }
+    return outcome;
+  }
+
+  /**
+   * Control: people leave — the `count` most recent non-admin participants, or the given ones (never
+   * the channel's own number; those not in the group are skipped). Emits one `group_participants`
+   * leave event, awaited.
+   */
+  async leaveParticipants(channelId: string, groupId: string, who: string[] | number) {
+    const own = simulatedOwnNumber(channelId);
+    const at = new Date();
+    const left = await this.db.transaction(async (tx) => {
+      await tx.select({ id: simulatorGroups.groupId }).from(simulatorGroups).where(eq(simulatorGroups.groupId, groupId)).for("update");
+      const leaving =
+        typeof who === "number"
+          ? (
+              await tx
+                .select({ participant: simulatorParticipants.participant })
+                .from(simulatorParticipants)
+                .where(and(eq(simulatorParticipants.groupId, groupId), eq(simulatorParticipants.admin, false), ne(simulatorParticipants.participant, own)))
+                .orderBy(desc(simulatorParticipants.joinedAt), desc(simulatorParticipants.participant))
+                .limit(who)
+            ).map((r) => r.participant)
+          : [...new Set(who)].filter((p) => p !== own);
+      if (leaving.length === 0) return [];
+      const gone = await tx
+        .delete(simulatorParticipants)
+        .where(and(eq(simulatorParticipants.groupId, groupId), inArray(simulatorParticipants.participant, leaving)))
+        .returning({ participant: simulatorParticipants.participant });
+      const goneSet = new Set(gone.map((r) => r.participant));
+      return leaving.filter((p) => goneSet.has(p));
+    });
+    if (left.length > 0) await this.events.emit({ type: "group_participants", channelId, groupId, action: "leave", participants: left, at });
+    return { left, members: await this.size(groupId) };
+  }
+
+  /** Control: a group admin on the phone revoked the link (a new one is made at once, as WhatsApp does). */
+  async revokeInvite(channelId: string, groupId: string) {
+    await this.groupRow(channelId, groupId);
+    const { code, revoked } = await this.replaceInvite(channelId, groupId);
+    return { inviteUrl: INVITE_PREFIX + code, revoked: revoked.map((c) => INVITE_PREFIX + c) };
+  }
+
+  /**
+   * Control: the group vanished for the number (`exists: false`: the number is out of it; `true` brings
+   * it back as admin) and/or the number lost (or got back) admin rights. No participant event.
+   */
+  async setGroupState(channelId: string, groupId: string, state: { exists?: boolean; admin?: boolean }) {
+    await this.groupRow(channelId, groupId);
+    const own = simulatedOwnNumber(channelId);
+    const where = and(eq(simulatorParticipants.groupId, groupId), eq(simulatorParticipants.participant, own));
+    if (state.exists === false) await this.db.delete(simulatorParticipants).where(where);
+    if (state.exists === true) {
+      await this.db
+        .insert(simulatorParticipants)
+        .values({ groupId, channelId, participant: own, admin: state.admin ?? true, joinedAt: new Date() })
+        .onConflictDoNothing();
+    }
+    if (state.admin !== undefined && state.exists !== false) await this.db.update(simulatorParticipants).set({ admin: state.admin }).where(where);
+    const own2 = await this.ownMembership(channelId, groupId);
+    return { exists: own2 !== undefined, admin: own2?.admin ?? false, members: await this.size(groupId) };
+  }
+
+  /** Control and tests: everyone in the group, oldest first. */
+  async participants(groupId: string) {
+    return this.db
+      .select({ participant: simulatorParticipants.participant, admin: simulatorParticipants.admin, joinedAt: simulatorParticipants.joinedAt })
+      .from(simulatorParticipants)
+      .where(eq(simulatorParticipants.groupId, groupId))
+      .orderBy(asc(simulatorParticipants.joinedAt), asc(simulatorParticipants.participant));
   }
 
   subscribe(listener: ProviderListener) {
@@ -117,10 +429,32 @@ export class SimulatorProvider implements MessagingProvider {
     return row.online ? "connected" : "disconnected";
   }
 
-  async listGroups(channelId: string) {
+  /**
+   * The derived groups (`Grupo nn`), then the groups the channel made, oldest first; a group the
+   * number is no longer in (state `exists: false`) is not listed.
+   */
+  async listGroups(channelId: string): Promise<ProviderGroup[]> {
     const status = await this.getStatus(channelId);
     if (status !== "connected") throw new ProviderUnavailableError(`Channel ${channelId} is ${status}: its groups cannot be queried.`);
-    return simulatedGroups(channelId, this.opts.groupsPerChannel);
+    const own = simulatedOwnNumber(channelId);
+    const rows = await this.db
+      .select({
+        groupId: simulatorGroups.groupId,
+        name: simulatorGroups.name,
+        adminsOnly: simulatorGroups.adminsOnly,
+        // Spelled out: drizzle may leave the outer column unqualified, which the subquery would take as its own.
+        present: sql<boolean>`exists (select 1 from simulator_participants p where p.id_group = simulator_groups.id_group and p.participant = ${own})`,
+      })
+      .from(simulatorGroups)
+      .where(eq(simulatorGroups.channelId, channelId))
+      .orderBy(asc(simulatorGroups.createdAt), asc(simulatorGroups.groupId));
+    const known = new Map(rows.map((r) => [r.groupId, r]));
+    const derived = this.groupsOf(channelId);
+    const derivedIds = new Set(derived.map((g) => g.id_group));
+    return [
+      ...derived.filter((g) => known.get(g.id_group)?.present !== false),
+      ...rows.filter((r) => r.present && !derivedIds.has(r.groupId)).map((r) => ({ id_group: r.groupId, name: r.name, adminsOnly: r.adminsOnly })),
+    ];
   }
 
   async pairing(channelId: string): Promise<PairingInfo> {
@@ -134,6 +468,9 @@ export class SimulatorProvider implements MessagingProvider {
   async deleteChannel(channelId: string) {
     await this.db.delete(simulatorChannels).where(eq(simulatorChannels.channelId, channelId));
     await this.db.delete(simulatorFailures).where(eq(simulatorFailures.channelId, channelId));
+    await this.db.delete(simulatorInvites).where(eq(simulatorInvites.channelId, channelId));
+    await this.db.delete(simulatorParticipants).where(eq(simulatorParticipants.channelId, channelId));
+    await this.db.delete(simulatorGroups).where(eq(simulatorGroups.channelId, channelId));
   }
 
   /** Control: take a channel offline or bring it back; emits the status change. */

@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { findChannel } from "../channels/find-channel";
 import { listChannels } from "../channels/list-channels";
-import { DomainError, NotFound } from "../errors";
+import { Conflict, DomainError, NotFound } from "../errors";
 import type { Db } from "../../db/client";
 import { describeIssues, domainErrorResult, errorResult, jsonHeaders, toResponse as send, type HttpResult } from "../http/envelope";
 import { PayloadTooLarge, readCappedText } from "../http/body-limit";
 import { clientIp } from "../http/client-address";
 import { consume } from "../http/rate-limit";
-import type { SimulatorProvider } from "../messaging/simulator";
+import { SIMULATOR_GROUP_LIMIT, simulatedOwnNumber, type SimulatorProvider } from "../messaging/simulator";
 import { resolveRestCallerAt } from "../resolve-caller";
 import { idPattern } from "../ids";
 import { illFormedMessage, isIllFormed } from "../text";
@@ -16,6 +16,16 @@ import { getServices } from "../services";
 const stateBody = z.object({ connected: z.boolean() });
 const failuresBody = z.union([z.object({ fail_next: z.number().int().min(0).max(1_000_000) }), z.object({ always: z.boolean() })]);
 const latencyBody = z.object({ ms: z.number().int().min(0).max(60_000) });
+/** A participant: a phone number (digits with country code) or a platform id such as a LID (`<digits>@lid`). */
+const participant = z.string().regex(/^\d{8,20}(@lid)?$/, "must be a phone number with country code (digits) or a LID (<digits>@lid)");
+const people = z.array(participant).min(1).max(SIMULATOR_GROUP_LIMIT);
+const count = z.number().int().min(1).max(SIMULATOR_GROUP_LIMIT);
+const joinBody = z.object({ participant });
+const participantsBody = z.union([z.object({ join: z.union([count, people]) }).strict(), z.object({ leave: z.union([count, people]) }).strict()]);
+const groupStateBody = z
+  .object({ exists: z.boolean().optional(), admin: z.boolean().optional() })
+  .strict()
+  .refine((b) => b.exists !== undefined || b.admin !== undefined, "give exists and/or admin");
 
 const ok = (data: Record<string, unknown>): HttpResult => ({ status: 200, body: JSON.stringify({ success: true, ...data }), headers: jsonHeaders });
 
@@ -130,17 +140,72 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
       await provider.setOnline(channel.id, body.connected);
       return toResponse(ok({ id_channel: channel.id, connected: body.connected }));
     }
-    const groupFailures = req.method === "POST" ? path.match(/^\/groups\/([^/]+)\/failures$/) : null;
-    if (groupFailures) {
-      const body = await parse(req, failuresBody);
-      const groupId = textParam(groupFailures[1], "id_group", true);
+    const invite = req.method === "POST" ? path.match(/^\/invites\/([^/]+)\/join$/) : null;
+    if (invite) {
+      // Invite codes are public: anyone who has the link joins, whichever tenant's key asks.
+      const body = await parse(req, joinBody);
+      const code = textParam(invite[1], "code", true);
+      const target = await provider.inviteTarget(code);
+      if (!target) throw new NotFound(`Invite code ${code} is unknown or was revoked.`);
+      const outcome = await provider.joinParticipants(target.channelId, target.groupId, [body.participant]);
+      if (outcome.kind === "gone") throw new NotFound(`Invite code ${code} is unknown or was revoked.`);
+      if (outcome.kind === "full") throw new Conflict(`The group is full (${SIMULATOR_GROUP_LIMIT} participants).`, "group_full");
+      return toResponse(ok({ id_group: target.groupId, participant: body.participant, joined: outcome.joined.length > 0, members: outcome.members }));
+    }
+    const groupAction = req.method === "POST" ? path.match(/^\/groups\/([^/]+)\/(failures|participants|invite\/revoke|state)$/) : null;
+    if (groupAction) {
+      const action = groupAction[2];
+      const groupId = textParam(groupAction[1], "id_group", true);
+      const read = { failures: failuresBody, participants: participantsBody, "invite/revoke": z.object({}), state: groupStateBody }[
+        action
+      ] as z.ZodType<unknown>;
+      const body = await parse(req, read);
       // Only the caller's own channels' groups: another tenant's group is as unknown as a missing one.
-      const mine = (await listChannels(db, tenantId)).filter((c) => provider.groupsOf(c.id).some((g) => g.id_group === groupId));
-      if (mine.length === 0) throw new NotFound(`Group ${groupId} not found in your channels.`);
-      for (const channel of mine) {
-        await provider.setFailures(channel.id, groupId, "always" in body ? { always: body.always } : { failNext: body.fail_next });
+      const channelIds = (await listChannels(db, tenantId)).map((c) => c.id);
+      const channelId = await provider.channelOfGroup(channelIds, groupId);
+      if (!channelId) throw new NotFound(`Group ${groupId} not found in your channels.`);
+      if (action === "failures") {
+        const spec = body as z.infer<typeof failuresBody>;
+        await provider.setFailures(channelId, groupId, "always" in spec ? { always: spec.always } : { failNext: spec.fail_next });
+        return toResponse(ok({ id_group: groupId, ...spec }));
       }
-      return toResponse(ok({ id_group: groupId, ...body }));
+      if (action === "participants") {
+        const spec = body as z.infer<typeof participantsBody>;
+        if ("join" in spec) {
+          const outcome = await provider.joinParticipants(channelId, groupId, spec.join);
+          if (outcome.kind === "gone") throw new NotFound(`Group ${groupId} no longer exists for its channel.`);
+          if (outcome.kind === "full")
+            throw new Conflict(`The group would pass ${SIMULATOR_GROUP_LIMIT} participants (it has ${outcome.members}).`, "group_full");
+          return toResponse(ok({ id_group: groupId, joined: outcome.joined, left: [], members: outcome.members }));
+        }
+        if (Array.isArray(spec.leave) && spec.leave.includes(simulatedOwnNumber(channelId))) {
+          throw new DomainError(400, "validation_error", "leave: the channel's own number cannot leave (use the state endpoint with exists: false)");
+        }
+        const { left, members } = await provider.leaveParticipants(channelId, groupId, spec.leave);
+        return toResponse(ok({ id_group: groupId, joined: [], left, members }));
+      }
+      if (action === "invite/revoke") {
+        const { inviteUrl, revoked } = await provider.revokeInvite(channelId, groupId);
+        return toResponse(ok({ id_group: groupId, revoked, invite_url: inviteUrl }));
+      }
+      const state = await provider.setGroupState(channelId, groupId, body as z.infer<typeof groupStateBody>);
+      return toResponse(ok({ id_group: groupId, ...state }));
+    }
+    const groupInfo = req.method === "GET" ? path.match(/^\/groups\/([^/]+)\/participants$/) : null;
+    if (groupInfo) {
+      const groupId = textParam(groupInfo[1], "id_group", true);
+      const channelIds = (await listChannels(db, tenantId)).map((c) => c.id);
+      const channelId = await provider.channelOfGroup(channelIds, groupId);
+      if (!channelId) throw new NotFound(`Group ${groupId} not found in your channels.`);
+      const rows = await provider.participants(groupId);
+      return toResponse(
+        ok({
+          id_group: groupId,
+          own_number: simulatedOwnNumber(channelId),
+          members: rows.length,
+          participants: rows.map((r) => ({ participant: r.participant, admin: r.admin, joined_at: r.joinedAt.toISOString() })),
+        }),
+      );
     }
     if (req.method === "POST" && path === "/latency") {
       const body = await parse(req, latencyBody);

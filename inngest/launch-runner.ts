@@ -1,0 +1,108 @@
+import { inngestConfigured } from "../server/env";
+import { runLaunchEngine } from "../server/launches/launch-engine";
+import { onLaunchWake } from "../server/launches/wake";
+import type { Services } from "../server/services";
+import { inngest, launchWakeRequested } from "./client";
+
+export interface LaunchRunnerOptions {
+  /** Between two passes over every active launch (default 30 s). */
+  intervalMs?: number;
+}
+
+/**
+ * The embedded launch engine (no Inngest): a pass over every active auto_create launch every 30 s,
+ * and a pass over one launch as soon as `wakeLaunch` names it (a launch created or edited, joins
+ * recorded). Passes run one at a time; wake-ups arriving meanwhile are merged. The timer is unref'd;
+ * stop() waits for the pass in progress.
+ */
+export class LaunchRunner {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> = Promise.resolve();
+  private stopped = true;
+  private readonly woken = new Set<string>();
+  private offWake: (() => void) | undefined;
+
+  constructor(
+    private readonly services: Services,
+    private readonly opts: LaunchRunnerOptions = {},
+  ) {}
+
+  start() {
+    this.stopped = false;
+    this.offWake = onLaunchWake((launchId) => this.wake(launchId));
+    this.schedule();
+    return this;
+  }
+
+  async stop() {
+    this.stopped = true;
+    this.offWake?.();
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One pass over every launch now (the timer calls it; tests too). */
+  pass() {
+    return this.enqueue(undefined);
+  }
+
+  private wake(launchId: string) {
+    if (this.stopped || this.woken.has(launchId)) return;
+    this.woken.add(launchId);
+    void this.enqueue(launchId);
+  }
+
+  private enqueue(launchId: string | undefined) {
+    const run = this.running.then(async () => {
+      if (launchId) this.woken.delete(launchId);
+      if (this.stopped && launchId) return;
+      const { db, provider } = this.services;
+      await runLaunchEngine(db, provider, new Date(), launchId).catch((err) => console.error("[launches] engine pass failed", err));
+    });
+    this.running = run;
+    return run;
+  }
+
+  private schedule() {
+    if (this.stopped) return;
+    this.timer = setTimeout(async () => {
+      if (this.stopped) return;
+      await this.pass();
+      this.schedule();
+    }, this.opts.intervalMs ?? 30_000);
+    this.timer.unref?.();
+  }
+}
+
+export interface LaunchEngine {
+  kind: "inngest" | "in-process";
+  stop(): Promise<void>;
+}
+
+/**
+ * With Inngest configured the `launch-engine` function runs the passes (every minute, and on each
+ * `launch/wake.requested` event this process sends for a wake-up); otherwise this process does.
+ */
+export function startLaunchEngine(services: Services, opts: LaunchRunnerOptions = {}): LaunchEngine {
+  if (!inngestConfigured()) {
+    const runner = new LaunchRunner(services, opts).start();
+    return { kind: "in-process", stop: () => runner.stop() };
+  }
+  const inFlight = new Set<Promise<void>>();
+  const off = onLaunchWake((launchId) => {
+    // A lost event costs latency only: the cron pass finds the launch within a minute.
+    const p = inngest.send(launchWakeRequested.create({ id_launch: launchId })).then(
+      () => undefined,
+      (err) => console.error("[launches] could not send launch/wake.requested to Inngest", err),
+    );
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  });
+  return {
+    kind: "inngest",
+    async stop() {
+      off();
+      await Promise.all(inFlight);
+    },
+  };
+}
