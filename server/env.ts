@@ -47,6 +47,8 @@ const variables = {
   WEBHOOK_TENANT_CONCURRENCY: [int(1), "a positive integer"],
   WEBHOOK_RETENTION_DAYS: [int(1), "a positive integer"],
   WEBHOOK_ALLOW_PRIVATE: [flag, "1 (or 0, or unset)"],
+  LAUNCH_INVITE_CHECK_SECONDS: [int(1), "a positive integer"],
+  LAUNCH_MEMBERS_REPORT_SECONDS: [int(1), "a positive integer"],
   RATE_LIMIT_SIGN_IN_PER_ACCOUNT: [int(1), "a positive integer"],
   RATE_LIMIT_SIGN_IN_PER_ADDRESS: [int(1), "a positive integer"],
   RATE_LIMIT_SIGN_UP_PER_ADDRESS_PER_HOUR: [int(1), "a positive integer"],
@@ -239,6 +241,17 @@ export const env = {
      */
     get allowPrivate(): boolean {
       return readEnv("WEBHOOK_ALLOW_PRIVATE") === "1";
+    },
+  },
+  /** Launches' members and invite links (docs/decisions.md#launches, "Members"). */
+  launchFunnel: {
+    /** How often each launch group's invite link and state are checked (hourly). */
+    get inviteCheckSeconds() {
+      return readEnv("LAUNCH_INVITE_CHECK_SECONDS") ?? 3600;
+    },
+    /** The least time between two `members_changed` webhooks of one group (a minute). */
+    get membersReportSeconds() {
+      return readEnv("LAUNCH_MEMBERS_REPORT_SECONDS") ?? 60;
     },
   },
   get isProduction() {

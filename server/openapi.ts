@@ -151,6 +151,11 @@ export function buildOpenApiDocument(): OpenAPIObject {
       const ok = op.responses["200"];
       delete op.responses["200"];
       op.responses[String(success)] = { ...ok, headers: rateLimitHeaders };
+      if (route.meta.fileResponse) {
+        // The facade writes the procedure's file as it is (server/http/rest.ts): a download beside the JSON answer.
+        const content = (ok?.content ?? {}) as Record<string, unknown>;
+        op.responses[String(success)].content = { ...content, [route.meta.fileResponse]: { schema: { type: "string" } } };
+      }
       if (["post", "put", "patch"].includes(method)) {
         // Body caps (server/http/body-limit.ts): checked on Content-Length first, then while reading.
         op.responses["413"] = { description: `Payload Too Large: the body is larger than ${describeBytes(bodyCap(full))}` };

@@ -2,6 +2,7 @@ import { accountRouter } from "./auth/router";
 import { campaignsRouter } from "./campaigns/router";
 import { channelsRouter } from "./channels/router";
 import { integrationsRouter } from "./integrations/router";
+import { launchStatsRouter } from "./launches/stats-router";
 import { apiKeysRouter } from "./keys/router";
 import { launchesRouter } from "./launches/router";
 import { partnerAppsRouter } from "./oauth/router";
@@ -18,6 +19,7 @@ export const appRouter = router({
   channels: channelsRouter,
   integrations: integrationsRouter,
   launches: launchesRouter,
+  launchStats: launchStatsRouter,
   partner: partnerRouter,
   partnerApps: partnerAppsRouter,
   segments: segmentsRouter,

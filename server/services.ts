@@ -6,6 +6,7 @@ import { ReceiptBuffer } from "./dispatch/record-receipt";
 import { recordSentFromEvent } from "./dispatch/reconcile";
 import { releaseAbandonedLeases } from "./dispatch/release-leases";
 import { wakeDispatch } from "./dispatch/wake";
+import { recordParticipants } from "./launches/record-participants";
 import { createProvider } from "./messaging";
 import type { MessagingProvider } from "./messaging/provider";
 import { SimulatorProvider } from "./messaging/simulator";
@@ -34,7 +35,7 @@ export function getServices(): Promise<Services> {
       } else if (event.type === "message_sent") {
         await recordSentFromEvent(db, event.receipts, event.at);
       } else if (event.type === "group_participants") {
-        // Launches' members (docs/decisions.md#launches): recorded by server/launches (branch funnel16).
+        await recordParticipants(db, provider, event);
       } else {
         receipts.add(event.type === "message_ack" ? "ack" : "read", event.receipts, event.at);
       }

@@ -26,6 +26,12 @@ export type AppMeta = {
   successStatus?: 200 | 201;
   /** Accepts the Idempotency-Key header (docs/decisions.md#idempotency). */
   idempotent?: boolean;
+  /**
+   * The procedure may answer a file instead of JSON: an output `{file: {content_type, file_name, content}}`
+   * is written as it is by the REST facade (server/http/rest.ts), and the OpenAPI document lists this
+   * content type beside JSON (launch-members' CSV).
+   */
+  fileResponse?: string;
 };
 
 const t = initTRPC

@@ -5,6 +5,7 @@ import { sweepWebhooks } from "./sweep-webhooks";
 import { maintenance } from "./maintenance";
 import { pollChannelStates } from "./poll-channel-states";
 import { launchEngine } from "./launch-engine";
+import { launchFunnel } from "./launch-funnel";
 
 /** Every function served at /api/inngest. */
-export const functions = [dispatchCampaign, sweepDueCampaigns, deliverWebhook, sweepWebhooks, maintenance, pollChannelStates, launchEngine];
+export const functions = [dispatchCampaign, sweepDueCampaigns, deliverWebhook, sweepWebhooks, maintenance, pollChannelStates, launchEngine, launchFunnel];

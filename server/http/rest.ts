@@ -81,6 +81,8 @@ async function runProcedure(req: Request, url: URL, body: unknown, exchange: Exc
     Promise.resolve((openApiHandler() as (req: unknown, res: unknown) => unknown)(proxied, res)).catch(reject);
   });
   if (status < 400 && !exchange.error) {
+    const file = exchange.route.meta.fileResponse ? fileOf(text) : undefined;
+    if (file) return { status: exchange.route.meta.successStatus ?? 200, body: file.content, headers: file.headers };
     return { status: exchange.route.meta.successStatus ?? 200, body: text, headers: { ...jsonHeaders } };
   }
   if (exchange.error) {
@@ -89,6 +91,17 @@ async function runProcedure(req: Request, url: URL, body: unknown, exchange: Exc
     return result;
   }
   return errorResult(status, "Request failed");
+}
+
+/** A procedure's `{file: {content_type, file_name, content}}` answer (AppMeta `fileResponse`), as a download. */
+function fileOf(text: string): { content: string; headers: Record<string, string> } | undefined {
+  const file = (JSON.parse(text) as { file?: { content_type?: unknown; file_name?: unknown; content?: unknown } }).file;
+  if (!file || typeof file.content !== "string" || typeof file.content_type !== "string") return undefined;
+  const name = typeof file.file_name === "string" ? file.file_name.replace(/[^\w.-]/g, "_") : "download";
+  return {
+    content: file.content,
+    headers: { "content-type": file.content_type, "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store" },
+  };
 }
 
 async function readBody(req: Request, pathname: string): Promise<{ body?: unknown; error?: HttpResult }> {

@@ -72,8 +72,8 @@ export async function fanOutEvents(db: Db, now: Date, limit = 1000): Promise<Fan
   });
 }
 
-/** Events about the same campaign (or channel) are delivered in order; different ones in parallel. */
+/** Events about the same campaign (or channel, or launch) are delivered in order; different ones in parallel. */
 function orderingSubject(payload: unknown): string {
   const data = (payload as { data?: Record<string, unknown> }).data ?? {};
-  return String(data.id_campaign ?? data.id_channel ?? "");
+  return String(data.id_campaign ?? data.id_channel ?? data.id_launch ?? "");
 }

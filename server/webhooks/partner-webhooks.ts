@@ -12,12 +12,12 @@ import { previousSecretUntil, secretsInForce } from "./webhook-config";
 /**
  * Partner apps' webhooks. An app with a webhook URL receives the campaign events (`campaign_status`,
  * `campaign_progress`) of every tenant that authorized it with `campaigns:read`, while that authorization
- * is alive (not revoked, and holding a token that is neither revoked nor expired). `channel_status` is not
- * sent to apps: no scope covers channels. Each delivery is a `webhook_deliveries` row with target
+ * is alive (not revoked, and holding a token that is neither revoked nor expired). `channel_status` and
+ * `group_activity` are not sent to apps: no scope covers channels or launches. Each delivery is a `webhook_deliveries` row with target
  * `app:<client_id>` and the tenant's id, so it is retried and ordered like the tenant's own; the body adds
  * `sub`, the tenant's id (the `sub` of its tokens), and is signed with the app's own secret.
  */
-export const sentToApps: Record<WebhookType, boolean> = { campaign_status: true, campaign_progress: true, channel_status: false };
+export const sentToApps: Record<WebhookType, boolean> = { campaign_status: true, campaign_progress: true, channel_status: false, group_activity: false };
 
 const appPrefix = "app:";
 export const appTarget = (clientId: string) => `${appPrefix}${clientId}`;

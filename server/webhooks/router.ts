@@ -22,11 +22,12 @@ headers \`webhook-id\` (the same on every retry of one event), \`webhook-timesta
 Verify with \`new Webhook(signing_secret).verify(body, headers)\` from the \`standardwebhooks\` package.
 2xx is success; anything else (3xx included: redirects are not followed) is retried after about 5 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h
 and 24 h (±20 % jitter, never sooner than \`Retry-After\`), then given up; 10 s time-out per attempt; 410 Gone disables the URL.
-Events of one campaign (or channel) arrive in order: a failing one holds back the later ones until it succeeds or is given up.
+Events of one campaign (or channel, or launch) arrive in order: a failing one holds back the later ones until it succeeds or is given up.
 
 Partner apps configure their own webhook URL in the developer portal, not here. An app receives \`campaign_status\` and \`campaign_progress\`
 of every account that authorized it with \`campaigns:read\` (while that authorization is alive), signed with the app's own secret, with
-\`sub\` (the account's id) beside \`type\`, \`timestamp\` and \`data\`; those copies are not in this account's configuration or delivery log.`;
+\`sub\` (the account's id) beside \`type\`, \`timestamp\` and \`data\`; those copies are not in this account's configuration or delivery log.
+\`channel_status\` and \`group_activity\` (launches: \`group_created\`, \`group_full\`, \`link_broken\`, \`members_changed\`) go to the account only.`;
 
 export const webhooksRouter = router({
   list: ownerProcedure
@@ -52,7 +53,7 @@ export const webhooksRouter = router({
         tags,
         summary: "Change webhook URLs (partial)",
         description:
-          'Partial merge of the three URL fields; `""` or null disables one. Only http(s) URLs; private, loopback, link-local and reserved ' +
+          'Partial merge of the four URL fields; `""` or null disables one. Only http(s) URLs; private, loopback, link-local and reserved ' +
           "targets are refused (400 naming the field), here and again when connecting, after DNS. `updated` lists the fields whose value changed. " +
           "The answer never contains the signing secret. An empty body, or an unknown property, is 400.",
         protect: true,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { text, urlMaxLength } from "../text";
 
-export const webhookTypes = ["campaign_status", "campaign_progress", "channel_status"] as const;
+export const webhookTypes = ["campaign_status", "campaign_progress", "channel_status", "group_activity"] as const;
 export type WebhookType = (typeof webhookTypes)[number];
 
 /** The config field that holds each type's URL. */
@@ -9,6 +9,7 @@ export const urlField = {
   campaign_status: "campaign_status_url",
   campaign_progress: "campaign_progress_url",
   channel_status: "channel_status_url",
+  group_activity: "group_activity_url",
 } as const satisfies Record<WebhookType, string>;
 
 const urlOut = z.string().nullable().meta({ description: "Where this kind of event is POSTed; null when disabled." });
@@ -17,6 +18,7 @@ export const webhookUrls = z.object({
   campaign_status_url: urlOut,
   campaign_progress_url: urlOut,
   channel_status_url: urlOut,
+  group_activity_url: urlOut,
 });
 
 export const listWebhooksOutput = z.object({
@@ -34,10 +36,10 @@ const urlIn = z
   .meta({ description: 'An http(s) URL; `""` or null disables. Private, loopback and link-local targets are refused (400).' });
 
 export const editWebhooksInput = z
-  .object({ campaign_status_url: urlIn, campaign_progress_url: urlIn, channel_status_url: urlIn })
+  .object({ campaign_status_url: urlIn, campaign_progress_url: urlIn, channel_status_url: urlIn, group_activity_url: urlIn })
   .strict()
   .refine((v) => Object.values(v).some((x) => x !== undefined), {
-    message: "send at least one of campaign_status_url, campaign_progress_url, channel_status_url",
+    message: "send at least one of campaign_status_url, campaign_progress_url, channel_status_url, group_activity_url",
   });
 export type EditWebhooksInput = z.infer<typeof editWebhooksInput>;
 

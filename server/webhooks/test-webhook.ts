@@ -25,6 +25,14 @@ const sampleData: Record<WebhookType, Record<string, unknown>> = {
     groups: { total: 10, sent: 4, pending: 6, failed: 0 },
   },
   channel_status: { id_channel: "channel_00000000-0000-4000-8000-000000000000", name: "Canal de teste", status: "connected", previous_status: "connecting" },
+  group_activity: {
+    event: "members_changed",
+    id_launch: "launch_00000000-0000-4000-8000-000000000000",
+    id_group: "120363000000000000@g.us",
+    joined: [{ participant: "5511999990001", staff: false }],
+    left: [],
+    members: 12,
+  },
 };
 
 /**

@@ -14,6 +14,7 @@ const column = {
   campaign_status: "campaignStatusUrl",
   campaign_progress: "campaignProgressUrl",
   channel_status: "channelStatusUrl",
+  group_activity: "groupActivityUrl",
 } as const satisfies Record<WebhookType, keyof WebhookConfigRow>;
 
 export const configuredUrl = (c: WebhookConfigRow | undefined, type: WebhookType) => c?.[column[type]] ?? null;
@@ -45,6 +46,7 @@ export const urlsOf = (c: WebhookConfigRow) => ({
   campaign_status_url: c.campaignStatusUrl,
   campaign_progress_url: c.campaignProgressUrl,
   channel_status_url: c.channelStatusUrl,
+  group_activity_url: c.groupActivityUrl,
 });
 
 export async function listWebhooks(db: Db, tenantId: string) {
@@ -52,7 +54,7 @@ export async function listWebhooks(db: Db, tenantId: string) {
   return { ...urlsOf(c), signing_secret: decryptSecret(c.secretEncrypted) };
 }
 
-/** Partial merge of the three URLs: "" or null disables; every other value must be an acceptable http(s) URL (400 naming the field). */
+/** Partial merge of the four URLs: "" or null disables; every other value must be an acceptable http(s) URL (400 naming the field). */
 export async function editWebhooks(db: Db, tenantId: string, patch: EditWebhooksInput, now: Date) {
   const next: Partial<Record<WebhookType, string | null>> = {};
   const problems: string[] = [];

@@ -20,7 +20,7 @@ const EDIT = "/api/external/edit-webhooks";
 const TEST = (type: string) => `/api/external/test-webhook/${type}`;
 
 describe("list-webhooks", () => {
-  it("answers the three URLs (null when disabled) and a whsec_ signing secret that stays the same", async () => {
+  it("answers the four URLs (null when disabled) and a whsec_ signing secret that stays the same", async () => {
     const api = await newTenant(fx.server.url);
     const res = await api("GET", LIST);
     expect(res.status).toBe(200);
@@ -30,6 +30,7 @@ describe("list-webhooks", () => {
         campaign_status_url: null,
         campaign_progress_url: null,
         channel_status_url: null,
+        group_activity_url: null,
         signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/),
       },
     });
@@ -67,7 +68,12 @@ describe("edit-webhooks", () => {
       success: true,
       message: "Webhooks updated",
       updated: ["campaign_status_url", "channel_status_url"],
-      webhooks: { campaign_status_url: `${fx.receiver.url}/status`, campaign_progress_url: null, channel_status_url: `${fx.receiver.url}/channel` },
+      webhooks: {
+        campaign_status_url: `${fx.receiver.url}/status`,
+        campaign_progress_url: null,
+        channel_status_url: `${fx.receiver.url}/channel`,
+        group_activity_url: null,
+      },
     });
     expect(res.text).not.toContain("whsec_");
 
@@ -77,7 +83,12 @@ describe("edit-webhooks", () => {
 
     res = await api("PATCH", EDIT, { campaign_status_url: "", channel_status_url: null });
     expect(res.json.updated).toEqual(["campaign_status_url", "channel_status_url"]);
-    expect(res.json.webhooks).toEqual({ campaign_status_url: null, campaign_progress_url: "https://hooks.example.com/progress", channel_status_url: null });
+    expect(res.json.webhooks).toEqual({
+      campaign_status_url: null,
+      campaign_progress_url: "https://hooks.example.com/progress",
+      channel_status_url: null,
+      group_activity_url: null,
+    });
     expect((await api("GET", LIST)).json.webhooks.campaign_progress_url).toBe("https://hooks.example.com/progress");
   });
 
@@ -85,6 +96,7 @@ describe("edit-webhooks", () => {
     [{}, "campaign_status_url"],
     [{ campaign_status_url: "ftp://example.com/x" }, "campaign_status_url: must be an http or https URL"],
     [{ channel_status_url: "not a url" }, "channel_status_url: must be an absolute http(s) URL"],
+    [{ group_activity_url: "ftp://example.com/x" }, "group_activity_url: must be an http or https URL"],
     [{ campaign_status_url: 42 }, "campaign_status_url"],
     [{ campaign_status_url: `https://example.com/${"a".repeat(2100)}` }, "campaign_status_url"],
     [{ signing_secret: "whsec_abc" }, "signing_secret"],
@@ -152,6 +164,28 @@ describe("test-webhook", () => {
     expect(Date.parse(payload.timestamp)).not.toBeNaN();
     // A tampered body does not verify.
     expect(() => new Webhook(secret).verify(got[0].body.replace("sending", "paused"), webhookHeadersOf(got[0].headers))).toThrow();
+  });
+
+  it("group_activity (launches) has its own URL and test payload, signed like the others", async () => {
+    const api = await newTenant(fx.server.url);
+    const secret = (await api("GET", LIST)).json.webhooks.signing_secret;
+    expectEnvelope(await api("POST", TEST("group_activity")), 400, "Bad Request");
+    const edit = await api("PATCH", EDIT, { group_activity_url: `${fx.receiver.url}/groups` });
+    expect(edit.json).toMatchObject({
+      updated: ["group_activity_url"],
+      webhooks: { group_activity_url: `${fx.receiver.url}/groups`, campaign_status_url: null },
+    });
+    expect((await api("GET", LIST)).json.webhooks.group_activity_url).toBe(`${fx.receiver.url}/groups`);
+    const before = fx.receiver.received.length;
+    expect((await api("POST", TEST("group_activity"))).json).toMatchObject({ success: true, status: 200 });
+    const [got] = fx.receiver.received.slice(before);
+    expect(got.path).toBe("/groups");
+    const payload = new Webhook(secret).verify(got.body, webhookHeadersOf(got.headers)) as Record<string, any>;
+    expect(payload).toMatchObject({
+      type: "group_activity",
+      test: true,
+      data: { event: "members_changed", id_launch: expect.stringMatching(/^launch_/), id_group: expect.any(String), joined: expect.any(Array), left: [] },
+    });
   });
 
   it("answers the receiver's non-2xx status, and 0 when unreachable", async () => {

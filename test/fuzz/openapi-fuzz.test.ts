@@ -150,10 +150,15 @@ async function stateOf(tenantId: string) {
     settings: await db.select().from(tenantSettings).where(eq(tenantSettings.tenantId, tenantId)),
     // The URLs only: the signing secret is made on the account's first webhook call, a refused test-webhook too (docs/testing.md "Fuzz").
     webhooks: await db
-      .select({ a: webhookConfigs.campaignStatusUrl, b: webhookConfigs.campaignProgressUrl, c: webhookConfigs.channelStatusUrl })
+      .select({
+        a: webhookConfigs.campaignStatusUrl,
+        b: webhookConfigs.campaignProgressUrl,
+        c: webhookConfigs.channelStatusUrl,
+        d: webhookConfigs.groupActivityUrl,
+      })
       .from(webhookConfigs)
       .where(eq(webhookConfigs.tenantId, tenantId))
-      .then((rows) => rows.filter((r) => r.a || r.b || r.c)),
+      .then((rows) => rows.filter((r) => r.a || r.b || r.c || r.d)),
     integrations: await db.select().from(integrations).where(eq(integrations.tenantId, tenantId)),
   });
 }

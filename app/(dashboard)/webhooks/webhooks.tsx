@@ -21,6 +21,12 @@ const types = [
     hint: "No máximo um por segundo por campanha, mais um ao terminar.",
   },
   { type: "channel_status", field: "channel_status_url", label: "Status do canal", hint: "Quando um canal conecta ou desconecta." },
+  {
+    type: "group_activity",
+    field: "group_activity_url",
+    label: "Atividade dos grupos",
+    hint: "Lançamentos: grupo criado, grupo cheio, link quebrado e entradas e saídas (no máximo um aviso por grupo por minuto).",
+  },
 ] as const;
 
 type WebhookType = (typeof types)[number]["type"];
@@ -41,7 +47,7 @@ export function Webhooks() {
         title="Webhooks"
         description={
           <>
-            Receba avisos de campanhas e canais no seu sistema. Cada envio é assinado no padrão{" "}
+            Receba avisos de campanhas, canais e lançamentos no seu sistema. Cada envio é assinado no padrão{" "}
             <a href="https://www.standardwebhooks.com/">Standard Webhooks</a> (cabeçalhos <code>webhook-id</code>, <code>webhook-timestamp</code>,{" "}
             <code>webhook-signature</code>).
           </>

@@ -1,0 +1,15 @@
+import type { Db } from "../../db/client";
+import type { MessagingProvider } from "../messaging/provider";
+import { reportMembersChanged } from "./group-activity";
+import { checkInviteLinks } from "./invite-health";
+
+/**
+ * One pass of the launches' periodic work, for both engines (the embedded LaunchFunnelRunner and the
+ * Inngest cron): `members_changed` events for groups whose last one is old enough, then the invite
+ * links due a check (each group every LAUNCH_INVITE_CHECK_SECONDS).
+ */
+export async function runFunnelJobs(db: Db, provider: Pick<MessagingProvider, "groupState" | "inviteUrl">, now: Date) {
+  const reported = await reportMembersChanged(db, now);
+  const invites = await checkInviteLinks(db, provider, now);
+  return { reported, ...invites };
+}

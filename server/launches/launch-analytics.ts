@@ -1,0 +1,108 @@
+/**
+ * launch-analytics (docs/decisions.md#launch-endpoints): per Brasília day, clicks and distinct visitors,
+ * joins and leaves of leads, and everyone in the launch's groups at the end of the day; clicks by
+ * `utm_source`; the groups with the period's clicks, joins and leaves. A day's `members` is counted back
+ * from now: today's end is the groups' `members`, and each earlier day's is the next one's minus what
+ * joined and plus what left that next day (staff included, as `members` is).
+ */
+import { and, asc, count, countDistinct, desc, eq, gte, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { launchClicks, launchGroups, launchParticipants } from "../../db/schema";
+import { brasiliaParts } from "../time/brasilia";
+import { findOwnedLaunch } from "./find-launch-owned";
+import type { LaunchAnalytics } from "./stats-schema";
+
+/** The Brasília day of a timestamp column, YYYY-MM-DD. */
+const brasiliaDay = (column: typeof launchParticipants.joinedAt | typeof launchParticipants.leftAt) =>
+  sql<string>`to_char(${column} at time zone 'America/Sao_Paulo', 'YYYY-MM-DD')`;
+
+/** The `n` days ending today (Brasília), oldest first. */
+export function lastDays(now: Date, n: number): string[] {
+  const today = Date.parse(`${brasiliaParts(now).date}T00:00:00Z`);
+  return Array.from({ length: n }, (_, i) => new Date(today - (n - 1 - i) * 86_400_000).toISOString().slice(0, 10));
+}
+
+export async function launchAnalytics(db: Db, tenantId: string, launchId: string, dayCount: number, now: Date): Promise<LaunchAnalytics> {
+  await findOwnedLaunch(db, tenantId, launchId);
+  const dates = lastDays(now, dayCount);
+  const first = dates[0];
+  const joinDay = brasiliaDay(launchParticipants.joinedAt);
+  const leaveDay = brasiliaDay(launchParticipants.leftAt);
+  const ofLaunch = eq(launchParticipants.launchId, launchId);
+
+  const [clicksByDay, joinsByDay, leavesByDay, bySource, groups, clicksByGroup, joinsByGroup, leavesByGroup] = await Promise.all([
+    db
+      .select({ day: launchClicks.day, clicks: count(), unique: countDistinct(launchClicks.visitor) })
+      .from(launchClicks)
+      .where(and(eq(launchClicks.launchId, launchId), gte(launchClicks.day, first)))
+      .groupBy(launchClicks.day),
+    db
+      .select({ day: joinDay, leads: sql<number>`count(*) filter (where not ${launchParticipants.staff})`.mapWith(Number), all: count() })
+      .from(launchParticipants)
+      .where(and(ofLaunch, sql`${joinDay} >= ${first}`))
+      .groupBy(joinDay),
+    db
+      .select({ day: leaveDay, leads: sql<number>`count(*) filter (where not ${launchParticipants.staff})`.mapWith(Number), all: count() })
+      .from(launchParticipants)
+      .where(and(ofLaunch, sql`${launchParticipants.leftAt} is not null`, sql`${leaveDay} >= ${first}`))
+      .groupBy(leaveDay),
+    db
+      .select({ utm_source: launchClicks.utmSource, clicks: count() })
+      .from(launchClicks)
+      .where(and(eq(launchClicks.launchId, launchId), gte(launchClicks.day, first)))
+      .groupBy(launchClicks.utmSource)
+      .orderBy(desc(count()), asc(launchClicks.utmSource)),
+    db.select().from(launchGroups).where(eq(launchGroups.launchId, launchId)).orderBy(asc(launchGroups.position)),
+    db
+      .select({ position: launchClicks.position, clicks: count() })
+      .from(launchClicks)
+      .where(and(eq(launchClicks.launchId, launchId), gte(launchClicks.day, first)))
+      .groupBy(launchClicks.position),
+    db
+      .select({ groupId: launchParticipants.groupId, n: count() })
+      .from(launchParticipants)
+      .where(and(ofLaunch, eq(launchParticipants.staff, false), sql`${joinDay} >= ${first}`))
+      .groupBy(launchParticipants.groupId),
+    db
+      .select({ groupId: launchParticipants.groupId, n: count() })
+      .from(launchParticipants)
+      .where(and(ofLaunch, eq(launchParticipants.staff, false), sql`${launchParticipants.leftAt} is not null`, sql`${leaveDay} >= ${first}`))
+      .groupBy(launchParticipants.groupId),
+  ]);
+
+  const byDay = <T extends { day: string | null }>(rows: T[]) => new Map(rows.map((r) => [r.day ?? "", r]));
+  const clicks = byDay(clicksByDay);
+  const joins = byDay(joinsByDay);
+  const leaves = byDay(leavesByDay);
+  let members = groups.reduce((sum, g) => sum + g.members, 0);
+  const days: LaunchAnalytics["days"] = [];
+  for (let i = dates.length - 1; i >= 0; i--) {
+    const date = dates[i];
+    days.unshift({
+      date,
+      clicks: clicks.get(date)?.clicks ?? 0,
+      unique_clicks: clicks.get(date)?.unique ?? 0,
+      joins: joins.get(date)?.leads ?? 0,
+      leaves: leaves.get(date)?.leads ?? 0,
+      members: Math.max(0, members),
+    });
+    members = members - (joins.get(date)?.all ?? 0) + (leaves.get(date)?.all ?? 0);
+  }
+  const perPosition = new Map(clicksByGroup.map((r) => [r.position, r.clicks]));
+  const joinsOf = new Map(joinsByGroup.map((r) => [r.groupId, r.n]));
+  const leavesOf = new Map(leavesByGroup.map((r) => [r.groupId, r.n]));
+  return {
+    success: true,
+    id_launch: launchId,
+    days,
+    by_source: bySource,
+    groups: groups.map((g) => ({
+      id_group: g.groupId,
+      name: g.name,
+      clicks: perPosition.get(g.position) ?? 0,
+      joins: joinsOf.get(g.groupId) ?? 0,
+      leaves: leavesOf.get(g.groupId) ?? 0,
+      members: g.members,
+    })),
+  };
+}

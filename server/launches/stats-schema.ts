@@ -1,0 +1,91 @@
+import { z } from "zod";
+import { idPattern } from "../ids";
+
+/** The launch's id in a path (core16's schema has the same rule). */
+export const idLaunchParam = z
+  .string()
+  .regex(idPattern("launch"), "must be a launch token of the form launch_<uuid>")
+  .meta({ example: "launch_5d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6" });
+
+/** `days` outside 1–365 (or not a number) becomes 30 (docs/decisions.md#launch-endpoints). */
+const days = z
+  .preprocess((v) => {
+    const n = typeof v === "string" && /^\d+$/.test(v.trim()) ? Number(v) : typeof v === "number" ? v : Number.NaN;
+    return Number.isInteger(n) && n >= 1 && n <= 365 ? n : 30;
+  }, z.number().int())
+  .optional()
+  .meta({ description: "Days back from today in Brasília time, today included (1–365; anything else is 30).", example: 30 });
+
+export const launchAnalyticsInput = z.object({ id_launch: idLaunchParam, days });
+
+export const launchAnalyticsOutput = z.object({
+  success: z.literal(true),
+  id_launch: z.string(),
+  days: z
+    .array(
+      z.object({
+        date: z.string().meta({ description: "A day in Brasília time, YYYY-MM-DD; oldest first, one row per day." }),
+        clicks: z.number().int(),
+        unique_clicks: z.number().int().meta({ description: "Distinct visitors that day." }),
+        joins: z.number().int().meta({ description: "Leads who joined a group that day (staff not counted)." }),
+        leaves: z.number().int().meta({ description: "Leads who left a group that day (staff not counted)." }),
+        members: z.number().int().meta({ description: "Everyone in the launch's groups at the end of that day (staff included)." }),
+      }),
+    )
+    .meta({ description: "Exactly one row per day of the period, oldest first, zeros included." }),
+  by_source: z
+    .array(z.object({ utm_source: z.string().nullable(), clicks: z.number().int() }))
+    .meta({ description: "Clicks of the period by `utm_source`, most first; clicks without one are under null." }),
+  groups: z
+    .array(
+      z.object({
+        id_group: z.string(),
+        name: z.string(),
+        clicks: z.number().int().meta({ description: "Clicks of the period sent to this group." }),
+        joins: z.number().int(),
+        leaves: z.number().int(),
+        members: z.number().int().meta({ description: "Everyone in the group now." }),
+      }),
+    )
+    .meta({ description: "The launch's groups in order, with the period's clicks, joins and leaves." }),
+});
+export type LaunchAnalytics = z.infer<typeof launchAnalyticsOutput>;
+
+export const membersPerPage = 500;
+
+export const launchMembersInput = z.object({
+  id_launch: idLaunchParam,
+  format: z.enum(["json", "csv"]).default("json").meta({ description: "`json` (pages of 500, the default) or `csv` (every row, one file)." }),
+  page: z.coerce.number().int().min(1).max(1_000_000).default(1).meta({ description: "JSON page, from 1 (ignored for CSV)." }),
+  delimiter: z
+    .enum(["comma", "semicolon"])
+    .default("comma")
+    .meta({ description: "CSV separator: `semicolon` for spreadsheet locales that expect `;` (pt-BR Excel)." }),
+});
+
+export const launchMember = z.object({
+  participant: z.string().meta({ description: "A phone number (digits with country code) or the platform's opaque id (`…@lid`)." }),
+  id_group: z.string(),
+  group_name: z.string(),
+  joined_at: z.iso.datetime({ offset: true }),
+  left_at: z.iso.datetime({ offset: true }).nullable(),
+  staff: z.boolean().meta({ description: "Staff numbers, the template's admins and the channels' own numbers: not leads." }),
+});
+
+export const launchMembersPage = z.object({
+  success: z.literal(true),
+  page: z.number().int(),
+  per_page: z
+    .number()
+    .int()
+    .meta({ description: `Always ${membersPerPage}.` }),
+  total: z.number().int().meta({ description: "Rows in all pages: one per join (a re-join is a new row)." }),
+  members: z.array(launchMember),
+});
+
+/** The CSV answer travels as a file the REST facade writes as it is (AppMeta `file`). */
+export const launchMembersFile = z.object({
+  file: z.object({ content_type: z.string(), file_name: z.string(), content: z.string() }),
+});
+
+export const launchMembersOutput = z.union([launchMembersPage, launchMembersFile]);

@@ -1,0 +1,72 @@
+import { randomUUID } from "node:crypto";
+import { and, eq } from "drizzle-orm";
+import { getDb } from "../../db/client";
+import { launches, launchGroups, outboxEvents } from "../../db/schema";
+import type { ProviderEvent } from "../../server/messaging/provider";
+import { getServices } from "../../server/services";
+import { tenantWithSegment } from "../campaigns";
+
+/**
+ * A tenant with a connected simulated channel and a launch holding `groups` of the channel's groups
+ * (positions 1…n, the first filling), written straight to the tables: the launch endpoints (core16)
+ * are not needed to test what happens to its members.
+ */
+export async function launchWithGroups(
+  baseUrl: string,
+  opts: { groups?: number; capacity?: number; margin?: number; staff?: string[]; admins?: string[]; status?: "active" | "paused" | "closed" } = {},
+) {
+  const n = opts.groups ?? 2;
+  const { api, segment, groups, channel } = await tenantWithSegment(baseUrl, n);
+  const db = await getDb();
+  const id = `launch_${randomUUID()}`;
+  const slug = `l-${randomUUID().slice(0, 8)}`;
+  await db.insert(launches).values({
+    id,
+    tenantId: api.tenantId,
+    name: "Turma 7",
+    slug,
+    segmentId: segment,
+    channelIds: [channel],
+    groupTemplate: { name: "Turma 7 #{n}", admins_only: false, admins: opts.admins ?? [] },
+    capacity: opts.capacity ?? 1000,
+    margin: opts.margin ?? 20,
+    reserve: 1,
+    staffNumbers: opts.staff ?? [],
+    status: opts.status ?? "active",
+  });
+  await db.insert(launchGroups).values(
+    groups.map((g, i) => ({
+      launchId: id,
+      position: i + 1,
+      groupId: g,
+      channelId: channel,
+      name: `Turma 7 #${i + 1}`,
+      inviteUrl: `https://chat.whatsapp.com/code${i + 1}${slug}`,
+      status: i === 0 ? ("filling" as const) : ("reserve" as const),
+    })),
+  );
+  return { api, id, slug, channel, groups, segment };
+}
+
+/** A participant event as the provider would emit it (the simulator's control endpoints do the same). */
+export async function emitParticipants(channelId: string, groupId: string, action: "join" | "leave", participants: string[], at = new Date()) {
+  const { provider } = await getServices();
+  const event: ProviderEvent = { type: "group_participants", channelId, groupId, action, participants, at };
+  await (provider as unknown as { events: { emit(e: ProviderEvent): Promise<void> } }).events.emit(event);
+}
+
+export async function groupRows(launchId: string) {
+  const db = await getDb();
+  return db.select().from(launchGroups).where(eq(launchGroups.launchId, launchId)).orderBy(launchGroups.position);
+}
+
+/** The group_activity events recorded for a tenant, oldest first (their `data`). */
+export async function groupActivity(tenantId: string) {
+  const db = await getDb();
+  const rows = await db
+    .select()
+    .from(outboxEvents)
+    .where(and(eq(outboxEvents.tenantId, tenantId), eq(outboxEvents.type, "group_activity")))
+    .orderBy(outboxEvents.id);
+  return rows.map((r) => (r.payload as { data: Record<string, any> }).data);
+}

@@ -1,0 +1,238 @@
+/**
+ * A launch's members (docs/decisions.md#members): participant events from the provider, the counts they
+ * keep, launch-analytics and launch-members over HTTP, the group_activity webhooks they cause.
+ */
+import { Webhook } from "standardwebhooks";
+import { afterEach, describe, expect, it } from "vitest";
+import { getDb } from "../../db/client";
+import { launchClicks } from "../../db/schema";
+import { reportMembersChanged } from "../../server/launches/group-activity";
+import { appRouter } from "../../server/root";
+import { getServices } from "../../server/services";
+import { brasiliaParts } from "../../server/time/brasilia";
+import { createCallerFactory } from "../../server/trpc";
+import { expectEnvelope, newTenant, request, waitFor } from "../helpers";
+import { withServerAndReceiver, withWebhookRunner } from "../webhooks/fixtures";
+import { webhookHeadersOf } from "../webhooks/receiver";
+import { emitParticipants, groupActivity, groupRows, launchWithGroups } from "./fixtures";
+
+const fx = withServerAndReceiver();
+afterEach(() => {
+  delete process.env.LAUNCH_MEMBERS_REPORT_SECONDS;
+});
+
+const ANALYTICS = (id: string, q = "") => `/api/external/launch-analytics/${id}${q}`;
+const MEMBERS = (id: string, q = "") => `/api/external/launch-members/${id}${q}`;
+const today = () => brasiliaParts(new Date()).date;
+
+describe("participant events", () => {
+  it("count everyone in members, leads only in joins; staff, admins and repeats are not leads; a leave lowers members", async () => {
+    const l = await launchWithGroups(fx.server.url, { staff: ["+55 11 90000-0001"], admins: ["5511900000002"] });
+    const [g1, g2] = l.groups;
+    await emitParticipants(l.channel, g1, "join", ["5511999990001", "5511999990002", "5511900000001", "5511900000002"]);
+    // The same join reported twice (a gateway retrying its webhook) changes nothing.
+    await emitParticipants(l.channel, g1, "join", ["5511999990001"]);
+    // One person in two groups, and an opaque id.
+    await emitParticipants(l.channel, g2, "join", ["5511999990001", "123456789@lid"]);
+    let groups = await groupRows(l.id);
+    expect(groups.map((g) => g.members)).toEqual([4, 2]);
+
+    await emitParticipants(l.channel, g1, "leave", ["5511999990002"]);
+    await emitParticipants(l.channel, g1, "leave", ["5511999990002"]);
+    groups = await groupRows(l.id);
+    expect(groups.map((g) => g.members)).toEqual([3, 2]);
+
+    const members = await l.api("GET", MEMBERS(l.id));
+    expect(members.status).toBe(200);
+    expect(members.json).toMatchObject({ success: true, page: 1, per_page: 500, total: 6 });
+    const rows = members.json.members as { participant: string; id_group: string; staff: boolean; left_at: string | null; group_name: string }[];
+    expect(rows.filter((r) => r.staff).map((r) => r.participant)).toEqual(["5511900000001", "5511900000002"]);
+    const leads = new Set(rows.filter((r) => !r.staff).map((r) => r.participant));
+    // 5511999990001 joined two groups: one person.
+    expect([...leads].sort()).toEqual(["123456789@lid", "5511999990001", "5511999990002"]);
+    expect(rows.find((r) => r.participant === "5511999990002")?.left_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d-0[23]:00$/);
+    expect(rows.find((r) => r.participant === "123456789@lid")).toMatchObject({ id_group: g2, group_name: "Turma 7 #2", left_at: null });
+
+    const analytics = await l.api("GET", ANALYTICS(l.id, "?days=3"));
+    expect(analytics.status).toBe(200);
+    const days = analytics.json.days as { date: string; joins: number; leaves: number; members: number }[];
+    expect(days.map((d) => d.date).at(-1)).toBe(today());
+    expect(days).toHaveLength(3);
+    // Leads only: 3 joins in g1 and g2 by 3 lead rows + the repeat person in g2 = 4 lead joins; 1 lead leave.
+    expect(days.at(-1)).toMatchObject({ joins: 4, leaves: 1, members: 5 });
+    expect(days[0]).toMatchObject({ joins: 0, leaves: 0, members: 0 });
+    expect(analytics.json.groups).toEqual([
+      { id_group: g1, name: "Turma 7 #1", clicks: 0, joins: 2, leaves: 1, members: 3 },
+      { id_group: g2, name: "Turma 7 #2", clicks: 0, joins: 2, leaves: 0, members: 2 },
+    ]);
+  });
+
+  it("a group reaching capacity − margin becomes full once (group_full) and the next one fills; people leaving do not reopen it", async () => {
+    const l = await launchWithGroups(fx.server.url, { capacity: 5, margin: 1 });
+    const [g1] = l.groups;
+    await emitParticipants(l.channel, g1, "join", ["5511999990001", "5511999990002", "5511999990003"]);
+    expect((await groupRows(l.id)).map((g) => g.status)).toEqual(["filling", "reserve"]);
+    await emitParticipants(l.channel, g1, "join", ["5511999990004"]);
+    let groups = await groupRows(l.id);
+    expect(groups.map((g) => [g.status, g.members])).toEqual([
+      ["full", 4],
+      ["filling", 0],
+    ]);
+    expect(groups[0].fullAt).not.toBeNull();
+    await emitParticipants(l.channel, g1, "leave", ["5511999990004", "5511999990003"]);
+    await emitParticipants(l.channel, g1, "join", ["5511999990005", "5511999990006"]);
+    groups = await groupRows(l.id);
+    expect(groups.map((g) => g.status)).toEqual(["full", "filling"]);
+    const full = (await groupActivity(l.api.tenantId)).filter((e) => e.event === "group_full");
+    expect(full).toEqual([{ event: "group_full", id_launch: l.id, id_group: g1, members: 4 }]);
+  });
+
+  it("an event for a group no launch holds changes nothing", async () => {
+    const l = await launchWithGroups(fx.server.url, { groups: 1 });
+    await emitParticipants(l.channel, "120363999999999999@g.us", "join", ["5511999990001"]);
+    expect((await l.api("GET", MEMBERS(l.id))).json.total).toBe(0);
+  });
+});
+
+describe("launch-analytics", () => {
+  it("one row per day oldest first with zeros; clicks, unique visitors and sources from the click rows; days outside 1–365 become 30", async () => {
+    const l = await launchWithGroups(fx.server.url);
+    const db = await getDb();
+    const now = new Date();
+    const day = today();
+    await db.insert(launchClicks).values([
+      { launchId: l.id, at: now, day, position: 1, visitor: "a", utmSource: "instagram" },
+      { launchId: l.id, at: now, day, position: 1, visitor: "a", utmSource: "instagram" },
+      { launchId: l.id, at: now, day, position: 2, visitor: "b", utmSource: null },
+      { launchId: l.id, at: now, day: "2000-01-01", position: 1, visitor: "c", utmSource: "old" },
+    ]);
+    const res = await l.api("GET", ANALYTICS(l.id, "?days=7"));
+    expect(res.json.days).toHaveLength(7);
+    expect(res.json.days.at(-1)).toMatchObject({ date: day, clicks: 3, unique_clicks: 2 });
+    expect(res.json.days.slice(0, 6).every((d: { clicks: number }) => d.clicks === 0)).toBe(true);
+    const dates = res.json.days.map((d: { date: string }) => d.date);
+    expect([...dates].sort()).toEqual(dates);
+    expect(res.json.by_source).toEqual([
+      { utm_source: "instagram", clicks: 2 },
+      { utm_source: null, clicks: 1 },
+    ]);
+    expect(res.json.groups.map((g: { clicks: number }) => g.clicks)).toEqual([2, 1]);
+    for (const q of ["", "?days=0", "?days=366", "?days=abc"]) expect((await l.api("GET", ANALYTICS(l.id, q))).json.days).toHaveLength(30);
+    expect((await l.api("GET", ANALYTICS(l.id, "?days=365"))).json.days).toHaveLength(365);
+  });
+
+  it("another tenant's launch is 404 like a missing one; a malformed id 400; no key 401; a partner token is refused", async () => {
+    const l = await launchWithGroups(fx.server.url, { groups: 1 });
+    const other = await newTenant(fx.server.url);
+    for (const path of [ANALYTICS(l.id), MEMBERS(l.id), MEMBERS(l.id, "?format=csv")]) {
+      expectEnvelope(await other("GET", path), 404, "Not Found");
+      expectEnvelope(await request(fx.server.url, "GET", path), 401, "Unauthorized");
+    }
+    expectEnvelope(await other("GET", ANALYTICS(`launch_${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)}`)), 404, "Not Found");
+    const bad = expectEnvelope(await l.api("GET", ANALYTICS("launch_nope")), 400, "Bad Request");
+    expect(bad.message).toContain("id_launch");
+    const { db, provider } = await getServices();
+    const partner = createCallerFactory(appRouter)({
+      db,
+      provider,
+      caller: { kind: "partner", tenantId: l.api.tenantId, appId: "a", grantId: "g", scopes: ["statistics:read", "campaigns:read", "settings:read"] },
+      now: new Date(),
+    });
+    await expect(partner.launchStats.members({ id_launch: l.id, format: "json", page: 1, delimiter: "comma" })).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    await expect(partner.launchStats.analytics({ id_launch: l.id })).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+  });
+});
+
+describe("launch-members", () => {
+  it("CSV: a BOM, the header row, one row per join (a re-join is a new row), staff marked, semicolons on request, formulas neutralised", async () => {
+    const l = await launchWithGroups(fx.server.url, { staff: ["5511900000001"] });
+    const [g1] = l.groups;
+    const t0 = new Date(Date.now() - 60_000);
+    await emitParticipants(l.channel, g1, "join", ["5511999990001"], t0);
+    await emitParticipants(l.channel, g1, "leave", ["5511999990001"], new Date(t0.getTime() + 1000));
+    await emitParticipants(l.channel, g1, "join", ["5511999990001", "5511900000001"], new Date(t0.getTime() + 2000));
+    const res = await l.api("GET", MEMBERS(l.id, "?format=csv"));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+    expect(res.headers.get("content-disposition")).toBe(`attachment; filename="${l.slug}-membros.csv"`);
+    // fetch's text() drops the BOM: read the bytes.
+    const raw = new Uint8Array(await (await fetch(`${fx.server.url}${MEMBERS(l.id, "?format=csv")}`, { headers: { "x-api-key": l.api.key } })).arrayBuffer());
+    expect([...raw.slice(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const lines = res.text
+      .replace(/^\uFEFF/, "")
+      .trimEnd()
+      .split("\r\n");
+    expect(lines[0]).toBe("participant,id_group,group_name,joined_at,left_at,staff");
+    expect(lines).toHaveLength(4);
+    expect(lines[1]).toMatch(new RegExp(`^5511999990001,${g1},Turma 7 #1,[^,]+,[^,]+,false$`));
+    expect(lines[2]).toMatch(/^5511999990001,.*,,false$/);
+    expect(lines[3]).toMatch(/^5511900000001,.*,,true$/);
+    const semi = await l.api("GET", MEMBERS(l.id, "?format=csv&delimiter=semicolon"));
+    expect(semi.text.replace(/^\uFEFF/, "").split("\r\n")[0]).toBe("participant;id_group;group_name;joined_at;left_at;staff");
+    expectEnvelope(await l.api("GET", MEMBERS(l.id, "?format=xml")), 400, "Bad Request");
+    // JSON pages: page 2 of 3 rows is empty.
+    expect((await l.api("GET", MEMBERS(l.id, "?page=2"))).json).toMatchObject({ page: 2, total: 3, members: [] });
+  });
+
+  it("the OpenAPI document lists the CSV beside the JSON answer", async () => {
+    const doc = (await request(fx.server.url, "GET", "/api/openapi.json")).json;
+    const ok = doc.paths["/api/external/launch-members/{id_launch}"].get.responses["200"];
+    expect(Object.keys(ok.content)).toEqual(["application/json", "text/csv"]);
+    expect(doc.paths["/api/external/launch-analytics/{id_launch}"].get).toBeDefined();
+  });
+});
+
+describe("group_activity webhooks", () => {
+  const webhooks = withWebhookRunner("100,200,300");
+
+  it("members_changed: every change reported, staff marked, at most once per group per LAUNCH_MEMBERS_REPORT_SECONDS; signed", async () => {
+    void webhooks;
+    const l = await launchWithGroups(fx.server.url, { staff: ["5511900000001"] });
+    const [g1, g2] = l.groups;
+    await l.api("PATCH", "/api/external/edit-webhooks", { group_activity_url: `${fx.receiver.url}/ga-${l.api.tenantId}` });
+    const secret = (await l.api("GET", "/api/external/list-webhooks")).json.webhooks.signing_secret as string;
+    const db = await getDb();
+    const t = Date.now();
+    // The earlier tests' changes (this file's database) go out first, so the counts below are this test's.
+    await reportMembersChanged(db, new Date(t - 3_600_000));
+    await emitParticipants(l.channel, g1, "join", ["5511999990001", "5511900000001"]);
+    await emitParticipants(l.channel, g2, "join", ["5511999990002"]);
+    expect(await reportMembersChanged(db, new Date(t))).toBe(2);
+    // Within the minute: nothing more for g1, even with news.
+    await emitParticipants(l.channel, g1, "leave", ["5511999990001"]);
+    await emitParticipants(l.channel, g1, "join", ["5511999990003"]);
+    expect(await reportMembersChanged(db, new Date(t + 30_000))).toBe(0);
+    expect(await reportMembersChanged(db, new Date(t + 61_000))).toBe(1);
+    expect(await reportMembersChanged(db, new Date(t + 200_000))).toBe(0);
+
+    const got = await waitFor("three members_changed webhooks", () => {
+      const mine = fx.receiver.received.filter((r) => r.path === `/ga-${l.api.tenantId}`);
+      return mine.length >= 3 && mine;
+    });
+    const events = got.map((r) => new Webhook(secret).verify(r.body, webhookHeadersOf(r.headers)) as { type: string; data: any });
+    expect(events.every((e) => e.type === "group_activity")).toBe(true);
+    const ofG1 = events.filter((e) => e.data.id_group === g1).map((e) => e.data);
+    expect(ofG1).toEqual([
+      {
+        event: "members_changed",
+        id_launch: l.id,
+        id_group: g1,
+        joined: [
+          { participant: "5511999990001", staff: false },
+          { participant: "5511900000001", staff: true },
+        ],
+        left: [],
+        members: 2,
+      },
+      {
+        event: "members_changed",
+        id_launch: l.id,
+        id_group: g1,
+        joined: [{ participant: "5511999990003", staff: false }],
+        left: [{ participant: "5511999990001", staff: false }],
+        members: 2,
+      },
+    ]);
+    expect(events.find((e) => e.data.id_group === g2)?.data).toMatchObject({ joined: [{ participant: "5511999990002", staff: false }], members: 1 });
+  });
+});
