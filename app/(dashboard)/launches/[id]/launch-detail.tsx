@@ -9,6 +9,7 @@ import { AddGroups } from "./add-groups";
 import { GroupBars } from "./group-bars";
 import { JoinLink } from "./join-link";
 import { LaunchActions } from "./launch-actions";
+import { LaunchAnalytics } from "./launch-analytics";
 
 /** People join through the link at any moment: the page follows them. */
 const poll = 5000;
@@ -88,6 +89,8 @@ export function LaunchDetail({ id }: { id: string }) {
         )}
         <AddGroups id={l.id_launch} channelIds={l.id_channel} inLaunch={l.groups.map((g) => g.id_group)} />
       </section>
+
+      <LaunchAnalytics id={l.id_launch} slug={l.slug} />
     </>
   );
 }
