@@ -148,80 +148,82 @@ export function NewLaunch() {
 
         <section className="card">
           <h2>3. Modelo dos grupos</h2>
-          <div className="form-grid">
-            <Field
-              label="Nome dos grupos"
-              hint={
-                <>
-                  <code>{"{n}"}</code> vira o número do grupo
-                  {template.includes("{n}") && (
-                    <>
-                      : <strong>{groupNameFor(template, 1)}</strong>, <strong>{groupNameFor(template, 2)}</strong>…
-                    </>
-                  )}
-                </>
-              }
-            >
-              {(c) => (
-                <input
-                  {...c}
-                  value={template}
-                  onChange={(e) => {
-                    setGroupNameTouched(true);
-                    setGroupName(e.target.value);
-                  }}
-                  required
-                  maxLength={100}
-                  placeholder="Turma 7 #{n}"
-                />
-              )}
-            </Field>
+          <div className="stack">
+            <div className="form-grid">
+              <Field
+                label="Nome dos grupos"
+                hint={
+                  <>
+                    <code>{"{n}"}</code> vira o número do grupo
+                    {template.includes("{n}") && (
+                      <>
+                        : <strong>{groupNameFor(template, 1)}</strong>, <strong>{groupNameFor(template, 2)}</strong>…
+                      </>
+                    )}
+                  </>
+                }
+              >
+                {(c) => (
+                  <input
+                    {...c}
+                    value={template}
+                    onChange={(e) => {
+                      setGroupNameTouched(true);
+                      setGroupName(e.target.value);
+                    }}
+                    required
+                    maxLength={100}
+                    placeholder="Turma 7 #{n}"
+                  />
+                )}
+              </Field>
+              <Field
+                label={
+                  <>
+                    URL da foto <small className="muted">(opcional)</small>
+                  </>
+                }
+                hint="Foto dos grupos e imagem da prévia do link."
+              >
+                {(c) => (
+                  <input
+                    {...c}
+                    type="url"
+                    value={imageUrl}
+                    onChange={(e) => setImageUrl(e.target.value)}
+                    pattern={httpsPattern}
+                    title={httpsTitle}
+                    maxLength={2048}
+                    placeholder="https://exemplo.com.br/foto.jpg"
+                  />
+                )}
+              </Field>
+            </div>
             <Field
               label={
                 <>
-                  URL da foto <small className="muted">(opcional)</small>
+                  Descrição <small className="muted">(opcional)</small>
                 </>
               }
-              hint="Foto dos grupos e imagem da prévia do link."
+              hint="Descrição dos grupos e texto da prévia do link."
             >
-              {(c) => (
-                <input
-                  {...c}
-                  type="url"
-                  value={imageUrl}
-                  onChange={(e) => setImageUrl(e.target.value)}
-                  pattern={httpsPattern}
-                  title={httpsTitle}
-                  maxLength={2048}
-                  placeholder="https://exemplo.com.br/foto.jpg"
-                />
-              )}
+              {(c) => <textarea {...c} value={description} onChange={(e) => setDescription(e.target.value)} rows={3} maxLength={2048} />}
+            </Field>
+            <label className="check spaced">
+              <input type="checkbox" checked={adminsOnly} onChange={(e) => setAdminsOnly(e.target.checked)} />
+              Só administradores enviam mensagens
+            </label>
+            <Field
+              label={
+                <>
+                  Administradores <small className="muted">(opcional)</small>
+                </>
+              }
+              hint="Números com DDI e DDD, um por linha: promovidos a administradores em todos os grupos."
+            >
+              {(c) => <textarea {...c} value={admins} onChange={(e) => setAdmins(e.target.value)} rows={2} placeholder="5511999990001" />}
             </Field>
           </div>
-          <Field
-            label={
-              <>
-                Descrição <small className="muted">(opcional)</small>
-              </>
-            }
-            hint="Descrição dos grupos e texto da prévia do link."
-          >
-            {(c) => <textarea {...c} value={description} onChange={(e) => setDescription(e.target.value)} rows={3} maxLength={2048} />}
-          </Field>
-          <label className="check spaced">
-            <input type="checkbox" checked={adminsOnly} onChange={(e) => setAdminsOnly(e.target.checked)} />
-            Só administradores enviam mensagens
-          </label>
-          <Field
-            label={
-              <>
-                Administradores <small className="muted">(opcional)</small>
-              </>
-            }
-            hint="Números com DDI e DDD, um por linha: promovidos a administradores em todos os grupos."
-          >
-            {(c) => <textarea {...c} value={admins} onChange={(e) => setAdmins(e.target.value)} rows={2} placeholder="5511999990001" />}
-          </Field>
         </section>
 
         <section className="card">
