@@ -31,6 +31,20 @@ export interface FakeGroup {
   announce?: boolean;
   isCommunity?: boolean;
   isCommunityAnnounce?: boolean;
+  desc?: string;
+  pictureUrl?: string | null;
+  creation?: number;
+  /** Baileys' participants: `id` a phone JID (`<digits>@s.whatsapp.net`) or a LID (`<digits>@lid`); made on first use. */
+  participants?: FakeParticipant[];
+  /** The current invite code (made on the first inviteCode read). */
+  inviteCode?: string;
+}
+
+export interface FakeParticipant {
+  id: string;
+  /** A LID participant's phone JID, when WhatsApp shares it. */
+  phoneNumber?: string;
+  admin: "admin" | "superadmin" | null;
 }
 
 export interface FakeInstance {
@@ -41,6 +55,9 @@ export interface FakeInstance {
   groups: FakeGroup[];
   /** The pairing code of the latest `connect?number=` from `close` (Evolution keeps it in its qrcode). */
   pairingCode?: string | null;
+  /** The paired phone's number (digits): `ownerJid` once the instance opened. */
+  owner: string;
+  pairedOnce?: boolean;
 }
 
 export interface FakeMessage {
@@ -117,7 +134,19 @@ export interface FakeEvolution {
     rateLimitGroups: boolean;
     /** Ignore the `messageId` option: ids are Baileys' own. Default true below 2.4.0 (false in friendly mode). */
     ignoreMessageId: boolean;
+    /** How long WhatsApp takes to create a group (default 800 ms; seconds on a real gateway). */
+    createDelayMs: number;
+    /** The next N group creations go through but their answer is never sent (the connection is dropped). */
+    loseCreateAnswers: number;
   };
+  /** Platform side of groups: people join (through the link) or leave; numbers as digits, LIDs as `<digits>@lid`. */
+  groupJoin(name: string, groupId: string, participants: string[], options?: { resolveLids?: Record<string, string> }): Promise<void>;
+  groupLeave(name: string, groupId: string, participants: string[]): Promise<void>;
+  /** A group admin on a phone revokes the link (a new code is made at once). */
+  revokeInvite(name: string, groupId: string): void;
+  /** The number is removed from the group (`gone`) or demoted (`not_admin`). */
+  loseGroup(name: string, groupId: string, how: "gone" | "not_admin"): void;
+  group(name: string, groupId: string): FakeGroup | undefined;
   /** Makes the next send(s) (to one group, or any) fail with this text; HTTP 400 unless `status`. */
   failSend(failure: FakeSendFailure): void;
   /** Resolves when no send is still being worked on. */
@@ -230,6 +259,8 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     sendMessageEvents: true,
     rateLimitGroups: false,
     ignoreMessageId: !friendly && versionNumber(version) < versionNumber("2.4.0"),
+    createDelayMs: friendly ? 0 : 800,
+    loseCreateAnswers: 0,
   };
   let dropped = 0;
   const working = new Set<Promise<unknown>>();
@@ -286,7 +317,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
 
   async function postWebhook(inst: FakeInstance, event: string, data: unknown) {
     if (!inst.webhook?.url || inst.webhook.enabled === false) return;
-    const eventConst = event.toUpperCase().replaceAll(".", "_");
+    const eventConst = event.toUpperCase().replace(/[.-]/g, "_");
     if (inst.webhook.events?.length && !inst.webhook.events.includes(eventConst)) return;
     const body = {
       event,
@@ -315,9 +346,61 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     const inst = instances.get(name);
     if (!inst) throw new Error(`no instance ${name}`);
     inst.state = state;
-    if (state === "open") inst.pairingCode = null;
-    await postWebhook(inst, "connection.update", { instance: name, state, statusReason: state === "open" ? 200 : 401 });
+    if (state === "open") {
+      inst.pairingCode = null;
+      inst.pairedOnce = true;
+    }
+    await postWebhook(inst, "connection.update", {
+      instance: name,
+      state,
+      statusReason: state === "open" ? 200 : 401,
+      ...(state === "open" ? { wuid: jidOf(inst.owner), profileName: "Loja", profilePictureUrl: null } : {}),
+    });
   }
+
+  // ---- groups: participants, invite codes, settings (Baileys' GroupMetadata as Evolution returns it) ----
+  const jidOf = (digits: string) => `${digits}@s.whatsapp.net`;
+  const inviteAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const newInviteCode = () => Array.from({ length: 22 }, () => inviteAlphabet[Math.floor(Math.random() * inviteAlphabet.length)]).join("");
+  /** Everyone in the group; a listed group starts with the owner (superadmin) and two members. */
+  const peopleOf = (inst: FakeInstance, g: FakeGroup): FakeParticipant[] =>
+    (g.participants ??= [
+      { id: jidOf(inst.owner), admin: "superadmin" },
+      { id: jidOf(`5521${String(Math.floor(Math.random() * 1e9)).padStart(9, "0")}`), admin: null },
+      { id: `${String(Math.floor(Math.random() * 1e14)).padStart(15, "1")}@lid`, admin: null },
+    ]);
+  const me = (inst: FakeInstance, g: FakeGroup) => peopleOf(inst, g).find((p) => p.id === jidOf(inst.owner) || p.phoneNumber === jidOf(inst.owner));
+  const metadata = (inst: FakeInstance, g: FakeGroup) => ({
+    id: g.id,
+    subject: g.subject,
+    subjectOwner: jidOf(inst.owner),
+    subjectTime: g.creation ?? 1714769954,
+    pictureUrl: g.pictureUrl ?? null,
+    size: peopleOf(inst, g).length,
+    creation: g.creation ?? 1714769954,
+    owner: jidOf(inst.owner),
+    desc: g.desc ?? "",
+    descId: g.desc ? randomUUID().slice(0, 16).toUpperCase() : null,
+    restrict: false,
+    announce: g.announce ?? false,
+    participants: peopleOf(inst, g),
+    isCommunity: g.isCommunity ?? false,
+    isCommunityAnnounce: g.isCommunityAnnounce ?? false,
+  });
+  /** What Evolution posts for a membership change (with its participantsData enrichment). */
+  const participantsWebhook = (inst: FakeInstance, g: FakeGroup, ids: string[], action: "add" | "remove" | "promote" | "demote") =>
+    postWebhook(inst, "group-participants.update", {
+      id: g.id,
+      author: jidOf(inst.owner),
+      participants: ids,
+      action,
+      participantsData: ids.map((id) => {
+        const p = peopleOf(inst, g).find((x) => x.id === id);
+        // Evolution falls back to the id's digits when it cannot resolve a LID (not a phone number!).
+        return { jid: id, phoneNumber: p?.phoneNumber ?? id.split("@")[0] };
+      }),
+    });
+  const participantJid = (p: string) => (p.includes("@") ? p : jidOf(p));
 
   const qrOf = (inst: FakeInstance, count: number) => ({
     pairingCode: null as string | null,
@@ -346,23 +429,11 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       if (knobs.groupsLatencyMs) await sleep(knobs.groupsLatencyMs);
       const out = [];
       for (const g of inst.groups) {
+        // A group the number was removed from is no longer among its groups.
+        if (g.participants && !me(inst, g)) continue;
         if (knobs.groupDelayMs) await sleep(knobs.groupDelayMs);
-        out.push({
-          id: g.id,
-          subject: g.subject,
-          subjectOwner: "5511999990000@s.whatsapp.net",
-          subjectTime: 1714769954,
-          pictureUrl: null,
-          size: 3,
-          creation: 1714769954,
-          owner: "5511999990000@s.whatsapp.net",
-          desc: "",
-          descId: null,
-          restrict: false,
-          announce: g.announce ?? false,
-          isCommunity: g.isCommunity ?? false,
-          isCommunityAnnounce: g.isCommunityAnnounce ?? false,
-        });
+        const { participants: _people, ...listed } = metadata(inst, g);
+        out.push(listed);
       }
       return out;
     } finally {
@@ -398,16 +469,22 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     if (knobs.latencyMs) await new Promise((r) => setTimeout(r, knobs.latencyMs));
 
     if (key === "GET instance/fetchInstances") {
+      const only = url.searchParams.get("instanceName");
+      if (only && !instances.has(only)) return send(404, errorBody(404, "Not Found", [`Instance "${only}" not found`]));
       return send(
         200,
-        [...instances.values()].map((i) => ({
-          id: randomUUID(),
-          name: i.name,
-          connectionStatus: i.state,
-          token: i.hash,
-          integration: "WHATSAPP-BAILEYS",
-          Setting: { groupsIgnore: false },
-        })),
+        [...instances.values()]
+          .filter((i) => !only || i.name === only)
+          .map((i) => ({
+            id: randomUUID(),
+            name: i.name,
+            connectionStatus: i.state,
+            token: i.hash,
+            ownerJid: i.pairedOnce ? jidOf(i.owner) : null,
+            number: null,
+            integration: "WHATSAPP-BAILEYS",
+            Setting: { groupsIgnore: false },
+          })),
       );
     }
 
@@ -416,7 +493,14 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       if (typeof instanceName !== "string" || !instanceName) return send(400, errorBody(400, "Bad Request", [['instance requires property "instanceName"']]));
       if (instances.has(instanceName)) return send(403, errorBody(403, "Forbidden", [`This name "${instanceName}" is already in use.`]));
       counters.creates++;
-      const inst: FakeInstance = { name: instanceName, hash: randomUUID().toUpperCase(), state: "close", groups: groupsFor(instanceName) };
+      const seed = [...instanceName].reduce((a, c) => (a * 31 + c.charCodeAt(0)) % 100_000_000, 11);
+      const inst: FakeInstance = {
+        name: instanceName,
+        hash: randomUUID().toUpperCase(),
+        state: "close",
+        groups: groupsFor(instanceName),
+        owner: `55119${String(seed).padStart(8, "0")}`,
+      };
       const wh = body.webhook as FakeInstance["webhook"] | undefined;
       if (wh?.url) inst.webhook = wh;
       instances.set(instanceName, inst);
@@ -562,6 +646,124 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         }
         return send(201, record(m));
       }
+      case "POST group/create": {
+        const subject = body.subject;
+        const participants = body.participants;
+        if (typeof subject !== "string" || !subject) return send(400, errorBody(400, "Bad Request", [['instance requires property "subject"']]));
+        if (!Array.isArray(participants) || participants.length === 0)
+          return send(400, errorBody(400, "Bad Request", [["instance.participants does not meet minimum length of 1"]]));
+        if (participants.some((p) => typeof p !== "string" || p.length < 10 || !/\d+/.test(p)))
+          return send(400, errorBody(400, "Bad Request", [['"participants" must be an array of numeric strings']]));
+        if (inst.state !== "open") return send(500, errorBody(500, "Internal Server Error", ["Error creating group", "Error: Connection Closed"]));
+        const lose = knobs.loseCreateAnswers > 0;
+        if (lose) knobs.loseCreateAnswers--;
+        // WhatsApp works on it whether or not the client still waits.
+        await sleep(knobs.createDelayMs);
+        const g: FakeGroup = {
+          id: `120363${String(Math.floor(Math.random() * 1e12)).padStart(12, "0")}@g.us`,
+          subject,
+          announce: false,
+          desc: typeof body.description === "string" ? body.description : "",
+          creation: Math.floor(Date.now() / 1000),
+          participants: [
+            { id: jidOf(inst.owner), admin: "superadmin" },
+            ...[...new Set(participants as string[])].map(
+              (p): FakeParticipant => ({ id: jidOf(p.replace(/\D/g, "")), admin: body.promoteParticipants ? "admin" : null }),
+            ),
+          ],
+        };
+        inst.groups.push(g);
+        if (lose || res.destroyed || req.socket.destroyed) {
+          req.socket.destroy();
+          return;
+        }
+        return send(201, metadata(inst, g));
+      }
+      case "POST group/updateGroupPicture":
+      case "POST group/updateGroupDescription":
+      case "POST group/updateSetting":
+      case "POST group/updateParticipant":
+      case "POST group/revokeInviteCode":
+      case "GET group/inviteCode":
+      case "GET group/findGroupInfos":
+      case "GET group/participants": {
+        let groupJid = (typeof body.groupJid === "string" && body.groupJid) || url.searchParams.get("groupJid");
+        if (!groupJid) return send(400, errorBody(400, "Bad Request", ["The group id needs to be informed in the query", 'ex: "groupJid=120362@g.us"']));
+        if (!groupJid.endsWith("@g.us")) groupJid += "@g.us";
+        const g = inst.groups.find((x) => x.id === groupJid);
+        const mine = g ? me(inst, g) : undefined;
+        // What Baileys throws, as Evolution wraps it for each route.
+        const failure = inst.state !== "open" ? "Error: Connection Closed" : !g ? "Error: item-not-found" : !mine ? "Error: forbidden" : null;
+        const notAdmin = !mine?.admin ? "Error: not-authorized" : null;
+        switch (action) {
+          case "findGroupInfos":
+            if (failure) return send(404, errorBody(404, "Not Found", ["Error fetching group", failure]));
+            return send(200, metadata(inst, g!));
+          case "participants":
+            if (failure) return send(404, errorBody(404, "Not Found", ["No participants", failure]));
+            return send(200, { participants: peopleOf(inst, g!).map((p) => ({ ...p, name: null, imgUrl: null })) });
+          case "inviteCode": {
+            if (failure || notAdmin) return send(404, errorBody(404, "Not Found", ["No invite code", failure ?? notAdmin]));
+            g!.inviteCode ??= newInviteCode();
+            return send(200, { inviteUrl: `https://chat.whatsapp.com/${g!.inviteCode}`, inviteCode: g!.inviteCode });
+          }
+          case "revokeInviteCode":
+            if (failure || notAdmin) return send(404, errorBody(404, "Not Found", ["Revoke error", failure ?? notAdmin]));
+            g!.inviteCode = newInviteCode();
+            return send(201, { revoked: true, inviteCode: g!.inviteCode });
+          case "updateGroupPicture": {
+            const image = body.image;
+            if (typeof image !== "string" || !image) return send(400, errorBody(400, "Bad Request", [['instance requires property "image"']]));
+            if (failure || notAdmin) return send(500, errorBody(500, "Internal Server Error", ["Error update group picture", failure ?? notAdmin]));
+            if (!/^https?:\/\/[^/\s]+\.[a-z]{2,}/i.test(image) && !/^[A-Za-z0-9+/=]{16,}$/.test(image))
+              return send(
+                500,
+                errorBody(500, "Internal Server Error", ["Error update group picture", 'BadRequestException: "profilePicture" must be a url or a base64']),
+              );
+            g!.pictureUrl = image;
+            return send(201, { update: "success" });
+          }
+          case "updateGroupDescription":
+            if (failure || notAdmin) return send(500, errorBody(500, "Internal Server Error", ["Error updating group description", failure ?? notAdmin]));
+            g!.desc = String(body.description ?? "");
+            return send(201, { update: "success" });
+          case "updateSetting": {
+            const setting = body.action;
+            if (!["announcement", "not_announcement", "locked", "unlocked"].includes(String(setting)))
+              return send(400, errorBody(400, "Bad Request", [["instance.action is not one of enum values: announcement,not_announcement,locked,unlocked"]]));
+            if (failure || notAdmin) return send(400, errorBody(400, "Bad Request", ["Error updating setting", failure ?? notAdmin]));
+            if (setting === "announcement" || setting === "not_announcement") g!.announce = setting === "announcement";
+            return send(201, { updateSetting: true });
+          }
+          case "updateParticipant": {
+            const op = String(body.action);
+            const list = body.participants;
+            if (!["add", "remove", "promote", "demote"].includes(op))
+              return send(400, errorBody(400, "Bad Request", [["instance.action is not one of enum values: add,remove,promote,demote"]]));
+            if (!Array.isArray(list) || list.length === 0) return send(400, errorBody(400, "Bad Request", [['instance requires property "participants"']]));
+            if (failure || notAdmin) return send(400, errorBody(400, "Bad Request", ["Error updating participants", failure ?? notAdmin]));
+            const people = peopleOf(inst, g!);
+            const changed: string[] = [];
+            const updateParticipants = (list as string[]).map((p) => {
+              const jid = participantJid(String(p));
+              const at = people.findIndex((x) => x.id === jid || x.phoneNumber === jid);
+              if (op === "add") {
+                if (at >= 0) return { status: "409", jid, content: { tag: "participant", attrs: { error: "409", jid } } };
+                people.push({ id: jid, admin: null });
+              } else {
+                if (at < 0) return { status: "404", jid, content: { tag: "participant", attrs: { error: "404", jid } } };
+                if (op === "remove") people.splice(at, 1);
+                else people[at].admin = op === "promote" ? "admin" : null;
+              }
+              changed.push(jid);
+              return { status: "200", jid, content: { tag: "participant", attrs: { jid } } };
+            });
+            if (changed.length) await participantsWebhook(inst, g!, changed, op as "add");
+            return send(201, { updateParticipants });
+          }
+        }
+        break;
+      }
       case "POST chat/findMessages": {
         counters.findMessages++;
         const where = (body.where as { key?: { id?: string; remoteJid?: string; fromMe?: boolean } })?.key ?? {};
@@ -619,6 +821,36 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       return dropped;
     },
     failSend: (failure) => void knobs.sendFailures.push({ times: 1, ...failure }),
+    group: (name, groupId) => instances.get(name)?.groups.find((g) => g.id === groupId),
+    async groupJoin(name, groupId, participants, options = {}) {
+      const inst = instances.get(name)!;
+      const g = inst.groups.find((x) => x.id === groupId)!;
+      const ids = participants.map(participantJid);
+      for (const id of ids) {
+        const phone = options.resolveLids?.[id];
+        peopleOf(inst, g).push({ id, admin: null, ...(phone ? { phoneNumber: jidOf(phone) } : {}) });
+      }
+      await participantsWebhook(inst, g, ids, "add");
+    },
+    async groupLeave(name, groupId, participants) {
+      const inst = instances.get(name)!;
+      const g = inst.groups.find((x) => x.id === groupId)!;
+      const ids = participants.map(participantJid);
+      // Resolved before they are gone (Evolution asks the group for participantsData after the change; here, before).
+      const post = participantsWebhook(inst, g, ids, "remove");
+      g.participants = peopleOf(inst, g).filter((p) => !ids.includes(p.id));
+      await post;
+    },
+    revokeInvite(name, groupId) {
+      const g = instances.get(name)!.groups.find((x) => x.id === groupId)!;
+      g.inviteCode = newInviteCode();
+    },
+    loseGroup(name, groupId, how) {
+      const inst = instances.get(name)!;
+      const g = inst.groups.find((x) => x.id === groupId)!;
+      if (how === "gone") g.participants = peopleOf(inst, g).filter((p) => p !== me(inst, g));
+      else me(inst, g)!.admin = null;
+    },
     idle: async () => {
       while (working.size) await Promise.all([...working]);
     },

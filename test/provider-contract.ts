@@ -46,8 +46,8 @@ export interface ContractHarness {
   refuseNext?(channelId: string, groupId: string, reason: "rate_limited" | "transient" | "permanent"): Promise<void>;
   close(): Promise<void>;
 
-  /** Group management (launches): the platform-side controls; without them the group tests are skipped. */
-  groups?: GroupControls;
+  /** Group management (launches): the platform-side controls. */
+  groups: GroupControls;
 }
 
 /** The platform side of group management. */
@@ -294,6 +294,7 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
     });
     // ---- group management (docs/decisions.md#launches) ----
 
+    // At least one admin: Evolution API cannot create a group with nobody but the number in it.
     const template = (over: Partial<NewGroup> = {}): NewGroup => ({
       name: `Turma ${randomUUID().slice(0, 4)} #1`,
       description: "Grupo oficial do lançamento",
@@ -306,7 +307,6 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
     const participantEvents = (groupId: string) => events.flatMap((e) => (e.type === "group_participants" && e.groupId === groupId ? [e] : []));
 
     it("knows the channel's own number once paired (digits with country code)", async () => {
-      if (!h.groups) return; // not implemented for this provider yet
       const id = await newChannel();
       const own = await h.provider.ownNumber(id);
       expect(own).toMatch(/^\d{10,15}$/);
@@ -314,7 +314,6 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
     });
 
     it("creates a group from a template: listed, with its settings, the channel's number and the admins as admins", async () => {
-      if (!h.groups) return; // not implemented for this provider yet
       const id = await newChannel();
       const before = await h.provider.listGroups(id);
       const t = template();
@@ -323,7 +322,7 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
       expect(g.name).toBe(t.name);
       const after = await h.provider.listGroups(id);
       expect(after.map((x) => x.id_group)).toEqual([...before.map((x) => x.id_group), g.id_group]);
-      const info = await h.groups!.groupInfo(id, g.id_group);
+      const info = await h.groups.groupInfo(id, g.id_group);
       const own = (await h.provider.ownNumber(id)) as string;
       expect(info).toMatchObject({ name: t.name, description: t.description, pictureUrl: t.pictureUrl, adminsOnly: true, size: 2 });
       expect([...info.admins].sort()).toEqual([own, "5511988887777"].sort());
@@ -331,16 +330,14 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
     });
 
     it("a channel that is offline cannot create groups (ProviderUnavailableError)", async () => {
-      if (!h.groups) return; // not implemented for this provider yet
       const id = await newChannel();
       await h.goOffline(id);
       await expect(h.provider.createGroup(id, template())).rejects.toBeInstanceOf(ProviderUnavailableError);
     });
 
     it("invite link: https://chat.whatsapp.com/<code>, stable until renewed or revoked on a phone", async () => {
-      if (!h.groups) return; // not implemented for this provider yet
       const id = await newChannel();
-      const g = await h.provider.createGroup(id, template({ admins: [] }));
+      const g = await h.provider.createGroup(id, template());
       const first = await h.provider.inviteUrl(id, g.id_group);
       expect(first).toMatch(invitePattern);
       expect(await h.provider.inviteUrl(id, g.id_group)).toBe(first);
@@ -348,30 +345,28 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
       expect(renewed).toMatch(invitePattern);
       expect(renewed).not.toBe(first);
       expect(await h.provider.inviteUrl(id, g.id_group)).toBe(renewed);
-      await h.groups!.revokeInvite(id, g.id_group);
+      await h.groups.revokeInvite(id, g.id_group);
       const after = await h.provider.inviteUrl(id, g.id_group);
       expect(after).toMatch(invitePattern);
       expect(after).not.toBe(renewed);
     });
 
     it("promotes participants, adding those not yet in the group", async () => {
-      if (!h.groups) return; // not implemented for this provider yet
       const id = await newChannel();
-      const g = await h.provider.createGroup(id, template({ admins: [] }));
-      await h.groups!.joinGroup(id, g.id_group, ["5511911112222"]);
+      const g = await h.provider.createGroup(id, template());
+      await h.groups.joinGroup(id, g.id_group, ["5511911112222"]);
       await h.provider.promoteParticipants(id, g.id_group, ["5511911112222", "5511933334444"]);
-      const info = await h.groups!.groupInfo(id, g.id_group);
+      const info = await h.groups.groupInfo(id, g.id_group);
       expect(info.admins).toEqual(expect.arrayContaining(["5511911112222", "5511933334444"]));
-      expect(info.size).toBe(3);
+      expect(info.size).toBe(4);
     });
 
     it("people joining and leaving are group_participants events (numbers as digits)", async () => {
-      if (!h.groups) return; // not implemented for this provider yet
       const id = await newChannel();
-      const g = await h.provider.createGroup(id, template({ admins: [] }));
-      await h.groups!.joinGroup(id, g.id_group, ["5511955556666", "5511977778888"]);
+      const g = await h.provider.createGroup(id, template());
+      await h.groups.joinGroup(id, g.id_group, ["5511955556666", "5511977778888"]);
       await until(() => participantEvents(g.id_group).some((e) => e.action === "join"));
-      await h.groups!.leaveGroup(id, g.id_group, ["5511955556666"]);
+      await h.groups.leaveGroup(id, g.id_group, ["5511955556666"]);
       await until(() => participantEvents(g.id_group).some((e) => e.action === "leave"));
       const seen = participantEvents(g.id_group).map((e) => ({ channelId: e.channelId, action: e.action, participants: [...e.participants].sort() }));
       expect(seen).toEqual([
@@ -379,18 +374,17 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
         { channelId: id, action: "leave", participants: ["5511955556666"] },
       ]);
       for (const e of participantEvents(g.id_group)) expect(e.at).toBeInstanceOf(Date);
-      expect((await h.provider.groupState(id, g.id_group)).size).toBe(2);
+      expect((await h.provider.groupState(id, g.id_group)).size).toBe(3);
     });
 
     it("group state: the number demoted → admin false (the link cannot be read); the group gone → exists false", async () => {
-      if (!h.groups) return; // not implemented for this provider yet
       const id = await newChannel();
-      const demoted = await h.provider.createGroup(id, template({ admins: [] }));
-      await h.groups!.loseGroup(id, demoted.id_group, "not_admin");
+      const demoted = await h.provider.createGroup(id, template());
+      await h.groups.loseGroup(id, demoted.id_group, "not_admin");
       expect(await h.provider.groupState(id, demoted.id_group)).toMatchObject({ exists: true, admin: false });
       await expect(h.provider.inviteUrl(id, demoted.id_group)).rejects.toBeInstanceOf(ProviderSendError);
-      const gone = await h.provider.createGroup(id, template({ admins: [] }));
-      await h.groups!.loseGroup(id, gone.id_group, "gone");
+      const gone = await h.provider.createGroup(id, template());
+      await h.groups.loseGroup(id, gone.id_group, "gone");
       expect(await h.provider.groupState(id, gone.id_group)).toMatchObject({ exists: false, admin: false });
       expect((await h.provider.listGroups(id)).some((x) => x.id_group === gone.id_group)).toBe(false);
     });

@@ -165,15 +165,27 @@ export async function createTemplateGroupsLocked(
 }
 
 /**
+ * Checks an `adopt` before anything is made (so a 400 leaves the launch as it was): the channel is one
+ * of the launch's and has every group. Returns the channel's groups.
+ */
+export async function checkAdoptable(provider: MessagingProvider, channelIds: string[], adopt: { id_channel: string; groups: string[] }) {
+  if (!channelIds.includes(adopt.id_channel)) {
+    throw new BadRequest(`adopt.id_channel: ${adopt.id_channel} is not one of the launch's channels (id_channel).`);
+  }
+  const available = new Map((await queryGroups(provider, adopt.id_channel)).map((g) => [g.id_group, g]));
+  const missing = adopt.groups.filter((id) => !available.has(id));
+  if (missing.length > 0) throw new BadRequest(`adopt.groups: ${missing.slice(0, 5).join(", ")} not found in channel ${adopt.id_channel}.`);
+  return available;
+}
+
+/**
  * Adopts existing groups of one of the launch's channels, in the order given (groups already in the
  * launch are skipped). Each must be a group of that channel (400 naming it); its invite link is read
  * (the channel's number must be an admin: 400 naming the group) and its size becomes `members`.
  */
 export function adoptExistingGroups(db: Db, provider: MessagingProvider, launch: Launch, adopt: { id_channel: string; groups: string[] }, now: Date) {
   return withLaunchLock(launch.id, async () => {
-    if (!launch.channelIds.includes(adopt.id_channel)) {
-      throw new BadRequest(`adopt.id_channel: ${adopt.id_channel} is not one of the launch's channels (id_channel).`);
-    }
+    const available = await checkAdoptable(provider, launch.channelIds, adopt);
     const existing = await db
       .select({ groupId: launchGroups.groupId })
       .from(launchGroups)
@@ -182,9 +194,6 @@ export function adoptExistingGroups(db: Db, provider: MessagingProvider, launch:
     const known = new Set(existing.map((r) => r.groupId));
     const wanted = [...new Set(adopt.groups)].filter((id) => !known.has(id));
     if (wanted.length === 0) return [];
-    const available = new Map((await queryGroups(provider, adopt.id_channel)).map((g) => [g.id_group, g]));
-    const missing = wanted.filter((id) => !available.has(id));
-    if (missing.length > 0) throw new BadRequest(`adopt.groups: ${missing.slice(0, 5).join(", ")} not found in channel ${adopt.id_channel}.`);
     const adopted: LaunchGroup[] = [];
     for (const groupId of wanted) {
       const inviteUrl = await provider

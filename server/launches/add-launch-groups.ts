@@ -1,6 +1,6 @@
 import type { Db } from "../../db/client";
 import type { MessagingProvider } from "../messaging/provider";
-import { adoptExistingGroups, createTemplateGroups } from "./add-groups";
+import { adoptExistingGroups, checkAdoptable, createTemplateGroups } from "./add-groups";
 import { findLaunch, groupsOfLaunch } from "./find-launch";
 import { wakeLaunch } from "./wake";
 
@@ -17,6 +17,8 @@ export async function addLaunchGroups(
   now: Date,
 ) {
   const launch = await findLaunch(db, tenantId, launchId);
+  // Checked before anything is made: a 400 leaves the launch as it was.
+  if (input.adopt) await checkAdoptable(provider, launch.channelIds, input.adopt);
   let failed = false;
   if (input.create) failed = (await createTemplateGroups(db, provider, launch, input.create, now)).error !== undefined;
   if (input.adopt && !failed) await adoptExistingGroups(db, provider, launch, input.adopt, now);

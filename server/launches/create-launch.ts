@@ -2,12 +2,11 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { launches, segmentChannels, segments } from "../../db/schema";
-import { BadRequest, Conflict, Unavailable } from "../errors";
+import { Conflict, Unavailable } from "../errors";
 import { newId } from "../ids";
 import type { MessagingProvider } from "../messaging/provider";
-import { queryGroups } from "../channels/list-groups";
 import { requireChannels } from "../segments/resolve-groups";
-import { adoptExistingGroups, createTemplateGroups, creatingChannel } from "./add-groups";
+import { adoptExistingGroups, checkAdoptable, createTemplateGroups, creatingChannel } from "./add-groups";
 import { groupsOfLaunch, type Launch } from "./find-launch";
 import type { CreateLaunchInput } from "./schema";
 import { freeSlug, randomSlug, slugFromName } from "./slug";
@@ -24,15 +23,8 @@ import { wakeLaunch } from "./wake";
 export async function createLaunch(db: Db, provider: MessagingProvider, tenantId: string, input: CreateLaunchInput, now: Date) {
   await requireChannels(db, tenantId, [...input.id_channel, ...(input.adopt ? [input.adopt.id_channel] : [])]);
   const channelIds = [...new Set(input.id_channel)];
-  if (input.adopt && !channelIds.includes(input.adopt.id_channel)) {
-    throw new BadRequest(`adopt.id_channel: ${input.adopt.id_channel} is not one of the launch's channels (id_channel).`);
-  }
-  if (input.adopt) {
-    // Checked before anything is made: a group that is not the channel's is a 400 with nothing created.
-    const available = new Set((await queryGroups(provider, input.adopt.id_channel)).map((g) => g.id_group));
-    const missing = input.adopt.groups.filter((id) => !available.has(id));
-    if (missing.length > 0) throw new BadRequest(`adopt.groups: ${missing.slice(0, 5).join(", ")} not found in channel ${input.adopt.id_channel}.`);
-  }
+  // Checked before anything is made: a 400 leaves nothing behind.
+  if (input.adopt) await checkAdoptable(provider, channelIds, input.adopt);
   if (input.initial_groups > 0 && !(await creatingChannel(db, { tenantId, channelIds }))) {
     throw new Unavailable("None of the launch's channels (id_channel) is connected: its first groups cannot be created now.", "channel_offline");
   }

@@ -5,13 +5,13 @@
  * leaves the rotation (the next group fills) and a `link_broken` event says why. A channel that cannot
  * answer now (offline, gateway down) is skipped and asked again on the next run.
  */
-import { and, asc, eq, isNull, lt, ne, or } from "drizzle-orm";
+import { and, asc, eq, isNull, lt, ne, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { launches, launchGroups } from "../../db/schema";
 import { env } from "../env";
 import type { MessagingProvider } from "../messaging/provider";
 import { recordGroupActivity } from "./group-activity";
-import { applyGroupStatuses } from "./record-participants";
+import { applyGroupStatuses, lockLaunch } from "./record-participants";
 import { wakeLaunch } from "./wake";
 
 export interface InviteCheckResult {
@@ -44,7 +44,8 @@ export async function checkInviteLinks(db: Db, provider: Checker, now: Date, opt
         opts.all ? undefined : or(isNull(launchGroups.inviteCheckedAt), lt(launchGroups.inviteCheckedAt, due)),
       ),
     )
-    .orderBy(asc(launchGroups.inviteCheckedAt), asc(launchGroups.launchId), asc(launchGroups.position))
+    // Never-checked groups first, then the longest unchecked.
+    .orderBy(sql`${launchGroups.inviteCheckedAt} asc nulls first`, asc(launchGroups.launchId), asc(launchGroups.position))
     .limit(opts.limit ?? 500);
   const result: InviteCheckResult = { checked: 0, renewed: 0, broken: 0, skipped: 0 };
   for (const g of groups) {
@@ -63,6 +64,7 @@ export async function checkInviteLinks(db: Db, provider: Checker, now: Date, opt
     if (!state.exists || !state.admin) {
       const reason = state.exists ? "not_admin" : "group_gone";
       await db.transaction(async (tx) => {
+        await lockLaunch(tx, g.launchId);
         const [marked] = await tx
           .update(launchGroups)
           .set({ status: "broken", brokenReason: reason, inviteCheckedAt: now })
@@ -70,7 +72,7 @@ export async function checkInviteLinks(db: Db, provider: Checker, now: Date, opt
           .returning({ p: launchGroups.position });
         if (!marked) return;
         await recordGroupActivity(tx, g.tenantId, { event: "link_broken", id_launch: g.launchId, id_group: g.groupId, reason }, now);
-        await applyGroupStatuses(tx, g.launchId, now);
+        await applyGroupStatuses(tx, g.launchId, g.tenantId, now);
       });
       result.broken++;
       wakeLaunch(g.launchId);

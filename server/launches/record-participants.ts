@@ -12,7 +12,7 @@ import { launches, launchGroups, launchParticipants } from "../../db/schema";
 import type { MessagingProvider } from "../messaging/provider";
 import { recordGroupActivity } from "./group-activity";
 import { staffMatcher } from "./members";
-import { restatus } from "./rotation";
+import { applyRestatus } from "./restatus-groups";
 import { wakeLaunch } from "./wake";
 
 export interface ParticipantsEvent {
@@ -41,7 +41,8 @@ export async function recordParticipants(db: Db, provider: Pick<MessagingProvide
   for (const launch of held) {
     const isStaff = await staffMatcher(provider, launch);
     await db.transaction(async (tx) => {
-      // The group's row is the lock: events of one group apply one at a time.
+      // Events of one launch apply one at a time (the launch's row, then the group's).
+      await lockLaunch(tx, launch.launchId);
       const [group] = await tx
         .select({ members: launchGroups.members })
         .from(launchGroups)
@@ -57,7 +58,7 @@ export async function recordParticipants(db: Db, provider: Pick<MessagingProvide
         .update(launchGroups)
         .set({ members: Math.max(0, group.members + delta) })
         .where(and(eq(launchGroups.launchId, launch.launchId), eq(launchGroups.groupId, event.groupId)));
-      await applyGroupStatuses(tx, launch.launchId, event.at);
+      await applyGroupStatuses(tx, launch.launchId, launch.tenantId, event.at);
     });
   }
   const touched = [...new Set(held.map((l) => l.launchId))];
@@ -115,23 +116,17 @@ async function recordLeaves(tx: Tx, launchId: string, groupId: string, participa
 }
 
 /**
- * The launch's groups re-statused after their members changed (server/launches/rotation.ts `restatus`);
- * a group that becomes full gets `full_at` and a `group_full` event.
- * TODO(core16): switch to restatus-groups.ts `applyRestatus` once merged, keeping the group_full event.
+ * The launch's groups re-statused after their members or states changed (restatus-groups.ts, which locks
+ * the launch's row); a group that becomes full gets a `group_full` event.
  */
-export async function applyGroupStatuses(tx: Tx, launchId: string, at: Date) {
-  const [launch] = await tx
-    .select({ tenantId: launches.tenantId, capacity: launches.capacity, margin: launches.margin })
-    .from(launches)
-    .where(eq(launches.id, launchId));
-  if (!launch) return;
-  const groups = await tx.select().from(launchGroups).where(eq(launchGroups.launchId, launchId));
-  for (const { group, status } of restatus(groups, launch)) {
-    await tx
-      .update(launchGroups)
-      .set(status === "full" ? { status, fullAt: at } : { status })
-      .where(and(eq(launchGroups.launchId, launchId), eq(launchGroups.position, group.position)));
-    if (status === "full")
-      await recordGroupActivity(tx, launch.tenantId, { event: "group_full", id_launch: launchId, id_group: group.groupId, members: group.members }, at);
+export async function applyGroupStatuses(tx: Tx, launchId: string, tenantId: string, at: Date) {
+  for (const change of await applyRestatus(tx, launchId, at)) {
+    if (change.to === "full")
+      await recordGroupActivity(tx, tenantId, { event: "group_full", id_launch: launchId, id_group: change.groupId, members: change.members }, at);
   }
+}
+
+/** The launch's row first, as applyRestatus and the group additions take it: one lock order, no deadlock. */
+export async function lockLaunch(tx: Tx, launchId: string) {
+  await tx.select({ id: launches.id }).from(launches).where(eq(launches.id, launchId)).for("update");
 }

@@ -42,10 +42,56 @@ export interface EvolutionOptions {
   backoffMs?: number;
   /** A lost answer is looked up this long after the attempt (EVOLUTION_RECONCILE_AFTER_SECONDS). Default 300 s. */
   reconcileAfterMs?: number;
+  /** Time-out of one group creation (never retried). Default 60 s. */
+  groupCreateTimeoutMs?: number;
 }
 
 /** The events we ask the gateway for (Evolution's names; its webhook bodies name them in lower-case dotted form). */
-export const evolutionWebhookEvents = ["CONNECTION_UPDATE", "QRCODE_UPDATED", "MESSAGES_UPDATE", "SEND_MESSAGE", "LOGOUT_INSTANCE", "REMOVE_INSTANCE"];
+export const evolutionWebhookEvents = [
+  "CONNECTION_UPDATE",
+  "QRCODE_UPDATED",
+  "MESSAGES_UPDATE",
+  "SEND_MESSAGE",
+  "LOGOUT_INSTANCE",
+  "REMOVE_INSTANCE",
+  "GROUP_PARTICIPANTS_UPDATE",
+];
+
+const inviteUrlPrefix = "https://chat.whatsapp.com/";
+/** Creating a group takes WhatsApp seconds (participants' devices, the metadata): its own, longer time-out. */
+const createTimeoutMs = 60_000;
+
+/** A group participant as Evolution reports it (Baileys' GroupParticipant): `id` a phone JID or a LID, `phoneNumber` the phone JID of a LID. */
+interface EvolutionParticipant {
+  id: string;
+  phoneNumber?: string;
+  jid?: string;
+  admin?: "admin" | "superadmin" | null;
+}
+
+/** `5511…@s.whatsapp.net` (or `5511…:12@s.whatsapp.net`, a device) → digits; anything else → null. */
+function jidNumber(jid: string | undefined): string | null {
+  const m = /^(\d{8,20})(?::\d+)?@s\.whatsapp\.net$/.exec(jid ?? "");
+  return m ? m[1] : null;
+}
+
+/** A participant's phone number (digits), from its id or, for a LID, its `phoneNumber`/`jid`. */
+function participantNumber(p: EvolutionParticipant): string | null {
+  return jidNumber(p.id) ?? jidNumber(p.phoneNumber) ?? jidNumber(p.jid);
+}
+
+/** A failed group-management call, as the provider interface classifies failures. */
+function groupError(err: unknown, what: string): Error {
+  if (err instanceof ProviderUnavailableError || err instanceof ProviderSendError) return err;
+  if (err instanceof EvolutionUnreachableError) return new ProviderUnavailableError(`${what}: ${err.message}`);
+  if (err instanceof EvolutionHttpError) {
+    const text = evolutionErrorText(err.body, err.message);
+    if (isLostInstance(err) || /connection closed|not connected/i.test(text)) return new ProviderUnavailableError(`${what}: ${text}`);
+    if (/rate-?overlimit/i.test(text)) return new ProviderSendError(`${what}: ${text}`, true, { rateLimited: true });
+    return new ProviderSendError(`${what}: ${text}`, err.status >= 500 || err.status === 429);
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}
 
 /** One message part as Evolution sends it: the endpoint and its body (without number/options), its kind and text. */
 type Part = {
@@ -115,6 +161,8 @@ export class EvolutionProvider implements MessagingProvider {
   private readonly client: EvolutionClient;
   private readonly events = new ProviderEvents("evolution");
   private groupFetches = new Map<string, Promise<ProviderGroup[]>>();
+  /** Each connected channel's own number, once read (dropped when the channel's state changes). */
+  private readonly ownNumbers = new Map<string, string>();
   private recreations = new Map<string, Promise<void>>();
 
   constructor(
@@ -131,24 +179,248 @@ export class EvolutionProvider implements MessagingProvider {
     });
   }
 
-  // ---- group management (launches): implemented on branch providers16 ----
-  async createGroup(_channelId: string, _group: NewGroup): Promise<ProviderGroup> {
-    throw new ProviderUnavailableError("group creation is not implemented yet");
+  // ---- group management (launches; docs/evolution.md#groups-for-launches) ----
+
+  /** The instance of a connected channel, for group management (Evolution answers `Connection Closed` otherwise). */
+  private async openInstance(channelId: string) {
+    const row = await this.instance(channelId);
+    if (row.state !== "open") throw new ProviderUnavailableError(`Channel ${channelId} is not connected: it cannot manage groups now.`);
+    return row;
   }
-  async promoteParticipants(_channelId: string, _groupId: string, _participants: string[]): Promise<void> {
-    throw new ProviderUnavailableError("promoting participants is not implemented yet");
+
+  /**
+   * One group-management call (`/group/<action>/<instance>?groupJid=`), its failure mapped: the gateway
+   * down, a lost instance or `Connection Closed` → ProviderUnavailableError; `rate-overlimit` → a
+   * transient, rate-limited ProviderSendError; another 5xx → transient; a 4xx → permanent (not an admin,
+   * not in the group).
+   */
+  private async groupCall<T>(
+    channelId: string,
+    instanceName: string,
+    method: "GET" | "POST",
+    action: string,
+    options: { groupId?: string; body?: unknown; retry?: boolean; timeoutMs?: number } = {},
+  ): Promise<T> {
+    try {
+      return await this.onInstance(channelId, () =>
+        this.client.request<T>(method, `/group/${action}/${encodeURIComponent(instanceName)}`, {
+          query: options.groupId ? { groupJid: options.groupId } : {},
+          body: options.body ?? (method === "POST" ? {} : undefined),
+          retry: options.retry ?? method === "GET",
+          timeoutMs: options.timeoutMs,
+        }),
+      );
+    } catch (err) {
+      throw groupError(err, `Evolution API ${action} for ${options.groupId ?? instanceName}`);
+    }
   }
-  async inviteUrl(_channelId: string, _groupId: string): Promise<string> {
-    throw new ProviderUnavailableError("invite links are not implemented yet");
+
+  /**
+   * `POST /group/create` with the admins as participants (Evolution needs at least one) and
+   * `promoteParticipants: true`, then the picture (`updateGroupPicture`) and admins-only
+   * (`updateSetting` announcement). The create is never repeated on its own (a repeat makes a second
+   * group); when its answer is lost, the group is looked for among the channel's groups by name and
+   * creation time before giving up. The picture and the setting are best effort: the group exists
+   * whatever becomes of them (a warning is logged).
+   */
+  async createGroup(channelId: string, group: NewGroup): Promise<ProviderGroup> {
+    const row = await this.openInstance(channelId);
+    const subject = group.name.trim();
+    if (!subject || subject.length > 100) throw new ProviderSendError("A group's name must have 1 to 100 characters.", false);
+    const participants = [...new Set(group.admins.map((a) => a.replace(/\D/g, "")).filter((a) => a.length >= 10))];
+    if (participants.length === 0)
+      throw new ProviderSendError("Evolution API creates a group only with at least one participant: give the template an admin.", false);
+    const startedAt = Date.now();
+    let created: { id?: string; subject?: string } | undefined;
+    try {
+      created = await this.groupCall(channelId, row.instanceName, "POST", "create", {
+        body: { subject, participants, promoteParticipants: true, ...(group.description ? { description: group.description } : {}) },
+        retry: false,
+        timeoutMs: this.opts.groupCreateTimeoutMs ?? Math.max(this.opts.timeoutMs, createTimeoutMs),
+      });
+    } catch (err) {
+      if (!(err instanceof ProviderUnavailableError && /did not answer|unreachable/.test(err.message))) throw err;
+      created = await this.findCreatedGroup(channelId, row.instanceName, subject, startedAt);
+      if (!created) throw err;
+      console.warn(`[evolution] the answer to creating "${subject}" on ${row.instanceName} was lost; found the group ${created.id}`);
+    }
+    const id = created?.id;
+    if (!id || !groupIdPattern.test(id)) throw new ProviderSendError(`Evolution API gave no group id creating "${subject}".`, true);
+    if (group.pictureUrl) {
+      await this.groupCall(channelId, row.instanceName, "POST", "updateGroupPicture", { groupId: id, body: { image: group.pictureUrl } }).catch((err) =>
+        console.warn(`[evolution] could not set the picture of ${id}: ${(err as Error).message}`),
+      );
+    }
+    if (group.adminsOnly) {
+      await this.groupCall(channelId, row.instanceName, "POST", "updateSetting", { groupId: id, body: { action: "announcement" }, retry: true }).catch((err) =>
+        console.warn(`[evolution] could not make ${id} admins-only: ${(err as Error).message}`),
+      );
+    }
+    const made: ProviderGroup = { id_group: id, name: created?.subject ?? subject, ...(group.adminsOnly ? { adminsOnly: true } : {}) };
+    // The cached list gains it at once (a listing is slow): list-groups shows it.
+    const cached = (await this.instance(channelId)).groups;
+    if (cached && !cached.some((g) => g.id_group === id)) {
+      await this.db
+        .update(evolutionInstances)
+        .set({ groups: [...cached, made] })
+        .where(eq(evolutionInstances.channelId, channelId));
+    }
+    return made;
   }
-  async renewInviteUrl(_channelId: string, _groupId: string): Promise<string> {
-    throw new ProviderUnavailableError("invite links are not implemented yet");
+
+  /** After a lost create answer: the channel's group of that name created since the attempt began, if any. */
+  private async findCreatedGroup(channelId: string, instanceName: string, subject: string, since: number) {
+    const all = await this.onInstance(channelId, () =>
+      this.client.request<unknown>("GET", `/group/fetchAllGroups/${encodeURIComponent(instanceName)}`, {
+        query: { getParticipants: "false" },
+        retry: false,
+        timeoutMs: this.opts.groupsTimeoutMs ?? 300_000,
+      }),
+    ).catch(() => undefined);
+    const list = (Array.isArray(all) ? all : []) as { id?: string; subject?: string; creation?: number }[];
+    return list.find((g) => g.subject === subject && typeof g.creation === "number" && g.creation * 1000 >= since - 60_000);
   }
-  async groupState(_channelId: string, _groupId: string): Promise<GroupState> {
-    throw new ProviderUnavailableError("group state is not implemented yet");
+
+  /** `updateParticipant` add (those already in are left as they are), then promote. */
+  async promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<void> {
+    const row = await this.openInstance(channelId);
+    const numbers = [...new Set(participants.map((p) => p.replace(/\D/g, "")).filter((p) => p.length >= 10))];
+    if (numbers.length === 0) return;
+    await this.groupCall(channelId, row.instanceName, "POST", "updateParticipant", { groupId, body: { action: "add", participants: numbers } });
+    const res = await this.groupCall<{ updateParticipants?: { status?: string; jid?: string }[] }>(channelId, row.instanceName, "POST", "updateParticipant", {
+      groupId,
+      body: { action: "promote", participants: numbers },
+      retry: true,
+    });
+    const refused = (res?.updateParticipants ?? []).filter((u) => u.status && u.status !== "200");
+    if (refused.length > 0) console.warn(`[evolution] promoting in ${groupId}: ${refused.map((u) => `${u.jid} ${u.status}`).join(", ")}`);
   }
-  async ownNumber(_channelId: string): Promise<string | null> {
-    return null;
+
+  /** `GET /group/inviteCode` → `https://chat.whatsapp.com/<code>`; 404 "No invite code" (not an admin) is a permanent ProviderSendError. */
+  async inviteUrl(channelId: string, groupId: string): Promise<string> {
+    const row = await this.openInstance(channelId);
+    const res = await this.groupCall<{ inviteCode?: string }>(channelId, row.instanceName, "GET", "inviteCode", { groupId });
+    if (!res?.inviteCode) throw new ProviderSendError(`Evolution API gave no invite code for ${groupId}.`, true);
+    return `${inviteUrlPrefix}${res.inviteCode}`;
+  }
+
+  /** `POST /group/revokeInviteCode` answers the new code. Not repeated on its own (each call revokes again). */
+  async renewInviteUrl(channelId: string, groupId: string): Promise<string> {
+    const row = await this.openInstance(channelId);
+    const res = await this.groupCall<{ revoked?: boolean; inviteCode?: string }>(channelId, row.instanceName, "POST", "revokeInviteCode", {
+      groupId,
+      retry: false,
+    });
+    if (!res?.inviteCode) return this.inviteUrl(channelId, groupId);
+    return `${inviteUrlPrefix}${res.inviteCode}`;
+  }
+
+  /**
+   * `GET /group/findGroupInfos`: the number among the participants (by phone number, LIDs carry it in
+   * `phoneNumber`) and its admin rank. WhatsApp's "not found" answers (item-not-found, forbidden: the
+   * number is not in it) mean the group is gone; anything else (rate limit, gateway down) is
+   * ProviderUnavailableError, never "gone". A gone group leaves the cached list.
+   */
+  async groupState(channelId: string, groupId: string): Promise<GroupState> {
+    const row = await this.openInstance(channelId);
+    const own = await this.ownNumber(channelId);
+    let info: { size?: number; participants?: EvolutionParticipant[] } | null;
+    try {
+      info = await this.onInstance(channelId, () =>
+        this.client.request<{ size?: number; participants?: EvolutionParticipant[] } | null>(
+          "GET",
+          `/group/findGroupInfos/${encodeURIComponent(row.instanceName)}`,
+          {
+            query: { groupJid: groupId },
+            retry: true,
+          },
+        ),
+      );
+    } catch (err) {
+      if (
+        err instanceof EvolutionHttpError &&
+        err.status === 404 &&
+        !isLostInstance(err) &&
+        /item-not-found|forbidden|not-authorized|not-acceptable|not a participant/i.test(err.message)
+      ) {
+        info = null;
+      } else throw groupError(err, `Evolution API findGroupInfos for ${groupId}`);
+    }
+    const participants = info?.participants ?? [];
+    const me = own ? participants.find((p) => participantNumber(p) === own) : undefined;
+    if (!info || (own && !me)) {
+      await this.forgetGroup(channelId, groupId);
+      return { exists: false, admin: false, size: 0 };
+    }
+    return { exists: true, admin: me?.admin === "admin" || me?.admin === "superadmin", size: info.size ?? participants.length };
+  }
+
+  private async forgetGroup(channelId: string, groupId: string) {
+    const cached = (await this.instance(channelId)).groups;
+    if (!cached?.some((g) => g.id_group === groupId)) return;
+    await this.db
+      .update(evolutionInstances)
+      .set({ groups: cached.filter((g) => g.id_group !== groupId) })
+      .where(eq(evolutionInstances.channelId, channelId));
+  }
+
+  /**
+   * The paired number: `ownerJid` of `GET /instance/fetchInstances?instanceName=` (or the `wuid` of the
+   * `connection.update` that opened it), digits only; kept in memory while the channel stays connected.
+   */
+  async ownNumber(channelId: string): Promise<string | null> {
+    const known = this.ownNumbers.get(channelId);
+    if (known) return known;
+    const row = await this.instance(channelId).catch(() => undefined);
+    if (!row?.pairedOnce) return null;
+    try {
+      const res = await this.client.request<{ name?: string; ownerJid?: string | null }[]>("GET", "/instance/fetchInstances", {
+        query: { instanceName: row.instanceName },
+        retry: true,
+      });
+      const mine = (Array.isArray(res) ? res : []).find((i) => i?.name === row.instanceName) ?? (Array.isArray(res) ? res[0] : undefined);
+      const digits = jidNumber(mine?.ownerJid ?? undefined);
+      if (digits && row.state === "open") this.ownNumbers.set(channelId, digits);
+      return digits;
+    } catch (err) {
+      this.unavailable(err, `Evolution API cannot tell the number of ${row.instanceName}`);
+    }
+  }
+
+  /**
+   * `group-participants.update` → `group_participants`: `add` is a join, `remove` a leave (promote and
+   * demote change no membership). Participants `<digits>@s.whatsapp.net` become digits; a LID
+   * (`<digits>@lid`) becomes the phone number when Evolution resolved it (`participantsData`), else it
+   * stays the LID, as it came.
+   */
+  private async participantsEvent(channelId: string, data: Record<string, unknown>, at: Date) {
+    const action = data.action === "add" ? "join" : data.action === "remove" ? "leave" : undefined;
+    const groupId = typeof data.id === "string" ? data.id : undefined;
+    if (!action || !groupId || !groupIdPattern.test(groupId) || !Array.isArray(data.participants)) return;
+    const resolved = new Map<string, string>();
+    for (const d of Array.isArray(data.participantsData) ? (data.participantsData as { jid?: unknown; phoneNumber?: unknown }[]) : []) {
+      const number = typeof d?.phoneNumber === "string" && d.phoneNumber.endsWith("@s.whatsapp.net") ? jidNumber(d.phoneNumber) : null;
+      if (typeof d?.jid === "string" && number) resolved.set(d.jid, number);
+    }
+    const participants = [
+      ...new Set(
+        (data.participants as unknown[]).flatMap((p) => {
+          const id = typeof p === "string" ? p : typeof (p as EvolutionParticipant)?.id === "string" ? (p as EvolutionParticipant).id : undefined;
+          if (!id) return [];
+          const viaObject = typeof p === "object" ? participantNumber(p as EvolutionParticipant) : null;
+          const number = viaObject ?? resolved.get(id) ?? (id.endsWith("@s.whatsapp.net") ? jidNumber(id) : null);
+          if (number) return [number];
+          return /^\d+@lid$/.test(id) ? [id] : [];
+        }),
+      ),
+    ];
+    if (participants.length === 0) return;
+    if (action === "leave") {
+      const own = this.ownNumbers.get(channelId);
+      // The number itself removed: the group is gone for it (the next state check says so).
+      if (own && participants.includes(own)) await this.forgetGroup(channelId, groupId);
+    }
+    await this.events.emit({ type: "group_participants", channelId, groupId, action, participants, at });
   }
 
   subscribe(listener: ProviderListener) {
@@ -288,6 +560,8 @@ export class EvolutionProvider implements MessagingProvider {
     // After `refused` the gateway reads `close`: still no session, still `disconnected` until pairing is asked again.
     if (row.state === "refused" && state === "close") return channelStatus(row.state, row.pairedOnce);
     if (row.state === state) return channelStatus(state, row.pairedOnce);
+    // Another pairing may bring another number.
+    this.ownNumbers.delete(channelId);
     const pairedOnce = row.pairedOnce || state === "open";
     const before = channelStatus(row.state, row.pairedOnce);
     const after = channelStatus(state, pairedOnce);
@@ -842,6 +1116,8 @@ export class EvolutionProvider implements MessagingProvider {
     const data = body.data as Record<string, unknown> | Record<string, unknown>[] | undefined;
     if (event === "connection.update" && data && !Array.isArray(data) && typeof data.state === "string") {
       await this.applyState(channelId, data.state, at);
+      const wuid = data.state === "open" && typeof data.wuid === "string" ? jidNumber(data.wuid) : null;
+      if (wuid) this.ownNumbers.set(channelId, wuid);
     } else if (event === "qrcode.updated" && data && !Array.isArray(data)) {
       await this.savePairing(channelId, (data.qrcode ?? data) as { base64?: string; pairingCode?: string });
     } else if (event === "logout.instance" || event === "remove.instance") {
@@ -850,6 +1126,8 @@ export class EvolutionProvider implements MessagingProvider {
       await this.receipts(channelId, Array.isArray(data) ? data : [data], at);
     } else if (event === "send.message" && data) {
       for (const d of Array.isArray(data) ? data : [data]) await this.sentEvent(channelId, d, new Date());
+    } else if (event === "group-participants.update" && data) {
+      for (const d of Array.isArray(data) ? data : [data]) await this.participantsEvent(channelId, d, at);
     }
     return true;
   }

@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
-import { launchGroups, outboxEvents, segmentGroups } from "../../db/schema";
+import { launchGroups, outboxEvents, segmentGroups, simulatorGroups, simulatorParticipants } from "../../db/schema";
 import { LaunchRunner } from "../../inngest/launch-runner";
 import { applyRestatus } from "../../server/launches/restatus-groups";
 import { wakeLaunch } from "../../server/launches/wake";
@@ -76,6 +76,12 @@ describe("create-launch", () => {
     const db = await getDb();
     const inSegment = await db.select().from(segmentGroups).where(eq(segmentGroups.segmentId, body.id_segment));
     expect(inSegment.map((g) => g.groupId)).toEqual([body.groups[0].id_group]);
+    // The simulator holds the template's description and admins-only, and the admin promoted.
+    const [made] = await db.select().from(simulatorGroups).where(eq(simulatorGroups.groupId, body.groups[0].id_group));
+    expect(made).toMatchObject({ name: "Turma 7 #1", description: template.description, adminsOnly: true });
+    const people = await db.select().from(simulatorParticipants).where(eq(simulatorParticipants.groupId, body.groups[0].id_group));
+    expect(people).toContainEqual(expect.objectContaining({ participant: template.admins[0], admin: true }));
+    expect(body.groups[0].members).toBe(people.length);
 
     // A group_created group_activity event went to the outbox.
     const events = await db

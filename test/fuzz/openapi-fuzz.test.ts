@@ -16,7 +16,7 @@ import { asc, eq, inArray } from "drizzle-orm";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
-import { campaigns, channels, integrations, segmentGroups, segments, tenantSettings, webhookConfigs } from "../../db/schema";
+import { campaigns, channels, integrations, launches, segmentGroups, segments, tenantSettings, webhookConfigs } from "../../db/schema";
 import { newTenant, request, type Api, type ApiResponse } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 import { authorizeApp, registerApp, signedInUser, type EndUser } from "../oauth-client";
@@ -39,8 +39,8 @@ let simTenant: Api;
 let user: EndUser;
 let partnerToken: string;
 let app: { client_id: string; client_secret: string; redirect_uri: string };
-const ids = { channel: "", segment: "", campaign: "", groups: [] as string[], monitoring: "" };
-const otherIds = { channel: "", segment: "", campaign: "" };
+const ids = { channel: "", segment: "", campaign: "", launch: "", groups: [] as string[], monitoring: "" };
+const otherIds = { channel: "", segment: "", campaign: "", launch: "" };
 const simIds = { channel: "", group: "" };
 let rssBefore = 0;
 
@@ -61,7 +61,22 @@ beforeAll(async () => {
     const seg = (await api("POST", "/api/external/create-segment", { name: "Seg", id_channel: [ch.id_channel], groups: groups.slice(0, 5) })).json;
     const camp = (await api("POST", "/api/external/create-campaign/message", { name: "Oferta", id_segment: seg.id_segment, message: "Olá" })).json;
     expect(camp.id_campaign).toMatch(/^campaign_/);
-    return { channel: ch.id_channel as string, segment: seg.id_segment as string, campaign: camp.id_campaign as string, groups };
+    const launch = (
+      await api("POST", "/api/external/create-launch", {
+        name: "Turma",
+        id_channel: [ch.id_channel],
+        group_template: { name: "Turma #{n}" },
+        initial_groups: 0,
+      })
+    ).json;
+    expect(launch.id_launch).toMatch(/^launch_/);
+    return {
+      channel: ch.id_channel as string,
+      segment: seg.id_segment as string,
+      campaign: camp.id_campaign as string,
+      launch: launch.id_launch as string,
+      groups,
+    };
   };
   owner = await newTenant(server.url, { channelLimit: 1000 });
   const mine = await fixture(owner);
@@ -147,6 +162,7 @@ async function stateOf(tenantId: string) {
           )
       : [],
     campaigns: await db.select().from(campaigns).where(eq(campaigns.tenantId, tenantId)).orderBy(asc(campaigns.id)),
+    launches: await db.select().from(launches).where(eq(launches.tenantId, tenantId)).orderBy(asc(launches.id)),
     settings: await db.select().from(tenantSettings).where(eq(tenantSettings.tenantId, tenantId)),
     // The URLs only: the signing secret is made on the account's first webhook call, a refused test-webhook too (docs/testing.md "Fuzz").
     webhooks: await db
@@ -286,8 +302,9 @@ interface Op {
 }
 
 const realParam = (name: string): string =>
-  ({ id_channel: ids.channel, id_segment: ids.segment, id_campaign: ids.campaign, type: "campaign_status" })[name] ?? "x";
-const otherParam = (name: string): string | undefined => ({ id_channel: otherIds.channel, id_segment: otherIds.segment, id_campaign: otherIds.campaign })[name];
+  ({ id_channel: ids.channel, id_segment: ids.segment, id_campaign: ids.campaign, id_launch: ids.launch, type: "campaign_status" })[name] ?? "x";
+const otherParam = (name: string): string | undefined =>
+  ({ id_channel: otherIds.channel, id_segment: otherIds.segment, id_campaign: otherIds.campaign, id_launch: otherIds.launch })[name];
 
 const fill = (template: string, values: Record<string, string>) => template.replace(/\{([^}]+)\}/g, (_, n: string) => values[n] ?? realParam(n));
 
@@ -308,6 +325,8 @@ const validBodies = (): Record<string, string> => ({
   "/api/external/edit-channel/{id_channel}": JSON.stringify({ name: "Canal" }),
   "/api/external/edit-segment/{id_segment}": JSON.stringify({ name: "Seg" }),
   "/api/external/edit-monitoring/group/{id_segment}": JSON.stringify({ id_channel: ids.channel, id_group: ids.monitoring }),
+  "/api/external/edit-launch/{id_launch}": JSON.stringify({ name: "Turma" }),
+  "/api/external/launch-groups/{id_launch}": JSON.stringify({ adopt: { id_channel: ids.channel, groups: [ids.groups[0]] } }),
 });
 
 /** Odd path parameter values (raw, already as they go on the wire). */
@@ -323,6 +342,7 @@ const oddPathValues = [
   "channel_00000000-0000-0000-0000-000000000000",
   "segment_00000000-0000-0000-0000-000000000000",
   "campaign_00000000-0000-0000-0000-000000000000",
+  "launch_00000000-0000-0000-0000-000000000000",
   "CHANNEL_0B6F1C3E-8F7A-4D0E-9A51-3C2D8E4F5A60",
   "%20",
   "null",

@@ -41,5 +41,24 @@ describeProviderContract("evolution (against the fake Evolution API v2)", async 
         }[reason],
       }),
     close,
+    groups: {
+      groupInfo: async (id, groupId) => {
+        const g = fake.group(id, groupId)!;
+        const people = g.participants ?? [];
+        const digits = (p: { id: string; phoneNumber?: string }) => (p.phoneNumber ?? p.id).split("@")[0];
+        return {
+          name: g.subject,
+          description: g.desc ?? null,
+          pictureUrl: g.pictureUrl ?? null,
+          adminsOnly: g.announce === true,
+          admins: people.filter((p) => p.admin).map(digits),
+          size: people.length,
+        };
+      },
+      joinGroup: (id, groupId, participants) => fake.groupJoin(id, groupId, participants),
+      leaveGroup: (id, groupId, participants) => fake.groupLeave(id, groupId, participants),
+      revokeInvite: async (id, groupId) => fake.revokeInvite(id, groupId),
+      loseGroup: async (id, groupId, how) => fake.loseGroup(id, groupId, how),
+    },
   };
 });

@@ -109,6 +109,22 @@ describe("partner apps' webhooks", () => {
     },
   );
 
+  it("group_activity (launches) goes to the account only, never to its apps", async () => {
+    const { app, user, db, status } = await authorizedApp(`${fx.receiver.url}/app-ga`, `${fx.receiver.url}/own-ga-status`);
+    expect(
+      (await apiFor(fx.server.url, user.tenantId, user.apiKey)("PATCH", "/api/external/edit-webhooks", { group_activity_url: `${fx.receiver.url}/own-ga` }))
+        .status,
+    ).toBe(200);
+    await db.transaction((tx) =>
+      recordEvent(tx, user.tenantId, "group_activity", { event: "group_full", id_launch: "launch_x", id_group: "1@g.us", members: 980 }, new Date()),
+    );
+    await status(1);
+    // Events fan out in order: once the app has the later campaign_status, the group_activity was fanned out too.
+    await waitFor("the app's campaign_status", () => verified(fx.receiver, "/app-ga", app.secret).length === 1);
+    await waitFor("the account's group_activity", () => fx.receiver.received.some((r) => r.path === "/own-ga"));
+    expect(verified(fx.receiver, "/app-ga", app.secret).map((e) => e.type)).toEqual(["campaign_status"]);
+  });
+
   it("revoking the app's access stops its deliveries, including those already queued", async () => {
     const { app, user, db, status } = await authorizedApp(`${fx.receiver.url}/app-revoked`, `${fx.receiver.url}/own-revoked`);
 
