@@ -324,6 +324,8 @@ export class EvolutionProvider implements MessagingProvider {
   async groupState(channelId: string, groupId: string): Promise<GroupState> {
     const row = await this.openInstance(channelId);
     const own = await this.ownNumber(channelId);
+    // Without the number, "not an admin" cannot be told from "not found": never guess a group broken.
+    if (!own) throw new ProviderUnavailableError(`Evolution API did not tell the number of ${row.instanceName}: its groups' state is unknown.`);
     let info: { size?: number; participants?: EvolutionParticipant[] } | null;
     try {
       info = await this.onInstance(channelId, () =>
@@ -347,8 +349,8 @@ export class EvolutionProvider implements MessagingProvider {
       } else throw groupError(err, `Evolution API findGroupInfos for ${groupId}`);
     }
     const participants = info?.participants ?? [];
-    const me = own ? participants.find((p) => participantNumber(p) === own) : undefined;
-    if (!info || (own && !me)) {
+    const me = participants.find((p) => participantNumber(p) === own);
+    if (!info || !me) {
       await this.forgetGroup(channelId, groupId);
       return { exists: false, admin: false, size: 0 };
     }

@@ -380,8 +380,8 @@ export class SimulatorProvider implements MessagingProvider {
         .onConflictDoNothing();
     }
     if (state.admin !== undefined && state.exists !== false) await this.db.update(simulatorParticipants).set({ admin: state.admin }).where(where);
-    const own2 = await this.ownMembership(channelId, groupId);
-    return { exists: own2 !== undefined, admin: own2?.admin ?? false, members: await this.size(groupId) };
+    const membership = await this.ownMembership(channelId, groupId);
+    return { exists: membership !== undefined, admin: membership?.admin ?? false, members: await this.size(groupId) };
   }
 
   /** Control and tests: everyone in the group, oldest first. */

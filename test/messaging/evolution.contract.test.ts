@@ -3,8 +3,9 @@ import { evolutionSendErrors } from "../fake-evolution";
 import { describeProviderContract, type PlatformMessage } from "../provider-contract";
 
 describeProviderContract("evolution (against the fake Evolution API v2)", async () => {
-  // A short client time-out, so that a slow gateway (answering after 1.5 s) loses answers.
-  const { fake, provider, close } = await startEvolutionProvider({ timeoutMs: 800 });
+  // A short client time-out, so that a slow gateway (answering after 4 s) loses answers; not shorter, or a loaded
+  // machine loses ordinary answers too (instance/create posts two webhooks to us before it answers).
+  const { fake, provider, close } = await startEvolutionProvider({ timeoutMs: 2000 });
   return {
     provider,
     pair: (id) => fake.pair(id),
@@ -28,7 +29,7 @@ describeProviderContract("evolution (against the fake Evolution API v2)", async 
     },
     loseNextAnswer: async () => {
       fake.knobs.slowSends = 1;
-      fake.knobs.slowSendMs = 1500;
+      fake.knobs.slowSendMs = 4000;
     },
     settle: () => fake.idle(),
     refuseNext: async (_id, groupId, reason) =>
