@@ -5,6 +5,7 @@
  * totals, group bar and daily chart following; then the campaign composer targeting the launch and
  * the link paused.
  */
+import { readFileSync } from "node:fs";
 import type { Page } from "playwright-core";
 import { createApiKey, createChannel, nav, newAccount, signUp, tallScreenshot, withPage } from "./flows";
 import { assert, eventually, expectText, expectUrl, expectVisible, type E2ETest } from "./harness";
@@ -101,6 +102,12 @@ export const tests: E2ETest[] = [
           const bars = await page.locator("figure.chart").first().locator(".recharts-bar-rectangle path").count();
           assert(bars >= 3, `expected bars for today's clicks, unique clicks and joins, got ${bars}`);
         }, 20_000);
+        // The participants' CSV, downloaded in the session: the BOM, the header, the lead's row (not staff).
+        const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Exportar CSV" }).click()]);
+        const file = await download.path();
+        const csv = readFileSync(file, "utf8");
+        assert(csv.startsWith("\uFEFFparticipant,id_group,group_name,joined_at,left_at,staff"), `CSV header: ${JSON.stringify(csv.slice(0, 80))}`);
+        assert(new RegExp(`^${lead},[^,]+,${launchName} #1,[^,]+,,false\\r?$`, "m").test(csv), `no row for the lead in the CSV: ${csv}`);
         await tallScreenshot(ctx, page, "launch-page");
         log("click, join and chart shown on the launch page");
 
