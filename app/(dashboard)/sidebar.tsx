@@ -8,6 +8,7 @@ import { signOut } from "next-auth/react";
 const sections: { label: string; href: string }[] = [
   { label: "Canais", href: "/channels" },
   { label: "Segmentos", href: "/segments" },
+  { label: "Lançamentos", href: "/launches" },
   { label: "Campanhas", href: "/campaigns" },
   { label: "Integrações", href: "/integrations" },
   { label: "Webhooks", href: "/webhooks" },

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
-import { useRouter } from "next/navigation";
+import { useRouter, useSearchParams } from "next/navigation";
 import { useState, type FormEvent, type KeyboardEvent } from "react";
 import { campaignLimits } from "../../../../server/campaigns/limits";
 import { EmptyState, ErrorAlert, Field, Loading, PageHeader } from "../../../_components/ui";
@@ -32,13 +32,15 @@ const linkPreviewModeText: Record<string, string> = {
 export function NewCampaign() {
   const trpc = useTRPC();
   const router = useRouter();
+  const searchParams = useSearchParams();
   const queryClient = useQueryClient();
   const segments = useQuery(trpc.segments.list.queryOptions());
   const settings = useQuery(trpc.settings.get.queryOptions());
   const platform = useQuery(trpc.channels.platform.queryOptions());
 
   const [name, setName] = useState("");
-  const [segmentId, setSegmentId] = useState("");
+  // A launch's page links here with its segment chosen (`?segment=`).
+  const [segmentId, setSegmentId] = useState(() => searchParams.get("segment") ?? "");
   const [draft, setDraft] = useState<MessageDraft>(() => ({
     kind: "text",
     message: "",

@@ -1,0 +1,50 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { ErrorAlert, Loading } from "../../../_components/ui";
+import { useTRPC } from "../../../_lib/trpc";
+import { BySource, LaunchCharts } from "./launch-charts";
+import { MembersExport } from "./members-export";
+
+const periods = [7, 30, 90] as const;
+/** As the launch's totals above: people join at any moment. */
+const poll = 5000;
+
+/** The launch's numbers per day, its clicks by source, and the participants' export. */
+export function LaunchAnalytics({ id, slug }: { id: string; slug: string }) {
+  const trpc = useTRPC();
+  const [days, setDays] = useState<number>(30);
+  const analytics = useQuery(trpc.launchStats.analytics.queryOptions({ id_launch: id, days }, { refetchInterval: poll }));
+  return (
+    <>
+      <section className="card" aria-labelledby="days-title">
+        <div className="row space-between wrap">
+          <h2 id="days-title">Por dia</h2>
+          <label className="field">
+            <span className="sr-only">Período</span>
+            <select value={days} onChange={(e) => setDays(Number(e.target.value))} aria-label="Período">
+              {periods.map((p) => (
+                <option key={p} value={p}>
+                  Últimos {p} dias
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+        {analytics.isPending ? <Loading /> : analytics.error ? <ErrorAlert error={analytics.error} /> : <LaunchCharts days={analytics.data.days} />}
+      </section>
+
+      <section className="card" aria-labelledby="sources-title">
+        <h2 id="sources-title">Origem dos cliques</h2>
+        {analytics.data && <BySource rows={analytics.data.by_source} />}
+      </section>
+
+      <section className="card" aria-labelledby="members-title">
+        <h2 id="members-title">Participantes</h2>
+        <p className="muted">Cada entrada em um grupo do lançamento, com a data de saída quando houve; a equipe vem marcada.</p>
+        <MembersExport id={id} slug={slug} />
+      </section>
+    </>
+  );
+}
