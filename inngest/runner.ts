@@ -1,4 +1,4 @@
-import { dueCampaigns, nextDueAt } from "../server/dispatch/due-campaigns";
+import { dueCampaignRows, nextDueAt } from "../server/dispatch/due-campaigns";
 import { runCampaignStep, type DispatchDeps } from "../server/dispatch/run-campaign-step";
 import { onDispatchWake } from "../server/dispatch/wake";
 import { WakeableLoop } from "./wakeable-loop";
@@ -28,8 +28,8 @@ export class InProcessRunner extends WakeableLoop {
     return onDispatchWake(() => this.wake());
   }
 
-  /** Campaigns whose step runs now in this process, and those steps (stop() waits for them). */
-  private readonly running = new Map<string, Promise<void>>();
+  /** Campaigns whose step runs now in this process: their step (stop() waits for them) and tenant. */
+  private readonly running = new Map<string, { step: Promise<void>; tenantId: string }>();
 
   private get workers() {
     return this.opts.concurrency ?? 4;
@@ -44,8 +44,20 @@ export class InProcessRunner extends WakeableLoop {
   protected async round() {
     const free = this.workers - this.running.size;
     if (free <= 0) return false;
-    const due = await dueCampaigns(this.deps.db, new Date(), free + this.running.size);
-    for (const id of due.filter((d) => !this.running.has(d)).slice(0, free)) {
+    const due = await dueCampaignRows(this.deps.db, new Date(), free + this.workers);
+    // Round-robin across tenants counts what already runs here: a tenant whose campaigns hold workers
+    // comes after one that has none running, however long the former's other campaigns have waited.
+    const busy = new Map<string, number>();
+    for (const r of this.running.values()) busy.set(r.tenantId, (busy.get(r.tenantId) ?? 0) + 1);
+    const picked: typeof due = [];
+    for (let i = 0; i < free; i++) {
+      const candidates = due.filter((d) => !this.running.has(d.id) && !picked.includes(d));
+      if (candidates.length === 0) break;
+      const next = candidates.reduce((best, d) => ((busy.get(d.tenantId) ?? 0) < (busy.get(best.tenantId) ?? 0) ? d : best));
+      picked.push(next);
+      busy.set(next.tenantId, (busy.get(next.tenantId) ?? 0) + 1);
+    }
+    for (const { id, tenantId } of picked) {
       const step = runCampaignStep(this.deps, id)
         .then(
           () => undefined,
@@ -55,14 +67,14 @@ export class InProcessRunner extends WakeableLoop {
           this.running.delete(id);
           this.wake();
         });
-      this.running.set(id, step);
+      this.running.set(id, { step, tenantId });
     }
     // A finished step wakes the loop; meanwhile it sleeps until the next step falls due.
     return false;
   }
 
   protected async drain() {
-    while (this.running.size > 0) await Promise.all(this.running.values());
+    while (this.running.size > 0) await Promise.all([...this.running.values()].map((r) => r.step));
   }
 
   protected async sleepMs() {

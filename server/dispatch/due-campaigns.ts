@@ -15,17 +15,22 @@ const active = or(
  * engine takes its work here: the in-process runner, the Inngest engine's wake-up and its sweep.
  */
 export async function dueCampaigns(db: Db, now: Date, limit: number) {
+  return (await dueCampaignRows(db, now, limit)).map((r) => r.id);
+}
+
+/** dueCampaigns with each campaign's tenant (the in-process pool spreads its workers across tenants). */
+export async function dueCampaignRows(db: Db, now: Date, limit: number): Promise<{ id: string; tenantId: string }[]> {
   const ranked = db
     .select({
       id: campaigns.id,
+      tenantId: campaigns.tenantId,
       nextRunAt: campaigns.nextRunAt,
       turn: sql<number>`row_number() over (partition by ${campaigns.tenantId} order by ${campaigns.nextRunAt}, ${campaigns.id})`.as("turn"),
     })
     .from(campaigns)
     .where(and(active, lte(campaigns.nextRunAt, now), or(isNull(campaigns.leaseUntil), lt(campaigns.leaseUntil, now))))
     .as("ranked");
-  const rows = await db.select({ id: ranked.id }).from(ranked).orderBy(asc(ranked.turn), asc(ranked.nextRunAt), asc(ranked.id)).limit(limit);
-  return rows.map((r) => r.id);
+  return db.select({ id: ranked.id, tenantId: ranked.tenantId }).from(ranked).orderBy(asc(ranked.turn), asc(ranked.nextRunAt), asc(ranked.id)).limit(limit);
 }
 
 /**
