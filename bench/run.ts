@@ -43,6 +43,8 @@ const INFO_GETS = 2000;
 const INFO_FETCH_GETS = 1000;
 const DISPATCH_TIMEOUT_MS = Number(process.env.BENCH_DISPATCH_TIMEOUT_MS ?? 300_000);
 const pgBase = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+/** BENCH_DISPATCH_ONLY=1: create-campaign and sends/s only (no info-campaign series, first start or webhooks). */
+const dispatchOnly = process.env.BENCH_DISPATCH_ONLY === "1";
 
 const targets = {
   create_campaign_10k_ms: "< 300",
@@ -250,12 +252,12 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
     // figures are printed too.
     const infoPath = `/api/external/info-campaign/${idCampaign}`;
     const lean = leanClient(url, tenant.api_key);
-    for (let i = 0; i < INFO_WARMUP; i++) await lean.get(infoPath);
+    for (let i = 0; i < (dispatchOnly ? 0 : INFO_WARMUP); i++) await lean.get(infoPath);
     const infoMs: number[] = [];
-    for (let i = 0; i < INFO_GETS; i++) infoMs.push(await lean.get(infoPath));
+    for (let i = 0; i < (dispatchOnly ? 1 : INFO_GETS); i++) infoMs.push(await lean.get(infoPath));
     lean.close();
     const infoFetchMs: number[] = [];
-    for (let i = 0; i < INFO_FETCH_GETS; i++) {
+    for (let i = 0; i < (dispatchOnly ? 1 : INFO_FETCH_GETS); i++) {
       const r = await api.request("GET", infoPath);
       if (r.status !== 200) throw new Error(`info-campaign answered ${r.status}`);
       infoFetchMs.push(r.ms);
@@ -408,7 +410,7 @@ async function main() {
     log(`── ${kind} ──`);
     try {
       all[kind] = await benchOne(kind);
-      if (kind === "pglite") Object.assign(all[kind], await benchFirstStart());
+      if (kind === "pglite" && !dispatchOnly) Object.assign(all[kind], await benchFirstStart());
       report(kind, all[kind] as Figures);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
@@ -417,7 +419,7 @@ async function main() {
     }
   }
   const webhooks: Record<string, WebhookFigures | { error: string }> = {};
-  for (const kind of kinds) webhooks[kind] = await benchWebhooksOn(kind);
+  for (const kind of dispatchOnly ? [] : kinds) webhooks[kind] = await benchWebhooksOn(kind);
   const machine = { cpus: os.cpus().length, node: process.version, load_avg_start: loadStart, load_avg_end: loadAvg() };
   console.log(`load average (1 min) at start ${loadStart}, at end ${machine.load_avg_end}: figures drop sharply when other work shares the CPUs`);
   console.log(JSON.stringify({ bench: "dispatch", machine, ...all, webhooks }));

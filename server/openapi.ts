@@ -8,7 +8,8 @@ import { partnerOAuthScheme, partnerRouteScopes } from "./oauth/openapi";
 
 const description = `
 REST API of the group messaging campaign service. Every decision the published API document leaves
-open is recorded here (and in the README).
+open is recorded here (and, with the reasons behind them, in the repository's docs: docs/api-guide.md
+for a guide with one curl per endpoint, docs/decisions.md for the product decisions).
 
 **Authentication.** Send the API key (\`sk_live_\` + 40 base62 characters) in \`x-api-key\` (canonical)
 or \`api-key\` (alias). Keys are created in the dashboard or with \`npm run admin -- create-api-key\`,

@@ -41,6 +41,8 @@ export class CampaignLease {
   private constructor(
     private readonly db: Db,
     readonly campaignId: string,
+    /** The campaign row as the acquiring UPDATE left it (the step reads it here instead of again). */
+    readonly campaign: typeof campaigns.$inferSelect,
     private readonly clock: () => Date,
     private readonly leaseMs: number,
     token: Date,
@@ -62,8 +64,8 @@ export class CampaignLease {
       .update(campaigns)
       .set({ leaseUntil: until })
       .where(and(eq(campaigns.id, campaignId), or(isNull(campaigns.leaseUntil), lt(campaigns.leaseUntil, now))))
-      .returning({ id: campaigns.id });
-    return row ? new CampaignLease(db, campaignId, clock, leaseMs, until, localStart) : null;
+      .returning();
+    return row ? new CampaignLease(db, campaignId, row, clock, leaseMs, until, localStart) : null;
   }
 
   /** Aborted once the lease may be lost: stop claiming and sending. */
@@ -89,6 +91,11 @@ export class CampaignLease {
 
   drop(ids: number[]) {
     for (const id of ids) this.held.delete(id);
+  }
+
+  /** Resolves when no renewal is under way (one that started before a drop may still write its rows). */
+  settled(): Promise<void> {
+    return this.renewing;
   }
 
   /** One renewal at a time; release waits for the one under way. */
@@ -144,9 +151,9 @@ export class CampaignLease {
 
   /**
    * Lets the campaign go, setting its next run, only if it is still ours (the token matches).
-   * Returns false when another worker holds it now (nothing written).
+   * Returns the campaign's status as released, or null when another worker holds it now (nothing written).
    */
-  async release(set: { nextRunAt?: Date } = {}): Promise<boolean> {
+  async release(set: { nextRunAt?: Date } = {}): Promise<{ status: string } | null> {
     clearInterval(this.heartbeat);
     await this.renewing;
     this.released = true;
@@ -155,7 +162,7 @@ export class CampaignLease {
       .update(campaigns)
       .set({ leaseUntil: null, ...set })
       .where(and(eq(campaigns.id, this.campaignId), eq(campaigns.leaseUntil, this.token)))
-      .returning({ id: campaigns.id });
-    return rows.length > 0;
+      .returning({ status: campaigns.status });
+    return rows[0] ?? null;
   }
 }

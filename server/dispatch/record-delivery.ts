@@ -1,7 +1,9 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { asyncCommit, isConnectionLost, pgErrorCode, retryOnConnectionLoss } from "../../db/errors";
+import { inJson } from "../../db/params";
 import type { Db } from "../../db/client";
 import { campaigns, channels as channelsTable, deliveries } from "../../db/schema";
+import { groupCounters } from "./group-counters";
 import { recordProgressEvent, recordStatusEvent } from "./campaign-events";
 
 /** Retry delays of a failed send (docs/decisions.md#delivery-states: about 2 s and 10 s; SEND_RETRY_SCHEDULE overrides, in ms). */
@@ -254,14 +256,35 @@ export async function slowDownChannel(db: Db, channelId: string, at: Date) {
     .where(eq(channelsTable.id, channelId));
 }
 
-/** The largest extra pause of these channels now; one quiet for the quiet period is back to normal. */
-export async function channelSlowdownMs(db: Db, channelIds: string[], now: Date): Promise<number> {
-  if (channelIds.length === 0) return 0;
+/**
+ * What a step needs after a loop, in one query: the campaign's groups still pending (its counters) and
+ * the largest extra pause of the loop's channels (a channel quiet for the quiet period is back to normal).
+ */
+export async function afterLoop(db: Db, campaignId: string, channelIds: string[], now: Date): Promise<{ pending: number; slowdownMs: number }> {
+  const [row] = await db
+    .select({
+      total: campaigns.total,
+      sent: campaigns.sent,
+      failed: campaigns.failed,
+      // Only channels with a slowdown: almost always none, an empty list.
+      slow: sql<
+        { id: string; ms: number; at: string | null }[] | null
+      >`(select json_agg(json_build_object('id', ch.id, 'ms', ch.slowdown_ms, 'at', ch.slowdown_at))
+        from ${channelsTable} ch where ${inJson(sql`ch.id`, channelIds)} and ch.slowdown_ms > 0)`,
+    })
+    .from(campaigns)
+    .where(eq(campaigns.id, campaignId));
+  const slow = (typeof row.slow === "string" ? JSON.parse(row.slow) : row.slow) as { id: string; ms: number; at: string | null }[] | null;
+  const slowdownMs = await slowdownOf(
+    db,
+    (slow ?? []).map((r) => ({ id: r.id, ms: r.ms, at: r.at ? new Date(r.at) : null })),
+    now,
+  );
+  return { pending: groupCounters(row).pending, slowdownMs };
+}
+
+async function slowdownOf(db: Db, rows: { id: string; ms: number; at: Date | null }[], now: Date) {
   const { quietMs } = slowdownConfig();
-  const rows = await db
-    .select({ id: channelsTable.id, ms: channelsTable.slowdownMs, at: channelsTable.slowdownAt })
-    .from(channelsTable)
-    .where(inArray(channelsTable.id, channelIds));
   let max = 0;
   for (const r of rows) {
     if (r.ms <= 0) continue;

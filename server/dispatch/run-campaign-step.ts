@@ -11,8 +11,8 @@ import { claimDeliveries, deliveryOutlook } from "./claim-deliveries";
 import { groupCounters } from "./group-counters";
 import { planNext, randomPauseMs, type Plan } from "./plan-next";
 import {
+  afterLoop,
   autoPauseAfterFailures,
-  channelSlowdownMs,
   recordFailure,
   recordSentMany,
   recordUnknown,
@@ -60,9 +60,11 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
   let next: Date | null = null;
   let sent = 0;
   let plan: Plan = { kind: "idle" };
+  let released: { status: string } | null = null;
   try {
-    await reconcileInFlight(db, provider, campaignId, now);
-    const [c] = await db.select().from(campaigns).where(eq(campaigns.id, campaignId));
+    const stale = await reconcileInFlight(db, provider, campaignId, now);
+    // The row the lease's UPDATE returned, unless reconciliation may have moved its counters since.
+    const c = stale > 0 ? (await db.select().from(campaigns).where(eq(campaigns.id, campaignId)))[0] : lease.campaign;
     const settings = await getSettings(db, c.tenantId);
     const { monitoringOpen, ...outlook } = await deliveryOutlook(db, campaignId, now);
     plan = planNext(
@@ -105,22 +107,23 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         const result = await sendBatch(deps, c, settings, plan.batchSize, clock, lease);
         sent = result.sent;
         if (result.autoPaused || lease.lost) break;
-        // A channel that signalled a rate limit widens the pause of its campaigns (docs/dispatch.md).
-        const slowdown = await channelSlowdownMs(db, result.channelIds, clock());
+        // A channel that signalled a rate limit widens the pause of its campaigns (docs/dispatch.md); read
+        // with the counters after the loop, in one query.
+        const { slowdownMs: slowdown, pending } = await afterLoop(db, campaignId, result.channelIds, clock());
         const pause = randomPauseMs(rates.min_dispatch_rate, rates.max_dispatch_rate, random()) + slowdown;
         next = new Date(clock().getTime() + pause);
         // Nothing left: finish right away rather than after the pacing pause.
-        const [after] = await db.select().from(campaigns).where(eq(campaigns.id, campaignId));
-        if (groupCounters(after).pending === 0 && slowdown === 0) next = clock();
+        if (pending === 0 && slowdown === 0) next = clock();
         break;
       }
     }
   } finally {
     // Only the holder writes: a step whose lease was taken over leaves the campaign to the new holder.
     // Retried on a lost connection: a lease left behind would hold the campaign until it expires.
-    await retryOnConnectionLoss(() => lease.release(next ? { nextRunAt: next } : {}));
+    released = await retryOnConnectionLoss(() => lease.release(next ? { nextRunAt: next } : {}));
   }
-  const [final] = await db.select({ status: campaigns.status }).from(campaigns).where(eq(campaigns.id, campaignId));
+  // The release returns the status; a step whose lease was taken over reads it.
+  const [final] = released ? [released] : await db.select({ status: campaigns.status }).from(campaigns).where(eq(campaigns.id, campaignId));
   const active = final.status === "pending" || final.status === "sending" || (final.status === "paused" && next !== null);
   return { plan: plan.kind, status: final.status, nextRunAt: active ? next : null, sent };
 }
@@ -131,41 +134,23 @@ async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, s
   const batch = await claimDeliveries(deps.db, c.id, size, clock(), lease);
   if (batch.length === 0) return none;
   const channelIds = [...new Set(batch.map((d) => d.channelId))];
-  const result = { ...(await sendClaimedOrRelease(deps, c, settings, batch, clock, lease)), channelIds };
+  const result = { ...(await sendClaimed(deps, c, settings, batch, clock, lease)), channelIds };
   // The monitoring copy is claimed alone and sent (and recorded) before any segment group. It is not one
   // of the campaign's groups, so it takes no slot of dispatches_per_loop: once it is out, the same loop
   // goes on with the segment's groups (none are claimed while it is backing off for a retry).
   if (result.autoPaused || lease.lost || !batch.every((d) => d.isMonitoring)) return result;
   const groups = await claimDeliveries(deps.db, c.id, size, clock(), lease);
   if (groups.length === 0) return result;
-  const more = await sendClaimedOrRelease(deps, c, settings, groups, clock, lease);
+  const more = await sendClaimed(deps, c, settings, groups, clock, lease);
   return { sent: result.sent + more.sent, autoPaused: more.autoPaused, channelIds: [...new Set([...channelIds, ...groups.map((d) => d.channelId)])] };
 }
 
 /**
- * sendClaimed, and when it throws (the database connection lost mid-loop, say) the rows it claimed and
- * left in flight go to reconciliation at once instead of waiting out their claim lease.
+ * Sends a claimed batch, its rows held by the lease (the heartbeat renews their claim with the campaign)
+ * until they are recorded. When sending throws (the database connection lost mid-loop, say), the rows it
+ * left in flight go to reconciliation at once instead of waiting out their claim: they are dropped from
+ * the lease first, and the renewal under way is awaited, so no heartbeat puts their lease back after.
  */
-async function sendClaimedOrRelease(
-  deps: DispatchDeps,
-  c: typeof campaigns.$inferSelect,
-  settings: Settings,
-  batch: (typeof deliveries.$inferSelect)[],
-  clock: () => Date,
-  lease: CampaignLease,
-) {
-  try {
-    return await sendClaimed(deps, c, settings, batch, clock, lease);
-  } catch (err) {
-    await releaseForReconcile(
-      deps.db,
-      batch.map((d) => d.id),
-      clock(),
-    ).catch(() => {});
-    throw err;
-  }
-}
-
 async function sendClaimed(
   deps: DispatchDeps,
   c: typeof campaigns.$inferSelect,
@@ -174,11 +159,17 @@ async function sendClaimed(
   clock: () => Date,
   lease: CampaignLease,
 ) {
-  lease.hold(batch.map((d) => d.id));
+  const ids = batch.map((d) => d.id);
+  lease.hold(ids);
   try {
     return await sendHeld(deps, c, settings, batch, clock, lease);
+  } catch (err) {
+    lease.drop(ids);
+    await lease.settled();
+    await releaseForReconcile(deps.db, ids, clock()).catch(() => {});
+    throw err;
   } finally {
-    lease.drop(batch.map((d) => d.id));
+    lease.drop(ids);
   }
 }
 

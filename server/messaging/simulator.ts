@@ -520,13 +520,15 @@ export class SimulatorProvider implements MessagingProvider {
     if (messages.length === 0) return [];
     if (options.signal?.aborted) return messages.map(notSent);
     const channelIds = [...new Set(messages.map((m) => m.channelId))];
-    // Each channel's state and its tenant's latency, in the one query a loop already made.
+    // Each channel's state, its tenant's latency and whether a failure is injected on it, in the one query a
+    // loop already made (a loop makes the failures' own query only on a channel that has one armed).
     const states = await this.db
       .select({
         channelId: simulatorChannels.channelId,
         paired: simulatorChannels.paired,
         online: simulatorChannels.online,
         latencyMs: simulatorLatency.latencyMs,
+        armed: sql<boolean>`exists (select 1 from ${simulatorFailures} f where f.id_channel = ${simulatorChannels.channelId} and (f.always or f.fail_next > 0))`,
       })
       .from(simulatorChannels)
       .leftJoin(channels, eq(channels.id, simulatorChannels.channelId))
@@ -550,7 +552,9 @@ export class SimulatorProvider implements MessagingProvider {
         outcomes.set(m.deliveryKey, { ok: false, error: new ProviderUnavailableError(`Channel ${m.channelId} is not connected.`) });
       else fresh.push(m);
     }
-    const failing = new Set(fresh.length ? await this.consumeFailures(fresh) : []);
+    const armed = new Set(states.filter((c) => c.armed).map((c) => c.channelId));
+    const mayFail = fresh.filter((m) => armed.has(m.channelId));
+    const failing = new Set(mayFail.length ? await this.consumeFailures(mayFail) : []);
     const toInsert = fresh.filter((m) => {
       if (!failing.has(failureKey(m))) return true;
       outcomes.set(m.deliveryKey, { ok: false, error: new ProviderSendError(`Simulated failure sending to ${m.groupId}.`, true) });
