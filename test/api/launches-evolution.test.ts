@@ -89,7 +89,12 @@ it("a launch on Evolution: group made on the gateway, link to its invite code, j
 
   // Fill group 1 (capacity 5 − margin 1): the engine makes group 2 on the gateway and the link moves there.
   const missing = 4 - (membersBefore + 2);
-  if (missing > 0) await fake.groupJoin(ch, first.id_group, Array.from({ length: missing }, (_, i) => `55119777700${String(i).padStart(2, "0")}`));
+  if (missing > 0)
+    await fake.groupJoin(
+      ch,
+      first.id_group,
+      Array.from({ length: missing }, (_, i) => `55119777700${String(i).padStart(2, "0")}`),
+    );
   const withSecond = await until(
     () => info(launch.id_launch),
     (i) => i.groups.length >= 2 && i.groups[1].invite_url,
