@@ -33,6 +33,7 @@ import { ensureBuild } from "../scripts/ensure-build";
 import { mainLoad } from "./load";
 import { mainScale } from "./scale";
 import { benchLink } from "./link";
+import { benchParticipants } from "./participants";
 import { benchTwoProcesses } from "./two-processes";
 import { benchWebhooks, type WebhookFigures } from "./webhooks";
 
@@ -396,8 +397,12 @@ async function main() {
     return only === "scale" ? mainScale(process.argv.slice(3)) : mainLoad(process.argv.slice(3));
   }
   if (only === "link") return mainLink(process.argv[3]);
+  if (only === "participants") {
+    for (const kind of ["pglite", "postgres"] as const) if (!process.argv[3] || process.argv[3] === kind) await benchParticipants(kind);
+    return;
+  }
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
-  if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres, two-processes, scale, load or link`);
+  if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres, two-processes, scale, load, link or participants`);
   const { built } = await ensureBuild({ log });
   if (built) {
     // Right after `next build` the first figures came out half as good (create-campaign 290 ms, not 190).
