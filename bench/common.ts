@@ -51,12 +51,14 @@ export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, i:
 const clockTicks = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
 
 /** Every process of the server's process group (the server, and PGlite's initdb child at a first start). */
-function groupPids(pgid: number): number[] {
+/** The processes of a process group (the server and its children), read from /proc. */
+export function groupPids(pgid: number): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // pid (comm) state ppid pgrp …: comm may hold spaces, so split after the last ')'.
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       if (Number(fields[2]) === pgid) pids.push(Number(entry));
     } catch {

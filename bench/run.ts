@@ -23,7 +23,7 @@
  *
  * Prints each figure on its own line with its target, then one JSON line with all of them.
  */
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -32,6 +32,7 @@ import { apiClient, createDatabase, createTenant, freePort, root, startServer, s
 import { ensureBuild } from "../scripts/ensure-build";
 import { mainLoad } from "./load";
 import { mainScale } from "./scale";
+import { groupPids } from "./common";
 import { benchLink } from "./link";
 import { benchParticipants } from "./participants";
 import { benchTwoProcesses } from "./two-processes";
@@ -74,23 +75,6 @@ function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
   } catch {
     return 0;
   }
-}
-
-/** Every process of the server's group (the server runs as one process today; children would count too). */
-function groupPids(pgid: number): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // pid (comm) state ppid pgrp …: comm may hold spaces, so split after the last ')'.
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) === pgid) pids.push(Number(entry));
-    } catch {
-      // gone
-    }
-  }
-  return pids;
 }
 
 /** Polls the group's RSS; `peakMb()` is the larger of the polled sum and the kernel's high-water marks. */
