@@ -21,7 +21,7 @@
  * restarted server runs the real recovery path (lease takeover, reconcile with provider.findSent).
  * CRASH_WAIT_FOR_LEASES=1 waits them out instead.
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { reconciledFromLog, type Groups } from "./crash-common";
 import { assert, type E2ETest } from "./harness";
@@ -238,6 +238,15 @@ async function crashTest(log: (line: string) => void) {
     assert(messages.length === GROUPS, `expected exactly ${GROUPS} messages in the simulator's log, got ${messages.length}`);
     assert(groupsSeen.size === GROUPS, `expected ${GROUPS} distinct groups, got ${groupsSeen.size}`);
     assert(keys.size === GROUPS, `expected every delivery_key unique, got ${keys.size} distinct of ${messages.length}`);
+    // The simulator keeps one message per delivery key (as a careful gateway would), so a resend does not show in its
+    // log: it shows as its warning in the server's.
+    const repeated = readFileSync(logFile, "utf8")
+      .split("\n")
+      .filter((l) => l.includes("[simulator] repeated send"));
+    assert(
+      repeated.length === 0,
+      `${repeated.length} sends repeated a delivery key the simulator had already accepted (a real platform delivers both): ${repeated[0]}`,
+    );
     assert(
       groupIds.every((g) => groupsSeen.has(g)),
       "some group of the segment got no message",
