@@ -1,6 +1,7 @@
 import { dueCampaignRows, nextDueAt } from "../server/dispatch/due-campaigns";
 import { runCampaignStep, type DispatchDeps } from "../server/dispatch/run-campaign-step";
 import { onDispatchWake } from "../server/dispatch/wake";
+import { env } from "../server/env";
 import { WakeableLoop } from "./wakeable-loop";
 
 export interface RunnerOptions {
@@ -32,12 +33,21 @@ export class InProcessRunner extends WakeableLoop {
   private readonly running = new Map<string, { step: Promise<void>; tenantId: string }>();
 
   private get workers() {
-    return this.opts.concurrency ?? 4;
+    return this.opts.concurrency ?? env.dispatchConcurrency;
+  }
+
+  /**
+   * Workers one tenant may hold at once (a quarter of the pool, at least one): a tenant sending many
+   * campaigns at zero pacing runs at most this many loops side by side, and the rest of the pool stays
+   * free for other tenants' campaigns as they fall due.
+   */
+  private get perTenant() {
+    return Math.max(1, Math.ceil(this.workers / 4));
   }
 
   /**
    * A pool: each free worker takes the next due campaign (round-robin across tenants, dueCampaigns) as
-   * soon as it is free, and a finished step wakes the loop. A long step (a zero-pacing campaign's loop
+   * soon as it is free, and a finished step wakes the loop; a tenant holds at most `perTenant` workers. A long step (a zero-pacing campaign's loop
    * of 100 sends) holds one worker, not the others: paced campaigns of other tenants keep their pace
    * beside it (docs/dispatch.md#fairness).
    */
@@ -51,7 +61,7 @@ export class InProcessRunner extends WakeableLoop {
     for (const r of this.running.values()) busy.set(r.tenantId, (busy.get(r.tenantId) ?? 0) + 1);
     const picked: typeof due = [];
     for (let i = 0; i < free; i++) {
-      const candidates = due.filter((d) => !this.running.has(d.id) && !picked.includes(d));
+      const candidates = due.filter((d) => !this.running.has(d.id) && !picked.includes(d) && (busy.get(d.tenantId) ?? 0) < this.perTenant);
       if (candidates.length === 0) break;
       const next = candidates.reduce((best, d) => ((busy.get(d.tenantId) ?? 0) < (busy.get(best.tenantId) ?? 0) ? d : best));
       picked.push(next);

@@ -40,6 +40,7 @@ const variables = {
   INNGEST_SIGNING_KEY: [z.string(), "a string"],
   INNGEST_DEV: [z.string(), "1 or the dev server's URL"],
   DISPATCH_STEPS_PER_RUN: [int(1), "a positive integer"],
+  DISPATCH_CONCURRENCY: [int(1, 256), "an integer from 1 to 256"],
   SEND_RETRY_SCHEDULE: [msList, "comma-separated milliseconds (non-negative integers)"],
   WEBHOOK_RETRY_SCHEDULE: [msList, "comma-separated milliseconds (non-negative integers)"],
   WEBHOOK_TIMEOUT_MS: [int(1), "a positive integer"],
@@ -187,6 +188,10 @@ export const env = {
   /** Inngest only: steps one function run takes before continuing in a new run. */
   get dispatchStepsPerRun() {
     return readEnv("DISPATCH_STEPS_PER_RUN") ?? 400;
+  },
+  /** In-process runner only: campaign steps run at once. */
+  get dispatchConcurrency() {
+    return readEnv("DISPATCH_CONCURRENCY") ?? 16;
   },
   rateLimit: {
     get apiKeyPerMinute() {

@@ -8,14 +8,15 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { InProcessRunner } from "../../inngest/runner";
 import { getServices } from "../../server/services";
+import { env } from "../../server/env";
 import { newTenant, until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 const GROUPS = 20_000;
 /** The platform's time per message for A (set below): one loop of A (100 messages) is about 500 ms. */
 const latencyMs = 5;
-/** The runner's workers (InProcessRunner's default): a round is at most this many loops at once. */
-const runnerConcurrency = 4;
+/** The workers one tenant may hold (a quarter of InProcessRunner's default pool): A runs at most this many loops at once. */
+const runnerConcurrency = Math.ceil(env.dispatchConcurrency / 4);
 const paced = { min: 1, max: 2, groups: 6 };
 
 let server: TestServer;
