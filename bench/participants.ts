@@ -5,7 +5,8 @@
  * DATA_DIR, or a fresh PostgreSQL database from BENCH_PG_URL / DATABASE_URL): a launch with 10 groups made
  * through the simulator, then BENCH_PARTICIPANT_EVENTS events (default 5,000: 90 % joins, 10 % leaves of
  * earlier joiners) recorded by `recordParticipants` — the function the provider's events reach — with
- * BENCH_PARTICIPANT_CONCURRENCY (default 8) at once, as concurrent webhook requests would. Afterwards
+ * BENCH_PARTICIPANT_CONCURRENCY (default 16) at once, as concurrent webhook requests would (a gateway
+ * sending 1,000 events a second, each answered in 10–20 ms, has 10–20 requests in flight). Afterwards
  * the launch's counters must equal the events.
  */
 import { randomUUID } from "node:crypto";
@@ -14,7 +15,7 @@ import os from "node:os";
 import path from "node:path";
 
 const EVENTS = Number(process.env.BENCH_PARTICIPANT_EVENTS ?? 5000);
-const CONCURRENCY = Number(process.env.BENCH_PARTICIPANT_CONCURRENCY ?? 8);
+const CONCURRENCY = Number(process.env.BENCH_PARTICIPANT_CONCURRENCY ?? 16);
 const GROUPS = 10;
 
 export async function benchParticipants(kind: "pglite" | "postgres") {

@@ -710,6 +710,24 @@ export const launchParticipants = pgTable(
   (t) => [index("launch_participants_group_idx").on(t.launchId, t.groupId, t.participant), index("launch_participants_joined_idx").on(t.launchId, t.joinedAt)],
 );
 
+/**
+ * A leave of someone the launch never saw join in that group (docs/decisions.md#members): it lowered the
+ * group's `members` (they may have been there before the group was adopted), and is kept so that their
+ * join, if it arrives late (two webhooks racing), closes a row instead of opening one.
+ */
+export const launchEarlyLeaves = pgTable(
+  "launch_early_leaves",
+  {
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    groupId: text("id_group").notNull(),
+    participant: text("participant").notNull(),
+    leftAt: ts("left_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.launchId, t.groupId, t.participant] })],
+);
+
 // ---- the simulator's groups (created through the provider), invite codes and participants ----
 
 export const simulatorGroups = pgTable(

@@ -4,11 +4,18 @@
  * `left_at` set on leave, the group's `members` moved, the groups re-statused (a group reaching
  * `capacity − margin` becomes full: `group_full`), and the launch engine woken (reserve groups).
  * Events may come twice (a gateway retries its webhook): a join of someone already in, or a second leave,
- * changes nothing.
+ * changes nothing. Events may come out of order (two webhooks racing): a leave of someone never seen in
+ * the group lowers `members` and is kept (`launch_early_leaves`), so that their join, if it is older than
+ * the leave, closes a row instead of leaving it open.
+ *
+ * Group commit: the events that arrive while a write is in flight go together in the next one (one
+ * transaction, a handful of set-based statements whatever the batch's size), and each caller waits until its
+ * own event is committed, so a webhook is never answered before its event is durable.
  */
-import { and, eq, inArray, isNull } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
-import { launches, launchGroups, launchParticipants } from "../../db/schema";
+import { tsParam } from "../../db/errors";
+import { launchEarlyLeaves, launches, launchGroups, launchParticipants } from "../../db/schema";
 import type { MessagingProvider } from "../messaging/provider";
 import { staffMatcher } from "./members";
 import { applyRestatus } from "./restatus-groups";
@@ -22,96 +29,279 @@ export interface ParticipantsEvent {
   at: Date;
 }
 
+type Provider = Pick<MessagingProvider, "ownNumber">;
+
 /** Returns the launches touched (their engines were woken). */
-export async function recordParticipants(db: Db, provider: Pick<MessagingProvider, "ownNumber">, event: ParticipantsEvent): Promise<string[]> {
+export async function recordParticipants(db: Db, provider: Provider, event: ParticipantsEvent): Promise<string[]> {
   const participants = [...new Set(event.participants.filter((p) => p.length > 0))];
   if (participants.length === 0) return [];
-  const held = await db
+  return writerFor(db, provider).record({ ...event, participants });
+}
+
+const writers = new WeakMap<Db, WeakMap<object, ParticipantWriter>>();
+
+function writerFor(db: Db, provider: Provider): ParticipantWriter {
+  let byProvider = writers.get(db);
+  if (!byProvider) {
+    byProvider = new WeakMap();
+    writers.set(db, byProvider);
+  }
+  let writer = byProvider.get(provider);
+  if (!writer) {
+    writer = new ParticipantWriter(db, provider);
+    byProvider.set(provider, writer);
+  }
+  return writer;
+}
+
+interface Waiting {
+  event: ParticipantsEvent;
+  resolve: (touched: string[]) => void;
+  reject: (err: unknown) => void;
+}
+
+/** One writer per database and provider: events queue while a batch is being written. */
+class ParticipantWriter {
+  private queue: Waiting[] = [];
+  private writing = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly provider: Provider,
+    private readonly maxBatch = 500,
+  ) {}
+
+  record(event: ParticipantsEvent): Promise<string[]> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ event, resolve, reject });
+      if (!this.writing) void this.drain();
+    });
+  }
+
+  private async drain() {
+    this.writing = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        try {
+          const touched = await applyEvents(
+            this.db,
+            this.provider,
+            batch.map((w) => w.event),
+          );
+          for (const [i, w] of batch.entries()) w.resolve(touched[i]);
+        } catch (err) {
+          if (batch.length === 1) {
+            batch[0].reject(err);
+            continue;
+          }
+          // One event's failure must not fail the others: each alone, in order.
+          for (const w of batch) await applyEvents(this.db, this.provider, [w.event]).then((t) => w.resolve(t[0]), w.reject);
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+}
+
+interface HeldBy {
+  launchId: string;
+  groupId: string;
+  channelId: string;
+  isStaff: (participant: string) => boolean;
+}
+
+/** What the batch knows of one person in one launch's group, updated event by event. */
+interface PersonState {
+  /** The open row (an id when stored, a new row's index when made in this batch) and its join. */
+  open: (({ id: number } | { index: number }) & { joinedAt: Date }) | null;
+  /** Any row, open or closed, ever. */
+  seen: boolean;
+  /** The latest leave of a closed row: a join older than it is a repeat of a join already closed. */
+  lastLeftAt: Date | null;
+  /** A leave kept before any join (stored or made in this batch), and whether it is stored. */
+  earlyLeave: { at: Date; stored: boolean } | null;
+}
+
+/** Applies events in their order, in one transaction; returns, per event, the launches it touched. */
+async function applyEvents(db: Db, provider: Provider, events: ParticipantsEvent[]): Promise<string[][]> {
+  const held = await launchesHolding(db, provider, events);
+  const perEvent = events.map((e) => held.filter((h) => h.channelId === e.channelId && h.groupId === e.groupId));
+  const launchIds = [...new Set(held.map((h) => h.launchId))].sort();
+  if (launchIds.length === 0) return events.map(() => []);
+  await db.transaction(async (tx) => {
+    // Events of one launch apply one batch at a time: the launches' rows first, in id order (applyRestatus
+    // and the group additions take the launch's row first too: one lock order, no deadlock).
+    await tx.select({ id: launches.id }).from(launches).where(inArray(launches.id, launchIds)).orderBy(asc(launches.id)).for("update");
+    const state = await loadState(tx, launchIds, events);
+    const inserts: { launchId: string; groupId: string; participant: string; staff: boolean; joinedAt: Date; leftAt: Date | null }[] = [];
+    const closes = new Map<number, Date>();
+    const earlyLeavesKept = new Map<string, { launchId: string; groupId: string; participant: string; at: Date }>();
+    const earlyLeavesGone = new Map<string, { launchId: string; groupId: string; participant: string }>();
+    const deltas = new Map<string, { launchId: string; groupId: string; delta: number }>();
+    const lastAt = new Map<string, Date>();
+    const move = (h: HeldBy, by: number) => {
+      const k = `${h.launchId}\n${h.groupId}`;
+      const d = deltas.get(k) ?? { launchId: h.launchId, groupId: h.groupId, delta: 0 };
+      d.delta += by;
+      deltas.set(k, d);
+    };
+    events.forEach((e, i) => {
+      for (const h of perEvent[i]) {
+        for (const participant of e.participants) {
+          const key = personKey(h.launchId, h.groupId, participant);
+          const st = state.get(key) ?? emptyState();
+          state.set(key, st);
+          const who = { launchId: h.launchId, groupId: h.groupId, participant };
+          if (e.action === "join") {
+            if (st.open || (st.lastLeftAt && e.at <= st.lastLeftAt)) continue;
+            // Their leave came first: the join closes at once, and gives back the member the leave took.
+            const lateJoin = st.earlyLeave && st.earlyLeave.at >= e.at ? st.earlyLeave.at : null;
+            if (st.earlyLeave) {
+              if (st.earlyLeave.stored) earlyLeavesGone.set(key, who);
+              earlyLeavesKept.delete(key);
+              st.earlyLeave = null;
+            }
+            inserts.push({ ...who, staff: h.isStaff(participant), joinedAt: e.at, leftAt: lateJoin });
+            st.open = lateJoin ? null : { index: inserts.length - 1, joinedAt: e.at };
+            if (lateJoin) st.lastLeftAt = lateJoin;
+            st.seen = true;
+            move(h, 1);
+          } else {
+            if (st.open) {
+              // A leave older than the open row's join belongs to an earlier membership (a retried webhook).
+              if (e.at < st.open.joinedAt) continue;
+              if ("id" in st.open) closes.set(st.open.id, e.at);
+              else inserts[st.open.index].leftAt = e.at;
+              st.open = null;
+              st.lastLeftAt = e.at;
+              move(h, -1);
+            } else if (!st.seen && !st.earlyLeave) {
+              // Never seen in the group (there before its adoption, or their join is late): one member less.
+              st.earlyLeave = { at: e.at, stored: false };
+              earlyLeavesKept.set(key, { ...who, at: e.at });
+              move(h, -1);
+            }
+          }
+          lastAt.set(h.launchId, e.at);
+        }
+      }
+    });
+    await writeChanges(tx, { inserts, closes, earlyLeavesKept: [...earlyLeavesKept.values()], earlyLeavesGone: [...earlyLeavesGone.values()] });
+    const moved = [...deltas.values()].filter((d) => d.delta !== 0);
+    if (moved.length > 0) {
+      await tx.execute(sql`update launch_groups g set members = greatest(0, g.members + v.delta)
+        from (values ${sql.join(
+          moved.map((d) => sql`(${d.launchId}::text, ${d.groupId}::text, ${d.delta}::int)`),
+          sql`, `,
+        )}) as v(launch_id, id_group, delta)
+        where g.launch_id = v.launch_id and g.id_group = v.id_group`);
+      for (const launchId of new Set(moved.map((d) => d.launchId))) await applyRestatus(tx, launchId, lastAt.get(launchId));
+    }
+  });
+  for (const id of launchIds) wakeLaunch(id);
+  return perEvent.map((hs) => [...new Set(hs.map((h) => h.launchId))]);
+}
+
+const emptyState = (): PersonState => ({ open: null, seen: false, lastLeftAt: null, earlyLeave: null });
+
+const personKey = (launchId: string, groupId: string, participant: string) => `${launchId}\n${groupId}\n${participant}`;
+
+/** The launches holding the events' groups, each with its staff predicate. */
+async function launchesHolding(db: Db, provider: Provider, events: ParticipantsEvent[]): Promise<HeldBy[]> {
+  const groupIds = [...new Set(events.map((e) => e.groupId))];
+  const rows = await db
     .select({
       launchId: launchGroups.launchId,
-      tenantId: launches.tenantId,
+      groupId: launchGroups.groupId,
+      channelId: launchGroups.channelId,
       staffNumbers: launches.staffNumbers,
       groupTemplate: launches.groupTemplate,
       channelIds: launches.channelIds,
     })
     .from(launchGroups)
     .innerJoin(launches, eq(launches.id, launchGroups.launchId))
-    .where(and(eq(launchGroups.channelId, event.channelId), eq(launchGroups.groupId, event.groupId)));
-  for (const launch of held) {
-    const isStaff = await staffMatcher(provider, launch);
-    await db.transaction(async (tx) => {
-      // Events of one launch apply one at a time (the launch's row, then the group's).
-      await lockLaunch(tx, launch.launchId);
-      const [group] = await tx
-        .select({ members: launchGroups.members })
-        .from(launchGroups)
-        .where(and(eq(launchGroups.launchId, launch.launchId), eq(launchGroups.groupId, event.groupId)))
-        .for("update");
-      if (!group) return;
-      const delta =
-        event.action === "join"
-          ? await recordJoins(tx, launch.launchId, event.groupId, participants, isStaff, event.at)
-          : -(await recordLeaves(tx, launch.launchId, event.groupId, participants, event.at));
-      if (delta === 0) return;
-      await tx
-        .update(launchGroups)
-        .set({ members: Math.max(0, group.members + delta) })
-        .where(and(eq(launchGroups.launchId, launch.launchId), eq(launchGroups.groupId, event.groupId)));
-      await applyRestatus(tx, launch.launchId, event.at);
-    });
+    .where(inArray(launchGroups.groupId, groupIds));
+  const staff = new Map<string, (p: string) => boolean>();
+  const out: HeldBy[] = [];
+  for (const r of rows) {
+    let isStaff = staff.get(r.launchId);
+    if (!isStaff) {
+      isStaff = await staffMatcher(provider, r);
+      staff.set(r.launchId, isStaff);
+    }
+    out.push({ launchId: r.launchId, groupId: r.groupId, channelId: r.channelId, isStaff });
   }
-  const touched = [...new Set(held.map((l) => l.launchId))];
-  for (const id of touched) wakeLaunch(id);
-  return touched;
+  return out;
 }
 
-const openRows = (launchId: string, groupId: string, participants: string[]) =>
-  and(
-    eq(launchParticipants.launchId, launchId),
-    eq(launchParticipants.groupId, groupId),
-    inArray(launchParticipants.participant, participants),
-    isNull(launchParticipants.leftAt),
-  );
-
-/** New rows for those not already in the group; returns how many joined. */
-async function recordJoins(tx: Tx, launchId: string, groupId: string, participants: string[], isStaff: (p: string) => boolean, at: Date) {
-  const already = new Set(
-    (
-      await tx
-        .select({ p: launchParticipants.participant })
-        .from(launchParticipants)
-        .where(openRows(launchId, groupId, participants))
-    ).map((r) => r.p),
-  );
-  const joining = participants.filter((p) => !already.has(p));
-  if (joining.length > 0)
-    await tx.insert(launchParticipants).values(joining.map((p) => ({ launchId, groupId, participant: p, staff: isStaff(p), joinedAt: at })));
-  return joining.length;
+/** Every row and early leave of the batch's people in the batch's launches and groups. */
+async function loadState(tx: Tx, launchIds: string[], events: ParticipantsEvent[]): Promise<Map<string, PersonState>> {
+  const groupIds = [...new Set(events.map((e) => e.groupId))];
+  const people = [...new Set(events.flatMap((e) => e.participants))];
+  const state = new Map<string, PersonState>();
+  const at = (launchId: string, groupId: string, participant: string) => {
+    const key = personKey(launchId, groupId, participant);
+    const st = state.get(key) ?? emptyState();
+    state.set(key, st);
+    return st;
+  };
+  const rows = await tx
+    .select({
+      id: launchParticipants.id,
+      launchId: launchParticipants.launchId,
+      groupId: launchParticipants.groupId,
+      participant: launchParticipants.participant,
+      joinedAt: launchParticipants.joinedAt,
+      leftAt: launchParticipants.leftAt,
+    })
+    .from(launchParticipants)
+    .where(
+      and(inArray(launchParticipants.launchId, launchIds), inArray(launchParticipants.groupId, groupIds), inArray(launchParticipants.participant, people)),
+    );
+  for (const r of rows) {
+    const st = at(r.launchId, r.groupId, r.participant);
+    st.seen = true;
+    if (r.leftAt === null) st.open = { id: r.id, joinedAt: r.joinedAt };
+    else if (!st.lastLeftAt || r.leftAt > st.lastLeftAt) st.lastLeftAt = r.leftAt;
+  }
+  const early = await tx
+    .select()
+    .from(launchEarlyLeaves)
+    .where(and(inArray(launchEarlyLeaves.launchId, launchIds), inArray(launchEarlyLeaves.groupId, groupIds), inArray(launchEarlyLeaves.participant, people)));
+  for (const r of early) at(r.launchId, r.groupId, r.participant).earlyLeave = { at: r.leftAt, stored: true };
+  return state;
 }
 
-/**
- * Closes the open rows of those leaving; returns how many left the group. Someone we never saw join (in
- * an adopted group before its adoption, or the channel's own number) still lowers `members`; a second
- * leave of someone whose row is already closed does not.
- */
-async function recordLeaves(tx: Tx, launchId: string, groupId: string, participants: string[], at: Date) {
-  const closed = await tx
-    .update(launchParticipants)
-    .set({ leftAt: at })
-    .where(openRows(launchId, groupId, participants))
-    .returning({ p: launchParticipants.participant });
-  const closedSet = new Set(closed.map((r) => r.p));
-  const rest = participants.filter((p) => !closedSet.has(p));
-  if (rest.length === 0) return closedSet.size;
-  const seen = new Set(
-    (
-      await tx
-        .selectDistinct({ p: launchParticipants.participant })
-        .from(launchParticipants)
-        .where(and(eq(launchParticipants.launchId, launchId), eq(launchParticipants.groupId, groupId), inArray(launchParticipants.participant, rest)))
-    ).map((r) => r.p),
-  );
-  return closedSet.size + rest.filter((p) => !seen.has(p)).length;
+async function writeChanges(
+  tx: Tx,
+  c: {
+    inserts: (typeof launchParticipants.$inferInsert)[];
+    closes: Map<number, Date>;
+    earlyLeavesKept: { launchId: string; groupId: string; participant: string; at: Date }[];
+    earlyLeavesGone: { launchId: string; groupId: string; participant: string }[];
+  },
+) {
+  if (c.inserts.length > 0) await tx.insert(launchParticipants).values(c.inserts);
+  if (c.closes.size > 0) {
+    const values = sql.join(
+      [...c.closes].map(([id, at]) => sql`(${id}::bigint, ${tsParam(at)})`),
+      sql`, `,
+    );
+    await tx.execute(sql`update launch_participants p set left_at = v.at from (values ${values}) as v(id, at) where p.id = v.id and p.left_at is null`);
+  }
+  if (c.earlyLeavesKept.length > 0) {
+    await tx
+      .insert(launchEarlyLeaves)
+      .values(c.earlyLeavesKept.map((l) => ({ launchId: l.launchId, groupId: l.groupId, participant: l.participant, leftAt: l.at })))
+      .onConflictDoNothing();
+  }
+  for (const l of c.earlyLeavesGone) {
+    await tx
+      .delete(launchEarlyLeaves)
+      .where(and(eq(launchEarlyLeaves.launchId, l.launchId), eq(launchEarlyLeaves.groupId, l.groupId), eq(launchEarlyLeaves.participant, l.participant)));
+  }
 }
 
 /** The launch's row first, as applyRestatus and the group additions take it: one lock order, no deadlock. */

@@ -87,6 +87,66 @@ describe("participant events", () => {
     expect(full).toEqual([{ event: "group_full", id_launch: l.id, id_group: g1, members: 4 }]);
   });
 
+  it("a leave handled before its join (two webhooks racing) ends with the row closed and members as before", async () => {
+    const l = await launchWithGroups(fx.server.url, { groups: 1 });
+    const [g1] = l.groups;
+    await emitParticipants(l.channel, g1, "join", ["5511999990100"]);
+    const start = (await groupRows(l.id))[0].members;
+    const joinedAt = new Date(Date.now() - 2000);
+    const leftAt = new Date(Date.now() - 1000);
+    await emitParticipants(l.channel, g1, "leave", ["5511999990007"], leftAt);
+    // Someone never seen leaving (there before the group was adopted, or their join is late): one less.
+    expect((await groupRows(l.id))[0].members).toBe(start - 1);
+    // The same leave again (a gateway retrying) changes nothing.
+    await emitParticipants(l.channel, g1, "leave", ["5511999990007"], leftAt);
+    expect((await groupRows(l.id))[0].members).toBe(start - 1);
+    await emitParticipants(l.channel, g1, "join", ["5511999990007"], joinedAt);
+    expect((await groupRows(l.id))[0].members).toBe(start);
+    const rows = (await l.api("GET", MEMBERS(l.id))).json.members as { participant: string; joined_at: string; left_at: string | null }[];
+    const row = rows.filter((r) => r.participant === "5511999990007");
+    expect(row).toHaveLength(1);
+    expect(Date.parse(row[0].joined_at)).toBe(Math.floor(joinedAt.getTime() / 1000) * 1000);
+    expect(Date.parse(row[0].left_at ?? "")).toBe(Math.floor(leftAt.getTime() / 1000) * 1000);
+    const totals = (await l.api("GET", `/api/external/info-launch/${l.id}`)).json.totals;
+    expect(totals).toMatchObject({ members: start, joins: 2, leaves: 1 });
+    // The join again, later than the leave: a new membership.
+    await emitParticipants(l.channel, g1, "join", ["5511999990007"]);
+    expect((await groupRows(l.id))[0].members).toBe(start + 1);
+  });
+
+  it("events arriving together are applied in order: a join and a leave of one person in one batch, repeats, many people", async () => {
+    const l = await launchWithGroups(fx.server.url, { groups: 2, capacity: 1000 });
+    const [g1, g2] = l.groups;
+    const start = (await groupRows(l.id)).map((g) => g.members);
+    const people = Array.from({ length: 60 }, (_, i) => `55119888${String(i).padStart(5, "0")}`);
+    const t0 = Date.now() - 60_000;
+    // Not awaited one by one: they queue behind the write in flight and go together.
+    await Promise.all(
+      people.flatMap((p, i) => {
+        const g = i % 2 ? g2 : g1;
+        const events = [emitParticipants(l.channel, g, "join", [p], new Date(t0 + i))];
+        if (i % 3 === 0) events.push(emitParticipants(l.channel, g, "leave", [p], new Date(t0 + 1000 + i)));
+        // The join repeated (a gateway retrying its webhook), after the leave for some: not a new membership.
+        if (i % 5 === 0) events.push(emitParticipants(l.channel, g, "join", [p], new Date(t0 + i)));
+        return events;
+      }),
+    );
+    const left = people.filter((_, i) => i % 3 === 0);
+    const stay = (g: 0 | 1) => people.filter((_, i) => i % 2 === g && i % 3 !== 0).length;
+    const rows = await groupRows(l.id);
+    expect(rows.map((r) => r.members)).toEqual([start[0] + stay(0), start[1] + stay(1)]);
+    const totals = (await l.api("GET", `/api/external/info-launch/${l.id}`)).json.totals;
+    expect(totals).toMatchObject({ joins: people.length, leaves: left.length });
+    const members = (await l.api("GET", MEMBERS(l.id))).json.members as { participant: string; left_at: string | null }[];
+    expect(members).toHaveLength(people.length);
+    expect(
+      members
+        .filter((m) => m.left_at !== null)
+        .map((m) => m.participant)
+        .sort(),
+    ).toEqual(left.sort());
+  });
+
   it("an event for a group no launch holds changes nothing", async () => {
     const l = await launchWithGroups(fx.server.url, { groups: 1 });
     await emitParticipants(l.channel, "120363999999999999@g.us", "join", ["5511999990001"]);
