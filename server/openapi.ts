@@ -32,8 +32,9 @@ channel limit per tenant: 10 (403 with \`current\` and \`max\`).
 in several channels is sent through the first listed channel that has it. At most ${env.segmentGroupLimit}
 groups per segment (\`SEGMENT_GROUP_LIMIT\`: a longer list is 400 naming \`groups\`, refused while
 parsing). edit-segment accepts \`name\`, \`id_channel\`, \`groups\` (lists replace the old ones); the
-monitoring group must stay outside the segment. edit-monitoring/group accepts \`id_channel\` +
-\`id_group\`, together. An empty body is 400.
+monitoring group must stay outside the segment. A launch's segment follows the launch's groups: only its
+\`name\` can be edited (\`groups\` or \`id_channel\` is 400 \`launch_segment\`; add groups with
+launch-groups). edit-monitoring/group accepts \`id_channel\` + \`id_group\`, together. An empty body is 400.
 
 **Sizes and content.** \`message\` ≤ 65,536 characters, a carousel card's \`text\` ≤ 1,024, names ≤ 120,
 URLs ≤ 2,048 (each schema shows its \`maxLength\`); a string holding NUL or an unpaired UTF-16

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { segments } from "../../db/schema";
+import { launches, segments } from "../../db/schema";
 import { BadRequest } from "../errors";
 import type { MessagingProvider } from "../messaging/provider";
 import { countSegmentGroups, findMonitoringGroup, findSegment, segmentChannelIds, segmentGroupIds } from "./find-segment";
@@ -20,6 +20,20 @@ export async function editSegment(
   const membersChange = input.id_channel !== undefined || input.groups !== undefined;
   let resolved: Awaited<ReturnType<typeof resolveGroups>> | undefined;
   if (membersChange) {
+    // A launch's segment holds the launch's groups, no more, no fewer (docs/decisions.md#launches): its groups
+    // change through the launch (launch-groups), its name here.
+    const [launch] = await db
+      .select({ id: launches.id })
+      .from(launches)
+      .where(and(eq(launches.segmentId, segmentId), eq(launches.tenantId, tenantId)))
+      .limit(1);
+    if (launch) {
+      const field = input.groups !== undefined ? "groups" : "id_channel";
+      throw new BadRequest(
+        `${field}: this segment holds the groups of launch ${launch.id} and follows them; add groups with POST /api/external/launch-groups/${launch.id} (only name can be edited here).`,
+        "launch_segment",
+      );
+    }
     const channelIds = input.id_channel ?? (await segmentChannelIds(db, segmentId));
     const groupIds = input.groups ?? (await segmentGroupIds(db, segmentId));
     resolved = await resolveGroups(db, provider, tenantId, channelIds, groupIds);

@@ -111,6 +111,23 @@ describe("create-launch", () => {
     expect(info).toMatchObject({ id_segment: launch.id_segment, segment_name: "Campanha da turma", groups: { total: 2 } });
   });
 
+  it("edit-segment on a launch's segment renames it but refuses groups or id_channel (400 naming the field), leaving its groups", async () => {
+    const ch = await channel();
+    const launch = await createLaunch({ name: "Turma segmento", id_channel: [ch], group_template: template, initial_groups: 2 });
+    const seg = `/api/external/edit-segment/${launch.id_segment}`;
+    const groups = await api("PUT", seg, { groups: [launch.groups[0].id_group] });
+    expect(expectEnvelope(groups, 400, "Bad Request")).toMatchObject({ code: "launch_segment", message: expect.stringMatching(/^groups: .*launch-groups/) });
+    const channels = await api("PUT", seg, { id_channel: [ch] });
+    expect(expectEnvelope(channels, 400, "Bad Request")).toMatchObject({ code: "launch_segment", message: expect.stringMatching(/^id_channel: /) });
+    const renamed = await api("PUT", seg, { name: "Turma segmento (avisos)" });
+    expect(renamed.status).toBe(200);
+    expect(renamed.json).toMatchObject({ name: "Turma segmento (avisos)", total_groups: 2 });
+    // Another segment of the same tenant is edited as before.
+    const other = await api("POST", "/api/external/create-segment", { name: "Outro", id_channel: [ch], groups: [launch.groups[0].id_group] });
+    expect(other.status).toBe(201);
+    expect((await api("PUT", `/api/external/edit-segment/${other.json.id_segment}`, { groups: [launch.groups[1].id_group] })).status).toBe(200);
+  });
+
   it("slugs: generated from the name, -2 when taken, 409 for a taken explicit slug, random for a short name", async () => {
     const ch = await channel();
     const base = { id_channel: [ch], group_template: template, initial_groups: 0 };
