@@ -11,6 +11,7 @@ import { processWide } from "../process-state";
 import { brasiliaParts } from "../time/brasilia";
 import { isLinkPreviewBot } from "./bot-agents";
 import { ClickWriter, utmValue, visitorId } from "./click-counter";
+import { RateLimiterMemory } from "rate-limiter-flexible";
 import { closedPage, notFoundPage, previewPage } from "./link-pages";
 import { pickJoinGroup, type RotationGroup } from "./rotation";
 import { wakeLaunch } from "./wake";
@@ -53,10 +54,26 @@ interface LinkState {
   wokenAt: Map<string, number>;
   /** The clicks being written (group commit: server/launches/click-counter.ts). */
   clicks: ClickWriter;
+  /** Counted clicks per visitor id (an address on a launch and day): a flood from one address is not people. */
+  perVisitor: RateLimiterMemory;
 }
 
+/**
+ * At most this many clicks of one address on one launch are counted in `perVisitorWindowSeconds`; the
+ * visits past it are still sent to their group. Generous, because many people can share an address
+ * (mobile carriers' NAT); a script sending the link in a loop is not counted past it.
+ */
+export const clicksPerVisitor = 60;
+const perVisitorWindowSeconds = 600;
+
 const state = () =>
-  processWide<LinkState>("launchLinks", () => ({ cache: new Map(), brokenCheckedAt: new Map(), wokenAt: new Map(), clicks: new ClickWriter() }));
+  processWide<LinkState>("launchLinks", () => ({
+    cache: new Map(),
+    brokenCheckedAt: new Map(),
+    wokenAt: new Map(),
+    clicks: new ClickWriter(),
+    perVisitor: new RateLimiterMemory({ points: clicksPerVisitor, duration: perVisitorWindowSeconds }),
+  }));
 
 /**
  * Drops the cached launch: after an edit, the link answers from the database at once. Without a slug,
@@ -189,7 +206,8 @@ const slugPattern = /^[a-z0-9-]{3,60}$/;
  * What the link answers to one visit (no I/O but the cached read, the click and, rarely, `link_broken`):
  *  - a preview fetcher (server/launches/bot-agents.ts): 200, the Open Graph page; not counted;
  *  - a paused or closed launch: 302 to `closed_url`, or 200 with the closed page; not counted;
- *  - otherwise 302 to the invite link of the group `pickJoinGroup` chooses, and the click is stored;
+ *  - otherwise 302 to the invite link of the group `pickJoinGroup` chooses, and the click is stored
+ *    (up to `clicksPerVisitor` per address and launch in 10 minutes);
  *    when every group is full (margins included): 200 with the closed page, `link_broken`, not counted;
  *  - an unknown slug: 404 page. HEAD answers as GET would, without a body and without counting.
  */
@@ -224,6 +242,14 @@ export async function answerPublicLink(db: Db, visit: LinkVisit, now: Date): Pro
   if (visit.method === "HEAD") return redirect(inviteUrl);
 
   const day = brasiliaParts(now).date;
+  const visitor = visitorId(visit.clientAddress, launch.id, day);
+  const counted = await state()
+    .perVisitor.consume(visitor)
+    .then(
+      () => true,
+      () => false,
+    );
+  if (!counted) return redirect(inviteUrl);
   try {
     await state().clicks.record(db, {
       launchId: launch.id,
@@ -233,7 +259,7 @@ export async function answerPublicLink(db: Db, visit: LinkVisit, now: Date): Pro
       utmSource: utmValue(url.searchParams.get("utm_source")),
       utmMedium: utmValue(url.searchParams.get("utm_medium")),
       utmCampaign: utmValue(url.searchParams.get("utm_campaign")),
-      visitor: visitorId(visit.clientAddress, launch.id, day),
+      visitor,
     });
   } catch (err) {
     // The visitor still gets their group: a lost click costs a count, a failed redirect costs a lead.

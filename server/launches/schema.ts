@@ -165,7 +165,9 @@ export const launchTotals = z.object({
   groups: z.number().int(),
   members: z.number().int().meta({ description: "Everyone in the launch's groups now (staff included)." }),
   unique_members: z.number().int().meta({ description: "Distinct leads who ever joined any group of the launch (staff excluded)." }),
-  clicks: z.number().int(),
+  clicks: z.number().int().meta({
+    description: "Visits of the join link sent to a group; previews are not counted, nor more than 60 visits of one address in 10 minutes.",
+  }),
   unique_clicks: z.number().int().meta({ description: "Distinct visitors per day, summed over the days." }),
   joins: z.number().int(),
   leaves: z.number().int(),

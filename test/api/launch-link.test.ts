@@ -3,7 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { launchClicks, launches, launchGroups, outboxEvents, segments } from "../../db/schema";
-import { forgetPublicLink } from "../../server/launches/public-link";
+import { clicksPerVisitor, forgetPublicLink } from "../../server/launches/public-link";
 import { brasiliaParts } from "../../server/time/brasilia";
 import { newTenant, until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
@@ -157,6 +157,19 @@ describe("GET /g/{slug}", () => {
     expect(await groupClicks(a.id)).toEqual({ 1: 30, 2: 0 });
     expect(await groupClicks(b.id)).toEqual({ 1: 0, 2: 30 });
     expect(new Set((await clicksOf(a.id)).map((c) => c.utmSource))).toEqual(new Set(["s0", "s1", "s2"]));
+  });
+
+  it("a flood from one address: every visit gets its group, at most clicksPerVisitor of them counted; another address still counts", async () => {
+    const l = await launchWith([{}, {}]);
+    const flood = clicksPerVisitor + 15;
+    for (let i = 0; i < flood; i += 25) {
+      const answers = await Promise.all(Array.from({ length: Math.min(25, flood - i) }, () => visit(l.slug)));
+      expect(answers.map((r) => [r.status, r.headers.get("location")])).toEqual(answers.map(() => [302, l.invites[0]]));
+    }
+    expect(await clicksOf(l.id)).toHaveLength(clicksPerVisitor);
+    expect(await groupClicks(l.id)).toEqual({ 1: clicksPerVisitor, 2: 0 });
+    expect((await visit(l.slug, { base: serverB.url })).status).toBe(302);
+    expect(await clicksOf(l.id)).toHaveLength(clicksPerVisitor + 1);
   });
 
   it("link-preview fetchers get the Open Graph page (escaped) and are not counted", async () => {
