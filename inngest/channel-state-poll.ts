@@ -1,6 +1,7 @@
 import { env, inngestConfigured } from "../server/env";
 import type { MessagingProvider } from "../server/messaging/provider";
 import type { Services } from "../server/services";
+import { PeriodicJob } from "./periodic-job";
 
 /** The providers that can poll their channels' states (Evolution: a missed webhook is recovered). */
 interface PollingProvider extends MessagingProvider {
@@ -17,44 +18,16 @@ export interface ChannelStatePollOptions {
 /**
  * The embedded state poll: every minute, the gateway is asked for the state of each channel that is
  * not connected, so a missed `connection.update` webhook is recovered (and a lost instance created
- * again). The timer is unref'd (it never keeps the process alive); stop() waits for a poll in progress.
+ * again).
  */
-export class ChannelStatePoller {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> = Promise.resolve();
-  private stopped = true;
-
-  constructor(
-    private readonly provider: PollingProvider,
-    private readonly intervalMs: number,
-  ) {}
-
-  start() {
-    this.stopped = false;
-    this.schedule();
-    return this;
-  }
-
-  async stop() {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+export class ChannelStatePoller extends PeriodicJob {
+  constructor(provider: PollingProvider, intervalMs: number) {
+    super(() => provider.pollStates(), { intervalMs, failure: "[evolution] state poll failed" });
   }
 
   /** One poll now (tests; the timer calls it too). */
-  async poll() {
-    this.running = this.provider.pollStates().catch((err) => console.error("[evolution] state poll failed", err));
-    return this.running;
-  }
-
-  private schedule() {
-    if (this.stopped) return;
-    this.timer = setTimeout(async () => {
-      if (this.stopped) return;
-      await this.poll();
-      this.schedule();
-    }, this.intervalMs);
-    this.timer.unref?.();
+  poll() {
+    return this.runOnce();
   }
 }
 
