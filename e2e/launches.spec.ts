@@ -118,6 +118,11 @@ export const tests: E2ETest[] = [
         await eventually(async () => {
           const chosen = await segmentSelect.evaluate((s: HTMLSelectElement) => s.selectedOptions[0]?.text ?? "");
           assert(chosen.startsWith(launchName), `segment chosen in the composer: ${chosen}`);
+          // Listed under the launches, apart from the tenant's own segments.
+          const group = await segmentSelect.evaluate(
+            (s: HTMLSelectElement) => (s.selectedOptions[0]?.parentElement as HTMLOptGroupElement | null)?.label ?? "",
+          );
+          assert(group === "Lançamentos", `the launch's segment is under "${group}", not "Lançamentos"`);
         });
         await page.goBack();
 

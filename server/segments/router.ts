@@ -115,6 +115,7 @@ export const segmentsRouter = router({
           total_groups: z.number(),
           monitoring_group: monitoringGroup.nullable(),
           created_at: z.string(),
+          id_launch: z.string().nullable(),
         }),
       ),
     )

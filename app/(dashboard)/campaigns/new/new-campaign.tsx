@@ -174,10 +174,14 @@ export function NewCampaign() {
                       <option value="" disabled>
                         Escolha um segmento
                       </option>
-                      {segments.data.map((s) => (
-                        <option key={s.id_segment} value={s.id_segment}>
-                          {s.name} ({s.total_groups} {s.total_groups === 1 ? "grupo" : "grupos"})
-                        </option>
+                      {segmentGroupsOf(segments.data).map(({ label, list }) => (
+                        <optgroup key={label} label={label}>
+                          {list.map((s) => (
+                            <option key={s.id_segment} value={s.id_segment}>
+                              {s.name} ({s.total_groups} {s.total_groups === 1 ? "grupo" : "grupos"})
+                            </option>
+                          ))}
+                        </optgroup>
                       ))}
                     </select>
                   )}
@@ -373,4 +377,12 @@ export function NewCampaign() {
       )}
     </>
   );
+}
+
+/** The composer's segment list: the tenant's own segments, then the launches' (each follows its launch's groups). */
+function segmentGroupsOf<S extends { id_launch: string | null }>(all: S[]) {
+  return [
+    { label: "Segmentos", list: all.filter((s) => s.id_launch === null) },
+    { label: "Lançamentos", list: all.filter((s) => s.id_launch !== null) },
+  ].filter((g) => g.list.length > 0);
 }
