@@ -6,9 +6,10 @@ import { InProcessRunner } from "../../inngest/runner";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
-import { evolutionSendErrors, startFakeEvolution, type FakeEvolution } from "../fake-evolution";
+import { evolutionSendErrors, type FakeEvolution } from "../fake-evolution";
 import { expectEnvelope, newTenant, until, type Api } from "../helpers";
-import { startTestServer, type TestServer } from "../http-server";
+import type { TestServer } from "../http-server";
+import { startEvolutionService } from "../evolution-service";
 
 // The whole service with MESSAGING_PROVIDER=evolution, against the fake gateway: the services are
 // built on the first request, after these variables are set.
@@ -18,20 +19,11 @@ let runner: InProcessRunner;
 let api: Api;
 
 beforeAll(async () => {
-  fake = await startFakeEvolution();
-  Object.assign(process.env, {
-    MESSAGING_PROVIDER: "evolution",
-    EVOLUTION_API_URL: fake.url,
-    EVOLUTION_API_KEY: fake.apiKey,
-    EVOLUTION_TIMEOUT_MS: "1000",
-    EVOLUTION_RETRIES: "1",
-  });
   // Unknown outcomes are looked up 1 s after the attempt; retries and the rate-limit slow-down are short.
-  Object.assign(process.env, { EVOLUTION_RECONCILE_AFTER_SECONDS: "1", SEND_RETRY_SCHEDULE: "200,400", SEND_SLOWDOWN_MS: "300" });
-  server = await startTestServer();
-  process.env.EVOLUTION_WEBHOOK_BASE_URL = server.url;
-  const services = await getServices();
-  expect(services.provider.name).toBe("evolution");
+  const env = { EVOLUTION_RECONCILE_AFTER_SECONDS: "1", SEND_RETRY_SCHEDULE: "200,400", SEND_SLOWDOWN_MS: "300" };
+  const started = await startEvolutionService({ env });
+  ({ fake, server } = started);
+  const services = started.services;
   runner = new InProcessRunner(services, { maxSleepMs: 50 }).start();
   api = await newTenant(server.url, { channelLimit: 50 });
   const zeroPacing = {

@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { LaunchRunner } from "../../inngest/launch-runner";
-import { getServices } from "../../server/services";
 import { newTenant, until, type Api } from "../helpers";
-import { startFakeEvolution, type FakeEvolution } from "../fake-evolution";
-import { startTestServer, type TestServer } from "../http-server";
+import type { FakeEvolution } from "../fake-evolution";
+import type { TestServer } from "../http-server";
+import { startEvolutionService } from "../evolution-service";
 
 let fake: FakeEvolution;
 let server: TestServer;
@@ -17,18 +17,9 @@ let runner: LaunchRunner;
 let api: Api;
 
 beforeAll(async () => {
-  fake = await startFakeEvolution();
-  Object.assign(process.env, {
-    MESSAGING_PROVIDER: "evolution",
-    EVOLUTION_API_URL: fake.url,
-    EVOLUTION_API_KEY: fake.apiKey,
-    EVOLUTION_TIMEOUT_MS: "5000",
-    EVOLUTION_RETRIES: "1",
-  });
-  server = await startTestServer();
-  process.env.EVOLUTION_WEBHOOK_BASE_URL = server.url;
-  const services = await getServices();
-  expect(services.provider.name).toBe("evolution");
+  const started = await startEvolutionService({ env: { EVOLUTION_TIMEOUT_MS: "5000" } });
+  ({ fake, server } = started);
+  const services = started.services;
   runner = new LaunchRunner(services, { intervalMs: 60_000 }).start();
   api = await newTenant(server.url, { channelLimit: 10 });
 });

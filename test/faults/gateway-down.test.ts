@@ -4,10 +4,10 @@ import { getDb } from "../../db/client";
 import { campaigns, outboxEvents } from "../../db/schema";
 import { startChannelStatePoll, type ChannelStatePollEngine } from "../../inngest/channel-state-poll";
 import { InProcessRunner } from "../../inngest/runner";
-import { getServices } from "../../server/services";
-import { startFakeEvolution, type FakeEvolution } from "../fake-evolution";
+import type { FakeEvolution } from "../fake-evolution";
 import { newTenant, until, waitFor, type Api } from "../helpers";
-import { startTestServer, type TestServer } from "../http-server";
+import type { TestServer } from "../http-server";
+import { startEvolutionService } from "../evolution-service";
 
 // Fault: the Evolution gateway goes down mid-campaign (the fake stops listening: connections refused)
 // and comes back on the same port with its state ~5 s later ("2 minutes" in production terms). The
@@ -23,21 +23,10 @@ let poll: ChannelStatePollEngine;
 let api: Api;
 
 beforeAll(async () => {
-  fake = await startFakeEvolution({ groupsPerInstance: groupCount });
-  Object.assign(process.env, {
-    MESSAGING_PROVIDER: "evolution",
-    EVOLUTION_API_URL: fake.url,
-    EVOLUTION_API_KEY: fake.apiKey,
-    EVOLUTION_TIMEOUT_MS: "1000",
-    EVOLUTION_RETRIES: "1",
-    EVOLUTION_RECONCILE_AFTER_SECONDS: "1",
-    EVOLUTION_STATE_POLL_SECONDS: "1",
-    SEND_RETRY_SCHEDULE: "200,400",
-  });
-  server = await startTestServer();
-  process.env.EVOLUTION_WEBHOOK_BASE_URL = server.url;
-  const services = await getServices();
-  expect(services.provider.name).toBe("evolution");
+  const env = { EVOLUTION_RECONCILE_AFTER_SECONDS: "1", EVOLUTION_STATE_POLL_SECONDS: "1", SEND_RETRY_SCHEDULE: "200,400" };
+  const started = await startEvolutionService({ fake: { groupsPerInstance: groupCount }, env });
+  ({ fake, server } = started);
+  const services = started.services;
   runner = new InProcessRunner(services, { maxSleepMs: 50 }).start();
   poll = startChannelStatePoll(services);
   expect(poll.kind).toBe("in-process");
