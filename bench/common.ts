@@ -177,6 +177,8 @@ export async function startBenchServer(target: Target, name: string, env: Record
     logFile: path.join(root, ".test-data", `bench-${name}-${target.kind}.log`),
     log: (line) => log(line),
     env,
+    // BENCH_CPU_PROF=<dir>: a V8 CPU profile of the server, written when it stops.
+    nodeArgs: process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [],
   });
 }
 
