@@ -184,6 +184,45 @@ export async function startBenchServer(target: Target, name: string, env: Record
 
 export { stopServer, type ServerProcess };
 
+/**
+ * BENCH_STATEMENTS=1: the server counts the statements it runs, by text (DB_STATEMENT_LOG, db/client.ts).
+ * `env` goes into the server's environment; `mark()` notes the counts at the start of the measured part,
+ * `report(messages)` prints the statements run since, per message sent and the most frequent texts.
+ */
+export function statementLog(name: string) {
+  const file = path.join(root, ".test-data", `bench-${name}-statements.json`);
+  const on = Boolean(process.env.BENCH_STATEMENTS);
+  const read = (): Record<string, number> => {
+    try {
+      return JSON.parse(readFileSync(file, "utf8")) as Record<string, number>;
+    } catch {
+      return {};
+    }
+  };
+  let base: Record<string, number> = {};
+  return {
+    env: on ? { DB_STATEMENT_LOG: file } : ({} as Record<string, string>),
+    mark() {
+      if (on) base = read();
+    },
+    async report(messages: number) {
+      if (!on) return;
+      await sleep(1500); // the server writes its counts once a second
+      const now = read();
+      const rows = Object.entries(now)
+        .map(([text, n]) => [text, n - (base[text] ?? 0)] as const)
+        .filter(([, n]) => n > 0)
+        .sort((a, b) => b[1] - a[1]);
+      const total = rows.reduce((sum, [, n]) => sum + n, 0);
+      console.log(`[statements] ${total} statements for ${messages} messages: ${round(total / Math.max(1, messages), 2)} per message`);
+      printTable([
+        ["per message", "count", "statement"],
+        ...rows.slice(0, 25).map(([text, n]) => [round(n / Math.max(1, messages), 3), n, text.slice(0, 150)]),
+      ]);
+    },
+  };
+}
+
 /** Prints rows as one aligned table (first row: the header). */
 export function printTable(rows: (string | number)[][]) {
   const cells = rows.map((r) => r.map(String));

@@ -4,6 +4,7 @@ import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import postgres from "postgres";
 import { acquireDataDirLock, releaseDataDirLock } from "./data-dir-lock";
@@ -30,12 +31,18 @@ export interface OpenOptions {
   /** A PGlite snapshot (from dumpDataDir) to start from: tests use a migrated one. */
   loadDataDir?: Blob;
   migrate?: boolean;
+  /**
+   * A file to which the statements run are counted, by text, once a second (a JSON object, text → count):
+   * the benches' BENCH_STATEMENTS, to see how many round trips a step costs. Unset: nothing counted.
+   */
+  statementLog?: string;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.url) {
     if (opts.migrate !== false) await migrateOnPostgres(opts.url);
-    const client = postgres(opts.url, { max: 10, onnotice: () => {} });
+    const count = opts.statementLog ? statementCounter(opts.statementLog) : undefined;
+    const client = postgres(opts.url, { max: 10, onnotice: () => {}, ...(count ? { debug: (_c: number, query: string) => count(query) } : {}) });
     return {
       db: drizzlePostgres(client, { schema }) as unknown as Db,
       driver: "postgres",
@@ -51,7 +58,8 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       loadDataDir: opts.loadDataDir,
       startParams: pgliteStartParams(),
     });
-    const db = drizzlePglite(withDrizzleParsers(client), { schema }) as unknown as Db;
+    const count = opts.statementLog ? statementCounter(opts.statementLog) : undefined;
+    const db = drizzlePglite(withDrizzleParsers(client, count), { schema }) as unknown as Db;
     Object.defineProperty(db, embeddedBrand, { value: true });
     if (opts.migrate !== false) await migratePglite(db as never, { migrationsFolder });
     return {
@@ -82,27 +90,43 @@ const rawTypes = [types.TIMESTAMP, types.TIMESTAMPTZ, types.INTERVAL, types.DATE
  * whole table of ~300 parsers to merge them, per query: 0.5 ms instead of 0.2 ms for a one-row select.
  * The client's own table gets the same parsers once, and drizzle's copies are dropped on the way in.
  */
-function withDrizzleParsers(client: PGlite): PGlite {
+function withDrizzleParsers(client: PGlite, count?: (query: string) => void): PGlite {
   const raw = (value: string) => value;
   for (const oid of rawTypes) client.parsers[oid] = raw;
-  return withoutQueryParsers(client);
+  return withoutQueryParsers(client, count);
 }
 
-function withoutQueryParsers<T extends PGlite | Transaction>(target: T): T {
+function withoutQueryParsers<T extends PGlite | Transaction>(target: T, count?: (query: string) => void): T {
   return new Proxy(target, {
     get(t, prop) {
       if (prop === "query") {
-        return (query: string, params?: unknown[], options?: QueryOptions) =>
-          t.query(query, params, options?.parsers ? { ...options, parsers: undefined } : options);
+        return (query: string, params?: unknown[], options?: QueryOptions) => {
+          count?.(query);
+          return t.query(query, params, options?.parsers ? { ...options, parsers: undefined } : options);
+        };
       }
       if (prop === "transaction" && "transaction" in t) {
-        return (fn: (tx: Transaction) => Promise<unknown>) => (t as PGlite).transaction((tx) => fn(withoutQueryParsers(tx)));
+        return (fn: (tx: Transaction) => Promise<unknown>) => {
+          count?.("begin");
+          return (t as PGlite).transaction((tx) => fn(withoutQueryParsers(tx, count)));
+        };
       }
       // PGlite keeps its state in private fields: methods must run on the client itself.
       const value = Reflect.get(t, prop, t) as unknown;
       return typeof value === "function" ? value.bind(t) : value;
     },
   });
+}
+
+/** Counts statements by text and writes the counts to `file` once a second (OpenOptions.statementLog). */
+function statementCounter(file: string): (query: string) => void {
+  const counts = new Map<string, number>();
+  const timer = setInterval(() => writeFileSync(file, JSON.stringify(Object.fromEntries(counts))), 1000);
+  timer.unref();
+  return (query) => {
+    const key = query.replace(/\s+/g, " ").trim().slice(0, 400);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  };
 }
 
 /**
@@ -133,7 +157,7 @@ const holder = globalThis as unknown as { __gcsDatabase?: Promise<Database> };
  * the server's DATABASE_URL and DATA_DIR: db/ reads no configuration of its own). Without `config` it
  * must already be open (or installed by setDatabase).
  */
-export function getDatabase(config?: { url?: string; dataDir: string }): Promise<Database> {
+export function getDatabase(config?: { url?: string; dataDir: string; statementLog?: string }): Promise<Database> {
   if (!holder.__gcsDatabase) {
     if (!config) return Promise.reject(new Error("The database is not open: open it through server/database.ts first."));
     holder.__gcsDatabase = openDatabase(config).catch((err) => {

@@ -20,6 +20,7 @@ const variables = {
   APP_URL: [url, "an http(s) URL"],
   DATA_DIR: [z.string(), "a path"],
   DATABASE_URL: [z.string().regex(/^postgres(ql)?:\/\//), "a postgres:// URL"],
+  DB_STATEMENT_LOG: [z.string(), "a file path"],
   NEXTAUTH_SECRET: [z.string(), "a string"],
   NEXTAUTH_URL: [url, "an http(s) URL"],
   MESSAGING_PROVIDER: [z.enum(["simulator", "evolution"]), "simulator or evolution"],
@@ -116,6 +117,10 @@ export const env = {
   },
   get databaseUrl() {
     return readEnv("DATABASE_URL");
+  },
+  /** Benches only: a file the statements run are counted into, by text (db/client.ts). */
+  get statementLog() {
+    return readEnv("DB_STATEMENT_LOG");
   },
   get messagingProvider(): "simulator" | "evolution" {
     return readEnv("MESSAGING_PROVIDER") ?? "simulator";
