@@ -17,6 +17,12 @@ export function affectedRows(result: unknown): number {
   return Number(r.count ?? r.affectedRows ?? 0);
 }
 
+/** The rows of a SELECT (or RETURNING) run with db.execute, on either driver (postgres-js: the result; PGlite: `rows`). */
+export function rowsOf<T>(result: unknown): T[] {
+  const r = result as { rows?: T[] };
+  return Array.isArray(result) ? (result as T[]) : (r.rows ?? []);
+}
+
 /**
  * A statement built and prepared once per database handle. Hot requests skip drizzle's query building
  * (a third of a millisecond of CPU per statement), and PostgreSQL plans the statement once per

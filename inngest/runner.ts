@@ -1,4 +1,4 @@
-import { dueCampaignRows, nextDueAt } from "../server/dispatch/due-campaigns";
+import { dueWork } from "../server/dispatch/due-campaigns";
 import { runCampaignStep, type DispatchDeps } from "../server/dispatch/run-campaign-step";
 import { onDispatchWake } from "../server/dispatch/wake";
 import { env } from "../server/env";
@@ -54,7 +54,9 @@ export class InProcessRunner extends WakeableLoop {
   protected async round() {
     const free = this.workers - this.running.size;
     if (free <= 0) return false;
-    const due = await dueCampaignRows(this.deps.db, new Date(), free + this.workers);
+    // The due campaigns and the next due time in one statement (sleepMs uses the latter).
+    const { due, nextAt } = await dueWork(this.deps.db, new Date(), free + this.workers);
+    this.nextAt = nextAt;
     // Round-robin across tenants counts what already runs here: a tenant whose campaigns hold workers
     // comes after one that has none running, however long the former's other campaigns have waited.
     const busy = new Map<string, number>();
@@ -87,10 +89,12 @@ export class InProcessRunner extends WakeableLoop {
     while (this.running.size > 0) await Promise.all([...this.running.values()].map((r) => r.step));
   }
 
+  /** When the next campaign not due at the last round falls due (dueWork). */
+  private nextAt: Date | null = null;
+
   protected async sleepMs() {
     const max = this.opts.maxSleepMs ?? 1000;
-    if (this.running.size >= this.workers) return max;
-    const next = await nextDueAt(this.deps.db).catch(() => null);
-    return next ? Math.min(max, Math.max(0, next.getTime() - Date.now())) : max;
+    if (this.running.size >= this.workers || !this.nextAt) return max;
+    return Math.min(max, Math.max(0, this.nextAt.getTime() - Date.now()));
   }
 }

@@ -196,7 +196,7 @@ export const env = {
   },
   /** In-process runner only: campaign steps run at once. */
   get dispatchConcurrency() {
-    return readEnv("DISPATCH_CONCURRENCY") ?? 16;
+    return readEnv("DISPATCH_CONCURRENCY") ?? 48;
   },
   rateLimit: {
     get apiKeyPerMinute() {

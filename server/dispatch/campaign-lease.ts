@@ -1,6 +1,8 @@
-import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { tsParam } from "../../db/errors";
 import { campaigns, deliveries } from "../../db/schema";
+import { pendingGroupsSql } from "./group-counters";
 
 /**
  * How long a campaign step's hold on its campaign (and on the deliveries it claimed) lasts without a
@@ -55,17 +57,32 @@ export class CampaignLease {
     this.heartbeat.unref?.();
   }
 
-  /** Takes the campaign when no one holds it (or its holder's lease ran out); null when it is busy. */
-  static async acquire(db: Db, campaignId: string, clock: () => Date, leaseMs = campaignLeaseMs): Promise<CampaignLease | null> {
+  /**
+   * Takes the campaign when no one holds it (or its holder's lease ran out); null when it is busy. `probe`:
+   * whatever else the step reads first, as SQL expressions (which may refer to the campaign row by its
+   * table's name), read in the same statement (its RETURNING): one round trip, not four.
+   */
+  static async acquire<P extends Record<string, SQL> = Record<string, never>>(
+    db: Db,
+    campaignId: string,
+    clock: () => Date,
+    leaseMs = campaignLeaseMs,
+    probe = {} as P,
+  ): Promise<{ lease: CampaignLease; probe: { [K in keyof P]: P[K] extends SQL<infer T> ? T : never } } | null> {
     const localStart = performance.now();
     const now = clock();
     const until = new Date(now.getTime() + leaseMs);
-    const [row] = await db
+    const columns = getTableColumns(campaigns);
+    const fields = { ...columns, ...probe } as unknown as typeof columns;
+    const [row] = (await db
       .update(campaigns)
       .set({ leaseUntil: until })
       .where(and(eq(campaigns.id, campaignId), or(isNull(campaigns.leaseUntil), lt(campaigns.leaseUntil, now))))
-      .returning();
-    return row ? new CampaignLease(db, campaignId, row, clock, leaseMs, until, localStart) : null;
+      .returning(fields)) as unknown as Record<string, unknown>[];
+    if (!row) return null;
+    const campaign = Object.fromEntries(Object.keys(columns).map((k) => [k, row[k]])) as typeof campaigns.$inferSelect;
+    const probed = Object.fromEntries(Object.keys(probe).map((k) => [k, row[k]]));
+    return { lease: new CampaignLease(db, campaignId, campaign, clock, leaseMs, until, localStart), probe: probed as never };
   }
 
   /** Aborted once the lease may be lost: stop claiming and sending. */
@@ -153,16 +170,20 @@ export class CampaignLease {
    * Lets the campaign go, setting its next run, only if it is still ours (the token matches).
    * Returns the campaign's status as released, or null when another worker holds it now (nothing written).
    */
-  async release(set: { nextRunAt?: Date } = {}): Promise<{ status: string } | null> {
+  async release(set: { nextRunAt?: Date; doneAt?: Date } = {}): Promise<{ status: string; nextRunAt: Date } | null> {
     clearInterval(this.heartbeat);
     await this.renewing;
     this.released = true;
     clearTimeout(this.expiry);
+    const { nextRunAt, doneAt } = set;
+    // `doneAt`: the next run is then, instead of after the pause, when none of the campaign's groups is left.
+    const next =
+      nextRunAt && doneAt ? sql`case when ${pendingGroupsSql(`"campaigns"`)} <= 0 then ${tsParam(doneAt)} else ${tsParam(nextRunAt)} end` : nextRunAt;
     const rows = await this.db
       .update(campaigns)
-      .set({ leaseUntil: null, ...set })
+      .set({ leaseUntil: null, ...(next ? { nextRunAt: next } : {}) })
       .where(and(eq(campaigns.id, this.campaignId), eq(campaigns.leaseUntil, this.token)))
-      .returning({ status: campaigns.status });
+      .returning({ status: campaigns.status, nextRunAt: campaigns.nextRunAt });
     return rows[0] ?? null;
   }
 }

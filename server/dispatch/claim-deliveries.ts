@@ -1,8 +1,9 @@
-import { and, asc, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, inArray, isNull, lte, or, sql } from "drizzle-orm";
 import { tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { campaigns, channels, deliveries } from "../../db/schema";
 import { campaignLeaseMs } from "./campaign-lease";
+import { channelSlowdownSql } from "./record-delivery";
 
 /**
  * The lease a claim gives a delivery when no campaign lease is passed. A step passes its campaign
@@ -65,38 +66,52 @@ export async function claimDeliveries(db: Db, campaignId: string, limit: number,
     .update(deliveries)
     .set({ state: "sending", attempts: sql`${deliveries.attempts} + 1`, leaseUntil: lease?.until ?? new Date(now.getTime() + deliveryLeaseMs), updatedAt: now })
     .where(inArray(deliveries.id, picked))
-    .returning();
+    // With each row its channel's rate-limit slow-down (added to the campaign's pause after the loop).
+    .returning({
+      ...getTableColumns(deliveries),
+      channelSlowdownMs: sql<number>`(select ${channelSlowdownSql("ch", now)} from ${channels} ch where ch.id = "deliveries".channel_id)`.mapWith(Number),
+    });
   return claimed.sort((a, b) => a.position - b.position);
 }
 
 /**
- * What the planner needs about the campaign's open deliveries, in one query of existence checks that
- * stop at the first matching row of deliveries_open_idx (no count over the whole campaign each loop).
- * `sendableNow` is capped at 100, the largest dispatches_per_loop.
+ * What the planner needs about the campaign's open deliveries, as existence checks that stop at the first
+ * matching row of deliveries_open_idx (no count over the whole campaign each loop): SQL expressions, read
+ * in the lease's own statement by a step (CampaignLease.acquireWith), or alone by deliveryOutlook.
+ * `sendable` is capped at 100, the largest dispatches_per_loop.
  */
-export async function deliveryOutlook(db: Db, campaignId: string, now: Date) {
+export function outlookProbe(campaignId: string, now: Date) {
   const at = tsParam(now);
   const open = sql`from ${deliveries} d join ${channels} c on c.id = d.channel_id where d.campaign_id = ${campaignId}`;
-  const [row] = await db
-    .select({
-      sendable:
-        sql<number>`(select count(*) from (select 1 ${open} and d.state = 'pending' and (d.not_before is null or d.not_before <= ${at}) and c.status = 'connected'
-        and (d.is_monitoring or not ${monitoringCopyOpen(campaignId)}) limit 100) s)`.mapWith(Number),
-      waitingOnline: sql<boolean>`exists (select 1 ${open} and d.state in ('pending', 'sending') and c.status = 'connected')`,
-      anyOpen: sql<boolean>`exists (select 1 from ${deliveries} d where d.campaign_id = ${campaignId} and d.state in ('pending', 'sending'))`,
-      // The monitoring copy is outside the campaign's counters: the campaign finishes only after it too.
-      monitoringOpen: sql<boolean>`exists (select 1 from ${deliveries} d where d.campaign_id = ${campaignId} and ${monitoringPosition("d")} and d.is_monitoring
+  return {
+    sendable: sql<number>`(select count(*)::int from (select 1 ${open} and d.state = 'pending' and (d.not_before is null or d.not_before <= ${at}) and c.status = 'connected'
+        and (d.is_monitoring or not ${monitoringCopyOpen(campaignId)}) limit 100) s)`,
+    waitingOnline: sql<boolean>`exists (select 1 ${open} and d.state in ('pending', 'sending') and c.status = 'connected')`,
+    anyOpen: sql<boolean>`exists (select 1 from ${deliveries} d where d.campaign_id = ${campaignId} and d.state in ('pending', 'sending'))`,
+    // The monitoring copy is outside the campaign's counters: the campaign finishes only after it too.
+    monitoringOpen: sql<boolean>`exists (select 1 from ${deliveries} d where d.campaign_id = ${campaignId} and ${monitoringPosition("d")} and d.is_monitoring
         and d.state in ('pending', 'sending'))`,
-    })
-    .from(sql`(select 1) as one`);
-  // Only when nothing can go now does the planner need the next retry (a walk over the open rows).
+  };
+}
+
+type Probed = { sendable: number; waitingOnline: boolean; anyOpen: boolean; monitoringOpen: boolean };
+
+/** The outlook alone, in one query (a step that reconciled reads it again after). */
+export async function deliveryOutlook(db: Db, campaignId: string, now: Date) {
+  const [row] = await db.select(outlookProbe(campaignId, now)).from(sql`(select 1) as one`);
+  return outlookOf(db, campaignId, now, row);
+}
+
+/** The planner's outlook from the probe's answer; only when nothing can go now is the next retry read (a walk over the open rows). */
+export async function outlookOf(db: Db, campaignId: string, now: Date, row: Probed) {
+  const sendable = Number(row.sendable);
   let nextRetryAt: Date | null = null;
-  if (row.sendable === 0) {
+  if (sendable === 0) {
     const [retry] = await db
       .select({ at: sql<string | null>`min(${deliveries.notBefore})` })
       .from(deliveries)
-      .where(and(eq(deliveries.campaignId, campaignId), eq(deliveries.state, "pending"), sql`${deliveries.notBefore} > ${at}`));
+      .where(and(eq(deliveries.campaignId, campaignId), eq(deliveries.state, "pending"), sql`${deliveries.notBefore} > ${tsParam(now)}`));
     nextRetryAt = retry?.at ? new Date(retry.at) : null;
   }
-  return { sendableNow: row.sendable, channelsOffline: row.anyOpen && !row.waitingOnline, nextRetryAt, monitoringOpen: row.monitoringOpen };
+  return { sendableNow: sendable, channelsOffline: row.anyOpen && !row.waitingOnline, nextRetryAt, monitoringOpen: row.monitoringOpen };
 }

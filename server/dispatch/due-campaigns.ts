@@ -1,4 +1,6 @@
-import { and, asc, eq, inArray, isNull, lt, lte, min, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { tsParam } from "../../db/errors";
+import { rowsOf } from "../../db/params";
 import type { Db } from "../../db/client";
 import { campaigns } from "../../db/schema";
 
@@ -19,7 +21,7 @@ export async function dueCampaigns(db: Db, now: Date, limit: number) {
 }
 
 /** dueCampaigns with each campaign's tenant (the in-process pool spreads its workers across tenants). */
-export async function dueCampaignRows(db: Db, now: Date, limit: number): Promise<{ id: string; tenantId: string }[]> {
+export function dueCampaignRows(db: Db, now: Date, limit: number) {
   const ranked = db
     .select({
       id: campaigns.id,
@@ -34,15 +36,19 @@ export async function dueCampaignRows(db: Db, now: Date, limit: number): Promise
 }
 
 /**
- * The earliest next step of any active campaign (to know how long the engine may sleep). A campaign
- * that a worker holds is due when its lease ends, not before (dueCampaigns would not return it): a
- * runner beside another process's long step sleeps instead of asking again at once.
+ * One look for the in-process runner, in one statement: the due campaigns (as dueCampaignRows) and
+ * `nextAt`, when the next one not due yet falls due (to know how long to sleep). A campaign that a worker
+ * holds is due when its lease ends, not before: a runner beside another process's long step sleeps
+ * instead of asking again at once. A campaign due now but not taken (its tenant's share of the workers
+ * is busy) is not in `nextAt`: the step that frees a worker wakes the runner.
  */
-export async function nextDueAt(db: Db): Promise<Date | null> {
-  const [row] = await db
-    .select({ at: min(sql<Date>`greatest(${campaigns.nextRunAt}, ${campaigns.leaseUntil})`) })
-    .from(campaigns)
-    .where(active);
-  const at = row?.at as Date | string | null | undefined;
-  return at ? new Date(at) : null;
+export async function dueWork(db: Db, now: Date, limit: number): Promise<{ due: { id: string; tenantId: string }[]; nextAt: Date | null }> {
+  const at = tsParam(now);
+  const dueAt = sql`greatest(${campaigns.nextRunAt}, ${campaigns.leaseUntil})`;
+  const result = await db.execute(sql`select n.next_at, r.id, r.tenant_id
+    from (select min(${dueAt}) as next_at from ${campaigns} where ${active} and ${dueAt} > ${at}) as n
+    left join lateral (${dueCampaignRows(db, now, limit)}) as r on true`);
+  const rows = rowsOf<{ next_at: string | Date | null; id: string | null; tenant_id: string | null }>(result);
+  const nextAt = rows[0]?.next_at ? new Date(rows[0].next_at) : null;
+  return { due: rows.flatMap((r) => (r.id && r.tenant_id ? [{ id: r.id, tenantId: r.tenant_id }] : [])), nextAt };
 }

@@ -1,3 +1,5 @@
+import { sql } from "drizzle-orm";
+
 /**
  * A campaign's groups by delivery state, from the counters every delivery change keeps exact: the
  * segment's groups only, the monitoring copy is not one of them (docs/decisions.md#monitoring-copy).
@@ -6,3 +8,6 @@
 export function groupCounters(c: { total: number; sent: number; failed: number }) {
   return { total: c.total, sent: c.sent, pending: c.total - c.sent - c.failed, failed: c.failed };
 }
+
+/** groupCounters' `pending` in SQL, of the campaigns row `row` (an alias or the table's name): statements that decide on it. */
+export const pendingGroupsSql = (row: string) => sql.raw(`(${row}.total - ${row}.sent - ${row}.failed)`);

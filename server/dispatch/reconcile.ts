@@ -1,5 +1,6 @@
 import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { tsParam } from "../../db/errors";
 import { campaigns, deliveries } from "../../db/schema";
 import type { LookupResult, MessagingProvider, Receipt } from "../messaging/provider";
 import { getSettings } from "../settings/get-settings";
@@ -14,6 +15,10 @@ export const parseDeliveryKey = (key: string) => {
 
 /** Negative look-ups, `reconcileAfterMs` apart, before a send whose outcome is unknown goes again. */
 export const negativeLookupsBeforeResend = 2;
+
+/** Whether the campaign has deliveries for reconcileInFlight, as a SQL expression (read with the step's lease). */
+export const staleProbe = (campaignId: string, now: Date) =>
+  sql<boolean>`exists (select 1 from ${deliveries} s where s.campaign_id = ${campaignId} and s.state = 'sending' and s.lease_until < ${tsParam(now)})`;
 
 /**
  * Deliveries whose outcome is unknown: `sending` rows whose lease expired, either because their

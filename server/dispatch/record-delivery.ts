@@ -1,10 +1,10 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { asyncCommit, isConnectionLost, pgErrorCode, retryOnConnectionLoss } from "../../db/errors";
-import { inJson } from "../../db/params";
+import { asyncCommit, isConnectionLost, pgErrorCode, retryOnConnectionLoss, tsParam } from "../../db/errors";
+import { rowsOf } from "../../db/params";
 import type { Db } from "../../db/client";
 import { campaigns, channels as channelsTable, deliveries } from "../../db/schema";
-import { groupCounters } from "./group-counters";
-import { recordProgressEvent, recordStatusEvent } from "./campaign-events";
+import { eventsRecorded, insertEventSql } from "../outbox/record-event";
+import { progressEventSql, progressEveryMs, recordProgressEvent, recordStatusEvent } from "./campaign-events";
 
 /** Retry delays of a failed send (docs/decisions.md#delivery-states: about 2 s and 10 s; SEND_RETRY_SCHEDULE overrides, in ms). */
 export function sendRetrySchedule(): number[] {
@@ -48,36 +48,42 @@ export async function recordSentMany(db: Db, campaignId: string, sent: { id: num
 
 const deadlockDetected = "40P01";
 
+/**
+ * One statement, so one round trip (a transaction of five statements was seven): the rows move, the
+ * counters and the failure streaks move by what moved, and the campaign_progress event is written when
+ * one is due (progressEveryMs), all committed together. The campaign row is locked (`prev`) before its
+ * last event time is read, so two writers cannot both find an event due. Committed asynchronously
+ * (set_config in the statement's own transaction): a sent mark lost in a crash leaves the row `sending`,
+ * which is reconciled with the provider, never resent blindly.
+ */
 async function recordSentOnce(db: Db, campaignId: string, sent: { id: number; channelId: string; messageId: string }[], at: Date) {
-  await db.transaction(async (tx) => {
-    await tx.execute(asyncCommit);
-    // One JSON parameter carries the loop's rows, however many (no per-row parameters to build and bind).
-    const rows = JSON.stringify(sent.map((s) => ({ id: s.id, message_id: s.messageId })));
-    const moved = await tx
-      .update(deliveries)
-      .set({ state: "sent", providerMessageId: sql`v.message_id`, sentAt: at, leaseUntil: null, error: null, updatedAt: at })
-      .from(
-        sql`(select d.id, r.message_id from ${deliveries} d join json_to_recordset(${rows}::json) as r(id bigint, message_id text) on d.id = r.id
-             where d.campaign_id = ${campaignId} and d.state = 'sending' order by d.id for update of d) as v`,
-      )
-      .where(sql`${deliveries.id} = v.id`)
-      .returning({ channelId: deliveries.channelId, isMonitoring: deliveries.isMonitoring });
-    if (moved.length === 0) return;
-    const channels = JSON.stringify([...new Set(moved.map((m) => m.channelId))]);
-    // The monitoring copy is not one of the campaign's groups: it moves no counter (docs/decisions.md#monitoring-copy), but
-    // its success does end its channel's failure streak (same channel health).
-    const groups = moved.filter((m) => !m.isMonitoring).length;
-    const [c] = await tx
-      .update(campaigns)
-      .set({
-        sent: sql`${campaigns.sent} + ${groups}`,
-        // A success ends the channel's run of consecutive failures.
-        failureStreaks: sql`${campaigns.failureStreaks} - array(select json_array_elements_text(${channels}::json))`,
-      })
-      .where(eq(campaigns.id, campaignId))
-      .returning();
-    if (groups > 0) await recordProgressEvent(tx, c, at);
-  });
+  // One JSON parameter carries the loop's rows, however many (no per-row parameters to build and bind).
+  const rows = JSON.stringify(sent.map((s) => ({ id: s.id, message_id: s.messageId })));
+  const when = sql`${at.toISOString()}::timestamptz`;
+  const event = progressEventSql("c", sql`c where c.emit`, at);
+  const result = await db.execute(sql`with moved as (
+      update ${deliveries} d set state = 'sent', provider_message_id = v.message_id, sent_at = ${when}, lease_until = null, error = null, updated_at = ${when}
+      from (select d.id, r.message_id from ${deliveries} d join json_to_recordset(${rows}::json) as r(id bigint, message_id text) on d.id = r.id
+            where d.campaign_id = ${campaignId} and d.state = 'sending' order by d.id for update of d) as v
+      where d.id = v.id
+      returning d.channel_id, d.is_monitoring),
+    -- The monitoring copy is not one of the campaign's groups: it moves no counter (docs/decisions.md#monitoring-copy), but
+    -- its success does end its channel's failure streak (same channel health).
+    tally as (select count(*) filter (where not is_monitoring)::int as groups, array_agg(distinct channel_id::text) as channels from moved having count(*) > 0),
+    -- Locked after the rows (tally reads moved), in the order every writer takes them.
+    prev as (select id, last_progress_at from ${campaigns} where id = ${campaignId} and exists (select 1 from tally) for update),
+    c as (
+      update ${campaigns} set sent = ${campaigns}.sent + tally.groups,
+        -- A success ends the channel's run of consecutive failures.
+        failure_streaks = ${campaigns}.failure_streaks - tally.channels,
+        last_progress_at = case when v.emit then ${when} else ${campaigns}.last_progress_at end
+      from tally, (select p.id, tally.groups > 0 and (p.last_progress_at is null
+                     or ${when} - p.last_progress_at >= ${`${progressEveryMs} milliseconds`}::interval) as emit from prev p, tally) as v
+      where ${campaigns}.id = v.id
+      returning ${campaigns}.*, v.emit),
+    event as (${insertEventSql("campaign_progress", event, at)} returning 1)
+    select set_config('synchronous_commit', 'off', true), (select count(*) from event)::int as events`);
+  if (rowsOf<{ events: number }>(result)[0]?.events) eventsRecorded();
 }
 
 /**
@@ -247,55 +253,30 @@ export function slowdownConfig() {
   return { baseMs: base, capMs: base * 32, quietMs: base * 60 };
 }
 
-/** The platform signalled a rate limit on this channel: its extra pause doubles (from the base, up to the cap). */
-export async function slowDownChannel(db: Db, channelId: string, at: Date) {
-  const { baseMs, capMs } = slowdownConfig();
-  await db
+/**
+ * The platform signalled a rate limit on this channel: its extra pause doubles (from the base, up to the
+ * cap); after a quiet period it starts from the base again. Returns the channel's new extra pause.
+ */
+export async function slowDownChannel(db: Db, channelId: string, at: Date): Promise<number> {
+  const { baseMs, capMs, quietMs } = slowdownConfig();
+  const [row] = await db
     .update(channelsTable)
-    .set({ slowdownMs: sql`least(${capMs}::int, greatest(${baseMs}::int, ${channelsTable.slowdownMs} * 2))`, slowdownAt: at })
-    .where(eq(channelsTable.id, channelId));
+    .set({
+      slowdownMs: sql`case when ${channelsTable.slowdownAt} is null or ${channelsTable.slowdownAt} < ${tsParam(new Date(at.getTime() - quietMs))} then ${baseMs}::int
+        else least(${capMs}::int, greatest(${baseMs}::int, ${channelsTable.slowdownMs} * 2)) end`,
+      slowdownAt: at,
+    })
+    .where(eq(channelsTable.id, channelId))
+    .returning({ ms: channelsTable.slowdownMs });
+  return row?.ms ?? 0;
 }
 
 /**
- * What a step needs after a loop, in one query: the campaign's groups still pending (its counters) and
- * the largest extra pause of the loop's channels (a channel quiet for the quiet period is back to normal).
+ * A channel's extra pause as of `now`, as a SQL expression over its row (`row`: an alias): its slowdown
+ * while the last rate-limit signal is within the quiet period, else 0. The claim returns it per delivery.
  */
-export async function afterLoop(db: Db, campaignId: string, channelIds: string[], now: Date): Promise<{ pending: number; slowdownMs: number }> {
-  const [row] = await db
-    .select({
-      total: campaigns.total,
-      sent: campaigns.sent,
-      failed: campaigns.failed,
-      // Only channels with a slowdown: almost always none, an empty list.
-      slow: sql<
-        { id: string; ms: number; at: string | null }[] | null
-      >`(select json_agg(json_build_object('id', ch.id, 'ms', ch.slowdown_ms, 'at', ch.slowdown_at))
-        from ${channelsTable} ch where ${inJson(sql`ch.id`, channelIds)} and ch.slowdown_ms > 0)`,
-    })
-    .from(campaigns)
-    .where(eq(campaigns.id, campaignId));
-  const slow = (typeof row.slow === "string" ? JSON.parse(row.slow) : row.slow) as { id: string; ms: number; at: string | null }[] | null;
-  const slowdownMs = await slowdownOf(
-    db,
-    (slow ?? []).map((r) => ({ id: r.id, ms: r.ms, at: r.at ? new Date(r.at) : null })),
-    now,
-  );
-  return { pending: groupCounters(row).pending, slowdownMs };
-}
-
-async function slowdownOf(db: Db, rows: { id: string; ms: number; at: Date | null }[], now: Date) {
-  const { quietMs } = slowdownConfig();
-  let max = 0;
-  for (const r of rows) {
-    if (r.ms <= 0) continue;
-    if (!r.at || now.getTime() - r.at.getTime() > quietMs) {
-      await db
-        .update(channelsTable)
-        .set({ slowdownMs: 0, slowdownAt: null })
-        .where(and(eq(channelsTable.id, r.id), eq(channelsTable.slowdownMs, r.ms)));
-      continue;
-    }
-    max = Math.max(max, r.ms);
-  }
-  return max;
+export function channelSlowdownSql(row: string, now: Date) {
+  const r = (column: string) => sql.raw(`${row}.${column}`);
+  return sql<number>`(case when ${r("slowdown_ms")} > 0 and ${r("slowdown_at")} >= ${tsParam(new Date(now.getTime() - slowdownConfig().quietMs))}
+    then ${r("slowdown_ms")} else 0 end)`;
 }

@@ -1,26 +1,17 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { retryOnConnectionLoss } from "../../db/errors";
 import { campaigns, deliveries } from "../../db/schema";
 import { ProviderOutcomeUnknownError, ProviderUnavailableError, type MessagingProvider, type OutboundMessage, type SendOutcome } from "../messaging/provider";
-import { getSettings } from "../settings/get-settings";
+import { savedSettingsSql, settingsFrom } from "../settings/get-settings";
 import type { Settings } from "../settings/schema";
 import { buildMessage } from "./build-message";
-import { CampaignLease } from "./campaign-lease";
-import { claimDeliveries, deliveryOutlook } from "./claim-deliveries";
+import { CampaignLease, campaignLeaseMs } from "./campaign-lease";
+import { claimDeliveries, deliveryOutlook, outlookOf, outlookProbe } from "./claim-deliveries";
 import { groupCounters } from "./group-counters";
 import { planNext, randomPauseMs, type Plan } from "./plan-next";
-import {
-  afterLoop,
-  autoPauseAfterFailures,
-  recordFailure,
-  recordSentMany,
-  recordUnknown,
-  releaseDelivery,
-  releaseForReconcile,
-  slowDownChannel,
-} from "./record-delivery";
-import { reconcileInFlight } from "./reconcile";
+import { autoPauseAfterFailures, recordFailure, recordSentMany, recordUnknown, releaseDelivery, releaseForReconcile, slowDownChannel } from "./record-delivery";
+import { reconcileInFlight, staleProbe } from "./reconcile";
 import { queueFreeAt } from "./queue";
 import { transition } from "./transition";
 
@@ -52,21 +43,30 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
   const random = deps.random ?? Math.random;
   const { db, provider } = deps;
   const now = clock();
-  const lease = await CampaignLease.acquire(db, campaignId, clock, deps.leaseMs);
-  if (!lease) {
+  // The lease's UPDATE also reads what the planner needs (one round trip): the tenant's settings, whether
+  // anything is left to reconcile, and the deliveries' outlook.
+  const acquired = await CampaignLease.acquire(db, campaignId, clock, deps.leaseMs ?? campaignLeaseMs, {
+    ...outlookProbe(campaignId, now),
+    stale: staleProbe(campaignId, now),
+    // Qualified by hand: drizzle writes a RETURNING's columns unqualified, and tenant_settings has a tenant_id too.
+    settings: savedSettingsSql(sql.raw(`"campaigns".tenant_id`)),
+  });
+  if (!acquired) {
     const [exists] = await db.select({ id: campaigns.id }).from(campaigns).where(eq(campaigns.id, campaignId));
     return { plan: exists ? "busy" : "gone", nextRunAt: exists ? new Date(now.getTime() + 1000) : null, sent: 0 };
   }
+  const { lease, probe } = acquired;
   let next: Date | null = null;
   let sent = 0;
   let plan: Plan = { kind: "idle" };
-  let released: { status: string } | null = null;
+  let released: { status: string; nextRunAt: Date } | null = null;
+  let doneAt: Date | undefined;
   try {
-    const stale = await reconcileInFlight(db, provider, campaignId, now);
-    // The row the lease's UPDATE returned, unless reconciliation may have moved its counters since.
-    const c = stale > 0 ? (await db.select().from(campaigns).where(eq(campaigns.id, campaignId)))[0] : lease.campaign;
-    const settings = await getSettings(db, c.tenantId);
-    const { monitoringOpen, ...outlook } = await deliveryOutlook(db, campaignId, now);
+    // Reconciliation may move the counters and the outlook: then both are read again.
+    const stale = probe.stale && (await reconcileInFlight(db, provider, campaignId, now)) > 0;
+    const c = stale ? (await db.select().from(campaigns).where(eq(campaigns.id, campaignId)))[0] : lease.campaign;
+    const settings = settingsFrom(probe.settings);
+    const { monitoringOpen, ...outlook } = stale ? await deliveryOutlook(db, campaignId, now) : await outlookOf(db, campaignId, now, probe);
     plan = planNext(
       {
         status: c.status,
@@ -107,34 +107,34 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         const result = await sendBatch(deps, c, settings, plan.batchSize, clock, lease);
         sent = result.sent;
         if (result.autoPaused || lease.lost) break;
-        // A channel that signalled a rate limit widens the pause of its campaigns (docs/dispatch.md); read
-        // with the counters after the loop, in one query.
-        const { slowdownMs: slowdown, pending } = await afterLoop(db, campaignId, result.channelIds, clock());
-        const pause = randomPauseMs(rates.min_dispatch_rate, rates.max_dispatch_rate, random()) + slowdown;
+        // A channel that signalled a rate limit widens the pause of its campaigns (docs/dispatch.md).
+        const pause = randomPauseMs(rates.min_dispatch_rate, rates.max_dispatch_rate, random()) + result.slowdownMs;
         next = new Date(clock().getTime() + pause);
-        // Nothing left: finish right away rather than after the pacing pause.
-        if (pending === 0 && slowdown === 0) next = clock();
+        // Nothing left (the release reads the counters): finish right away rather than after the pacing pause.
+        if (result.slowdownMs === 0) doneAt = clock();
         break;
       }
     }
   } finally {
     // Only the holder writes: a step whose lease was taken over leaves the campaign to the new holder.
     // Retried on a lost connection: a lease left behind would hold the campaign until it expires.
-    released = await retryOnConnectionLoss(() => lease.release(next ? { nextRunAt: next } : {}));
+    released = await retryOnConnectionLoss(() => lease.release(next ? { nextRunAt: next, doneAt } : {}));
   }
+  if (released && next) next = released.nextRunAt;
   // The release returns the status; a step whose lease was taken over reads it.
   const [final] = released ? [released] : await db.select({ status: campaigns.status }).from(campaigns).where(eq(campaigns.id, campaignId));
   const active = final.status === "pending" || final.status === "sending" || (final.status === "paused" && next !== null);
   return { plan: plan.kind, status: final.status, nextRunAt: active ? next : null, sent };
 }
 
+type Claimed = Awaited<ReturnType<typeof claimDeliveries>>[number];
+
 async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, settings: Settings, size: number, clock: () => Date, lease: CampaignLease) {
-  const none = { sent: 0, autoPaused: false, channelIds: [] as string[] };
+  const none = { sent: 0, autoPaused: false, slowdownMs: 0 };
   if (lease.lost) return none;
   const batch = await claimDeliveries(deps.db, c.id, size, clock(), lease);
   if (batch.length === 0) return none;
-  const channelIds = [...new Set(batch.map((d) => d.channelId))];
-  const result = { ...(await sendClaimed(deps, c, settings, batch, clock, lease)), channelIds };
+  const result = await sendClaimed(deps, c, settings, batch, clock, lease);
   // The monitoring copy is claimed alone and sent (and recorded) before any segment group. It is not one
   // of the campaign's groups, so it takes no slot of dispatches_per_loop: once it is out, the same loop
   // goes on with the segment's groups (none are claimed while it is backing off for a retry).
@@ -142,7 +142,7 @@ async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, s
   const groups = await claimDeliveries(deps.db, c.id, size, clock(), lease);
   if (groups.length === 0) return result;
   const more = await sendClaimed(deps, c, settings, groups, clock, lease);
-  return { sent: result.sent + more.sent, autoPaused: more.autoPaused, channelIds: [...new Set([...channelIds, ...groups.map((d) => d.channelId)])] };
+  return { sent: result.sent + more.sent, autoPaused: more.autoPaused, slowdownMs: Math.max(result.slowdownMs, more.slowdownMs) };
 }
 
 /**
@@ -155,7 +155,7 @@ async function sendClaimed(
   deps: DispatchDeps,
   c: typeof campaigns.$inferSelect,
   settings: Settings,
-  batch: (typeof deliveries.$inferSelect)[],
+  batch: Claimed[],
   clock: () => Date,
   lease: CampaignLease,
 ) {
@@ -173,14 +173,7 @@ async function sendClaimed(
   }
 }
 
-async function sendHeld(
-  deps: DispatchDeps,
-  c: typeof campaigns.$inferSelect,
-  settings: Settings,
-  batch: (typeof deliveries.$inferSelect)[],
-  clock: () => Date,
-  lease: CampaignLease,
-) {
+async function sendHeld(deps: DispatchDeps, c: typeof campaigns.$inferSelect, settings: Settings, batch: Claimed[], clock: () => Date, lease: CampaignLease) {
   const { db, provider } = deps;
   // The provider checks the signal before each message it sends: once the lease may be lost, nothing more goes out.
   const options = { signal: lease.signal };
@@ -215,7 +208,9 @@ async function sendHeld(
   await recordSentMany(db, c.id, sent, now);
   // The lease may be lost: another worker may own these rows by now, so nothing else is written. The
   // rest stay `sending` and the next holder reconciles them with the provider (never resent blindly).
-  if (lease.lost) return { sent: sent.length, autoPaused: false };
+  // The loop's channels' slow-down as claimed, widened by a rate limit signalled in this loop.
+  let slowdownMs = Math.max(0, ...batch.map((d) => d.channelSlowdownMs));
+  if (lease.lost) return { sent: sent.length, autoPaused: false, slowdownMs };
   for (const [i, d] of batch.entries()) {
     const o = outcomes[i];
     if (o.ok) continue;
@@ -229,7 +224,7 @@ async function sendHeld(
       streak = await recordUnknown(db, d, o.error.message, provider.reconcileAfterMs, now);
     } else if (o.error.rateLimited) {
       // Not a broken channel, a busy one: slow it down, retry on the schedule, no auto-pause streak.
-      await slowDownChannel(db, d.channelId, now);
+      slowdownMs = Math.max(slowdownMs, await slowDownChannel(db, d.channelId, now));
       streak = await recordFailure(db, d, o.error.message, o.error.transient, now, { countsInStreak: false });
     } else {
       streak = await recordFailure(db, d, o.error.message, o.error.transient, now);
@@ -237,10 +232,10 @@ async function sendHeld(
     if (streak >= autoPauseAfterFailures) {
       // A broken channel must not burn through every group: pause (the rest of this loop was already answered).
       await transition(db, c.id, ["sending"], "paused", now, { pauseReason: "send_errors" });
-      return { sent: sent.length, autoPaused: true };
+      return { sent: sent.length, autoPaused: true, slowdownMs };
     }
   }
-  return { sent: sent.length, autoPaused: false };
+  return { sent: sent.length, autoPaused: false, slowdownMs };
 }
 
 async function firstSent(db: Db, campaignId: string): Promise<OutboundMessage["forwardOf"]> {

@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, sql, type Column, type SQL } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { tenantSettings, tenants } from "../../db/schema";
 import { NotFound } from "../errors";
@@ -13,7 +13,19 @@ export async function getSettings(db: Db | Tx, tenantId: string): Promise<Settin
     .leftJoin(tenantSettings, eq(tenantSettings.tenantId, tenants.id))
     .where(eq(tenants.id, tenantId));
   if (!row) throw new NotFound("Tenant not found.");
-  return mergeSettings<Settings>(defaultSettings, row.settings);
+  return settingsFrom(row.settings);
+}
+
+/**
+ * The saved settings of a tenant as a SQL expression (`tenantId`: a qualified column of the statement's row): a
+ * campaign step reads them in its lease's statement. settingsFrom() turns the value into the settings.
+ */
+export const savedSettingsSql = (tenantId: SQL | Column) =>
+  sql<unknown>`(select ${tenantSettings.settings} from ${tenantSettings} where ${tenantSettings.tenantId} = ${tenantId})`;
+
+/** The settings from a saved value (null: never saved, the defaults), as getSettings returns them. */
+export function settingsFrom(saved: unknown): Settings {
+  return mergeSettings<Settings>(defaultSettings, typeof saved === "string" ? JSON.parse(saved) : saved);
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

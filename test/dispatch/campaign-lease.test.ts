@@ -1,13 +1,13 @@
 /**
  * Campaign leases (docs/dispatch.md "Leases and takeover"): short, renewed by a heartbeat while a step
- * runs, fenced by their own value, and seen by nextDueAt. Steps are driven by hand here (the test
+ * runs, fenced by their own value, and seen by dueWork. Steps are driven by hand here (the test
  * server runs no engine), with a lease of a few hundred milliseconds instead of 10 s.
  */
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { getDb } from "../../db/client";
 import { campaigns, deliveries, simulatorMessages } from "../../db/schema";
-import { nextDueAt } from "../../server/dispatch/due-campaigns";
+import { dueWork } from "../../server/dispatch/due-campaigns";
 import { runCampaignStep } from "../../server/dispatch/run-campaign-step";
 import type { MessagingProvider, OutboundMessage, SendManyOptions } from "../../server/messaging/provider";
 import { getServices } from "../../server/services";
@@ -99,7 +99,7 @@ describe("campaign leases", () => {
     }
   });
 
-  it("nextDueAt: a campaign another worker holds is due when its lease ends, not now", async () => {
+  it("dueWork: a campaign another worker holds is due when its lease ends, not now; once let go it is due", async () => {
     const { api, segment } = await tenantWithSegment(server.url, 3, 5);
     const { db } = await getServices();
     const { id_campaign: id } = await createCampaign(api, segment);
@@ -107,9 +107,13 @@ describe("campaign leases", () => {
     // Every other active campaign of this database out of the way, so the minimum is this one's.
     const db2 = await getDb();
     await db2.update(campaigns).set({ leaseUntil: until });
-    const due = await nextDueAt(db);
-    expect(due!.getTime()).toBe(until.getTime());
+    const held = await dueWork(db, new Date(), 100);
+    expect(held.nextAt!.getTime()).toBe(until.getTime());
+    expect(held.due.map((d) => d.id)).not.toContain(id);
     await db2.update(campaigns).set({ leaseUntil: null }).where(eq(campaigns.id, id));
-    expect((await nextDueAt(db))!.getTime()).toBeLessThanOrEqual(Date.now());
+    const free = await dueWork(db, new Date(), 100);
+    expect(free.due.map((d) => d.id)).toContain(id);
+    // Due now, it is not the next one to fall due: the runner takes it in this round.
+    expect(free.nextAt?.getTime() ?? Number.POSITIVE_INFINITY).toBeGreaterThan(Date.now());
   });
 });

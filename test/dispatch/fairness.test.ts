@@ -13,10 +13,13 @@ import { newTenant, until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 const GROUPS = 20_000;
-/** The platform's time per message for A (set below): one loop of A (100 messages) is about 500 ms. */
-const latencyMs = 5;
 /** The workers one tenant may hold (a quarter of InProcessRunner's default pool): A runs at most this many loops at once. */
 const runnerConcurrency = Math.ceil(env.dispatchConcurrency / 4);
+/**
+ * The platform's time per message for A (set below): one loop of A (100 messages) takes 100 × this, and
+ * A's `runnerConcurrency` loops side by side send its 20,000 in about 20 s, so A is still sending when B ends.
+ */
+const latencyMs = Math.max(5, runnerConcurrency);
 const paced = { min: 1, max: 2, groups: 6 };
 
 let server: TestServer;
