@@ -70,6 +70,18 @@ describe("webhook delivery (in-process runner)", () => {
       // At most one a second, except the last (forced at the end).
       for (let i = 1; i < times.length - 1; i++) expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(1000);
       expect(progress.at(-1).data).toMatchObject({ status: "completed", groups: { sent: 6, pending: 0 } });
+      // Every progress event (the loop's, written by the sent mark's own statement, and the last) has the
+      // same shape as campaign_status's: exactly these fields, the counters adding up.
+      for (const p of progress) {
+        expect(Object.keys(p).sort()).toEqual(["data", "timestamp", "type"]);
+        expect(Object.keys(p.data).sort()).toEqual(["groups", "id_campaign", "name", "status"]);
+        expect(p.data).toMatchObject({ id_campaign, name: "Oferta" });
+        const g = p.data.groups;
+        expect(Object.keys(g).sort()).toEqual(["failed", "pending", "sent", "total"]);
+        expect(g.total).toBe(6);
+        expect(g.pending).toBe(g.total - g.sent - g.failed);
+      }
+      expect(progress.length).toBeGreaterThanOrEqual(2);
       // The path tells the type apart: each type went to its own URL.
       expect(got.every((r) => r.path.endsWith(`${r.event.type}_url`))).toBe(true);
     } finally {
