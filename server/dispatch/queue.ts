@@ -24,7 +24,8 @@ export async function queueFreeAt(db: Db, c: typeof campaigns.$inferSelect, sett
   }
   const myStart = c.scheduledAt ?? c.createdAt;
   const startOf = sql`coalesce(${campaigns.scheduledAt}, ${campaigns.createdAt})`;
-  const [blocking] = await db
+  // One statement: whether a campaign of the same queue goes first, and when the queue's last one lets the next start.
+  const blocking = db
     .select({ id: campaigns.id })
     .from(campaigns)
     .where(
@@ -40,11 +41,13 @@ export async function queueFreeAt(db: Db, c: typeof campaigns.$inferSelect, sett
       ),
     )
     .limit(1);
-  if (blocking) return new Date(now.getTime() + recheckMs);
-
-  const [{ readyAt }] = await db
+  const ready = db
     .select({ readyAt: max(campaigns.queueReadyAt) })
     .from(campaigns)
     .where(and(...sameQueue));
-  return readyAt && readyAt > now ? readyAt : null;
+  const [row] = await db
+    .select({ blocked: sql<boolean>`exists (${blocking})`, readyAt: sql<Date | null>`(${ready})`.mapWith(campaigns.queueReadyAt) })
+    .from(sql`(select 1) as one`);
+  if (row.blocked) return new Date(now.getTime() + recheckMs);
+  return row.readyAt && row.readyAt > now ? row.readyAt : null;
 }

@@ -340,3 +340,44 @@ describe("info-campaign and operations", () => {
     await api("POST", `/api/simulator/groups/${encodeURIComponent(s.groups[1])}/failures`, { always: false });
   });
 });
+
+describe("the campaign queue (settings.queue.concurrent_mode)", () => {
+  const sendTimes = async (t: Api, id: string) =>
+    ((await t("GET", `/api/simulator/messages?id_campaign=${id}`)).json.messages as { sent_at: string }[])
+      .map((m) => Date.parse(m.sent_at))
+      .sort((a, b) => a - b);
+  const completed = async (t: Api, id: string) =>
+    until(
+      async () => (await t("GET", `/api/external/info-campaign/${id}`)).json.status,
+      (status) => status === "completed",
+      20_000,
+    );
+
+  it("disabled: the next campaign starts after the one before it finished and the campaign interval passed; per_channel: other channels go at once", async () => {
+    const t = await newTenant(server.url, { channelLimit: 5 });
+    const rates = { min_dispatch_rate: 1, max_dispatch_rate: 1, dispatches_per_loop: 1, min_campaign_interval: 1, max_campaign_interval: 1 };
+    expect((await t("PATCH", "/api/external/edit-settings", { dispatch_rates: rates, queue: { concurrent_mode: "disabled" } })).status).toBe(200);
+    const one = await segmentWithGroups(t, 2);
+    const two = await segmentWithGroups(t, 2);
+    const create = async (segment: string) =>
+      (await t("POST", "/api/external/create-campaign/message", { name: "Fila", id_segment: segment, message: "Olá!" })).json.id_campaign as string;
+
+    const a = await create(one.segment);
+    const b = await create(two.segment);
+    await completed(t, a);
+    await completed(t, b);
+    const [ta, tb] = [await sendTimes(t, a), await sendTimes(t, b)];
+    expect([ta.length, tb.length]).toEqual([2, 2]);
+    // B waited for A's end, then the 1 s interval (A's last send is a moment before it finished).
+    expect(tb[0] - ta[1]).toBeGreaterThanOrEqual(1000);
+
+    expect((await t("PATCH", "/api/external/edit-settings", { queue: { concurrent_mode: "per_channel" } })).status).toBe(200);
+    const c = await create(one.segment);
+    const d = await create(two.segment);
+    await completed(t, c);
+    await completed(t, d);
+    const [tc, td] = [await sendTimes(t, c), await sendTimes(t, d)];
+    // Different channels: D's first send does not wait for C's end.
+    expect(td[0]).toBeLessThan(tc[1]);
+  }, 40_000);
+});
