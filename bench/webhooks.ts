@@ -8,6 +8,7 @@
  */
 import { fork } from "node:child_process";
 import { openDatabase, type Database } from "../db/client";
+import { rowsOf } from "../db/params";
 import { WebhookRunner } from "../inngest/webhook-runner";
 import { createTenant } from "../server/auth/create-tenant";
 import { recordEvent } from "../server/outbox/record-event";
@@ -90,7 +91,7 @@ export async function benchWebhooks(open: { url?: string }, log: (line: string) 
           );
           return tx.execute<{ id: number }>("select currval(pg_get_serial_sequence('outbox_events','id')) as id" as never) as unknown as Promise<unknown>;
         })
-        .then((r) => ((r as { rows?: { id: number }[] }).rows ?? (r as { id: number }[])) as { id: number }[]);
+        .then((r) => rowsOf<{ id: number }>(r));
       committedAt.set(Number(row.id), performance.now());
       await new Promise((r) => setTimeout(r, 25));
     }

@@ -77,7 +77,7 @@ export async function claimDeliveries(db: Db, campaignId: string, limit: number,
 /**
  * What the planner needs about the campaign's open deliveries, as existence checks that stop at the first
  * matching row of deliveries_open_idx (no count over the whole campaign each loop): SQL expressions, read
- * in the lease's own statement by a step (CampaignLease.acquireWith), or alone by deliveryOutlook.
+ * in the lease's own statement by a step (CampaignLease.acquire), or alone by deliveryOutlook.
  * `sendable` is capped at 100, the largest dispatches_per_loop.
  */
 export function outlookProbe(campaignId: string, now: Date) {

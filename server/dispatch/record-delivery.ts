@@ -59,7 +59,7 @@ const deadlockDetected = "40P01";
 async function recordSentOnce(db: Db, campaignId: string, sent: { id: number; channelId: string; messageId: string }[], at: Date) {
   // One JSON parameter carries the loop's rows, however many (no per-row parameters to build and bind).
   const rows = JSON.stringify(sent.map((s) => ({ id: s.id, message_id: s.messageId })));
-  const when = sql`${at.toISOString()}::timestamptz`;
+  const when = tsParam(at);
   const event = progressEventSql("c", sql`c where c.emit`, at);
   const result = await db.execute(sql`with moved as (
       update ${deliveries} d set state = 'sent', provider_message_id = v.message_id, sent_at = ${when}, lease_until = null, error = null, updated_at = ${when}
@@ -253,16 +253,19 @@ export function slowdownConfig() {
   return { baseMs: base, capMs: base * 32, quietMs: base * 60 };
 }
 
+/** A channel's last rate-limit signal counts if it came after this (the quiet period before `at`). */
+const quietSince = (at: Date) => tsParam(new Date(at.getTime() - slowdownConfig().quietMs));
+
 /**
  * The platform signalled a rate limit on this channel: its extra pause doubles (from the base, up to the
  * cap); after a quiet period it starts from the base again. Returns the channel's new extra pause.
  */
 export async function slowDownChannel(db: Db, channelId: string, at: Date): Promise<number> {
-  const { baseMs, capMs, quietMs } = slowdownConfig();
+  const { baseMs, capMs } = slowdownConfig();
   const [row] = await db
     .update(channelsTable)
     .set({
-      slowdownMs: sql`case when ${channelsTable.slowdownAt} is null or ${channelsTable.slowdownAt} < ${tsParam(new Date(at.getTime() - quietMs))} then ${baseMs}::int
+      slowdownMs: sql`case when ${channelsTable.slowdownAt} is null or ${channelsTable.slowdownAt} < ${quietSince(at)} then ${baseMs}::int
         else least(${capMs}::int, greatest(${baseMs}::int, ${channelsTable.slowdownMs} * 2)) end`,
       slowdownAt: at,
     })
@@ -277,6 +280,6 @@ export async function slowDownChannel(db: Db, channelId: string, at: Date): Prom
  */
 export function channelSlowdownSql(row: string, now: Date) {
   const r = (column: string) => sql.raw(`${row}.${column}`);
-  return sql<number>`(case when ${r("slowdown_ms")} > 0 and ${r("slowdown_at")} >= ${tsParam(new Date(now.getTime() - slowdownConfig().quietMs))}
+  return sql<number>`(case when ${r("slowdown_ms")} > 0 and ${r("slowdown_at")} >= ${quietSince(now)}
     then ${r("slowdown_ms")} else 0 end)`;
 }

@@ -6,7 +6,7 @@ import { ProviderOutcomeUnknownError, ProviderUnavailableError, type MessagingPr
 import { savedSettingsSql, settingsFrom } from "../settings/get-settings";
 import type { Settings } from "../settings/schema";
 import { buildMessage } from "./build-message";
-import { CampaignLease, campaignLeaseMs } from "./campaign-lease";
+import { CampaignLease } from "./campaign-lease";
 import { claimDeliveries, deliveryOutlook, outlookOf, outlookProbe } from "./claim-deliveries";
 import { groupCounters } from "./group-counters";
 import { planNext, randomPauseMs, type Plan } from "./plan-next";
@@ -45,7 +45,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
   const now = clock();
   // The lease's UPDATE also reads what the planner needs (one round trip): the tenant's settings, whether
   // anything is left to reconcile, and the deliveries' outlook.
-  const acquired = await CampaignLease.acquire(db, campaignId, clock, deps.leaseMs ?? campaignLeaseMs, {
+  const acquired = await CampaignLease.acquire(db, campaignId, clock, deps.leaseMs, {
     ...outlookProbe(campaignId, now),
     stale: staleProbe(campaignId, now),
     // Qualified by hand: drizzle writes a RETURNING's columns unqualified, and tenant_settings has a tenant_id too.
