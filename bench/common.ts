@@ -50,8 +50,7 @@ export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, i:
 
 const clockTicks = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
 
-/** Every process of the server's process group (the server, and PGlite's initdb child at a first start). */
-/** The processes of a process group (the server and its children), read from /proc. */
+/** The processes of a process group (the server, and PGlite's initdb child at a first start), read from /proc. */
 export function groupPids(pgid: number): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync("/proc")) {

@@ -1,20 +1,34 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import type { Tx } from "../../db/client";
 import { campaigns } from "../../db/schema";
-import { recordEvent, recordEventSql, type EventSelect } from "../outbox/record-event";
-import { groupCounters, pendingGroupsSql } from "./group-counters";
+import { recordEventSql, type EventSelect } from "../outbox/record-event";
+import { pendingGroupsSql } from "./group-counters";
 
 type CampaignRow = typeof campaigns.$inferSelect;
 
-/** campaign_status, in the transaction that changed the status. */
+/** campaign_status, in the transaction that changed the status (the row as `tx` sees it, after the change). */
 export async function recordStatusEvent(tx: Tx, c: CampaignRow, previous: string, at: Date) {
-  await recordEvent(
-    tx,
-    c.tenantId,
-    "campaign_status",
-    { id_campaign: c.id, name: c.name, status: c.status, previous_status: previous, groups: groupCounters(c) },
-    at,
-  );
+  const row = sql`(select c.*, ${previous}::text as previous_status from ${campaigns} c where c.id = ${c.id}) c`;
+  await recordEventSql(tx, "campaign_status", statusEventSql("c", row, at), at);
+}
+
+/** The data of a campaign event of the row `row`: its id, name, status and groups (the counters). */
+function campaignData(row: string, extra: SQL = sql``) {
+  const r = (column: string) => sql.raw(`${row}.${column}`);
+  const groups = sql`jsonb_build_object('total', ${r("total")}, 'sent', ${r("sent")}, 'pending', ${pendingGroupsSql(row)}, 'failed', ${r("failed")})`;
+  return sql`jsonb_build_object('id_campaign', ${r("id")}, 'name', ${r("name")}, 'status', ${r("status")}${extra}, 'groups', ${groups})`;
+}
+
+const eventPayload = (type: string, at: Date, data: SQL) =>
+  sql`jsonb_build_object('type', ${type}::text, 'timestamp', ${at.toISOString()}::text, 'data', ${data})`;
+
+/** The campaign_status event of the row `row` (an alias in `source`, with a `previous_status` column), built in SQL. */
+export function statusEventSql(row: string, source: SQL, at: Date): EventSelect {
+  return {
+    source,
+    tenantId: sql.raw(`${row}.tenant_id`),
+    payload: eventPayload("campaign_status", at, campaignData(row, sql.raw(`, 'previous_status', ${row}.previous_status`))),
+  };
 }
 
 /** Events of campaign_progress are at least this far apart per campaign (the last one is forced). */
@@ -26,14 +40,7 @@ export const progressEveryMs = 1000;
  * recordProgressEvent writes it from the row in its transaction, so the payload has one definition.
  */
 export function progressEventSql(row: string, source: SQL, at: Date): EventSelect {
-  const r = (column: string) => sql.raw(`${row}.${column}`);
-  const groups = sql`jsonb_build_object('total', ${r("total")}, 'sent', ${r("sent")}, 'pending', ${pendingGroupsSql(row)}, 'failed', ${r("failed")})`;
-  return {
-    source,
-    tenantId: r("tenant_id"),
-    payload: sql`jsonb_build_object('type', 'campaign_progress', 'timestamp', ${at.toISOString()}::text,
-      'data', jsonb_build_object('id_campaign', ${r("id")}, 'name', ${r("name")}, 'status', ${r("status")}, 'groups', ${groups}))`,
-  };
+  return { source, tenantId: sql.raw(`${row}.tenant_id`), payload: eventPayload("campaign_progress", at, campaignData(row)) };
 }
 
 /** campaign_progress at most once a second per campaign (`force` for the last one), from the row as `tx` sees it. */

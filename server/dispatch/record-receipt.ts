@@ -1,34 +1,25 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
-import { inJson } from "../../db/params";
+import { sql } from "drizzle-orm";
 import { tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { deliveries } from "../../db/schema";
 import type { Receipt } from "../messaging/provider";
 
-/** Acks or read receipts from the platform, matched by delivery key `<campaign>:<group>`, one UPDATE per campaign. */
+/**
+ * Acks or read receipts from the platform, matched by delivery key `<campaign>:<group>`: one UPDATE for
+ * all of them, whatever their campaigns (the keys travel as one JSON parameter).
+ */
 export async function recordReceipts(db: Db, kind: "ack" | "read", receipts: Receipt[], at: Date) {
-  const byCampaign = new Map<string, string[]>();
-  for (const r of receipts) {
+  const keys = receipts.flatMap((r) => {
     const split = r.deliveryKey.lastIndexOf(":");
-    if (split < 0) continue;
-    const campaignId = r.deliveryKey.slice(0, split);
-    byCampaign.set(campaignId, [...(byCampaign.get(campaignId) ?? []), r.deliveryKey.slice(split + 1)]);
-  }
-  for (const [campaignId, groupIds] of byCampaign) {
-    // Rows locked in id order, as recordSentMany locks them (the two may meet on the same rows).
-    const target = db
-      .select({ id: deliveries.id })
-      .from(deliveries)
-      .where(and(eq(deliveries.campaignId, campaignId), inJson(deliveries.groupId, groupIds), isNull(kind === "ack" ? deliveries.ackedAt : deliveries.readAt)))
-      .orderBy(deliveries.id)
-      .for("update")
-      .as("target");
-    await db
-      .update(deliveries)
-      .set(kind === "ack" ? { ackedAt: at } : { readAt: at, ackedAt: sql`coalesce(${deliveries.ackedAt}, ${tsParam(at)})` })
-      .from(target)
-      .where(eq(deliveries.id, target.id));
-  }
+    return split < 0 ? [] : [{ c: r.deliveryKey.slice(0, split), g: r.deliveryKey.slice(split + 1) }];
+  });
+  if (keys.length === 0) return;
+  const when = tsParam(at);
+  // Rows locked in id order, as recordSentMany locks them (the two may meet on the same rows).
+  await db.execute(sql`update ${deliveries} set ${kind === "ack" ? sql`acked_at = ${when}` : sql`read_at = ${when}, acked_at = coalesce(${deliveries.ackedAt}, ${when})`}
+    from (select d.id from ${deliveries} d join json_to_recordset(${JSON.stringify(keys)}::json) as k(c text, g text) on d.campaign_id = k.c and d.id_group = k.g
+          where ${sql.raw(kind === "ack" ? "d.acked_at" : "d.read_at")} is null order by d.id for update of d) as target
+    where ${deliveries.id} = target.id`);
 }
 
 /**

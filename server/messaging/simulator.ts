@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomInt, randomUUID } from "node:crypto";
 import { and, asc, count, desc, eq, gt, inArray, isNull, lte, max, ne, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { inJson } from "../../db/params";
+import { inJson, rowsOf } from "../../db/params";
 import {
   channels,
   simulatorChannels,
@@ -76,6 +76,52 @@ export type JoinOutcome =
 /** An injected failure's key: channel and group (ids hold no spaces). */
 const failureKey = (m: { channelId: string; groupId: string }) => `${m.channelId} ${m.groupId}`;
 
+interface ChannelState {
+  channelId: string;
+  online: boolean;
+  latencyMs: number;
+  armed: boolean;
+}
+interface SentRow {
+  deliveryKey: string;
+  channelId: string;
+  messageId: string;
+  sentAt: string | Date;
+}
+const sentOutcome = (r: SentRow): SendOutcome => ({ ok: true, receipt: { messageId: r.messageId, sentAt: new Date(r.sentAt) } });
+
+/** A message log row, keyed by column name. */
+function messageRow(message: OutboundMessage) {
+  const c = message.content;
+  return {
+    delivery_key: message.deliveryKey,
+    message_id: `SIM${randomUUID().replaceAll("-", "").slice(0, 20).toUpperCase()}`,
+    id_channel: message.channelId,
+    id_group: message.groupId,
+    id_campaign: message.campaignId ?? null,
+    message_type: c.type,
+    text: c.type === "text" || c.type === "carousel" ? c.text : c.caption,
+    media_url: c.type === "text" || c.type === "carousel" ? null : c.mediaUrl,
+    file_name: c.type === "document" ? (c.fileName ?? null) : null,
+    cards: c.type === "carousel" ? c.cards : null,
+    mention_all: message.mentionAll,
+    link_preview: message.linkPreview !== false,
+  };
+}
+
+/** A loop's message rows as one JSON parameter (a VALUES list would bind a dozen parameters per row). */
+const messageValues = (rows: ReturnType<typeof messageRow>[]) =>
+  sql`select * from json_to_recordset(${JSON.stringify(rows)}::json) as v(delivery_key text, message_id text, id_channel text, id_group text,
+        id_campaign text, message_type text, text text, media_url text, file_name text, cards jsonb, mention_all boolean, link_preview boolean)`;
+const messageColumns = sql.raw(
+  "(delivery_key, message_id, id_channel, id_group, id_campaign, message_type, text, media_url, file_name, cards, mention_all, link_preview, sent_at, read_at)",
+);
+const messageFields = sql.raw(
+  "v.delivery_key, v.message_id, v.id_channel, v.id_group, v.id_campaign, v.message_type, v.text, v.media_url, v.file_name, v.cards, v.mention_all, v.link_preview, now(), null::timestamptz",
+);
+
+/** Reads are marked this long after the acks, all channels' together (SimulatorProvider.deliverReceipts). */
+const readDelayMs = 100;
 /** A deterministic share of messages (3 in 10) is read, a moment after it is sent. */
 const isRead = (deliveryKey: string) => createHash("sha256").update(deliveryKey).digest()[0] % 10 < 3;
 
@@ -88,6 +134,9 @@ export class SimulatorProvider implements MessagingProvider {
   readonly capabilities = { carousel: true, forward: true, linkPreview: true, mentionAll: true, receipts: true };
   readonly reconcileAfterMs = 0;
   private readonly events = new ProviderEvents("simulator");
+  /** Read receipts waiting for markRead. */
+  private unread: Receipt[] = [];
+  private readTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Db,
@@ -512,104 +561,87 @@ export class SimulatorProvider implements MessagingProvider {
   }
 
   /**
-   * A loop's messages in a handful of queries: channel states, already-sent keys (dedupe), injected
-   * failures, then one insert. Latency applies per message, as a real gateway's would, between the
-   * insert and the answer: the message is in the log (findSent finds it) while the answer is on its way.
+   * A loop's messages in one statement: the channels' states, the keys already sent (dedupe) and the insert of
+   * the rest; a channel with an injected failure armed takes a second path (consume the failures, then insert).
+   * Latency applies per message, as a real gateway's would, between the insert and the answer: the message is
+   * in the log (findSent finds it) while the answer is on its way.
    */
   async sendMany(messages: OutboundMessage[], options: SendManyOptions = {}): Promise<SendOutcome[]> {
     if (messages.length === 0) return [];
     if (options.signal?.aborted) return messages.map(notSent);
-    const channelIds = [...new Set(messages.map((m) => m.channelId))];
-    // Each channel's state, its tenant's latency and whether a failure is injected on it, in the one query a
-    // loop already made (a loop makes the failures' own query only on a channel that has one armed).
-    const states = await this.db
-      .select({
-        channelId: simulatorChannels.channelId,
-        paired: simulatorChannels.paired,
-        online: simulatorChannels.online,
-        latencyMs: simulatorLatency.latencyMs,
-        armed: sql<boolean>`exists (select 1 from ${simulatorFailures} f where f.id_channel = ${simulatorChannels.channelId} and (f.always or f.fail_next > 0))`,
-      })
-      .from(simulatorChannels)
-      .leftJoin(channels, eq(channels.id, simulatorChannels.channelId))
-      .leftJoin(simulatorLatency, eq(simulatorLatency.tenantId, channels.tenantId))
-      .where(inArray(simulatorChannels.channelId, channelIds));
-    const latency = new Map(states.map((c) => [c.channelId, c.latencyMs ?? 0]));
-    const ms = messages.reduce((sum, m) => sum + (latency.get(m.channelId) ?? 0), 0);
-    const online = new Set(states.filter((c) => c.paired && c.online).map((c) => c.channelId));
-    const keys = messages.map((m) => m.deliveryKey);
-    const known = new Map((await this.sentByKey(keys)).map((r) => [r.deliveryKey, r]));
+    const rows = messages.map(messageRow);
+    const [{ states, existing, inserted }] = rowsOf<{ states: ChannelState[] | null; existing: SentRow[] | null; inserted: SentRow[] | null }>(
+      await this.db.execute(sql`with v as (${messageValues(rows)}),
+        st as (
+          select sc.channel_id as "channelId", sc.paired and sc.online as online, coalesce(l.latency_ms, 0) as "latencyMs",
+                 exists (select 1 from ${simulatorFailures} f where f.id_channel = sc.channel_id and (f.always or f.fail_next > 0)) as armed
+          from ${simulatorChannels} sc left join ${channels} ch on ch.id = sc.channel_id left join ${simulatorLatency} l on l.tenant_id = ch.tenant_id
+          where sc.channel_id = any(array(select distinct v.id_channel from v))),
+        ex as (
+          select m.delivery_key as "deliveryKey", m.id_channel as "channelId", m.message_id as "messageId", m.sent_at as "sentAt"
+          from ${simulatorMessages} m where m.delivery_key = any(array(select v.delivery_key from v))),
+        ins as (
+          insert into ${simulatorMessages} ${messageColumns}
+          select ${messageFields} from v join st on st."channelId" = v.id_channel
+          where st.online and not st.armed and not exists (select 1 from ex where ex."deliveryKey" = v.delivery_key)
+          on conflict do nothing
+          returning delivery_key as "deliveryKey", id_channel as "channelId", message_id as "messageId", sent_at as "sentAt")
+        select (select json_agg(st) from st) as states, (select json_agg(ex) from ex) as existing, (select json_agg(ins) from ins) as inserted`),
+    );
+    const state = new Map((states ?? []).map((c) => [c.channelId, c]));
+    const known = new Map((existing ?? []).map((r) => [r.deliveryKey, r]));
+    const outcomes = new Map<string, SendOutcome>((inserted ?? []).map((r) => [r.deliveryKey, sentOutcome(r)]));
+    const ms = messages.reduce((sum, m) => sum + (state.get(m.channelId)?.latencyMs ?? 0), 0);
 
-    const outcomes = new Map<string, SendOutcome>();
-    const fresh: OutboundMessage[] = [];
+    const armed: OutboundMessage[] = [];
+    const lost: string[] = [];
     for (const m of messages) {
-      const existing = known.get(m.deliveryKey);
-      if (existing && existing.channelId === m.channelId) {
+      if (outcomes.has(m.deliveryKey)) continue;
+      const previous = known.get(m.deliveryKey);
+      const channel = state.get(m.channelId);
+      if (previous && (previous.channelId === m.channelId || channel?.online)) {
         // A real gateway would have delivered it twice: say so (the two-process test counts these lines).
         console.warn(`[simulator] repeated send of delivery key ${m.deliveryKey}`);
-        outcomes.set(m.deliveryKey, { ok: true, receipt: existing });
-      } else if (!online.has(m.channelId))
-        outcomes.set(m.deliveryKey, { ok: false, error: new ProviderUnavailableError(`Channel ${m.channelId} is not connected.`) });
-      else fresh.push(m);
+        outcomes.set(m.deliveryKey, sentOutcome(previous));
+      } else if (!channel?.online) outcomes.set(m.deliveryKey, { ok: false, error: new ProviderUnavailableError(`Channel ${m.channelId} is not connected.`) });
+      else if (channel.armed) armed.push(m);
+      // A concurrent send under the same key won the insert: answered below with its receipt.
+      else lost.push(m.deliveryKey);
     }
-    const armed = new Set(states.filter((c) => c.armed).map((c) => c.channelId));
-    const mayFail = fresh.filter((m) => armed.has(m.channelId));
-    const failing = new Set(mayFail.length ? await this.consumeFailures(mayFail) : []);
-    const toInsert = fresh.filter((m) => {
-      if (!failing.has(failureKey(m))) return true;
-      outcomes.set(m.deliveryKey, { ok: false, error: new ProviderSendError(`Simulated failure sending to ${m.groupId}.`, true) });
-      return false;
-    });
-    if (toInsert.length > 0) {
-      // The loop's rows travel as one JSON parameter (a VALUES list would bind a dozen parameters per row).
-      const rows = JSON.stringify(toInsert.map((m) => this.row(m)));
-      const inserted = await this.db
-        .insert(simulatorMessages)
-        .select(
-          sql`select v.delivery_key, v.message_id, v.id_channel, v.id_group, v.id_campaign, v.message_type, v.text, v.media_url, v.file_name,
-                     v.cards, v.mention_all, v.link_preview, now(), null::timestamptz
-              from json_to_recordset(${rows}::json) as v(delivery_key text, message_id text, id_channel text, id_group text, id_campaign text,
-                     message_type text, text text, media_url text, file_name text, cards jsonb, mention_all boolean, link_preview boolean)`,
-        )
-        .onConflictDoNothing()
-        .returning({ deliveryKey: simulatorMessages.deliveryKey, messageId: simulatorMessages.messageId, sentAt: simulatorMessages.sentAt });
-      // A concurrent send under the same key won the insert: answer with its receipt.
-      const lost = toInsert.filter((m) => !inserted.some((r) => r.deliveryKey === m.deliveryKey)).map((m) => m.deliveryKey);
-      for (const key of lost) console.warn(`[simulator] repeated send of delivery key ${key}`);
-      for (const r of [...inserted, ...(lost.length ? await this.sentByKey(lost) : [])]) {
-        outcomes.set(r.deliveryKey, { ok: true, receipt: { messageId: r.messageId, sentAt: r.sentAt } });
+    if (armed.length > 0) {
+      const failing = new Set(await this.consumeFailures(armed));
+      const toInsert = armed.filter((m) => {
+        if (!failing.has(failureKey(m))) return true;
+        outcomes.set(m.deliveryKey, { ok: false, error: new ProviderSendError(`Simulated failure sending to ${m.groupId}.`, true) });
+        return false;
+      });
+      if (toInsert.length > 0) {
+        const keys = new Set(toInsert.map((m) => m.deliveryKey));
+        const more = rowsOf<SentRow>(
+          await this.db.execute(sql`insert into ${simulatorMessages} ${messageColumns}
+            select ${messageFields} from (${messageValues(rows.filter((r) => keys.has(r.delivery_key)))}) as v
+            on conflict do nothing
+            returning delivery_key as "deliveryKey", id_channel as "channelId", message_id as "messageId", sent_at as "sentAt"`),
+        );
+        for (const r of more) outcomes.set(r.deliveryKey, sentOutcome(r));
+        lost.push(...toInsert.filter((m) => !outcomes.has(m.deliveryKey)).map((m) => m.deliveryKey));
       }
-      const receipts = toInsert.map((m) => ({
-        channelId: m.channelId,
-        deliveryKey: m.deliveryKey,
-        messageId: (outcomes.get(m.deliveryKey) as { receipt: SendReceipt }).receipt.messageId,
-      }));
-      // Accepted and stored first, answered late (as a gateway that sends and then answers): a sender
-      // that dies meanwhile leaves a message the platform has and the sender has not recorded.
-      if (ms > 0) await new Promise((r) => setTimeout(r, ms));
-      // Receipts come later and on their own: a failure (a lost connection, say) is logged, never an unhandled rejection.
-      void this.deliverReceipts(receipts).catch((err) => console.error("[simulator] could not record receipts", err));
-    } else if (ms > 0) await new Promise((r) => setTimeout(r, ms));
+    }
+    if (lost.length > 0) {
+      for (const key of lost) console.warn(`[simulator] repeated send of delivery key ${key}`);
+      for (const r of await this.sentByKey(lost)) outcomes.set(r.deliveryKey, sentOutcome(r));
+    }
+    const receipts = messages.flatMap((m) => {
+      const o = outcomes.get(m.deliveryKey);
+      const fresh = o?.ok && !known.has(m.deliveryKey) && !lost.includes(m.deliveryKey);
+      return fresh ? [{ channelId: m.channelId, deliveryKey: m.deliveryKey, messageId: o.receipt.messageId }] : [];
+    });
+    // Accepted and stored first, answered late (as a gateway that sends and then answers): a sender
+    // that dies meanwhile leaves a message the platform has and the sender has not recorded.
+    if (ms > 0) await new Promise((r) => setTimeout(r, ms));
+    // Receipts come later and on their own: a failure (a lost connection, say) is logged, never an unhandled rejection.
+    if (receipts.length > 0) void this.deliverReceipts(receipts).catch((err) => console.error("[simulator] could not record receipts", err));
     return messages.map((m) => outcomes.get(m.deliveryKey)!);
-  }
-
-  /** A message log row, keyed by column name. */
-  private row(message: OutboundMessage) {
-    const c = message.content;
-    return {
-      delivery_key: message.deliveryKey,
-      message_id: `SIM${randomUUID().replaceAll("-", "").slice(0, 20).toUpperCase()}`,
-      id_channel: message.channelId,
-      id_group: message.groupId,
-      id_campaign: message.campaignId ?? null,
-      message_type: c.type,
-      text: c.type === "text" || c.type === "carousel" ? c.text : c.caption,
-      media_url: c.type === "text" || c.type === "carousel" ? null : c.mediaUrl,
-      file_name: c.type === "document" ? (c.fileName ?? null) : null,
-      cards: c.type === "carousel" ? c.cards : null,
-      mention_all: message.mentionAll,
-      link_preview: message.linkPreview !== false,
-    };
   }
 
   /** Consumes one injected failure for each (channel, group) that has one; returns their failureKeys. */
@@ -641,11 +673,24 @@ export class SimulatorProvider implements MessagingProvider {
       .where(inJson(simulatorMessages.deliveryKey, keys));
   }
 
-  /** Every message is acked; a deterministic share is also read, a moment later. */
+  /**
+   * Every message is acked at once; a deterministic share is also read, a moment later: the reads of all
+   * channels are gathered for readDelayMs and marked together (people read in their own time, and a loop
+   * of one message would otherwise pay an UPDATE of its own).
+   */
   private async deliverReceipts(receipts: Receipt[]) {
     await this.events.emit({ type: "message_ack", receipts, at: new Date() });
     const read = receipts.filter((r) => isRead(r.deliveryKey));
     if (read.length === 0) return;
+    this.unread.push(...read);
+    this.readTimer ??= setTimeout(() => void this.markRead().catch((err) => console.error("[simulator] could not record reads", err)), readDelayMs);
+    this.readTimer.unref?.();
+  }
+
+  private async markRead() {
+    this.readTimer = undefined;
+    const read = this.unread;
+    this.unread = [];
     const at = new Date();
     await this.db
       .update(simulatorMessages)

@@ -24,8 +24,19 @@ export interface EventSelect {
  * at once puts this in a CTE (one round trip instead of a transaction's five). Call eventsRecorded() after.
  */
 export function insertEventSql(type: OutboxEventType, e: EventSelect, at: Date): SQL {
+  return insertEventsSql([type], [e], at);
+}
+
+/**
+ * Several events built in SQL, in one INSERT and in this order (their ids, which the webhooks deliver by,
+ * follow it): two INSERTs in CTEs of one statement run in no defined order.
+ */
+export function insertEventsSql(types: readonly OutboxEventType[], events: EventSelect[], at: Date): SQL {
+  const parts = events.map(
+    (e, i) => sql`select ${i}::int as ord, ${e.tenantId} as tenant_id, ${types[i]}::text as type, ${e.payload} as payload from ${e.source}`,
+  );
   return sql`insert into ${outboxEvents} (tenant_id, type, payload, created_at)
-    select ${e.tenantId}, ${type}, ${e.payload}, ${at.toISOString()}::timestamptz from ${e.source}`;
+    select e.tenant_id, e.type, e.payload, ${at.toISOString()}::timestamptz from (${sql.join(parts, sql` union all `)}) e order by e.ord`;
 }
 
 /** recordEvent for an event built in SQL, inside the change's transaction. */
