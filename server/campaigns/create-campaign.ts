@@ -1,10 +1,11 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { affectedRows } from "../../db/params";
+import { rowsOf } from "../../db/params";
 import { campaigns, channels, deliveries, monitoringGroups, segmentChannels, segmentGroups } from "../../db/schema";
 import { BadRequest } from "../errors";
 import { newId } from "../ids";
-import { recordEvent } from "../outbox/record-event";
+import { eventsRecorded, insertEventSql } from "../outbox/record-event";
+import { statusEventSql } from "../dispatch/campaign-events";
 import { findSegment } from "../segments/find-segment";
 import type { CampaignContent } from "../dispatch/campaign-content";
 import type { AnyMessageType } from "./schema";
@@ -22,7 +23,7 @@ export interface NewCampaign {
 
 /**
  * Creates the campaign and one delivery per segment group (plus the monitoring group's copy, not
- * counted in `total`) in one transaction: a campaign never exists half fanned out.
+ * counted in `total`) in one statement: a campaign never exists half fanned out.
  */
 export async function createCampaign(db: Db, tenantId: string, input: NewCampaign, now: Date) {
   const scheduledAt = input.scheduledAt ? parseScheduledAt(input.scheduledAt, now) : null;
@@ -36,8 +37,11 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
   if (!connected) throw new BadRequest(`id_segment: segment ${segment.id} has no connected channel`, "no_connected_channel");
 
   const id = newId("campaign");
-  const total = await db.transaction(async (tx) => {
-    await tx.insert(campaigns).values({
+  // One statement (a five-statement transaction before): the campaign, its deliveries and its campaign_status
+  // event commit together, and `total` is counted from the very rows the fan-out reads (one snapshot).
+  const inserted = db
+    .insert(campaigns)
+    .values({
       id,
       tenantId,
       segmentId: segment.id,
@@ -48,36 +52,31 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
       linkPreview: input.linkPreview ?? null,
       mentionAll: input.mentionAll,
       scheduledAt,
-      total: 0,
+      // The segment's total_groups at creation.
+      total: sql`(select count(*)::int from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id})`,
       nextRunAt: scheduledAt ?? now,
       createdAt: now,
       updatedAt: now,
-    });
-    // One statement fans out any number of groups (segment groups are unique by their primary key).
-    const fanned = await tx.execute(sql`
-      insert into ${deliveries} (campaign_id, id_group, channel_id, group_name, is_monitoring, position)
-      select ${id}, ${segmentGroups.groupId}, ${segmentGroups.channelId}, ${segmentGroups.name}, false, ${segmentGroups.position}
-      from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id}`);
-    // The monitoring group's copy (docs/decisions.md#monitoring-copy): a delivery of its own, first (position -1), but not one
-    // of the campaign's groups, so it is not in `total`. Skipped if the group is also in the segment
-    // (edits keep it out; this is the guard).
-    await tx.execute(sql`
-      insert into ${deliveries} (campaign_id, id_group, channel_id, group_name, is_monitoring, position)
-      select ${id}, ${monitoringGroups.groupId}, ${monitoringGroups.channelId}, ${monitoringGroups.name}, true, -1
-      from ${monitoringGroups} where ${monitoringGroups.segmentId} = ${segment.id}
-        and not exists (select 1 from ${segmentGroups}
-                        where ${segmentGroups.segmentId} = ${segment.id} and ${segmentGroups.groupId} = ${monitoringGroups.groupId})`);
-    // The segment's total_groups at creation.
-    const count = affectedRows(fanned);
-    await tx.update(campaigns).set({ total: count }).where(eq(campaigns.id, id));
-    await recordEvent(
-      tx,
-      tenantId,
-      "campaign_status",
-      { id_campaign: id, name: input.name, status: "pending", groups: { total: count, sent: 0, pending: count, failed: 0 } },
-      now,
-    );
-    return count;
-  });
+    })
+    .returning();
+  const [{ total }] = rowsOf<{ total: number }>(
+    await db.execute(sql`with c as (${inserted.getSQL()}),
+      -- Any number of groups in one INSERT (segment groups are unique by their primary key).
+      fanned as (
+        insert into ${deliveries} (campaign_id, id_group, channel_id, group_name, is_monitoring, position)
+        select ${id}, ${segmentGroups.groupId}, ${segmentGroups.channelId}, ${segmentGroups.name}, false, ${segmentGroups.position}
+        from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id}),
+      -- The monitoring group's copy (docs/decisions.md#monitoring-copy): a delivery of its own, first (position -1), but not one
+      -- of the campaign's groups, so it is not in total. Skipped if the group is also in the segment (edits keep it out; this is the guard).
+      monitoring as (
+        insert into ${deliveries} (campaign_id, id_group, channel_id, group_name, is_monitoring, position)
+        select ${id}, ${monitoringGroups.groupId}, ${monitoringGroups.channelId}, ${monitoringGroups.name}, true, -1
+        from ${monitoringGroups} where ${monitoringGroups.segmentId} = ${segment.id}
+          and not exists (select 1 from ${segmentGroups}
+                          where ${segmentGroups.segmentId} = ${segment.id} and ${segmentGroups.groupId} = ${monitoringGroups.groupId})),
+      event as (${insertEventSql("campaign_status", statusEventSql("c", sql`c`, now, { previous: false }), now)})
+      select total from c`),
+  );
+  eventsRecorded();
   return { id, name: input.name, status: "pending" as const, scheduledAt, total };
 }

@@ -13,22 +13,22 @@ export async function recordStatusEvent(tx: Tx, c: CampaignRow, previous: string
 }
 
 /** The data of a campaign event of the row `row`: its id, name, status and groups (the counters). */
-function campaignData(row: string, extra: SQL = sql``) {
+function campaignData(row: string, extra?: SQL) {
   const r = (column: string) => sql.raw(`${row}.${column}`);
   const groups = sql`jsonb_build_object('total', ${r("total")}, 'sent', ${r("sent")}, 'pending', ${pendingGroupsSql(row)}, 'failed', ${r("failed")})`;
-  return sql`jsonb_build_object('id_campaign', ${r("id")}, 'name', ${r("name")}, 'status', ${r("status")}${extra}, 'groups', ${groups})`;
+  return sql`jsonb_build_object('id_campaign', ${r("id")}, 'name', ${r("name")}, 'status', ${r("status")}${extra ?? sql``}, 'groups', ${groups})`;
 }
 
 const eventPayload = (type: string, at: Date, data: SQL) =>
   sql`jsonb_build_object('type', ${type}::text, 'timestamp', ${at.toISOString()}::text, 'data', ${data})`;
 
-/** The campaign_status event of the row `row` (an alias in `source`, with a `previous_status` column), built in SQL. */
-export function statusEventSql(row: string, source: SQL, at: Date): EventSelect {
-  return {
-    source,
-    tenantId: sql.raw(`${row}.tenant_id`),
-    payload: eventPayload("campaign_status", at, campaignData(row, sql.raw(`, 'previous_status', ${row}.previous_status`))),
-  };
+/**
+ * The campaign_status event of the row `row` (an alias in `source`), built in SQL: with the row's
+ * `previous_status` column, or without one (`previous: false`, the creation's event).
+ */
+export function statusEventSql(row: string, source: SQL, at: Date, { previous = true } = {}): EventSelect {
+  const extra = previous ? sql.raw(`, 'previous_status', ${row}.previous_status`) : undefined;
+  return { source, tenantId: sql.raw(`${row}.tenant_id`), payload: eventPayload("campaign_status", at, campaignData(row, extra)) };
 }
 
 /** Events of campaign_progress are at least this far apart per campaign (the last one is forced). */

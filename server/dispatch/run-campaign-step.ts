@@ -108,8 +108,9 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         sent = result.sent;
         if (result.autoPaused || lease.lost) break;
         // A channel that signalled a rate limit widens the pause of its campaigns (docs/dispatch.md).
+        // Counted from the provider's last answer: the loop's recording and the release do not lengthen the pause.
         const pause = randomPauseMs(rates.min_dispatch_rate, rates.max_dispatch_rate, random()) + result.slowdownMs;
-        next = new Date(clock().getTime() + pause);
+        next = new Date(result.answeredAt.getTime() + pause);
         // Nothing left (the release reads the counters): finish right away rather than after the pacing pause.
         if (result.slowdownMs === 0) doneAt = clock();
         break;
@@ -130,10 +131,10 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
 type Claimed = Awaited<ReturnType<typeof claimDeliveries>>[number];
 
 async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, settings: Settings, size: number, clock: () => Date, lease: CampaignLease) {
-  const none = { sent: 0, autoPaused: false, slowdownMs: 0 };
-  if (lease.lost) return none;
+  const none = () => ({ sent: 0, autoPaused: false, slowdownMs: 0, answeredAt: clock() });
+  if (lease.lost) return none();
   const batch = await claimDeliveries(deps.db, c.id, size, clock(), lease);
-  if (batch.length === 0) return none;
+  if (batch.length === 0) return none();
   const result = await sendClaimed(deps, c, settings, batch, clock, lease);
   // The monitoring copy is claimed alone and sent (and recorded) before any segment group. It is not one
   // of the campaign's groups, so it takes no slot of dispatches_per_loop: once it is out, the same loop
@@ -142,7 +143,7 @@ async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, s
   const groups = await claimDeliveries(deps.db, c.id, size, clock(), lease);
   if (groups.length === 0) return result;
   const more = await sendClaimed(deps, c, settings, groups, clock, lease);
-  return { sent: result.sent + more.sent, autoPaused: more.autoPaused, slowdownMs: Math.max(result.slowdownMs, more.slowdownMs) };
+  return { sent: result.sent + more.sent, autoPaused: more.autoPaused, slowdownMs: Math.max(result.slowdownMs, more.slowdownMs), answeredAt: more.answeredAt };
 }
 
 /**
@@ -199,6 +200,7 @@ async function sendHeld(deps: DispatchDeps, c: typeof campaigns.$inferSelect, se
     )),
   );
 
+  // The loop's last answer: the pacing pause counts from here.
   const now = clock();
   const sent = batch.flatMap((d, i) => {
     const o = outcomes[i];
@@ -210,7 +212,7 @@ async function sendHeld(deps: DispatchDeps, c: typeof campaigns.$inferSelect, se
   // rest stay `sending` and the next holder reconciles them with the provider (never resent blindly).
   // The loop's channels' slow-down as claimed, widened by a rate limit signalled in this loop.
   let slowdownMs = Math.max(0, ...batch.map((d) => d.channelSlowdownMs));
-  if (lease.lost) return { sent: sent.length, autoPaused: false, slowdownMs };
+  if (lease.lost) return { sent: sent.length, autoPaused: false, slowdownMs, answeredAt: now };
   for (const [i, d] of batch.entries()) {
     const o = outcomes[i];
     if (o.ok) continue;
@@ -232,10 +234,10 @@ async function sendHeld(deps: DispatchDeps, c: typeof campaigns.$inferSelect, se
     if (streak >= autoPauseAfterFailures) {
       // A broken channel must not burn through every group: pause (the rest of this loop was already answered).
       await transition(db, c.id, ["sending"], "paused", now, { pauseReason: "send_errors" });
-      return { sent: sent.length, autoPaused: true, slowdownMs };
+      return { sent: sent.length, autoPaused: true, slowdownMs, answeredAt: now };
     }
   }
-  return { sent: sent.length, autoPaused: false, slowdownMs };
+  return { sent: sent.length, autoPaused: false, slowdownMs, answeredAt: now };
 }
 
 async function firstSent(db: Db, campaignId: string): Promise<OutboundMessage["forwardOf"]> {
