@@ -14,7 +14,7 @@
  *    seconds to ready, its peak RSS, and its RSS 3 s later.
  *
  * `two-processes` (alone, never by default): sends/s of one server process against two on one PostgreSQL
- * database, 20 campaigns at once (bench/two-processes.ts).
+ * database, 100 campaigns at once (bench/two-processes.ts).
  * `scale` (bench/scale.ts) and `load` (bench/load.ts), alone, never by default: scale and fairness of
  * dispatch with hundreds of tenants; HTTP load at the rate limit's ceiling with autocannon.
  *

@@ -1,11 +1,11 @@
 /**
  * `npm run bench -- two-processes`: sends/s of one server process against two on one PostgreSQL
- * database, for many campaigns at once (docs/benchmarks.md). 20 tenants, each with one 200-group
- * campaign at zero pacing (20 messages per loop, BENCH_TWO_LATENCY_MS per message at the simulator,
- * default 5: a gateway's time on the wire), all created at once; from the first create request to the
- * last campaign completed. Each configuration runs once to warm up, then once measured. One campaign
- * stays on one worker at a time, so it is the number of campaigns, not their size, that two processes
- * share.
+ * database, for many campaigns at once (docs/benchmarks.md). BENCH_TWO_TENANTS tenants (default 100,
+ * more than one process's 48 workers), each with one BENCH_TWO_GROUPS-group campaign (200) at zero
+ * pacing (20 messages per loop, BENCH_TWO_LATENCY_MS per message at the simulator, default 100: a
+ * gateway's answer to a send), all created at once; from the first create request to the last campaign
+ * completed. Each configuration runs once to warm up, then once measured. One campaign stays on one
+ * worker at a time, so it is the number of campaigns, not their size, that two processes share.
  */
 import path from "node:path";
 import {
@@ -21,10 +21,10 @@ import {
   type ServerProcess,
 } from "../e2e/server-process";
 
-const TENANTS = Number(process.env.BENCH_TWO_TENANTS ?? 20);
+const TENANTS = Number(process.env.BENCH_TWO_TENANTS ?? 100);
 const GROUPS = Number(process.env.BENCH_TWO_GROUPS ?? 200);
 const PER_LOOP = 20;
-const LATENCY_MS = Number(process.env.BENCH_TWO_LATENCY_MS ?? 5);
+const LATENCY_MS = Number(process.env.BENCH_TWO_LATENCY_MS ?? 100);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
