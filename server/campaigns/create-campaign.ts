@@ -1,12 +1,12 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { rowsOf } from "../../db/params";
-import { campaigns, channels, deliveries, monitoringGroups, segmentChannels, segmentGroups } from "../../db/schema";
+import { campaigns, channels, deliveries, monitoringGroups, segmentChannels, segmentGroups, segments } from "../../db/schema";
 import { BadRequest } from "../errors";
+import { segmentNotFound } from "../segments/find-segment";
 import { newId } from "../ids";
 import { eventsRecorded, insertEventSql } from "../outbox/record-event";
 import { statusEventSql } from "../dispatch/campaign-events";
-import { findSegment } from "../segments/find-segment";
 import type { CampaignContent } from "../dispatch/campaign-content";
 import type { AnyMessageType } from "./schema";
 import { parseScheduledAt } from "./scheduled-at";
@@ -27,14 +27,17 @@ export interface NewCampaign {
  */
 export async function createCampaign(db: Db, tenantId: string, input: NewCampaign, now: Date) {
   const scheduledAt = input.scheduledAt ? parseScheduledAt(input.scheduledAt, now) : null;
-  const segment = await findSegment(db, tenantId, input.segmentId);
-  const [connected] = await db
-    .select({ id: channels.id })
-    .from(segmentChannels)
-    .innerJoin(channels, eq(channels.id, segmentChannels.channelId))
-    .where(and(eq(segmentChannels.segmentId, segment.id), eq(channels.status, "connected")))
-    .limit(1);
-  if (!connected) throw new BadRequest(`id_segment: segment ${segment.id} has no connected channel`, "no_connected_channel");
+  // The segment and whether one of its channels is connected, in one query.
+  const [segment] = await db
+    .select({
+      id: segments.id,
+      connected: sql<boolean>`exists (select 1 from ${segmentChannels} sc join ${channels} ch on ch.id = sc.channel_id
+                                      where sc.segment_id = "segments".id and ch.status = 'connected')`,
+    })
+    .from(segments)
+    .where(and(eq(segments.id, input.segmentId), eq(segments.tenantId, tenantId)));
+  if (!segment) throw segmentNotFound(input.segmentId);
+  if (!segment.connected) throw new BadRequest(`id_segment: segment ${segment.id} has no connected channel`, "no_connected_channel");
 
   const id = newId("campaign");
   // One statement (a five-statement transaction before): the campaign, its deliveries and its campaign_status

@@ -3,12 +3,15 @@ import type { Db, Tx } from "../../db/client";
 import { channels, monitoringGroups, segmentChannels, segmentGroups, segments } from "../../db/schema";
 import { NotFound } from "../errors";
 
+/** A segment that does not exist, or is another tenant's (the same answer: no leak of other tenants' ids). */
+export const segmentNotFound = (segmentId: string) => new NotFound(`Segment ${segmentId} not found.`);
+
 export async function findSegment(db: Db | Tx, tenantId: string, segmentId: string) {
   const [row] = await db
     .select()
     .from(segments)
     .where(and(eq(segments.id, segmentId), eq(segments.tenantId, tenantId)));
-  if (!row) throw new NotFound(`Segment ${segmentId} not found.`);
+  if (!row) throw segmentNotFound(segmentId);
   return row;
 }
 
