@@ -38,11 +38,20 @@ export interface OpenOptions {
   statementLog?: string;
 }
 
+/**
+ * The `postgres` driver's options for every connection of the service. `fetch_types: false`: by default
+ * the driver's first statement on each new session reads the array types, and it does not await that
+ * query, so a session dropped at that moment (pg_terminate_backend, a restart, a reset) rejected with
+ * nobody to catch it, which ends a Node process (test/faults/db-connect-drop.test.ts). The service
+ * reads no array from PostgreSQL (arrays stay inside SQL; lists go in as JSON, db/params.ts).
+ */
+const driverOptions = { fetch_types: false, onnotice: () => {} } satisfies postgres.Options<Record<string, never>>;
+
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.url) {
     if (opts.migrate !== false) await migrateOnPostgres(opts.url);
     const count = opts.statementLog ? statementCounter(opts.statementLog) : undefined;
-    const client = postgres(opts.url, { max: 10, onnotice: () => {}, ...(count ? { debug: (_c: number, query: string) => count(query) } : {}) });
+    const client = postgres(opts.url, { ...driverOptions, max: 10, ...(count ? { debug: (_c: number, query: string) => count(query) } : {}) });
     return {
       db: drizzlePostgres(client, { schema }) as unknown as Db,
       driver: "postgres",
@@ -140,7 +149,7 @@ function pgliteStartParams(): string[] | undefined {
 
 /** Several processes may start at once (server, CLI, test workers): one migrates at a time. */
 async function migrateOnPostgres(url: string) {
-  const client = postgres(url, { max: 1, onnotice: () => {} });
+  const client = postgres(url, { ...driverOptions, max: 1 });
   try {
     await client`select pg_advisory_lock(727274)`;
     await migratePostgres(drizzlePostgres(client), { migrationsFolder });

@@ -121,12 +121,8 @@ let tenantId: string;
 beforeAll(async () => {
   if (readOnlySkip && fullSkip) return;
   if (canMount) mount(disk, "size=128m");
-  // An existing database with data: the migrated snapshot the tests start from, written to DATA_DIR.
-  const database = await openDatabase({
-    dataDir,
-    loadDataDir: new Blob([readFileSync(path.join(root, ".test-data/pglite-snapshot.tar.gz"))]),
-    migrate: false,
-  });
+  // An existing database with data, in DATA_DIR (made here: a PostgreSQL-only run has no PGlite snapshot).
+  const database = await openDatabase({ dataDir });
   try {
     ({ tenantId } = await createTenant(database.db, { name: "Antes da falha", email, password: "senha-segura-123" }));
   } finally {
