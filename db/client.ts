@@ -36,6 +36,8 @@ export interface OpenOptions {
    * the benches' BENCH_STATEMENTS, to see how many round trips a step costs. Unset: nothing counted.
    */
   statementLog?: string;
+  /** PostgreSQL only: connections the process keeps at most (DATABASE_POOL_SIZE; default 10). */
+  poolSize?: number;
 }
 
 /**
@@ -51,7 +53,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.url) {
     if (opts.migrate !== false) await migrateOnPostgres(opts.url);
     const count = opts.statementLog ? statementCounter(opts.statementLog) : undefined;
-    const client = postgres(opts.url, { ...driverOptions, max: 10, ...(count ? { debug: (_c: number, query: string) => count(query) } : {}) });
+    const client = postgres(opts.url, { ...driverOptions, max: opts.poolSize ?? 10, ...(count ? { debug: (_c: number, query: string) => count(query) } : {}) });
     return {
       db: drizzlePostgres(client, { schema }) as unknown as Db,
       driver: "postgres",
@@ -166,7 +168,7 @@ const holder = globalThis as unknown as { __gcsDatabase?: Promise<Database> };
  * the server's DATABASE_URL and DATA_DIR: db/ reads no configuration of its own). Without `config` it
  * must already be open (or installed by setDatabase).
  */
-export function getDatabase(config?: { url?: string; dataDir: string; statementLog?: string }): Promise<Database> {
+export function getDatabase(config?: { url?: string; dataDir: string; statementLog?: string; poolSize?: number }): Promise<Database> {
   if (!holder.__gcsDatabase) {
     if (!config) return Promise.reject(new Error("The database is not open: open it through server/database.ts first."));
     holder.__gcsDatabase = openDatabase(config).catch((err) => {

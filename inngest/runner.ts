@@ -16,6 +16,13 @@ export interface RunnerOptions {
  * (runCampaignStep) as the Inngest function, for every due campaign, sleeping until the next is due.
  * Durable state lives in the database, so a restart picks up where it stopped; campaign leases make
  * a second runner (another process, or Inngest) harmless.
+ *
+ * It keeps an agenda: when each campaign it knows of falls due. A step it ran tells it the campaign's
+ * next run; a campaign created or resumed here is woken with its own (wakeDispatch's hint); and a look
+ * at the database (dueWork) at least every `maxSleepMs` adds what is due or falls due before the next
+ * look (another process's campaigns, a lease that ran out, anything after a restart). So a paced
+ * campaign's next step starts from the agenda when its time comes, without a query first, and the
+ * database is asked once a look, not once a step (docs/dispatch.md#fairness-between-tenants).
  */
 export class InProcessRunner extends WakeableLoop {
   constructor(
@@ -26,14 +33,27 @@ export class InProcessRunner extends WakeableLoop {
   }
 
   protected subscribe() {
-    return onDispatchWake(() => this.wake());
+    return onDispatchWake((campaignId, due) => {
+      if (campaignId && due) this.agenda.set(campaignId, { at: due.dueAt.getTime(), tenantId: due.tenantId });
+      else this.lookNow = true;
+      this.wake();
+    });
   }
 
   /** Campaigns whose step runs now in this process: their step (stop() waits for them) and tenant. */
   private readonly running = new Map<string, { step: Promise<void>; tenantId: string }>();
+  /** When each campaign this runner knows of falls due (ms since the epoch), and its tenant. */
+  private readonly agenda = new Map<string, { at: number; tenantId: string }>();
+  /** A look at the database is wanted at the next round (start, a wake-up without a campaign). */
+  private lookNow = true;
+  private nextLookAt = 0;
 
   private get workers() {
     return this.opts.concurrency ?? env.dispatchConcurrency;
+  }
+
+  private get lookEveryMs() {
+    return this.opts.maxSleepMs ?? 1000;
   }
 
   /**
@@ -46,33 +66,41 @@ export class InProcessRunner extends WakeableLoop {
   }
 
   /**
-   * A pool: each free worker takes the next due campaign (round-robin across tenants, dueCampaigns) as
-   * soon as it is free, and a finished step wakes the loop; a tenant holds at most `perTenant` workers. A long step (a zero-pacing campaign's loop
-   * of 100 sends) holds one worker, not the others: paced campaigns of other tenants keep their pace
-   * beside it (docs/dispatch.md#fairness).
+   * A pool: each free worker takes the next due campaign as soon as it is free, and a finished step wakes
+   * the loop; a tenant holds at most `perTenant` workers, and among the due campaigns one whose tenant runs
+   * fewer here goes first (then the longest-waiting). A long step (a zero-pacing campaign's loop of 100
+   * sends) holds one worker, not the others: paced campaigns of other tenants keep their pace beside it
+   * (docs/dispatch.md#fairness).
    */
   protected async round() {
     const free = this.workers - this.running.size;
     if (free <= 0) return false;
-    // The due campaigns and the next due time in one statement (sleepMs uses the latter).
-    const { due, nextAt } = await dueWork(this.deps.db, new Date(), free + this.workers);
-    this.nextAt = nextAt;
-    // Round-robin across tenants counts what already runs here: a tenant whose campaigns hold workers
-    // comes after one that has none running, however long the former's other campaigns have waited.
+    let now = Date.now();
+    if (this.lookNow || now >= this.nextLookAt) await this.look(now, free);
+    now = Date.now();
+    const due = [...this.agenda]
+      .filter(([id, e]) => e.at <= now && !this.running.has(id))
+      .sort((a, b) => a[1].at - b[1].at)
+      .map(([id, e]) => ({ id, tenantId: e.tenantId }));
     const busy = new Map<string, number>();
     for (const r of this.running.values()) busy.set(r.tenantId, (busy.get(r.tenantId) ?? 0) + 1);
     const picked: typeof due = [];
     for (let i = 0; i < free; i++) {
-      const candidates = due.filter((d) => !this.running.has(d.id) && !picked.includes(d) && (busy.get(d.tenantId) ?? 0) < this.perTenant);
+      const candidates = due.filter((d) => !picked.includes(d) && (busy.get(d.tenantId) ?? 0) < this.perTenant);
       if (candidates.length === 0) break;
       const next = candidates.reduce((best, d) => ((busy.get(d.tenantId) ?? 0) < (busy.get(best.tenantId) ?? 0) ? d : best));
       picked.push(next);
       busy.set(next.tenantId, (busy.get(next.tenantId) ?? 0) + 1);
     }
     for (const { id, tenantId } of picked) {
+      this.agenda.delete(id);
       const step = runCampaignStep(this.deps, id)
         .then(
-          () => undefined,
+          (outcome) => {
+            // Its next run goes on the agenda. A campaign another worker holds ("busy") or that is gone is
+            // left to the looks: the holder's release sets its next run in the database.
+            if (outcome.nextRunAt && outcome.plan !== "busy" && outcome.plan !== "gone") this.agenda.set(id, { at: outcome.nextRunAt.getTime(), tenantId });
+          },
           (err) => console.error("[dispatch] step failed", id, err),
         )
         .finally(() => {
@@ -81,20 +109,33 @@ export class InProcessRunner extends WakeableLoop {
         });
       this.running.set(id, { step, tenantId });
     }
-    // A finished step wakes the loop; meanwhile it sleeps until the next step falls due.
+    // A finished step wakes the loop; meanwhile it sleeps until the next step falls due or the next look.
     return false;
+  }
+
+  /**
+   * What the database says is due now or falls due before the look after this one (with a margin), onto
+   * the agenda. What runs here is left out: its step's outcome says when it runs next.
+   */
+  private async look(now: number, free: number) {
+    this.lookNow = false;
+    this.nextLookAt = now + this.lookEveryMs;
+    const { due, upcoming } = await dueWork(this.deps.db, new Date(now), free + this.workers, new Date(this.nextLookAt + this.lookEveryMs / 2));
+    for (const d of due) if (!this.running.has(d.id)) this.agenda.set(d.id, { at: now, tenantId: d.tenantId });
+    for (const u of upcoming) if (!this.running.has(u.id)) this.agenda.set(u.id, { at: u.at.getTime(), tenantId: u.tenantId });
   }
 
   protected async drain() {
     while (this.running.size > 0) await Promise.all([...this.running.values()].map((r) => r.step));
   }
 
-  /** When the next campaign not due at the last round falls due (dueWork). */
-  private nextAt: Date | null = null;
-
   protected async sleepMs() {
-    const max = this.opts.maxSleepMs ?? 1000;
-    if (this.running.size >= this.workers || !this.nextAt) return max;
-    return Math.min(max, Math.max(0, this.nextAt.getTime() - Date.now()));
+    const max = this.lookEveryMs;
+    if (this.running.size >= this.workers) return max;
+    // A campaign due now and not taken waits for its tenant's share of the workers: the step that frees one wakes the loop.
+    const now = Date.now();
+    let until = this.nextLookAt;
+    for (const e of this.agenda.values()) if (e.at > now && e.at < until) until = e.at;
+    return Math.min(max, Math.max(0, until - now));
   }
 }

@@ -21,6 +21,7 @@ const variables = {
   DATA_DIR: [z.string(), "a path"],
   DATABASE_URL: [z.string().regex(/^postgres(ql)?:\/\//), "a postgres:// URL"],
   DB_STATEMENT_LOG: [z.string(), "a file path"],
+  DATABASE_POOL_SIZE: [int(1, 500), "an integer from 1 to 500"],
   NEXTAUTH_SECRET: [z.string(), "a string"],
   NEXTAUTH_URL: [url, "an http(s) URL"],
   MESSAGING_PROVIDER: [z.enum(["simulator", "evolution"]), "simulator or evolution"],
@@ -117,6 +118,10 @@ export const env = {
   },
   get databaseUrl() {
     return readEnv("DATABASE_URL");
+  },
+  /** PostgreSQL connections the process keeps at most. */
+  get databasePoolSize() {
+    return readEnv("DATABASE_POOL_SIZE") ?? 10;
   },
   /** Benches only: a file the statements run are counted into, by text (db/client.ts). */
   get statementLog() {

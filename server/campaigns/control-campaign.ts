@@ -26,7 +26,7 @@ export async function resumeCampaign(db: Db, tenantId: string, campaignId: strin
   const row = await transition(db, campaignId, ["paused"], to, now, { nextRunAt: now });
   if (!row) throw refuse(campaignId, c.status, "resumed");
   await db.update(campaigns).set({ failureStreaks: {} }).where(eq(campaigns.id, campaignId));
-  wakeDispatch(campaignId);
+  wakeDispatch(campaignId, { tenantId, dueAt: now });
   return row;
 }
 
@@ -66,6 +66,6 @@ export async function resendDelivery(db: Db, tenantId: string, campaignId: strin
     if (finished) await recordStatusEvent(tx, updated, c.status, now);
     return updated;
   });
-  wakeDispatch(campaignId);
+  wakeDispatch(campaignId, { tenantId, dueAt: now });
   return row;
 }

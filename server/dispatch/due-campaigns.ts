@@ -36,19 +36,27 @@ export function dueCampaignRows(db: Db, now: Date, limit: number) {
 }
 
 /**
- * One look for the in-process runner, in one statement: the due campaigns (as dueCampaignRows) and
- * `nextAt`, when the next one not due yet falls due (to know how long to sleep). A campaign that a worker
- * holds is due when its lease ends, not before: a runner beside another process's long step sleeps
- * instead of asking again at once. A campaign due now but not taken (its tenant's share of the workers
- * is busy) is not in `nextAt`: the step that frees a worker wakes the runner.
+ * One look for the in-process runner, in one statement: the due campaigns (as dueCampaignRows, at most
+ * `limit`) and the ones falling due after `now` up to `until` (at most `upcomingLimit`, earliest first),
+ * each with that time. A campaign that a worker holds falls due when its lease ends, not before: a runner
+ * beside another process's long step waits instead of asking again at once.
  */
-export async function dueWork(db: Db, now: Date, limit: number): Promise<{ due: { id: string; tenantId: string }[]; nextAt: Date | null }> {
+export async function dueWork(
+  db: Db,
+  now: Date,
+  limit: number,
+  until: Date,
+  upcomingLimit = 1000,
+): Promise<{ due: { id: string; tenantId: string }[]; upcoming: { id: string; tenantId: string; at: Date }[] }> {
   const at = tsParam(now);
   const dueAt = sql`greatest(${campaigns.nextRunAt}, ${campaigns.leaseUntil})`;
-  const result = await db.execute(sql`select n.next_at, r.id, r.tenant_id
-    from (select min(${dueAt}) as next_at from ${campaigns} where ${active} and ${dueAt} > ${at}) as n
-    left join lateral (${dueCampaignRows(db, now, limit)}) as r on true`);
-  const rows = rowsOf<{ next_at: string | Date | null; id: string | null; tenant_id: string | null }>(result);
-  const nextAt = rows[0]?.next_at ? new Date(rows[0].next_at) : null;
-  return { due: rows.flatMap((r) => (r.id && r.tenant_id ? [{ id: r.id, tenantId: r.tenant_id }] : [])), nextAt };
+  const result = await db.execute(sql`select r.id, r.tenant_id, null::timestamptz as due_at from (${dueCampaignRows(db, now, limit)}) as r
+    union all
+    (select ${campaigns.id}, ${campaigns.tenantId}, ${dueAt} from ${campaigns}
+      where ${active} and ${dueAt} > ${at} and ${dueAt} <= ${tsParam(until)} order by 3 limit ${upcomingLimit})`);
+  const rows = rowsOf<{ id: string; tenant_id: string; due_at: string | Date | null }>(result);
+  return {
+    due: rows.filter((r) => r.due_at === null).map((r) => ({ id: r.id, tenantId: r.tenant_id })),
+    upcoming: rows.flatMap((r) => (r.due_at === null ? [] : [{ id: r.id, tenantId: r.tenant_id, at: new Date(r.due_at) }])),
+  };
 }

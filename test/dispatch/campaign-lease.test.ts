@@ -99,7 +99,7 @@ describe("campaign leases", () => {
     }
   });
 
-  it("dueWork: a campaign another worker holds is due when its lease ends, not now; once let go it is due", async () => {
+  it("dueWork: a campaign another worker holds falls due when its lease ends, not now; once let go it is due", async () => {
     const { api, segment } = await tenantWithSegment(server.url, 3, 5);
     const { db } = await getServices();
     const { id_campaign: id } = await createCampaign(api, segment);
@@ -107,13 +107,15 @@ describe("campaign leases", () => {
     // Every other active campaign of this database out of the way, so the minimum is this one's.
     const db2 = await getDb();
     await db2.update(campaigns).set({ leaseUntil: until });
-    const held = await dueWork(db, new Date(), 100);
-    expect(held.nextAt!.getTime()).toBe(until.getTime());
+    const held = await dueWork(db, new Date(), 100, new Date(Date.now() + 10_000));
     expect(held.due.map((d) => d.id)).not.toContain(id);
+    expect(held.upcoming.find((u) => u.id === id)?.at.getTime()).toBe(until.getTime());
+    // Not before `until` of the look: a look up to 5 s ahead does not list it.
+    expect((await dueWork(db, new Date(), 100, new Date(Date.now() + 5000))).upcoming.map((u) => u.id)).not.toContain(id);
     await db2.update(campaigns).set({ leaseUntil: null }).where(eq(campaigns.id, id));
-    const free = await dueWork(db, new Date(), 100);
+    const free = await dueWork(db, new Date(), 100, new Date(Date.now() + 10_000));
     expect(free.due.map((d) => d.id)).toContain(id);
-    // Due now, it is not the next one to fall due: the runner takes it in this round.
-    expect(free.nextAt?.getTime() ?? Number.POSITIVE_INFINITY).toBeGreaterThan(Date.now());
+    // Due now, it is not among those falling due later: the runner takes it in this round.
+    expect(free.upcoming.map((u) => u.id)).not.toContain(id);
   });
 });

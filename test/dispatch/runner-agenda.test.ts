@@ -1,0 +1,83 @@
+/**
+ * The embedded runner's agenda (inngest/runner.ts, docs/dispatch.md#fairness-between-tenants): a step it
+ * ran tells it when the campaign runs next, and a campaign created here is woken with its due time, so
+ * a paced campaign's next steps start when they fall due without a look at the database first. The looks
+ * (dueWork) come at most every `maxSleepMs`, and find what the agenda does not know: here a campaign
+ * created before the runner started (as after a restart). The looks are counted on the runner's own
+ * database handle; before the agenda, every finished step was followed by one.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "../../db/client";
+import { InProcessRunner } from "../../inngest/runner";
+import { getServices } from "../../server/services";
+import { createCampaign, tenantWithSegment } from "../campaigns";
+import { until } from "../helpers";
+import { startTestServer, type TestServer } from "../http-server";
+
+let server: TestServer;
+let runner: InProcessRunner | undefined;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await runner?.stop();
+  await server.close();
+});
+
+/** The database handle with its dueWork looks counted (the one statement that reads this). */
+function countingLooks(db: Db) {
+  const counted = { looks: 0 };
+  const dialect = (db as unknown as { dialect: { sqlToQuery(q: unknown): { sql: string } } }).dialect;
+  const handle = new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop !== "execute") return Reflect.get(target, prop, receiver);
+      return (query: unknown) => {
+        const text = dialect.sqlToQuery(query).sql;
+        if (text.includes(`greatest("campaigns"."next_run_at", "campaigns"."lease_until")`)) counted.looks++;
+        return target.execute(query as never);
+      };
+    },
+  });
+  return { handle, counted };
+}
+
+describe("the runner's agenda", () => {
+  it("paced steps start from the agenda, pacing kept; a look every maxSleepMs finds a campaign created before the start", async () => {
+    const services = await getServices();
+    const { handle, counted } = countingLooks(services.db);
+    // Paced at 1 s, one message per loop: 4 groups are 3 pauses.
+    const before = await tenantWithSegment(server.url, 4, 1);
+    const paced = { dispatch_rates: { min_dispatch_rate: 1, max_dispatch_rate: 1, dispatches_per_loop: 1 } };
+    expect((await before.api("PATCH", "/api/external/edit-settings", paced)).status).toBe(200);
+    const early = await createCampaign(before.api, before.segment);
+
+    runner = new InProcessRunner({ ...services, db: handle }, { maxSleepMs: 20_000 }).start();
+    const after = await tenantWithSegment(server.url, 4, 1);
+    expect((await after.api("PATCH", "/api/external/edit-settings", paced)).status).toBe(200);
+    const late = await createCampaign(after.api, after.segment);
+
+    for (const [api, id] of [
+      [before.api, early.id_campaign],
+      [after.api, late.id_campaign],
+    ] as const) {
+      const done = await until(
+        () => api("GET", `/api/external/info-campaign/${id}`),
+        (r) => r.json.status === "completed",
+        15_000,
+      );
+      expect(done.json.groups).toMatchObject({ total: 4, sent: 4, failed: 0 });
+      const log = (await api("GET", `/api/simulator/messages?id_campaign=${id}`)).json.messages as { sent_at: string }[];
+      const times = log.map((m) => Date.parse(m.sent_at)).sort((a, b) => a - b);
+      expect(times).toHaveLength(4);
+      const gaps = times.slice(1).map((t, i) => t - times[i]);
+      console.log(`[agenda] ${id}: gaps ${gaps.join(", ")} ms`);
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000);
+      expect(Math.max(...gaps)).toBeLessThan(1600);
+    }
+    // 8 paced steps and their finishing ones ran; the next periodic look is 20 s away. The database was
+    // looked at on start, and once more when the second tenant's channel connected (a wake-up without a
+    // campaign: any campaign may be due). The runner before the agenda looked after every step (19 in this test on 7571f1e).
+    console.log(`[agenda] looks at the database: ${counted.looks}`);
+    expect(counted.looks).toBeLessThanOrEqual(2);
+  }, 30_000);
+});
