@@ -77,7 +77,7 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
         from ${monitoringGroups} where ${monitoringGroups.segmentId} = ${segment.id}
           and not exists (select 1 from ${segmentGroups}
                           where ${segmentGroups.segmentId} = ${segment.id} and ${segmentGroups.groupId} = ${monitoringGroups.groupId})),
-      event as (${insertEventSql("campaign_status", statusEventSql("c", sql`c`, now, { previous: false }), now)})
+      event as (${insertEventSql(statusEventSql("c", sql`c`, now, { previous: false }), now)})
       select total from c`),
   );
   eventsRecorded();

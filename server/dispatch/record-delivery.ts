@@ -81,7 +81,7 @@ async function recordSentOnce(db: Db, campaignId: string, sent: { id: number; ch
                      or ${when} - p.last_progress_at >= ${`${progressEveryMs} milliseconds`}::interval) as emit from prev p, tally) as v
       where ${campaigns}.id = v.id
       returning ${campaigns}.*, v.emit),
-    event as (${insertEventSql("campaign_progress", event, at)} returning 1)
+    event as (${insertEventSql(event, at)} returning 1)
     select set_config('synchronous_commit', 'off', true), (select count(*) from event)::int as events`);
   if (rowsOf<{ events: number }>(result)[0]?.events) eventsRecorded();
 }

@@ -42,7 +42,7 @@ export async function transition(
         where id = ${campaignId} and ${inArray(campaigns.status, sources)} for update`,
   );
   const events = [statusEventSql("l", sql`locked l`, at), ...(final ? [progressEventSql("l", sql`locked l`, at)] : [])];
-  const recorded = db.$with("recorded", {}).as(insertEventsSql(["campaign_status", ...(final ? (["campaign_progress"] as const) : [])], events, at));
+  const recorded = db.$with("recorded", {}).as(insertEventsSql(events, at));
   const [row] = await db
     .with(locked, recorded)
     .update(campaigns)

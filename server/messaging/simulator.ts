@@ -120,6 +120,9 @@ const messageFields = sql.raw(
   "v.delivery_key, v.message_id, v.id_channel, v.id_group, v.id_campaign, v.message_type, v.text, v.media_url, v.file_name, v.cards, v.mention_all, v.link_preview, now(), null::timestamptz",
 );
 
+/** What a send's INSERT returns: the SentRow of each message it stored. */
+const sentReturning = sql.raw(`returning delivery_key as "deliveryKey", id_channel as "channelId", message_id as "messageId", sent_at as "sentAt"`);
+
 /** Reads are marked this long after the acks, all channels' together (SimulatorProvider.deliverReceipts). */
 const readDelayMs = 100;
 /** A deterministic share of messages (3 in 10) is read, a moment after it is sent. */
@@ -585,7 +588,7 @@ export class SimulatorProvider implements MessagingProvider {
           select ${messageFields} from v join st on st."channelId" = v.id_channel
           where st.online and not st.armed and not exists (select 1 from ex where ex."deliveryKey" = v.delivery_key)
           on conflict do nothing
-          returning delivery_key as "deliveryKey", id_channel as "channelId", message_id as "messageId", sent_at as "sentAt")
+          ${sentReturning})
         select (select json_agg(st) from st) as states, (select json_agg(ex) from ex) as existing, (select json_agg(ins) from ins) as inserted`),
     );
     const state = new Map((states ?? []).map((c) => [c.channelId, c]));
@@ -621,7 +624,7 @@ export class SimulatorProvider implements MessagingProvider {
           await this.db.execute(sql`insert into ${simulatorMessages} ${messageColumns}
             select ${messageFields} from (${messageValues(rows.filter((r) => keys.has(r.delivery_key)))}) as v
             on conflict do nothing
-            returning delivery_key as "deliveryKey", id_channel as "channelId", message_id as "messageId", sent_at as "sentAt"`),
+            ${sentReturning}`),
         );
         for (const r of more) outcomes.set(r.deliveryKey, sentOutcome(r));
         lost.push(...toInsert.filter((m) => !outcomes.has(m.deliveryKey)).map((m) => m.deliveryKey));
@@ -631,9 +634,10 @@ export class SimulatorProvider implements MessagingProvider {
       for (const key of lost) console.warn(`[simulator] repeated send of delivery key ${key}`);
       for (const r of await this.sentByKey(lost)) outcomes.set(r.deliveryKey, sentOutcome(r));
     }
+    const repeated = new Set(lost);
     const receipts = messages.flatMap((m) => {
       const o = outcomes.get(m.deliveryKey);
-      const fresh = o?.ok && !known.has(m.deliveryKey) && !lost.includes(m.deliveryKey);
+      const fresh = o?.ok && !known.has(m.deliveryKey) && !repeated.has(m.deliveryKey);
       return fresh ? [{ channelId: m.channelId, deliveryKey: m.deliveryKey, messageId: o.receipt.messageId }] : [];
     });
     // Accepted and stored first, answered late (as a gateway that sends and then answers): a sender

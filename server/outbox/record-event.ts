@@ -12,8 +12,9 @@ export async function recordEvent(tx: Db | Tx, tenantId: string, type: OutboxEve
   wakeWebhooks();
 }
 
-/** An event built in SQL from the rows of `source` (a FROM clause with its condition). */
+/** An event of `type` built in SQL from the rows of `source` (a FROM clause with its condition). */
 export interface EventSelect {
+  type: OutboxEventType;
   tenantId: SQL;
   payload: SQL;
   source: SQL;
@@ -23,25 +24,25 @@ export interface EventSelect {
  * The INSERT of recordEvent for an event built in SQL: a statement that changes a row and writes its event
  * at once puts this in a CTE (one round trip instead of a transaction's five). Call eventsRecorded() after.
  */
-export function insertEventSql(type: OutboxEventType, e: EventSelect, at: Date): SQL {
-  return insertEventsSql([type], [e], at);
+export function insertEventSql(e: EventSelect, at: Date): SQL {
+  return insertEventsSql([e], at);
 }
 
 /**
  * Several events built in SQL, in one INSERT and in this order (their ids, which the webhooks deliver by,
  * follow it): two INSERTs in CTEs of one statement run in no defined order.
  */
-export function insertEventsSql(types: readonly OutboxEventType[], events: EventSelect[], at: Date): SQL {
+export function insertEventsSql(events: EventSelect[], at: Date): SQL {
   const parts = events.map(
-    (e, i) => sql`select ${i}::int as ord, ${e.tenantId} as tenant_id, ${types[i]}::text as type, ${e.payload} as payload from ${e.source}`,
+    (e, i) => sql`select ${i}::int as ord, ${e.tenantId} as tenant_id, ${e.type}::text as type, ${e.payload} as payload from ${e.source}`,
   );
   return sql`insert into ${outboxEvents} (tenant_id, type, payload, created_at)
     select e.tenant_id, e.type, e.payload, ${at.toISOString()}::timestamptz from (${sql.join(parts, sql` union all `)}) e order by e.ord`;
 }
 
 /** recordEvent for an event built in SQL, inside the change's transaction. */
-export async function recordEventSql(tx: Db | Tx, type: OutboxEventType, e: EventSelect, at: Date) {
-  await tx.execute(insertEventSql(type, e, at));
+export async function recordEventSql(tx: Db | Tx, e: EventSelect, at: Date) {
+  await tx.execute(insertEventSql(e, at));
   eventsRecorded();
 }
 
