@@ -72,7 +72,9 @@ describe("the runner's agenda", () => {
       const gaps = times.slice(1).map((t, i) => t - times[i]);
       console.log(`[agenda] ${id}: gaps ${gaps.join(", ")} ms`);
       expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000);
-      expect(Math.max(...gaps)).toBeLessThan(1600);
+      // Each next step came from the agenda, not from a look (the next is 20 s away): far below that,
+      // with room for a loaded CI machine (1.65 s seen on PGlite).
+      expect(Math.max(...gaps)).toBeLessThan(5000);
     }
     // 8 paced steps and their finishing ones ran; the next periodic look is 20 s away. The database was
     // looked at on start, and once more when the second tenant's channel connected (a wake-up without a
