@@ -97,9 +97,9 @@ export class InProcessRunner extends WakeableLoop {
       const step = runCampaignStep(this.deps, id)
         .then(
           (outcome) => {
-            // Its next run goes on the agenda. A campaign another worker holds ("busy") or that is gone is
-            // left to the looks: the holder's release sets its next run in the database.
-            if (outcome.nextRunAt && outcome.plan !== "busy" && outcome.plan !== "gone") this.agenda.set(id, { at: outcome.nextRunAt.getTime(), tenantId });
+            // Its next run goes on the agenda (none when it is finished or gone). A campaign another worker
+            // holds ("busy") is left to the looks: the holder's release sets its next run in the database.
+            if (outcome.nextRunAt && outcome.plan !== "busy") this.agenda.set(id, { at: outcome.nextRunAt.getTime(), tenantId });
           },
           (err) => console.error("[dispatch] step failed", id, err),
         )

@@ -40,6 +40,7 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
   if (!segment.connected) throw new BadRequest(`id_segment: segment ${segment.id} has no connected channel`, "no_connected_channel");
 
   const id = newId("campaign");
+  const nextRunAt = scheduledAt ?? now;
   // One statement (a five-statement transaction before): the campaign, its deliveries and its campaign_status
   // event commit together, and `total` is counted from the very rows the fan-out reads (one snapshot).
   const inserted = db
@@ -57,7 +58,7 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
       scheduledAt,
       // The segment's total_groups at creation.
       total: sql`(select count(*)::int from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id})`,
-      nextRunAt: scheduledAt ?? now,
+      nextRunAt,
       createdAt: now,
       updatedAt: now,
     })
@@ -81,5 +82,5 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
       select total from c`),
   );
   eventsRecorded();
-  return { id, name: input.name, status: "pending" as const, scheduledAt, total };
+  return { id, name: input.name, status: "pending" as const, scheduledAt, nextRunAt, total };
 }

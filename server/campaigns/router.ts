@@ -56,7 +56,7 @@ async function create(ctx: Context & { tenantId: string }, input: CommonInput, m
     },
     ctx.now,
   );
-  wakeDispatch(c.id, { tenantId: ctx.tenantId, dueAt: c.scheduledAt ?? ctx.now });
+  wakeDispatch(c.id, { tenantId: ctx.tenantId, dueAt: c.nextRunAt });
   return {
     success: true as const,
     id_campaign: c.id,
