@@ -47,6 +47,8 @@ export class InProcessRunner extends WakeableLoop {
   /** A look at the database is wanted at the next round (start, a wake-up without a campaign). */
   private lookNow = true;
   private nextLookAt = 0;
+  /** The look under way, if any. */
+  private looking: Promise<void> | null = null;
 
   private get workers() {
     return this.opts.concurrency ?? env.dispatchConcurrency;
@@ -75,9 +77,19 @@ export class InProcessRunner extends WakeableLoop {
   protected async round() {
     const free = this.workers - this.running.size;
     if (free <= 0) return false;
-    let now = Date.now();
-    if (this.lookNow || now >= this.nextLookAt) await this.look(now, free);
-    now = Date.now();
+    const now = Date.now();
+    // A look runs beside the rounds and wakes the loop when it is done: a slow one (a connection being
+    // opened again after the database dropped it) never holds up the steps the agenda says are due.
+    if (!this.looking && (this.lookNow || now >= this.nextLookAt)) {
+      this.looking = this.look(now, free)
+        .catch((err) => {
+          if (!this.isStopped) console.error("[dispatch] look at the database failed", err);
+        })
+        .finally(() => {
+          this.looking = null;
+          this.wake();
+        });
+    }
     const due = [...this.agenda]
       .filter(([id, e]) => e.at <= now && !this.running.has(id))
       .sort((a, b) => a[1].at - b[1].at)
@@ -101,7 +113,11 @@ export class InProcessRunner extends WakeableLoop {
             // holds ("busy") is left to the looks: the holder's release sets its next run in the database.
             if (outcome.nextRunAt && outcome.plan !== "busy") this.agenda.set(id, { at: outcome.nextRunAt.getTime(), tenantId });
           },
-          (err) => console.error("[dispatch] step failed", id, err),
+          (err) => {
+            console.error("[dispatch] step failed", id, err);
+            // Tried again in a second (a lease it left behind makes that attempt "busy": the looks take over).
+            this.agenda.set(id, { at: Date.now() + 1000, tenantId });
+          },
         )
         .finally(() => {
           this.running.delete(id);
@@ -126,6 +142,7 @@ export class InProcessRunner extends WakeableLoop {
   }
 
   protected async drain() {
+    await this.looking;
     while (this.running.size > 0) await Promise.all([...this.running.values()].map((r) => r.step));
   }
 

@@ -24,8 +24,8 @@ afterAll(async () => {
   await server.close();
 });
 
-/** The database handle with its dueWork looks counted (the one statement that reads this). */
-function countingLooks(db: Db) {
+/** The database handle with its dueWork looks counted (the one statement that reads this), each answered `delayMs` late. */
+function countingLooks(db: Db, delayMs = 0) {
   const counted = { looks: 0 };
   const dialect = (db as unknown as { dialect: { sqlToQuery(q: unknown): { sql: string } } }).dialect;
   const handle = new Proxy(db, {
@@ -33,8 +33,9 @@ function countingLooks(db: Db) {
       if (prop !== "execute") return Reflect.get(target, prop, receiver);
       return (query: unknown) => {
         const text = dialect.sqlToQuery(query).sql;
-        if (text.includes(`greatest("campaigns"."next_run_at", "campaigns"."lease_until")`)) counted.looks++;
-        return target.execute(query as never);
+        if (!text.includes(`greatest("campaigns"."next_run_at", "campaigns"."lease_until")`)) return target.execute(query as never);
+        counted.looks++;
+        return new Promise((res) => setTimeout(res, delayMs)).then(() => target.execute(query as never));
       };
     },
   });
@@ -52,34 +53,71 @@ describe("the runner's agenda", () => {
     const early = await createCampaign(before.api, before.segment);
 
     runner = new InProcessRunner({ ...services, db: handle }, { maxSleepMs: 20_000 }).start();
-    const after = await tenantWithSegment(server.url, 4, 1);
-    expect((await after.api("PATCH", "/api/external/edit-settings", paced)).status).toBe(200);
-    const late = await createCampaign(after.api, after.segment);
+    try {
+      const after = await tenantWithSegment(server.url, 4, 1);
+      expect((await after.api("PATCH", "/api/external/edit-settings", paced)).status).toBe(200);
+      const late = await createCampaign(after.api, after.segment);
 
-    for (const [api, id] of [
-      [before.api, early.id_campaign],
-      [after.api, late.id_campaign],
-    ] as const) {
-      const done = await until(
-        () => api("GET", `/api/external/info-campaign/${id}`),
-        (r) => r.json.status === "completed",
-        15_000,
-      );
-      expect(done.json.groups).toMatchObject({ total: 4, sent: 4, failed: 0 });
-      const log = (await api("GET", `/api/simulator/messages?id_campaign=${id}`)).json.messages as { sent_at: string }[];
-      const times = log.map((m) => Date.parse(m.sent_at)).sort((a, b) => a - b);
-      expect(times).toHaveLength(4);
-      const gaps = times.slice(1).map((t, i) => t - times[i]);
-      console.log(`[agenda] ${id}: gaps ${gaps.join(", ")} ms`);
-      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000);
-      // Each next step came from the agenda, not from a look (the next is 20 s away): far below that,
-      // with room for a loaded CI machine (1.65 s seen on PGlite).
-      expect(Math.max(...gaps)).toBeLessThan(5000);
+      for (const [api, id] of [
+        [before.api, early.id_campaign],
+        [after.api, late.id_campaign],
+      ] as const) {
+        const done = await until(
+          () => api("GET", `/api/external/info-campaign/${id}`),
+          (r) => r.json.status === "completed",
+          15_000,
+        );
+        expect(done.json.groups).toMatchObject({ total: 4, sent: 4, failed: 0 });
+        const log = (await api("GET", `/api/simulator/messages?id_campaign=${id}`)).json.messages as { sent_at: string }[];
+        const times = log.map((m) => Date.parse(m.sent_at)).sort((a, b) => a - b);
+        expect(times).toHaveLength(4);
+        const gaps = times.slice(1).map((t, i) => t - times[i]);
+        console.log(`[agenda] ${id}: gaps ${gaps.join(", ")} ms`);
+        expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000);
+        // Each next step came from the agenda, not from a look (the next is 20 s away): far below that,
+        // with room for a loaded CI machine (1.65 s seen on PGlite).
+        expect(Math.max(...gaps)).toBeLessThan(5000);
+      }
+      // 8 paced steps and their finishing ones ran; the next periodic look is 20 s away. The database was
+      // looked at on start, and once more when the second tenant's channel connected (a wake-up without a
+      // campaign: any campaign may be due). The runner before the agenda looked after every step (19 in this test on 7571f1e).
+      console.log(`[agenda] looks at the database: ${counted.looks}`);
+      expect(counted.looks).toBeLessThanOrEqual(2);
+    } finally {
+      await runner.stop();
+      runner = undefined;
     }
-    // 8 paced steps and their finishing ones ran; the next periodic look is 20 s away. The database was
-    // looked at on start, and once more when the second tenant's channel connected (a wake-up without a
-    // campaign: any campaign may be due). The runner before the agenda looked after every step (19 in this test on 7571f1e).
-    console.log(`[agenda] looks at the database: ${counted.looks}`);
-    expect(counted.looks).toBeLessThanOrEqual(2);
   }, 30_000);
+
+  it("a slow look does not hold up the steps on the agenda", async () => {
+    const services = await getServices();
+    // Every look answers 5 s late (as one waiting for a connection the database dropped).
+    const { handle } = countingLooks(services.db, 5000);
+    runner = new InProcessRunner({ ...services, db: handle }, { maxSleepMs: 1000 }).start();
+    try {
+      const t = await tenantWithSegment(server.url, 4, 1);
+      const paced = { dispatch_rates: { min_dispatch_rate: 1, max_dispatch_rate: 1, dispatches_per_loop: 1 } };
+      expect((await t.api("PATCH", "/api/external/edit-settings", paced)).status).toBe(200);
+      const createdAt = Date.now();
+      const { id_campaign: id } = await createCampaign(t.api, t.segment);
+      const done = await until(
+        () => t.api("GET", `/api/external/info-campaign/${id}`),
+        (r) => r.json.status === "completed",
+        20_000,
+      );
+      expect(done.json.status).toBe("completed");
+      const log = (await t.api("GET", `/api/simulator/messages?id_campaign=${id}`)).json.messages as { sent_at: string }[];
+      const times = log.map((m) => Date.parse(m.sent_at)).sort((a, b) => a - b);
+      const gaps = times.slice(1).map((x, i) => x - times[i]);
+      console.log(`[agenda] with 5 s looks: first send ${times[0] - createdAt} ms after the create request, gaps ${gaps.join(", ")} ms`);
+      expect(times).toHaveLength(4);
+      // A round that waited for its look would start each step 5 s late.
+      expect(times[0] - createdAt).toBeLessThan(3000);
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000);
+      expect(Math.max(...gaps)).toBeLessThan(3000);
+    } finally {
+      await runner.stop();
+      runner = undefined;
+    }
+  }, 40_000);
 });
