@@ -9,7 +9,16 @@ export interface RunnerOptions {
   concurrency?: number;
   /** Longest sleep between two looks at the database. */
   maxSleepMs?: number;
+  /** How early a step ending a pacing pause starts (it waits for the pause's end itself; DispatchDeps.leadMs). */
+  leadMs?: number;
 }
+
+/**
+ * A paced step starts this long before its pause ends: taking the lease and reading the campaign (slow when
+ * the database is busy: hundreds of campaigns starting at once) happen within the pause, not after it, and
+ * the step's worker is lent to others while it waits (docs/dispatch.md#how-pacing-the-queue-and-the-schedule-interact).
+ */
+export const pacingLeadMs = 1000;
 
 /**
  * The in-process engine, used when no Inngest is configured: it runs the same domain step
@@ -40,10 +49,16 @@ export class InProcessRunner extends WakeableLoop {
     });
   }
 
-  /** Campaigns whose step runs now in this process: their step (stop() waits for them) and tenant. */
-  private readonly running = new Map<string, { step: Promise<void>; tenantId: string }>();
-  /** When each campaign this runner knows of falls due (ms since the epoch), and its tenant. */
-  private readonly agenda = new Map<string, { at: number; tenantId: string }>();
+  /**
+   * Campaigns whose step runs now in this process: their step (stop() waits for them), tenant, and whether
+   * it is waiting for its pause to end (a waiting step holds no worker).
+   */
+  private readonly running = new Map<string, { step: Promise<void>; tenantId: string; waiting: boolean }>();
+  /**
+   * When each campaign this runner knows of may start (ms since the epoch), its tenant, and how much earlier
+   * than its due time that is (`lead`: a paced step's; among the startable steps, the earliest due goes first).
+   */
+  private readonly agenda = new Map<string, { at: number; tenantId: string; lead?: number }>();
   /** A look at the database is wanted at the next round (start, a wake-up without a campaign). */
   private lookNow = true;
   private nextLookAt = 0;
@@ -52,6 +67,29 @@ export class InProcessRunner extends WakeableLoop {
 
   private get workers() {
     return this.opts.concurrency ?? env.dispatchConcurrency;
+  }
+
+  private get leadMs() {
+    return this.opts.leadMs ?? pacingLeadMs;
+  }
+
+  /** Steps holding a worker (not waiting for their pause to end). */
+  private get working() {
+    let n = 0;
+    for (const r of this.running.values()) if (!r.waiting) n++;
+    return n;
+  }
+
+  /** A step waits out the rest of its pause with its worker lent: the loop may start another meanwhile. */
+  private async lend(campaignId: string, ms: number) {
+    const r = this.running.get(campaignId);
+    if (r) r.waiting = true;
+    this.wake();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+    } finally {
+      if (r) r.waiting = false;
+    }
   }
 
   private get lookEveryMs() {
@@ -75,7 +113,7 @@ export class InProcessRunner extends WakeableLoop {
    * (docs/dispatch.md#fairness).
    */
   protected async round() {
-    const free = this.workers - this.running.size;
+    const free = this.workers - this.working;
     if (free <= 0) return false;
     const now = Date.now();
     // A look runs beside the rounds and wakes the loop when it is done: a slow one (a connection being
@@ -92,10 +130,10 @@ export class InProcessRunner extends WakeableLoop {
     }
     const due = [...this.agenda]
       .filter(([id, e]) => e.at <= now && !this.running.has(id))
-      .sort((a, b) => a[1].at - b[1].at)
+      .sort((a, b) => a[1].at + (a[1].lead ?? 0) - (b[1].at + (b[1].lead ?? 0)))
       .map(([id, e]) => ({ id, tenantId: e.tenantId }));
     const busy = new Map<string, number>();
-    for (const r of this.running.values()) busy.set(r.tenantId, (busy.get(r.tenantId) ?? 0) + 1);
+    for (const r of this.running.values()) if (!r.waiting) busy.set(r.tenantId, (busy.get(r.tenantId) ?? 0) + 1);
     const picked: typeof due = [];
     for (let i = 0; i < free; i++) {
       const candidates = due.filter((d) => !picked.includes(d) && (busy.get(d.tenantId) ?? 0) < this.perTenant);
@@ -106,12 +144,15 @@ export class InProcessRunner extends WakeableLoop {
     }
     for (const { id, tenantId } of picked) {
       this.agenda.delete(id);
-      const step = runCampaignStep(this.deps, id)
+      const deps = { ...this.deps, leadMs: this.leadMs, sleep: (ms: number) => this.lend(id, ms) };
+      const step = runCampaignStep(deps, id)
         .then(
           (outcome) => {
-            // Its next run goes on the agenda (none when it is finished or gone). A campaign another worker
-            // holds ("busy") is left to the looks: the holder's release sets its next run in the database.
-            if (outcome.nextRunAt && outcome.plan !== "busy") this.agenda.set(id, { at: outcome.nextRunAt.getTime(), tenantId });
+            // Its next run goes on the agenda (none when it is finished or gone), a pacing pause's end `leadMs`
+            // early. A campaign another worker holds ("busy") is left to the looks: the holder's release sets
+            // its next run in the database.
+            const lead = outcome.pacing ? this.leadMs : 0;
+            if (outcome.nextRunAt && outcome.plan !== "busy") this.agenda.set(id, { at: outcome.nextRunAt.getTime() - lead, tenantId, lead });
           },
           (err) => {
             console.error("[dispatch] step failed", id, err);
@@ -123,7 +164,7 @@ export class InProcessRunner extends WakeableLoop {
           this.running.delete(id);
           this.wake();
         });
-      this.running.set(id, { step, tenantId });
+      this.running.set(id, { step, tenantId, waiting: false });
     }
     // A finished step wakes the loop; meanwhile it sleeps until the next step falls due or the next look.
     return false;
@@ -137,8 +178,18 @@ export class InProcessRunner extends WakeableLoop {
     this.lookNow = false;
     this.nextLookAt = now + this.lookEveryMs;
     const { due, upcoming } = await dueWork(this.deps.db, new Date(now), free + this.workers, new Date(this.nextLookAt + this.lookEveryMs / 2));
-    for (const d of due) if (!this.running.has(d.id)) this.agenda.set(d.id, { at: now, tenantId: d.tenantId });
-    for (const u of upcoming) if (!this.running.has(u.id)) this.agenda.set(u.id, { at: u.at.getTime(), tenantId: u.tenantId });
+    for (const d of due) this.note(d.id, now, d.tenantId);
+    for (const u of upcoming) this.note(u.id, u.at.getTime(), u.tenantId);
+  }
+
+  /**
+   * A look's finding onto the agenda, unless the campaign runs here or the agenda already has it starting no
+   * later (a paced step's early start, or its place among the due): a look never postpones what a step said.
+   */
+  private note(id: string, at: number, tenantId: string) {
+    if (this.running.has(id)) return;
+    const known = this.agenda.get(id);
+    if (!known || at < known.at) this.agenda.set(id, { at, tenantId });
   }
 
   protected async drain() {
@@ -148,7 +199,7 @@ export class InProcessRunner extends WakeableLoop {
 
   protected async sleepMs() {
     const max = this.lookEveryMs;
-    if (this.running.size >= this.workers) return max;
+    if (this.working >= this.workers) return max;
     // A campaign due now and not taken waits for its tenant's share of the workers: the step that frees one wakes the loop.
     const now = Date.now();
     let until = this.nextLookAt;

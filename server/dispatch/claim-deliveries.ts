@@ -36,7 +36,8 @@ const monitoringPosition = (alias: string) => sql.raw(`${alias}.position < 0`);
  *
  * `lease`: the step's campaign lease (its `lease_until`, the fencing token). The claim takes rows only
  * while the campaign row still carries it, so a worker whose lease was taken over claims nothing, and
- * the claimed rows share its end (their heartbeat renews them with the campaign).
+ * the claimed rows share its end (their heartbeat renews them with the campaign). And only while the campaign is
+ * `sending`: a campaign paused or canceled since its step planned (while it waited out its pause) sends nothing more.
  */
 export async function claimDeliveries(db: Db, campaignId: string, limit: number, now: Date, lease?: { until: Date }) {
   // A normal (synchronous) commit: a claim lost on a crash would put an already sent delivery back to
@@ -54,7 +55,8 @@ export async function claimDeliveries(db: Db, campaignId: string, limit: number,
         eq(channels.status, "connected"),
         or(eq(deliveries.isMonitoring, true), sql`not ${monitoringCopyOpen(campaignId)}`),
         lease
-          ? sql`exists (select 1 from ${campaigns} lc where lc.id = ${campaignId} and lc.lease_until = ${lease.until.toISOString()}::timestamptz)`
+          ? sql`exists (select 1 from ${campaigns} lc where lc.id = ${campaignId} and lc.lease_until = ${lease.until.toISOString()}::timestamptz
+              and lc.status = 'sending')`
           : undefined,
       ),
     )

@@ -47,6 +47,16 @@ describe("planNext without a sending schedule", () => {
     expect(planNext(campaign({ status: "sending", nextRunAt: now }), settings(), now)).toMatchObject({ kind: "send" });
   });
 
+  it("with a lead, a step that starts within it sends at the pause's end, and one earlier still waits", () => {
+    const now = at("2026-11-23 10:00");
+    const soon = new Date(now.getTime() + 800);
+    const later = new Date(now.getTime() + 1200);
+    expect(planNext(campaign({ status: "sending", nextRunAt: soon }), settings(), now, 1000)).toEqual({ kind: "send", batchSize: 1, sendAt: soon });
+    expect(planNext(campaign({ status: "sending", nextRunAt: later }), settings(), now, 1000)).toEqual({ kind: "wait", until: later, reason: "pacing" });
+    // A campaign that has not started yet is not paced: it starts at once.
+    expect(planNext(campaign({ nextRunAt: soon }), settings(), now, 1000)).toEqual({ kind: "send", batchSize: 1 });
+  });
+
   it("finishes when nothing is pending; idles when paused by the user or finished", () => {
     const now = at("2026-11-23 10:00");
     expect(planNext(campaign({ status: "sending", pending: 0 }), settings(), now)).toEqual({ kind: "finish" });

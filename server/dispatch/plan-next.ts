@@ -23,7 +23,8 @@ export interface PlanCampaign {
 export type Plan =
   | { kind: "idle" }
   | { kind: "wait"; until: Date; reason: "scheduled" | "window" | "queue" | "pacing" | "retry" | "in_flight" }
-  | { kind: "send"; batchSize: number }
+  /** `sendAt`: the pacing pause ends then, within the lead the engine started early by; the step waits for it before it claims. */
+  | { kind: "send"; batchSize: number; sendAt?: Date }
   | { kind: "pause"; reason: "schedule" | "channel_offline"; until: Date | null }
   | { kind: "finish" }
   | { kind: "cancel"; reason: "outside_hours" };
@@ -34,7 +35,7 @@ const recheckMs = 1000;
  * The dispatch decision, pure: settings × campaign state × time → the next thing to do.
  * Every engine (Inngest, the in-process runner) calls this and only executes what it says.
  */
-export function planNext(c: PlanCampaign, settings: Settings, now: Date): Plan {
+export function planNext(c: PlanCampaign, settings: Settings, now: Date, leadMs = 0): Plan {
   if (c.status === "completed" || c.status === "failed" || c.status === "canceled") return { kind: "idle" };
   if (c.status === "paused" && (c.pauseReason === "user" || c.pauseReason === "send_errors")) return { kind: "idle" };
   if (c.pending === 0) return { kind: "finish" };
@@ -53,7 +54,7 @@ export function planNext(c: PlanCampaign, settings: Settings, now: Date): Plan {
       return { kind: "wait", until: later(win.next?.start), reason: "window" };
     }
     if (c.queueFreeAt && c.queueFreeAt > now) return { kind: "wait", until: c.queueFreeAt, reason: "queue" };
-    return sendOrWait(c, settings, now, true);
+    return sendOrWait(c, settings, now, true, leadMs);
   }
 
   // Started (sending, or paused by the schedule or an offline channel).
@@ -73,16 +74,19 @@ export function planNext(c: PlanCampaign, settings: Settings, now: Date): Plan {
       ? { kind: "wait", until: new Date(now.getTime() + 30_000), reason: "in_flight" }
       : { kind: "pause", reason: "channel_offline", until: null };
   }
-  return sendOrWait(c, settings, now, false);
+  return sendOrWait(c, settings, now, false, leadMs);
 }
 
-function sendOrWait(c: PlanCampaign, settings: Settings, now: Date, starting: boolean): Plan {
+function sendOrWait(c: PlanCampaign, settings: Settings, now: Date, starting: boolean, leadMs: number): Plan {
   if (c.sendableNow === 0) {
     if (c.nextRetryAt && c.nextRetryAt > now) return { kind: "wait", until: c.nextRetryAt, reason: "retry" };
     return { kind: "wait", until: new Date(now.getTime() + recheckMs), reason: "in_flight" };
   }
-  if (!starting && c.status === "sending" && c.nextRunAt > now) return { kind: "wait", until: c.nextRunAt, reason: "pacing" };
-  return { kind: "send", batchSize: settings.dispatch_rates.dispatches_per_loop };
+  const batchSize = settings.dispatch_rates.dispatches_per_loop;
+  if (starting || c.status !== "sending" || c.nextRunAt <= now) return { kind: "send", batchSize };
+  // Pacing: a step that started within `leadMs` of the pause's end sends at its end (it waits for it itself).
+  if (c.nextRunAt.getTime() - now.getTime() <= leadMs) return { kind: "send", batchSize, sendAt: c.nextRunAt };
+  return { kind: "wait", until: c.nextRunAt, reason: "pacing" };
 }
 
 /** A random pause in [min, max] seconds, in milliseconds (`random` in [0,1) passed in for tests). */

@@ -22,6 +22,13 @@ export interface DispatchDeps {
   random?: () => number;
   /** The campaign lease (default campaignLeaseMs, 10 s); tests shorten it. */
   leaseMs?: number;
+  /**
+   * How early an engine may start a step that ends a pacing pause (default 0): the step takes the lease and
+   * reads the campaign first, then waits for the pause's end itself, so that work does not lengthen the pause.
+   */
+  leadMs?: number;
+  /** Waits out the rest of a pause (at most leadMs); an engine may lend the step's worker meanwhile. Default: a timer. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 export interface StepOutcome {
@@ -29,6 +36,8 @@ export interface StepOutcome {
   status?: string;
   /** When to run the next step; null: nothing to do until something external happens (resume, reconnect). */
   nextRunAt: Date | null;
+  /** The next run ends a pacing pause: an engine with a lead (DispatchDeps.leadMs) may start it that early. */
+  pacing: boolean;
   sent: number;
 }
 
@@ -53,7 +62,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
   });
   if (!acquired) {
     const [exists] = await db.select({ id: campaigns.id }).from(campaigns).where(eq(campaigns.id, campaignId));
-    return { plan: exists ? "busy" : "gone", nextRunAt: exists ? new Date(now.getTime() + 1000) : null, sent: 0 };
+    return { plan: exists ? "busy" : "gone", nextRunAt: exists ? new Date(now.getTime() + 1000) : null, pacing: false, sent: 0 };
   }
   const { lease, probe } = acquired;
   let next: Date | null = null;
@@ -61,6 +70,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
   let plan: Plan = { kind: "idle" };
   let released: { status: string; nextRunAt: Date } | null = null;
   let doneAt: Date | undefined;
+  let pacing = false;
   try {
     // Reconciliation may move the counters and the outlook: then both are read again.
     const stale = probe.stale && (await reconcileInFlight(db, provider, campaignId, now)) > 0;
@@ -80,6 +90,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
       },
       settings,
       now,
+      deps.leadMs,
     );
     const rates = settings.dispatch_rates;
     switch (plan.kind) {
@@ -87,6 +98,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         break;
       case "wait":
         next = plan.until;
+        pacing = plan.reason === "pacing";
         break;
       case "pause":
         await transition(db, campaignId, [c.status], "paused", now, { pauseReason: plan.reason });
@@ -104,6 +116,9 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
       }
       case "send": {
         if (c.status !== "sending") await transition(db, campaignId, [c.status], "sending", now, { startedAt: c.startedAt ?? now });
+        // Started early (within the lead): the pause ends first. A pause or cancel meanwhile stops the claim.
+        const early = plan.sendAt ? plan.sendAt.getTime() - clock().getTime() : 0;
+        if (early > 0) await (deps.sleep ?? sleep)(early);
         const result = await sendBatch(deps, c, settings, plan.batchSize, clock, lease);
         sent = result.sent;
         if (result.autoPaused || lease.lost) break;
@@ -111,6 +126,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         // Counted from the provider's last answer: the loop's recording and the release do not lengthen the pause.
         const pause = randomPauseMs(rates.min_dispatch_rate, rates.max_dispatch_rate, random()) + result.slowdownMs;
         next = new Date(result.answeredAt.getTime() + pause);
+        pacing = true;
         // Nothing left (the release reads the counters): finish right away rather than after the pacing pause.
         if (result.slowdownMs === 0) doneAt = clock();
         break;
@@ -125,8 +141,10 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
   // The release returns the status; a step whose lease was taken over reads it.
   const [final] = released ? [released] : await db.select({ status: campaigns.status }).from(campaigns).where(eq(campaigns.id, campaignId));
   const active = final.status === "pending" || final.status === "sending" || (final.status === "paused" && next !== null);
-  return { plan: plan.kind, status: final.status, nextRunAt: active ? next : null, sent };
+  return { plan: plan.kind, status: final.status, nextRunAt: active ? next : null, pacing: active && next !== null && pacing, sent };
 }
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 type Claimed = Awaited<ReturnType<typeof claimDeliveries>>[number];
 

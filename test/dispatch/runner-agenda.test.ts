@@ -4,14 +4,17 @@
  * a paced campaign's next steps start when they fall due without a look at the database first. The looks
  * (dueWork) come at most every `maxSleepMs`, and find what the agenda does not know: here a campaign
  * created before the runner started (as after a restart). The looks are counted on the runner's own
- * database handle; before the agenda, every finished step was followed by one.
+ * database handle; before the agenda, every finished step was followed by one. A paced step starts a
+ * second before its pause ends and waits for it itself (the lead): a slow lease does not lengthen the
+ * pause, and a pause by the user while the step waits stops it.
  */
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../db/client";
 import { InProcessRunner } from "../../inngest/runner";
 import { getServices } from "../../server/services";
 import { createCampaign, tenantWithSegment } from "../campaigns";
-import { until } from "../helpers";
+import { until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 let server: TestServer;
@@ -42,36 +45,46 @@ function countingLooks(db: Db, delayMs = 0) {
   return { handle, counted };
 }
 
+/** A tenant with a segment of 4 groups, paced at `pause` s, one message per loop (3 pauses). */
+async function pacedTenant(pause: number) {
+  const t = await tenantWithSegment(server.url, 4, 1);
+  const paced = { dispatch_rates: { min_dispatch_rate: pause, max_dispatch_rate: pause, dispatches_per_loop: 1 } };
+  expect((await t.api("PATCH", "/api/external/edit-settings", paced)).status).toBe(200);
+  return t;
+}
+
+/** The campaign's send times (from the simulator's log) once it has completed, and the gaps between them. */
+async function sendTimes(api: Api, id: string, timeoutMs: number) {
+  const done = await until(
+    () => api("GET", `/api/external/info-campaign/${id}`),
+    (r) => r.json.status === "completed",
+    timeoutMs,
+  );
+  expect(done.json).toMatchObject({ status: "completed", groups: { total: 4, sent: 4, failed: 0 } });
+  const log = (await api("GET", `/api/simulator/messages?id_campaign=${id}`)).json.messages as { sent_at: string }[];
+  const times = log.map((m) => Date.parse(m.sent_at)).sort((a, b) => a - b);
+  expect(times).toHaveLength(4);
+  return { times, gaps: times.slice(1).map((x, i) => x - times[i]) };
+}
+
 describe("the runner's agenda", () => {
   it("paced steps start from the agenda, pacing kept; a look every maxSleepMs finds a campaign created before the start", async () => {
     const services = await getServices();
     const { handle, counted } = countingLooks(services.db);
     // Paced at 1 s, one message per loop: 4 groups are 3 pauses.
-    const before = await tenantWithSegment(server.url, 4, 1);
-    const paced = { dispatch_rates: { min_dispatch_rate: 1, max_dispatch_rate: 1, dispatches_per_loop: 1 } };
-    expect((await before.api("PATCH", "/api/external/edit-settings", paced)).status).toBe(200);
+    const before = await pacedTenant(1);
     const early = await createCampaign(before.api, before.segment);
 
     runner = new InProcessRunner({ ...services, db: handle }, { maxSleepMs: 20_000 }).start();
     try {
-      const after = await tenantWithSegment(server.url, 4, 1);
-      expect((await after.api("PATCH", "/api/external/edit-settings", paced)).status).toBe(200);
+      const after = await pacedTenant(1);
       const late = await createCampaign(after.api, after.segment);
 
       for (const [api, id] of [
         [before.api, early.id_campaign],
         [after.api, late.id_campaign],
       ] as const) {
-        const done = await until(
-          () => api("GET", `/api/external/info-campaign/${id}`),
-          (r) => r.json.status === "completed",
-          15_000,
-        );
-        expect(done.json.groups).toMatchObject({ total: 4, sent: 4, failed: 0 });
-        const log = (await api("GET", `/api/simulator/messages?id_campaign=${id}`)).json.messages as { sent_at: string }[];
-        const times = log.map((m) => Date.parse(m.sent_at)).sort((a, b) => a - b);
-        expect(times).toHaveLength(4);
-        const gaps = times.slice(1).map((t, i) => t - times[i]);
+        const { gaps } = await sendTimes(api, id, 15_000);
         console.log(`[agenda] ${id}: gaps ${gaps.join(", ")} ms`);
         expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000);
         // Each next step came from the agenda, not from a look (the next is 20 s away): far below that,
@@ -95,22 +108,11 @@ describe("the runner's agenda", () => {
     const { handle } = countingLooks(services.db, 5000);
     runner = new InProcessRunner({ ...services, db: handle }, { maxSleepMs: 1000 }).start();
     try {
-      const t = await tenantWithSegment(server.url, 4, 1);
-      const paced = { dispatch_rates: { min_dispatch_rate: 1, max_dispatch_rate: 1, dispatches_per_loop: 1 } };
-      expect((await t.api("PATCH", "/api/external/edit-settings", paced)).status).toBe(200);
+      const t = await pacedTenant(1);
       const createdAt = Date.now();
       const { id_campaign: id } = await createCampaign(t.api, t.segment);
-      const done = await until(
-        () => t.api("GET", `/api/external/info-campaign/${id}`),
-        (r) => r.json.status === "completed",
-        20_000,
-      );
-      expect(done.json.status).toBe("completed");
-      const log = (await t.api("GET", `/api/simulator/messages?id_campaign=${id}`)).json.messages as { sent_at: string }[];
-      const times = log.map((m) => Date.parse(m.sent_at)).sort((a, b) => a - b);
-      const gaps = times.slice(1).map((x, i) => x - times[i]);
+      const { times, gaps } = await sendTimes(t.api, id, 20_000);
       console.log(`[agenda] with 5 s looks: first send ${times[0] - createdAt} ms after the create request, gaps ${gaps.join(", ")} ms`);
-      expect(times).toHaveLength(4);
       // A round that waited for its look would start each step 5 s late.
       expect(times[0] - createdAt).toBeLessThan(3000);
       expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000);
@@ -120,4 +122,52 @@ describe("the runner's agenda", () => {
       runner = undefined;
     }
   }, 40_000);
+
+  it("a paced step takes its lease within the pause: a lease answering 800 ms late does not lengthen the gaps", async () => {
+    const services = await getServices();
+    const t = await pacedTenant(1);
+    const { id_campaign: id } = await createCampaign(t.api, t.segment);
+    // Every taking of this campaign's lease (lease_until from null) answers 800 ms late, in the database itself.
+    await services.db.execute(
+      sql.raw(`create or replace function slow_lease() returns trigger language plpgsql as $$
+      begin perform pg_sleep(0.8); return new; end $$`),
+    );
+    await services.db.execute(
+      sql.raw(`create trigger slow_lease before update on campaigns for each row
+        when (new.id = '${id}' and old.lease_until is null and new.lease_until is not null) execute function slow_lease()`),
+    );
+    runner = new InProcessRunner(services).start();
+    try {
+      const { gaps } = await sendTimes(t.api, id, 20_000);
+      console.log(`[agenda] with 800 ms leases: gaps ${gaps.join(", ")} ms`);
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000);
+      // A step that took its lease when the pause ended would send each message ≥ 1.8 s after the last.
+      expect(Math.max(...gaps)).toBeLessThan(1600);
+    } finally {
+      await runner.stop();
+      runner = undefined;
+      await services.db.execute(sql.raw("drop trigger if exists slow_lease on campaigns"));
+    }
+  }, 40_000);
+
+  it("a campaign paused while its step waits out the pause sends nothing more", async () => {
+    const services = await getServices();
+    const t = await pacedTenant(3);
+    runner = new InProcessRunner(services).start();
+    try {
+      const { id_campaign: id } = await createCampaign(t.api, t.segment);
+      const messages = async () => (await t.api("GET", `/api/simulator/messages?id_campaign=${id}`)).json.messages as { sent_at: string }[];
+      const first = await until(messages, (m) => m.length === 1, 10_000);
+      expect(first).toHaveLength(1);
+      // The next step starts 1 s before the 3 s pause ends and waits: the pause lands while it waits.
+      await new Promise((r) => setTimeout(r, Date.parse(first[0].sent_at) + 2500 - Date.now()));
+      expect((await t.api("POST", `/api/external/pause-campaign/${id}`)).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(await messages()).toHaveLength(1);
+      expect((await t.api("GET", `/api/external/info-campaign/${id}`)).json).toMatchObject({ status: "paused", groups: { sent: 1 } });
+    } finally {
+      await runner.stop();
+      runner = undefined;
+    }
+  }, 30_000);
 });
