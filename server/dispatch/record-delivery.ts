@@ -5,6 +5,8 @@ import type { Db } from "../../db/client";
 import { campaigns, channels as channelsTable, deliveries } from "../../db/schema";
 import { eventsRecorded, insertEventSql } from "../outbox/record-event";
 import { progressEventSql, progressEveryMs, recordProgressEvent, recordStatusEvent } from "./campaign-events";
+import type { Released } from "./campaign-lease";
+import { pendingGroupsSql } from "./group-counters";
 
 /** Retry delays of a failed send (docs/decisions.md#delivery-states: about 2 s and 10 s; SEND_RETRY_SCHEDULE overrides, in ms). */
 export function sendRetrySchedule(): number[] {
@@ -34,11 +36,17 @@ export async function recordSent(db: Db, d: { id: number; campaignId: string; ch
  * A deadlock that happens anyway is retried, and so is a lost connection (the guard on `sending` makes a
  * second run of a transaction that did commit a no-op): a send left unrecorded would wait for its lease.
  */
-export async function recordSentMany(db: Db, campaignId: string, sent: { id: number; channelId: string; messageId: string }[], at: Date) {
-  if (sent.length === 0) return;
+export async function recordSentMany(
+  db: Db,
+  campaignId: string,
+  sent: { id: number; channelId: string; messageId: string }[],
+  at: Date,
+  release?: SentRelease,
+): Promise<Released | null> {
+  if (sent.length === 0) return null;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await recordSentOnce(db, campaignId, sent, at);
+      return await recordSentOnce(db, campaignId, sent, at, release);
     } catch (err) {
       if (!(pgErrorCode(err) === deadlockDetected || isConnectionLost(err)) || attempt >= 4) throw err;
       if (isConnectionLost(err)) await new Promise((r) => setTimeout(r, 50 * attempt));
@@ -49,6 +57,17 @@ export async function recordSentMany(db: Db, campaignId: string, sent: { id: num
 const deadlockDetected = "40P01";
 
 /**
+ * The step's lease let go in the sent mark's own statement (one round trip fewer per loop): only when the
+ * campaign row still carries `token` (the lease's fencing token), with the next run set as a release sets
+ * it: `doneAt` when none of the campaign's groups is left after this mark, else `nextRunAt`.
+ */
+export interface SentRelease {
+  token: Date;
+  nextRunAt: Date;
+  doneAt?: Date;
+}
+
+/**
  * One statement, so one round trip (a transaction of five statements was seven): the rows move, the
  * counters and the failure streaks move by what moved, and the campaign_progress event is written when
  * one is due (progressEveryMs), all committed together. The campaign row is locked (`prev`) before its
@@ -56,11 +75,22 @@ const deadlockDetected = "40P01";
  * (set_config in the statement's own transaction): a sent mark lost in a crash leaves the row `sending`,
  * which is reconciled with the provider, never resent blindly.
  */
-async function recordSentOnce(db: Db, campaignId: string, sent: { id: number; channelId: string; messageId: string }[], at: Date) {
+async function recordSentOnce(
+  db: Db,
+  campaignId: string,
+  sent: { id: number; channelId: string; messageId: string }[],
+  at: Date,
+  release: SentRelease | undefined,
+): Promise<Released | null> {
   // One JSON parameter carries the loop's rows, however many (no per-row parameters to build and bind).
   const rows = JSON.stringify(sent.map((s) => ({ id: s.id, message_id: s.messageId })));
   const when = tsParam(at);
   const event = progressEventSql("c", sql`c where c.emit`, at);
+  // Whether this statement lets the lease go (the row still carries the token), and the next run it sets then.
+  const held = release ? sql`lease_until = ${tsParam(release.token)}` : sql`false`;
+  const next = release
+    ? sql`case when ${pendingGroupsSql(`"campaigns"`)} - tally.groups <= 0 then ${tsParam(release.doneAt ?? release.nextRunAt)} else ${tsParam(release.nextRunAt)} end`
+    : sql`${campaigns.nextRunAt}`;
   const result = await db.execute(sql`with moved as (
       update ${deliveries} d set state = 'sent', provider_message_id = v.message_id, sent_at = ${when}, lease_until = null, error = null, updated_at = ${when}
       from (select d.id, r.message_id from ${deliveries} d join json_to_recordset(${rows}::json) as r(id bigint, message_id text) on d.id = r.id
@@ -71,19 +101,24 @@ async function recordSentOnce(db: Db, campaignId: string, sent: { id: number; ch
     -- its success does end its channel's failure streak (same channel health).
     tally as (select count(*) filter (where not is_monitoring)::int as groups, array_agg(distinct channel_id::text) as channels from moved having count(*) > 0),
     -- Locked after the rows (tally reads moved), in the order every writer takes them.
-    prev as (select id, last_progress_at from ${campaigns} where id = ${campaignId} and exists (select 1 from tally) for update),
+    prev as (select id, last_progress_at, ${held} as held from ${campaigns} where id = ${campaignId} and exists (select 1 from tally) for update),
     c as (
       update ${campaigns} set sent = ${campaigns}.sent + tally.groups,
         -- A success ends the channel's run of consecutive failures.
         failure_streaks = ${campaigns}.failure_streaks - tally.channels,
-        last_progress_at = case when v.emit then ${when} else ${campaigns}.last_progress_at end
-      from tally, (select p.id, tally.groups > 0 and (p.last_progress_at is null
+        last_progress_at = case when v.emit then ${when} else ${campaigns}.last_progress_at end,
+        lease_until = case when v.held then null else ${campaigns}.lease_until end,
+        next_run_at = case when v.held then ${next} else ${campaigns}.next_run_at end
+      from tally, (select p.id, p.held, tally.groups > 0 and (p.last_progress_at is null
                      or ${when} - p.last_progress_at >= ${`${progressEveryMs} milliseconds`}::interval) as emit from prev p, tally) as v
       where ${campaigns}.id = v.id
-      returning ${campaigns}.*, v.emit),
+      returning ${campaigns}.*, v.emit, v.held),
     event as (${insertEventSql(event, at)} returning 1)
-    select set_config('synchronous_commit', 'off', true), (select count(*) from event)::int as events`);
-  if (rowsOf<{ events: number }>(result)[0]?.events) eventsRecorded();
+    select set_config('synchronous_commit', 'off', true), (select count(*) from event)::int as events,
+      (select status from c where c.held) as status, (select next_run_at from c where c.held) as next_run_at`);
+  const [row] = rowsOf<{ events: number; status: string | null; next_run_at: string | Date | null }>(result);
+  if (row?.events) eventsRecorded();
+  return row?.status && row.next_run_at ? { status: row.status, nextRunAt: new Date(row.next_run_at) } : null;
 }
 
 /**

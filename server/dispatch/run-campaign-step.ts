@@ -6,7 +6,7 @@ import { ProviderOutcomeUnknownError, ProviderUnavailableError, type MessagingPr
 import { savedSettingsSql, settingsFrom } from "../settings/get-settings";
 import type { Settings } from "../settings/schema";
 import { buildMessage } from "./build-message";
-import { CampaignLease } from "./campaign-lease";
+import { CampaignLease, type Released } from "./campaign-lease";
 import { claimDeliveries, deliveryOutlook, outlookOf, outlookProbe } from "./claim-deliveries";
 import { groupCounters } from "./group-counters";
 import { planNext, randomPauseMs, type Plan } from "./plan-next";
@@ -68,7 +68,9 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
   let next: Date | null = null;
   let sent = 0;
   let plan: Plan = { kind: "idle" };
-  let released: { status: string; nextRunAt: Date } | null = null;
+  let released: Released | null = null;
+  /** The release done by the loop's sent mark, if it was. */
+  let folded: Released | null = null;
   let doneAt: Date | undefined;
   let pacing = false;
   try {
@@ -119,13 +121,20 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         // Started early (within the lead): the pause ends first. A pause or cancel meanwhile stops the claim.
         const early = plan.sendAt ? plan.sendAt.getTime() - clock().getTime() : 0;
         if (early > 0) await (deps.sleep ?? sleep)(early);
-        const result = await sendBatch(deps, c, settings, plan.batchSize, clock, lease);
+        const pauseMs = randomPauseMs(rates.min_dispatch_rate, rates.max_dispatch_rate, random());
+        const result = await sendBatch({ deps, c, settings, clock, lease }, plan.batchSize, pauseMs);
         sent = result.sent;
+        if (result.released) {
+          // The loop's sent mark let the campaign go and set its next run (sendHeld).
+          folded = result.released;
+          next = result.released.nextRunAt;
+          pacing = true;
+          break;
+        }
         if (result.autoPaused || lease.lost) break;
         // A channel that signalled a rate limit widens the pause of its campaigns (docs/dispatch.md).
         // Counted from the provider's last answer: the loop's recording and the release do not lengthen the pause.
-        const pause = randomPauseMs(rates.min_dispatch_rate, rates.max_dispatch_rate, random()) + result.slowdownMs;
-        next = new Date(result.answeredAt.getTime() + pause);
+        next = new Date(result.answeredAt.getTime() + pauseMs + result.slowdownMs);
         pacing = true;
         // Nothing left (the release reads the counters): finish right away rather than after the pacing pause.
         if (result.slowdownMs === 0) doneAt = clock();
@@ -135,7 +144,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
   } finally {
     // Only the holder writes: a step whose lease was taken over leaves the campaign to the new holder.
     // Retried on a lost connection: a lease left behind would hold the campaign until it expires.
-    released = await retryOnConnectionLoss(() => lease.release(next ? { nextRunAt: next, doneAt } : {}));
+    released = folded ?? (await retryOnConnectionLoss(() => lease.release(next ? { nextRunAt: next, doneAt } : {})));
   }
   if (released && next) next = released.nextRunAt;
   // The release returns the status; a step whose lease was taken over reads it.
@@ -148,20 +157,44 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 type Claimed = Awaited<ReturnType<typeof claimDeliveries>>[number];
 
-async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, settings: Settings, size: number, clock: () => Date, lease: CampaignLease) {
+/** What every part of a loop works with. */
+interface LoopContext {
+  deps: DispatchDeps;
+  c: typeof campaigns.$inferSelect;
+  settings: Settings;
+  clock: () => Date;
+  lease: CampaignLease;
+}
+
+interface LoopResult {
+  sent: number;
+  autoPaused: boolean;
+  slowdownMs: number;
+  answeredAt: Date;
+  /** Set when the loop's sent mark also let the campaign go (its last send, all answered ok). */
+  released?: Released | null;
+}
+
+/**
+ * Claims and sends one loop. `pauseMs`: the pacing pause to follow it, so the loop's last sent mark can set
+ * the next run and let the campaign go in the same statement.
+ */
+async function sendBatch(loop: LoopContext, size: number, pauseMs: number): Promise<LoopResult> {
+  const { deps, c, clock, lease } = loop;
   const none = () => ({ sent: 0, autoPaused: false, slowdownMs: 0, answeredAt: clock() });
   if (lease.lost) return none();
   const batch = await claimDeliveries(deps.db, c.id, size, clock(), lease);
   if (batch.length === 0) return none();
-  const result = await sendClaimed(deps, c, settings, batch, clock, lease);
+  // The monitoring copy alone is followed by the segment's groups: it does not let the campaign go.
+  const result = await sendClaimed(loop, batch, batch.every((d) => d.isMonitoring) ? undefined : pauseMs);
   // The monitoring copy is claimed alone and sent (and recorded) before any segment group. It is not one
   // of the campaign's groups, so it takes no slot of dispatches_per_loop: once it is out, the same loop
   // goes on with the segment's groups (none are claimed while it is backing off for a retry).
   if (result.autoPaused || lease.lost || !batch.every((d) => d.isMonitoring)) return result;
   const groups = await claimDeliveries(deps.db, c.id, size, clock(), lease);
   if (groups.length === 0) return result;
-  const more = await sendClaimed(deps, c, settings, groups, clock, lease);
-  return { sent: result.sent + more.sent, autoPaused: more.autoPaused, slowdownMs: Math.max(result.slowdownMs, more.slowdownMs), answeredAt: more.answeredAt };
+  const more = await sendClaimed(loop, groups, pauseMs);
+  return { ...more, sent: result.sent + more.sent, slowdownMs: Math.max(result.slowdownMs, more.slowdownMs) };
 }
 
 /**
@@ -170,29 +203,24 @@ async function sendBatch(deps: DispatchDeps, c: typeof campaigns.$inferSelect, s
  * left in flight go to reconciliation at once instead of waiting out their claim: they are dropped from
  * the lease first, and the renewal under way is awaited, so no heartbeat puts their lease back after.
  */
-async function sendClaimed(
-  deps: DispatchDeps,
-  c: typeof campaigns.$inferSelect,
-  settings: Settings,
-  batch: Claimed[],
-  clock: () => Date,
-  lease: CampaignLease,
-) {
+async function sendClaimed(loop: LoopContext, batch: Claimed[], pauseMs: number | undefined): Promise<LoopResult> {
+  const { lease } = loop;
   const ids = batch.map((d) => d.id);
   lease.hold(ids);
   try {
-    return await sendHeld(deps, c, settings, batch, clock, lease);
+    return await sendHeld(loop, batch, pauseMs);
   } catch (err) {
     lease.drop(ids);
     await lease.settled();
-    await releaseForReconcile(deps.db, ids, clock()).catch(() => {});
+    await releaseForReconcile(loop.deps.db, ids, loop.clock()).catch(() => {});
     throw err;
   } finally {
     lease.drop(ids);
   }
 }
 
-async function sendHeld(deps: DispatchDeps, c: typeof campaigns.$inferSelect, settings: Settings, batch: Claimed[], clock: () => Date, lease: CampaignLease) {
+async function sendHeld(loop: LoopContext, batch: Claimed[], pauseMs: number | undefined): Promise<LoopResult> {
+  const { deps, c, settings, clock, lease } = loop;
   const { db, provider } = deps;
   // The provider checks the signal before each message it sends: once the lease may be lost, nothing more goes out.
   const options = { signal: lease.signal };
@@ -224,12 +252,20 @@ async function sendHeld(deps: DispatchDeps, c: typeof campaigns.$inferSelect, se
     const o = outcomes[i];
     return o.ok ? [{ id: d.id, channelId: d.channelId, messageId: o.receipt.messageId }] : [];
   });
+  // The loop's channels' slow-down as claimed, widened by a rate limit signalled in this loop.
+  let slowdownMs = Math.max(0, ...batch.map((d) => d.channelSlowdownMs));
+  // Every send answered ok (the common loop): nothing else to write, so the sent mark also lets the campaign
+  // go, its next run `pauseMs` (+ slow-down) after the last answer, or now when no group is left.
+  if (pauseMs !== undefined && sent.length === batch.length && !lease.lost) {
+    const nextRunAt = new Date(now.getTime() + pauseMs + slowdownMs);
+    const doneAt = slowdownMs === 0 ? now : undefined;
+    const released = await lease.releaseWith((token) => recordSentMany(db, c.id, sent, now, { token, nextRunAt, doneAt }));
+    return { sent: sent.length, autoPaused: false, slowdownMs, answeredAt: now, released };
+  }
   // What went out is recorded whoever holds the campaign now (only rows still `sending` move).
   await recordSentMany(db, c.id, sent, now);
   // The lease may be lost: another worker may own these rows by now, so nothing else is written. The
   // rest stay `sending` and the next holder reconciles them with the provider (never resent blindly).
-  // The loop's channels' slow-down as claimed, widened by a rate limit signalled in this loop.
-  let slowdownMs = Math.max(0, ...batch.map((d) => d.channelSlowdownMs));
   if (lease.lost) return { sent: sent.length, autoPaused: false, slowdownMs, answeredAt: now };
   for (const [i, d] of batch.entries()) {
     const o = outcomes[i];

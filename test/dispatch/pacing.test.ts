@@ -4,7 +4,9 @@
  * is due `pause` after that answer, not `pause` after the step ends. The step is driven by hand with a
  * clock that jumps 10 s just after the provider has answered (a recording that took 10 s).
  */
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { campaigns } from "../../db/schema";
 import { runCampaignStep } from "../../server/dispatch/run-campaign-step";
 import type { MessagingProvider, OutboundMessage, SendManyOptions } from "../../server/messaging/provider";
 import { getServices } from "../../server/services";
@@ -46,14 +48,24 @@ describe("pacing", () => {
       jumpAfterNextRead = true;
       return outcomes;
     };
-    for (let loop = 0; loop < 2; loop++) {
+    const leaseOf = async () => (await db.select({ until: campaigns.leaseUntil }).from(campaigns).where(eq(campaigns.id, id)))[0].until;
+    for (let loop = 0; loop < 3; loop++) {
       const outcome = await runCampaignStep({ db, provider, clock }, id);
       expect(outcome).toMatchObject({ plan: "send", sent: 1 });
+      // The loop's sent mark let the campaign go (docs/dispatch.md "What one loop costs").
+      expect(await leaseOf()).toBeNull();
       const answered = answers[loop].getTime();
+      if (loop === 2) {
+        // The last group: due at once (to finish), not after the pause.
+        expect(outcome.nextRunAt!.getTime() - answered).toBeLessThan(100);
+        break;
+      }
       // Due 2 s after the answer (give or take the milliseconds between the answer and the clock read), not 12 s.
       expect(outcome.nextRunAt!.getTime() - answered).toBeGreaterThanOrEqual(2000);
       expect(outcome.nextRunAt!.getTime() - answered).toBeLessThan(2100);
       offset = outcome.nextRunAt!.getTime() - Date.now();
     }
+    const finished = await runCampaignStep({ db, provider, clock }, id);
+    expect(finished).toMatchObject({ plan: "finish", status: "completed", nextRunAt: null });
   });
 });
