@@ -1,53 +1,51 @@
-import { and, eq, inArray, max, ne, or, sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { tsParam } from "../../db/errors";
-import type { Db } from "../../db/client";
-import { campaigns, segmentChannels } from "../../db/schema";
+import { campaigns } from "../../db/schema";
 import type { Settings } from "../settings/schema";
 
 const recheckMs = 1000;
 
 /**
- * When may this pending campaign start, per queue.concurrent_mode?
- * `disabled`: one campaign at a time per tenant, FIFO by start time; `per_channel`: one at a time per
- * channel; `enabled`: no queue. After a campaign finishes, the next waits its random interval
- * (queue_ready_at). Returns null when it may start now.
+ * What the queue (queue.concurrent_mode) says about a pending campaign, as SQL expressions over its row
+ * (`"campaigns"`, the lease's UPDATE target), read in the lease's own statement (CampaignLease.acquire):
+ * for each mode that has a queue (`disabled`: one campaign at a time per tenant; `per_channel`: one at a
+ * time per channel), whether a campaign of the same queue goes first, and when the queue's last finished
+ * campaign lets the next start (queue_ready_at). Only a pending campaign's row evaluates them (a CASE:
+ * the subqueries of a sending one never run).
  */
-export async function queueFreeAt(db: Db, c: typeof campaigns.$inferSelect, settings: Settings, now: Date): Promise<Date | null> {
+export function queueProbe(now: Date) {
+  const at = tsParam(now);
+  const tenantQueue = sql.raw(`q.tenant_id = "campaigns".tenant_id and q.id <> "campaigns".id`);
+  const channelQueue = sql.raw(`q.tenant_id = "campaigns".tenant_id and q.id <> "campaigns".id and q.segment_id in (
+      select shared.segment_id from segment_channels shared
+      where shared.channel_id in (select mine.channel_id from segment_channels mine where mine.segment_id = "campaigns".segment_id))`);
+  const pending = (expr: SQL) => sql`(case when "campaigns".status = 'pending' then ${expr} end)`;
+  const blocked = (queue: SQL) =>
+    pending(sql`exists (select 1 from ${campaigns} q where ${queue} and (
+      -- running (a user-paused campaign frees the queue)
+      q.status = 'sending' or (q.status = 'paused' and q.pause_reason in ('schedule', 'channel_offline'))
+      -- due before this one (FIFO by start time)
+      or (q.status = 'pending' and coalesce(q.scheduled_at, q.created_at) <= ${at}
+          and (coalesce(q.scheduled_at, q.created_at), q.id) < (coalesce("campaigns".scheduled_at, "campaigns".created_at), "campaigns".id))))`);
+  const readyAt = (queue: SQL) => pending(sql`(select max(q.queue_ready_at) from ${campaigns} q where ${queue})`);
+  return {
+    queueBlocked: blocked(tenantQueue) as SQL<boolean | null>,
+    queueReadyAt: readyAt(tenantQueue).mapWith(campaigns.queueReadyAt) as SQL<Date | null>,
+    channelQueueBlocked: blocked(channelQueue) as SQL<boolean | null>,
+    channelQueueReadyAt: readyAt(channelQueue).mapWith(campaigns.queueReadyAt) as SQL<Date | null>,
+  };
+}
+
+export type QueueProbed = { [K in keyof ReturnType<typeof queueProbe>]: ReturnType<typeof queueProbe>[K] extends SQL<infer T> ? T : never };
+
+/**
+ * When may this pending campaign start, per queue.concurrent_mode (from queueProbe's answer)? After a
+ * campaign finishes, the next waits its random interval (queue_ready_at). Null when it may start now.
+ */
+export function queueFreeAt(probed: QueueProbed, settings: Settings, now: Date): Date | null {
   const mode = settings.queue.concurrent_mode;
   if (mode === "enabled") return null;
-
-  const sameQueue = [eq(campaigns.tenantId, c.tenantId), ne(campaigns.id, c.id)];
-  if (mode === "per_channel") {
-    const mine = db.select({ id: segmentChannels.channelId }).from(segmentChannels).where(eq(segmentChannels.segmentId, c.segmentId));
-    const sharing = db.select({ id: segmentChannels.segmentId }).from(segmentChannels).where(inArray(segmentChannels.channelId, mine));
-    sameQueue.push(inArray(campaigns.segmentId, sharing));
-  }
-  const myStart = c.scheduledAt ?? c.createdAt;
-  const startOf = sql`coalesce(${campaigns.scheduledAt}, ${campaigns.createdAt})`;
-  // One statement: whether a campaign of the same queue goes first, and when the queue's last one lets the next start.
-  const blocking = db
-    .select({ id: campaigns.id })
-    .from(campaigns)
-    .where(
-      and(
-        ...sameQueue,
-        or(
-          // running (a user-paused campaign frees the queue)
-          eq(campaigns.status, "sending"),
-          and(eq(campaigns.status, "paused"), inArray(campaigns.pauseReason, ["schedule", "channel_offline"])),
-          // due before this one (FIFO by start time)
-          and(eq(campaigns.status, "pending"), sql`${startOf} <= ${tsParam(now)}`, sql`(${startOf}, ${campaigns.id}) < (${tsParam(myStart)}, ${c.id})`),
-        ),
-      ),
-    )
-    .limit(1);
-  const ready = db
-    .select({ readyAt: max(campaigns.queueReadyAt) })
-    .from(campaigns)
-    .where(and(...sameQueue));
-  const [row] = await db
-    .select({ blocked: sql<boolean>`exists (${blocking})`, readyAt: sql<Date | null>`(${ready})`.mapWith(campaigns.queueReadyAt) })
-    .from(sql`(select 1) as one`);
-  if (row.blocked) return new Date(now.getTime() + recheckMs);
-  return row.readyAt && row.readyAt > now ? row.readyAt : null;
+  const [blocked, readyAt] = mode === "per_channel" ? [probed.channelQueueBlocked, probed.channelQueueReadyAt] : [probed.queueBlocked, probed.queueReadyAt];
+  if (blocked) return new Date(now.getTime() + recheckMs);
+  return readyAt && readyAt > now ? readyAt : null;
 }

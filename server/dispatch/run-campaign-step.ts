@@ -12,7 +12,7 @@ import { groupCounters } from "./group-counters";
 import { planNext, randomPauseMs, type Plan } from "./plan-next";
 import { autoPauseAfterFailures, recordFailure, recordSentMany, recordUnknown, releaseDelivery, releaseForReconcile, slowDownChannel } from "./record-delivery";
 import { reconcileInFlight, staleProbe } from "./reconcile";
-import { queueFreeAt } from "./queue";
+import { queueFreeAt, queueProbe } from "./queue";
 import { transition } from "./transition";
 
 export interface DispatchDeps {
@@ -57,6 +57,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
   const acquired = await CampaignLease.acquire(db, campaignId, clock, deps.leaseMs, {
     ...outlookProbe(campaignId, now),
     stale: staleProbe(campaignId, now),
+    ...queueProbe(now),
     // Qualified by hand: drizzle writes a RETURNING's columns unqualified, and tenant_settings has a tenant_id too.
     settings: savedSettingsSql(sql.raw(`"campaigns".tenant_id`)),
   });
@@ -88,7 +89,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         // The segment's groups left (the counters), plus the monitoring copy while it is open.
         pending: groupCounters(c).pending + (monitoringOpen ? 1 : 0),
         ...outlook,
-        queueFreeAt: c.status === "pending" ? await queueFreeAt(db, c, settings, now) : null,
+        queueFreeAt: c.status === "pending" ? queueFreeAt(probe, settings, now) : null,
       },
       settings,
       now,

@@ -379,5 +379,12 @@ describe("the campaign queue (settings.queue.concurrent_mode)", () => {
     const [tc, td] = [await sendTimes(t, c), await sendTimes(t, d)];
     // Different channels: D's first send does not wait for C's end.
     expect(td[0]).toBeLessThan(tc[1]);
-  }, 40_000);
+    // The same channel: F waits for E's end and the interval, as in `disabled`.
+    const e = await create(one.segment);
+    const f = await create(one.segment);
+    await completed(t, e);
+    await completed(t, f);
+    const [te, tf] = [await sendTimes(t, e), await sendTimes(t, f)];
+    expect(tf[0] - te[1]).toBeGreaterThanOrEqual(1000);
+  }, 60_000);
 });
