@@ -119,11 +119,12 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
       }
       case "send": {
         if (c.status !== "sending") await transition(db, campaignId, [c.status], "sending", now, { startedAt: c.startedAt ?? now });
-        // Started early (within the lead): the pause ends first. A pause or cancel meanwhile stops the claim.
-        const early = plan.sendAt ? plan.sendAt.getTime() - clock().getTime() : 0;
+        // Started early (within the lead): the pause ends first (but for the claim's time, claimAheadMs). A
+        // pause or cancel meanwhile stops the claim.
+        const early = plan.sendAt ? plan.sendAt.getTime() - claimAheadMs - clock().getTime() : 0;
         if (early > 0) await (deps.sleep ?? sleep)(early);
         const pauseMs = randomPauseMs(rates.min_dispatch_rate, rates.max_dispatch_rate, random());
-        const result = await sendBatch({ deps, c, settings, clock, lease }, plan.batchSize, pauseMs);
+        const result = await sendBatch({ deps, c, settings, clock, lease }, plan.batchSize, pauseMs, plan.sendAt);
         sent = result.sent;
         if (result.released) {
           // The loop's sent mark let the campaign go and set its next run (sendHeld).
@@ -154,6 +155,13 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
   return { plan: plan.kind, status: final.status, nextRunAt: active ? next : null, pacing: active && next !== null && pacing, sent };
 }
 
+/**
+ * A step that started early claims this long before its pause ends, so the claim's round trip (0.1 s and
+ * more when hundreds of campaigns start at once) does not lengthen the pause either. A pause or cancel
+ * made in these last milliseconds lets the claimed loop go out, as one made while a loop is sending does.
+ */
+const claimAheadMs = 200;
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 type Claimed = Awaited<ReturnType<typeof claimDeliveries>>[number];
@@ -180,12 +188,15 @@ interface LoopResult {
  * Claims and sends one loop. `pauseMs`: the pacing pause to follow it, so the loop's last sent mark can set
  * the next run and let the campaign go in the same statement.
  */
-async function sendBatch(loop: LoopContext, size: number, pauseMs: number): Promise<LoopResult> {
+async function sendBatch(loop: LoopContext, size: number, pauseMs: number, sendAt: Date | undefined): Promise<LoopResult> {
   const { deps, c, clock, lease } = loop;
   const none = () => ({ sent: 0, autoPaused: false, slowdownMs: 0, answeredAt: clock() });
   if (lease.lost) return none();
   const batch = await claimDeliveries(deps.db, c.id, size, clock(), lease);
   if (batch.length === 0) return none();
+  // Claimed ahead of the pause's end: the rest of the pause, then the sends.
+  const rest = sendAt ? sendAt.getTime() - clock().getTime() : 0;
+  if (rest > 0) await (deps.sleep ?? sleep)(rest);
   // The monitoring copy alone is followed by the segment's groups: it does not let the campaign go.
   const result = await sendClaimed(loop, batch, batch.every((d) => d.isMonitoring) ? undefined : pauseMs);
   // The monitoring copy is claimed alone and sent (and recorded) before any segment group. It is not one

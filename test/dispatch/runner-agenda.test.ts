@@ -160,7 +160,7 @@ describe("the runner's agenda", () => {
       const first = await until(messages, (m) => m.length === 1, 10_000);
       expect(first).toHaveLength(1);
       // The next step starts 1 s before the 3 s pause ends and waits: the pause lands while it waits.
-      await new Promise((r) => setTimeout(r, Date.parse(first[0].sent_at) + 2500 - Date.now()));
+      await new Promise((r) => setTimeout(r, Date.parse(first[0].sent_at) + 2400 - Date.now()));
       expect((await t.api("POST", `/api/external/pause-campaign/${id}`)).status).toBe(200);
       await new Promise((r) => setTimeout(r, 2000));
       expect(await messages()).toHaveLength(1);
