@@ -4,6 +4,8 @@ import type { Db } from "../../db/client";
 import { campaigns, channels, deliveries } from "../../db/schema";
 import { campaignLeaseMs } from "./campaign-lease";
 import { channelSlowdownSql } from "./record-delivery";
+import { transitionCtes } from "./transition";
+import { eventsRecorded } from "../outbox/record-event";
 
 /**
  * The lease a claim gives a delivery when no campaign lease is passed. A step passes its campaign
@@ -39,7 +41,11 @@ const monitoringPosition = (alias: string) => sql.raw(`${alias}.position < 0`);
  * the claimed rows share its end (their heartbeat renews them with the campaign). And only while the campaign is
  * `sending`: a campaign paused or canceled since its step planned (while it waited out its pause) sends nothing more.
  */
-export async function claimDeliveries(db: Db, campaignId: string, limit: number, now: Date, lease?: { until: Date }) {
+export async function claimDeliveries(db: Db, campaignId: string, limit: number, now: Date, lease?: { until: Date }, start?: ClaimStart) {
+  // A campaign's first loop (or its first after a pause): the campaign moves to `sending` in this statement
+  // (status events included) and rows are taken only if it did.
+  const moving = start ? transitionCtes(db, campaignId, start.from, "sending", now) : null;
+  const statuses = moving ? ["sending", ...moving.sources] : ["sending"];
   // A normal (synchronous) commit: a claim lost on a crash would put an already sent delivery back to
   // pending without reconciliation. (Sent marks may commit asynchronously: a lost one leaves `sending`,
   // which is reconciled.)
@@ -56,7 +62,7 @@ export async function claimDeliveries(db: Db, campaignId: string, limit: number,
         or(eq(deliveries.isMonitoring, true), sql`not ${monitoringCopyOpen(campaignId)}`),
         lease
           ? sql`exists (select 1 from ${campaigns} lc where lc.id = ${campaignId} and lc.lease_until = ${lease.until.toISOString()}::timestamptz
-              and lc.status = 'sending')`
+              and lc.status in ${sql.raw(`(${statuses.map((x) => `'${x}'`).join(", ")})`)})`
           : undefined,
       ),
     )
@@ -64,16 +70,28 @@ export async function claimDeliveries(db: Db, campaignId: string, limit: number,
     .orderBy(asc(deliveries.position))
     .limit(limit)
     .for("update", { of: deliveries, skipLocked: true });
-  const claimed = await db
+  const started = moving
+    ? db.$with("started", {}).as(
+        sql`update ${campaigns} set status = 'sending', pause_reason = null, updated_at = ${tsParam(now)},
+              started_at = coalesce(started_at, ${tsParam(now)}) where id = (select id from locked) returning id`,
+      )
+    : null;
+  const claimed = await (moving && started ? db.with(moving.locked, moving.recorded, started) : db)
     .update(deliveries)
     .set({ state: "sending", attempts: sql`${deliveries.attempts} + 1`, leaseUntil: lease?.until ?? new Date(now.getTime() + deliveryLeaseMs), updatedAt: now })
-    .where(inArray(deliveries.id, picked))
+    .where(and(inArray(deliveries.id, picked), started ? sql`exists (select 1 from started)` : undefined))
     // With each row its channel's rate-limit slow-down (added to the campaign's pause after the loop).
     .returning({
       ...getTableColumns(deliveries),
       channelSlowdownMs: sql<number>`(select ${channelSlowdownSql("ch", now)} from ${channels} ch where ch.id = "deliveries".channel_id)`.mapWith(Number),
     });
+  if (moving) eventsRecorded();
   return claimed.sort((a, b) => a.position - b.position);
+}
+
+/** A claim that also starts the campaign: it moves from one of `from` to `sending` in the claim's statement. */
+export interface ClaimStart {
+  from: (typeof campaigns.$inferSelect)["status"][];
 }
 
 /**

@@ -7,7 +7,7 @@ import { savedSettingsSql, settingsFrom } from "../settings/get-settings";
 import type { Settings } from "../settings/schema";
 import { buildMessage } from "./build-message";
 import { CampaignLease, type Released } from "./campaign-lease";
-import { claimDeliveries, deliveryOutlook, outlookOf, outlookProbe } from "./claim-deliveries";
+import { claimDeliveries, deliveryOutlook, outlookOf, outlookProbe, type ClaimStart } from "./claim-deliveries";
 import { groupCounters } from "./group-counters";
 import { planNext, randomPauseMs, type Plan } from "./plan-next";
 import { autoPauseAfterFailures, recordFailure, recordSentMany, recordUnknown, releaseDelivery, releaseForReconcile, slowDownChannel } from "./record-delivery";
@@ -118,13 +118,14 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         break;
       }
       case "send": {
-        if (c.status !== "sending") await transition(db, campaignId, [c.status], "sending", now, { startedAt: c.startedAt ?? now });
         // Started early (within the lead): the pause ends first (but for the claim's time, claimAheadMs). A
         // pause or cancel meanwhile stops the claim.
         const early = plan.sendAt ? plan.sendAt.getTime() - claimAheadMs - clock().getTime() : 0;
         if (early > 0) await (deps.sleep ?? sleep)(early);
         const pauseMs = randomPauseMs(rates.min_dispatch_rate, rates.max_dispatch_rate, random());
-        const result = await sendBatch({ deps, c, settings, clock, lease }, plan.batchSize, pauseMs, plan.sendAt);
+        // Not sending yet (its first loop, or its first after a pause): its claim moves it to `sending`.
+        const start = c.status !== "sending" ? { from: [c.status] } : undefined;
+        const result = await sendBatch({ deps, c, settings, clock, lease }, plan.batchSize, pauseMs, plan.sendAt, start);
         sent = result.sent;
         if (result.released) {
           // The loop's sent mark let the campaign go and set its next run (sendHeld).
@@ -188,11 +189,11 @@ interface LoopResult {
  * Claims and sends one loop. `pauseMs`: the pacing pause to follow it, so the loop's last sent mark can set
  * the next run and let the campaign go in the same statement.
  */
-async function sendBatch(loop: LoopContext, size: number, pauseMs: number, sendAt: Date | undefined): Promise<LoopResult> {
+async function sendBatch(loop: LoopContext, size: number, pauseMs: number, sendAt: Date | undefined, start: ClaimStart | undefined): Promise<LoopResult> {
   const { deps, c, clock, lease } = loop;
   const none = () => ({ sent: 0, autoPaused: false, slowdownMs: 0, answeredAt: clock() });
   if (lease.lost) return none();
-  const batch = await claimDeliveries(deps.db, c.id, size, clock(), lease);
+  const batch = await claimDeliveries(deps.db, c.id, size, clock(), lease, start);
   if (batch.length === 0) return none();
   // Claimed ahead of the pause's end: the rest of the pause, then the sends.
   const rest = sendAt ? sendAt.getTime() - clock().getTime() : 0;

@@ -33,16 +33,9 @@ export async function transition(
   at: Date,
   extra: { pauseReason?: PauseReason; nextRunAt?: Date; finishedAt?: Date; startedAt?: Date; queueReadyAt?: Date } = {},
 ) {
-  const sources = from.filter((s) => canTransition(s, to));
-  if (sources.length === 0) return null;
-  const final = to === "completed" || to === "failed" || to === "canceled";
-  // The locked row as the events report it: the new status, the old one beside it.
-  const locked = db.$with("locked", {}).as(
-    sql`select id, tenant_id, name, total, sent, failed, ${to}::text as status, status::text as previous_status from ${campaigns}
-        where id = ${campaignId} and ${inArray(campaigns.status, sources)} for update`,
-  );
-  const events = [statusEventSql("l", sql`locked l`, at), ...(final ? [progressEventSql("l", sql`locked l`, at)] : [])];
-  const recorded = db.$with("recorded", {}).as(insertEventsSql(events, at));
+  const ctes = transitionCtes(db, campaignId, from, to, at);
+  if (!ctes) return null;
+  const { locked, recorded, final } = ctes;
   const [row] = await db
     .with(locked, recorded)
     .update(campaigns)
@@ -58,6 +51,26 @@ export async function transition(
   if (!row) return null;
   eventsRecorded();
   return row;
+}
+
+/**
+ * A transition's first two parts, as CTEs: the campaign row locked (only in one of `from`) as the events
+ * report it, and its events written. transition() updates the row from them; the claim of a campaign's
+ * first loop does it in its own statement (claimDeliveries' `start`). Null when no status of `from` may
+ * move to `to`.
+ */
+export function transitionCtes(db: Db, campaignId: string, from: Status[], to: Status, at: Date) {
+  const sources = from.filter((s) => canTransition(s, to));
+  if (sources.length === 0) return null;
+  const final = to === "completed" || to === "failed" || to === "canceled";
+  // The locked row as the events report it: the new status, the old one beside it.
+  const locked = db.$with("locked", {}).as(
+    sql`select id, tenant_id, name, total, sent, failed, ${to}::text as status, status::text as previous_status from ${campaigns}
+        where id = ${campaignId} and ${inArray(campaigns.status, sources)} for update`,
+  );
+  const events = [statusEventSql("l", sql`locked l`, at), ...(final ? [progressEventSql("l", sql`locked l`, at)] : [])];
+  const recorded = db.$with("recorded", {}).as(insertEventsSql(events, at));
+  return { locked, recorded, final, sources };
 }
 
 function withoutPause<T extends { pauseReason?: unknown }>(extra: T): Omit<T, "pauseReason"> {

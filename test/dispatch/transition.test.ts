@@ -6,6 +6,7 @@
 import { asc, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { campaigns, outboxEvents } from "../../db/schema";
+import { claimDeliveries } from "../../server/dispatch/claim-deliveries";
 import { transition } from "../../server/dispatch/transition";
 import { getServices } from "../../server/services";
 import { brasiliaMinute, createCampaign, tenantWithSegment } from "../campaigns";
@@ -82,5 +83,32 @@ describe("campaign status transitions", () => {
       .where(sql`${outboxEvents.payload} -> 'data' ->> 'id_campaign' = ${id}`)
       .orderBy(asc(outboxEvents.id));
     expect(stored.slice(1).map((e) => e.at)).toEqual([at, at]);
+  });
+
+  it("a first loop's claim starts the campaign in its own statement, and takes nothing from a campaign paused meanwhile", async () => {
+    const { db } = await getServices();
+    const { api, segment } = await tenantWithSegment(server.url, 3, 3);
+    const lease = { until: new Date(Date.now() + 60_000) };
+    const leased = async (id: string) => db.update(campaigns).set({ leaseUntil: lease.until }).where(eq(campaigns.id, id));
+
+    // Paused by the user after its step planned: the claim moves nothing and takes no group.
+    const { id_campaign: paused } = await createCampaign(api, segment);
+    await leased(paused);
+    expect((await api("POST", `/api/external/pause-campaign/${paused}`)).status).toBe(200);
+    expect(await claimDeliveries(db, paused, 3, new Date(), lease, { from: ["pending"] })).toEqual([]);
+    expect((await api("GET", `/api/external/info-campaign/${paused}`)).json).toMatchObject({ status: "paused", groups: { pending: 3 } });
+
+    // Still pending: its rows are claimed and it is `sending`, with its campaign_status event (from pending).
+    const { id_campaign: id } = await createCampaign(api, segment);
+    await leased(id);
+    const at = new Date();
+    expect(await claimDeliveries(db, id, 3, at, lease, { from: ["pending"] })).toHaveLength(3);
+    const [row] = await db.select().from(campaigns).where(eq(campaigns.id, id));
+    expect(row).toMatchObject({ status: "sending", startedAt: at });
+    const statuses = (await eventsOf(id)).filter((e) => e.type === "campaign_status").map((e) => e.data);
+    expect(statuses.map((d) => [d.status, d.previous_status])).toEqual([
+      ["pending", undefined],
+      ["sending", "pending"],
+    ]);
   });
 });
