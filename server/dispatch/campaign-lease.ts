@@ -11,6 +11,15 @@ export interface Released {
 }
 
 /**
+ * The next run a release sets: `doneAt` when none of the campaign's groups is left (`pending`, a SQL
+ * expression of the count as released), else `nextRunAt`, after the pacing pause. Used by release() and by
+ * the sent mark that releases in its own statement (recordSentMany).
+ */
+export function releasedNextRunSql(pending: SQL, { nextRunAt, doneAt }: { nextRunAt: Date; doneAt?: Date }) {
+  return sql`case when ${pending} <= 0 then ${tsParam(doneAt ?? nextRunAt)} else ${tsParam(nextRunAt)} end`;
+}
+
+/**
  * How long a campaign step's hold on its campaign (and on the deliveries it claimed) lasts without a
  * renewal. A worker renews every quarter of it while the step runs, so a live step keeps its campaign
  * however long its loop takes (100 messages on a slow gateway), and a dead worker's campaign is taken
@@ -180,8 +189,7 @@ export class CampaignLease {
     await this.stop();
     const { nextRunAt, doneAt } = set;
     // `doneAt`: the next run is then, instead of after the pause, when none of the campaign's groups is left.
-    const next =
-      nextRunAt && doneAt ? sql`case when ${pendingGroupsSql(`"campaigns"`)} <= 0 then ${tsParam(doneAt)} else ${tsParam(nextRunAt)} end` : nextRunAt;
+    const next = nextRunAt && doneAt ? releasedNextRunSql(pendingGroupsSql(`"campaigns"`), { nextRunAt, doneAt }) : nextRunAt;
     const rows = await this.db
       .update(campaigns)
       .set({ leaseUntil: null, ...(next ? { nextRunAt: next } : {}) })

@@ -44,8 +44,16 @@ const monitoringPosition = (alias: string) => sql.raw(`${alias}.position < 0`);
 export async function claimDeliveries(db: Db, campaignId: string, limit: number, now: Date, lease?: { until: Date }, start?: ClaimStart) {
   // A campaign's first loop (or its first after a pause): the campaign moves to `sending` in this statement
   // (status events included) and rows are taken only if it did.
-  const moving = start ? transitionCtes(db, campaignId, start.from, "sending", now) : null;
-  const statuses = moving ? ["sending", ...moving.sources] : ["sending"];
+  const transitionParts = start ? transitionCtes(db, campaignId, start.from, "sending", now) : null;
+  const moving = transitionParts && {
+    ...transitionParts,
+    started: db.$with("started", {}).as(
+      sql`update ${campaigns} set status = 'sending', pause_reason = null, updated_at = ${tsParam(now)},
+            started_at = coalesce(started_at, ${tsParam(now)}) where id = (select id from locked) returning id`,
+    ),
+  };
+  // The statement's snapshot still shows the status the campaign moves from.
+  const statuses = ["sending", ...(moving?.sources ?? [])];
   // A normal (synchronous) commit: a claim lost on a crash would put an already sent delivery back to
   // pending without reconciliation. (Sent marks may commit asynchronously: a lost one leaves `sending`,
   // which is reconciled.)
@@ -62,7 +70,10 @@ export async function claimDeliveries(db: Db, campaignId: string, limit: number,
         or(eq(deliveries.isMonitoring, true), sql`not ${monitoringCopyOpen(campaignId)}`),
         lease
           ? sql`exists (select 1 from ${campaigns} lc where lc.id = ${campaignId} and lc.lease_until = ${lease.until.toISOString()}::timestamptz
-              and lc.status in ${sql.raw(`(${statuses.map((x) => `'${x}'`).join(", ")})`)})`
+              and lc.status in (${sql.join(
+                statuses.map((x) => sql`${x}`),
+                sql`, `,
+              )}))`
           : undefined,
       ),
     )
@@ -70,16 +81,10 @@ export async function claimDeliveries(db: Db, campaignId: string, limit: number,
     .orderBy(asc(deliveries.position))
     .limit(limit)
     .for("update", { of: deliveries, skipLocked: true });
-  const started = moving
-    ? db.$with("started", {}).as(
-        sql`update ${campaigns} set status = 'sending', pause_reason = null, updated_at = ${tsParam(now)},
-              started_at = coalesce(started_at, ${tsParam(now)}) where id = (select id from locked) returning id`,
-      )
-    : null;
-  const claimed = await (moving && started ? db.with(moving.locked, moving.recorded, started) : db)
+  const claimed = await (moving ? db.with(moving.locked, moving.recorded, moving.started) : db)
     .update(deliveries)
     .set({ state: "sending", attempts: sql`${deliveries.attempts} + 1`, leaseUntil: lease?.until ?? new Date(now.getTime() + deliveryLeaseMs), updatedAt: now })
-    .where(and(inArray(deliveries.id, picked), started ? sql`exists (select 1 from started)` : undefined))
+    .where(and(inArray(deliveries.id, picked), moving ? sql`exists (select 1 from started)` : undefined))
     // With each row its channel's rate-limit slow-down (added to the campaign's pause after the loop).
     .returning({
       ...getTableColumns(deliveries),

@@ -5,7 +5,7 @@ import type { Db } from "../../db/client";
 import { campaigns, channels as channelsTable, deliveries } from "../../db/schema";
 import { eventsRecorded, insertEventSql } from "../outbox/record-event";
 import { progressEventSql, progressEveryMs, recordProgressEvent, recordStatusEvent } from "./campaign-events";
-import type { Released } from "./campaign-lease";
+import { releasedNextRunSql, type Released } from "./campaign-lease";
 import { pendingGroupsSql } from "./group-counters";
 
 /** Retry delays of a failed send (docs/decisions.md#delivery-states: about 2 s and 10 s; SEND_RETRY_SCHEDULE overrides, in ms). */
@@ -88,9 +88,8 @@ async function recordSentOnce(
   const event = progressEventSql("c", sql`c where c.emit`, at);
   // Whether this statement lets the lease go (the row still carries the token), and the next run it sets then.
   const held = release ? sql`lease_until = ${tsParam(release.token)}` : sql`false`;
-  const next = release
-    ? sql`case when ${pendingGroupsSql(`"campaigns"`)} - tally.groups <= 0 then ${tsParam(release.doneAt ?? release.nextRunAt)} else ${tsParam(release.nextRunAt)} end`
-    : sql`${campaigns.nextRunAt}`;
+  // The counters as this statement leaves them: the groups it marks sent are no longer pending.
+  const next = release ? releasedNextRunSql(sql`${pendingGroupsSql(`"campaigns"`)} - tally.groups`, release) : sql`${campaigns.nextRunAt}`;
   const result = await db.execute(sql`with moved as (
       update ${deliveries} d set state = 'sent', provider_message_id = v.message_id, sent_at = ${when}, lease_until = null, error = null, updated_at = ${when}
       from (select d.id, r.message_id from ${deliveries} d join json_to_recordset(${rows}::json) as r(id bigint, message_id text) on d.id = r.id

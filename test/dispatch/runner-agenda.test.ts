@@ -11,7 +11,8 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../db/client";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner, type RunnerOptions } from "../../inngest/runner";
+import type { DispatchDeps } from "../../server/dispatch/run-campaign-step";
 import { getServices } from "../../server/services";
 import { createCampaign, tenantWithSegment } from "../campaigns";
 import { until, type Api } from "../helpers";
@@ -45,6 +46,17 @@ function countingLooks(db: Db, delayMs = 0) {
   return { handle, counted };
 }
 
+/** Runs `body` with a runner over `deps` started, and stops it after, whatever the body threw. */
+async function withRunner(deps: DispatchDeps, opts: RunnerOptions, body: () => Promise<void>) {
+  runner = new InProcessRunner(deps, opts).start();
+  try {
+    await body();
+  } finally {
+    await runner.stop();
+    runner = undefined;
+  }
+}
+
 /** A tenant with a segment of 4 groups, paced at `pause` s, one message per loop (3 pauses). */
 async function pacedTenant(pause: number) {
   const t = await tenantWithSegment(server.url, 4, 1);
@@ -75,8 +87,7 @@ describe("the runner's agenda", () => {
     const before = await pacedTenant(1);
     const early = await createCampaign(before.api, before.segment);
 
-    runner = new InProcessRunner({ ...services, db: handle }, { maxSleepMs: 20_000 }).start();
-    try {
+    await withRunner({ ...services, db: handle }, { maxSleepMs: 20_000 }, async () => {
       const after = await pacedTenant(1);
       const late = await createCampaign(after.api, after.segment);
 
@@ -96,18 +107,14 @@ describe("the runner's agenda", () => {
       // campaign: any campaign may be due). The runner before the agenda looked after every step (19 in this test on 7571f1e).
       console.log(`[agenda] looks at the database: ${counted.looks}`);
       expect(counted.looks).toBeLessThanOrEqual(2);
-    } finally {
-      await runner.stop();
-      runner = undefined;
-    }
+    });
   }, 30_000);
 
   it("a slow look does not hold up the steps on the agenda", async () => {
     const services = await getServices();
     // Every look answers 5 s late (as one waiting for a connection the database dropped).
     const { handle } = countingLooks(services.db, 5000);
-    runner = new InProcessRunner({ ...services, db: handle }, { maxSleepMs: 1000 }).start();
-    try {
+    await withRunner({ ...services, db: handle }, { maxSleepMs: 1000 }, async () => {
       const t = await pacedTenant(1);
       const createdAt = Date.now();
       const { id_campaign: id } = await createCampaign(t.api, t.segment);
@@ -117,10 +124,7 @@ describe("the runner's agenda", () => {
       expect(times[0] - createdAt).toBeLessThan(3000);
       expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000);
       expect(Math.max(...gaps)).toBeLessThan(3000);
-    } finally {
-      await runner.stop();
-      runner = undefined;
-    }
+    });
   }, 40_000);
 
   it("a paced step takes its lease within the pause: a lease answering 800 ms late does not lengthen the gaps", async () => {
@@ -136,16 +140,15 @@ describe("the runner's agenda", () => {
       sql.raw(`create trigger slow_lease before update on campaigns for each row
         when (new.id = '${id}' and old.lease_until is null and new.lease_until is not null) execute function slow_lease()`),
     );
-    runner = new InProcessRunner(services).start();
     try {
-      const { gaps } = await sendTimes(t.api, id, 20_000);
-      console.log(`[agenda] with 800 ms leases: gaps ${gaps.join(", ")} ms`);
-      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000);
-      // A step that took its lease when the pause ended would send each message ≥ 1.8 s after the last.
-      expect(Math.max(...gaps)).toBeLessThan(1600);
+      await withRunner(services, {}, async () => {
+        const { gaps } = await sendTimes(t.api, id, 20_000);
+        console.log(`[agenda] with 800 ms leases: gaps ${gaps.join(", ")} ms`);
+        expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000);
+        // A step that took its lease when the pause ended would send each message ≥ 1.8 s after the last.
+        expect(Math.max(...gaps)).toBeLessThan(1600);
+      });
     } finally {
-      await runner.stop();
-      runner = undefined;
       await services.db.execute(sql.raw("drop trigger if exists slow_lease on campaigns"));
     }
   }, 40_000);
@@ -153,8 +156,7 @@ describe("the runner's agenda", () => {
   it("a campaign paused while its step waits out the pause sends nothing more", async () => {
     const services = await getServices();
     const t = await pacedTenant(3);
-    runner = new InProcessRunner(services).start();
-    try {
+    await withRunner(services, {}, async () => {
       const { id_campaign: id } = await createCampaign(t.api, t.segment);
       const messages = async () => (await t.api("GET", `/api/simulator/messages?id_campaign=${id}`)).json.messages as { sent_at: string }[];
       const first = await until(messages, (m) => m.length === 1, 10_000);
@@ -165,9 +167,6 @@ describe("the runner's agenda", () => {
       await new Promise((r) => setTimeout(r, 2000));
       expect(await messages()).toHaveLength(1);
       expect((await t.api("GET", `/api/external/info-campaign/${id}`)).json).toMatchObject({ status: "paused", groups: { sent: 1 } });
-    } finally {
-      await runner.stop();
-      runner = undefined;
-    }
+    });
   }, 30_000);
 });
