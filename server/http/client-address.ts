@@ -96,3 +96,42 @@ export function clientIp(headers: Headers): string {
   const forwarded = headers.get("x-forwarded-for")?.split(",");
   return normalizeAddress(forwarded?.[forwarded.length - 1]);
 }
+
+/** The eight 16-bit groups of an IPv6 address (a zone id dropped, an embedded IPv4 tail folded), or null. */
+function ipv6Groups(address: string): number[] | null {
+  let a = address.replace(/%.*$/, "").toLowerCase();
+  const v4 = a.match(/^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/);
+  if (v4) {
+    const [b0, b1, b2, b3] = v4.slice(2).map(Number);
+    a = `${v4[1]}${((b0 << 8) | b1).toString(16)}:${((b2 << 8) | b3).toString(16)}`;
+  }
+  const halves = a.split("::");
+  if (halves.length > 2) return null;
+  const part = (s: string) => (s ? s.split(":") : []);
+  const head = part(halves[0]);
+  const tail = halves.length === 2 ? part(halves[1]) : [];
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
+  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill("0"), ...tail];
+  if (groups.some((g) => !/^[0-9a-f]{1,4}$/.test(g))) return null;
+  return groups.map((g) => Number.parseInt(g, 16));
+}
+
+/**
+ * The key of every per-address limit (docs/security.md, "Per-address keys"): an IPv4 client by its
+ * address, an IPv6 client by its /64 (one host owns a whole /64, so each of its addresses is the same
+ * client). "::ffff:1.2.3.4" is the IPv4 client 1.2.3.4; anything unparseable is keyed as it is.
+ */
+export function addressKey(address: string): string {
+  const a = normalizeAddress(address);
+  if (!a.includes(":")) return a;
+  const groups = ipv6Groups(a);
+  if (!groups) return a;
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return `${groups[6] >> 8}.${groups[6] & 0xff}.${groups[7] >> 8}.${groups[7] & 0xff}`;
+  }
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(":")}::/64`;
+}
