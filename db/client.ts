@@ -60,7 +60,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       close: () => client.end({ timeout: 5 }),
     };
   }
-  if (opts.dataDir) acquireDataDirLock(opts.dataDir);
+  if (opts.dataDir) await acquireDataDirLock(opts.dataDir);
   try {
     const pgliteDir = opts.dataDir ? path.join(opts.dataDir, "pglite") : undefined;
     if (pgliteDir && !opts.loadDataDir) await initEmbeddedCluster(pgliteDir);

@@ -56,6 +56,11 @@ export interface ServerOptions {
   readyTimeoutMs?: number;
   /** Node flags for the server process, e.g. ["--cpu-prof"] (NODE_OPTIONS refuses some). */
   nodeArgs?: string[];
+  /**
+   * Start it as `npm start` does: scripts/start.ts (the launcher) spawns the server as its child and exits
+   * when it exits. `child` is then the launcher and `pid` the server's. Absent: this process spawns the server.
+   */
+  viaStart?: boolean;
 }
 
 export interface ServerProcess {
@@ -64,6 +69,19 @@ export interface ServerProcess {
   pid: number;
   child: ChildProcess;
   opts: ServerOptions;
+}
+
+/** The launcher (scripts/start.ts) run by Node with tsx's loader: one process, the server its only child. */
+const startScriptArgs = ["--import", "tsx", path.join(root, "scripts/start.ts")];
+
+/** The first child of `pid` (Linux: /proc), or undefined while it has none. */
+function childPid(pid: number): number | undefined {
+  try {
+    const first = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ")[0];
+    return first ? Number(first) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Every server started here and not yet seen exiting: killed when this process exits, whatever the path. */
@@ -139,7 +157,8 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals) {
   }
 }
 
-function exited(child: ChildProcess, ms: number): Promise<boolean> {
+/** Whether `child` exited within `ms`. */
+export function exited(child: ChildProcess, ms: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(false), ms);
@@ -175,7 +194,8 @@ export async function startServer(opts: ServerOptions): Promise<ServerProcess> {
   mkdirSync(path.dirname(opts.logFile), { recursive: true });
   const out = createWriteStream(opts.logFile, { flags: "a" });
   out.write(`\n──── server start ${new Date().toISOString()} port ${opts.port} ────\n`);
-  const child = spawn(process.execPath, serverArgs({ port: opts.port, hostname: "127.0.0.1", nodeArgs: opts.nodeArgs }), {
+  const args = opts.viaStart ? startScriptArgs : serverArgs({ port: opts.port, hostname: "127.0.0.1", nodeArgs: opts.nodeArgs });
+  const child = spawn(process.execPath, args, {
     cwd: root,
     env: serverEnv(opts),
     stdio: ["ignore", "pipe", "pipe"],
@@ -205,6 +225,11 @@ export async function startServer(opts: ServerOptions): Promise<ServerProcess> {
       throw new Error(`the server did not answer within ${(deadline - t0) / 1000} s; see ${opts.logFile}`);
     }
     await sleep(100);
+  }
+  if (opts.viaStart) {
+    const serverPid = childPid(child.pid!);
+    if (!serverPid) throw new Error(`the launcher (pid ${child.pid}) answers on ${server.url} but has no child process`);
+    server.pid = serverPid;
   }
   opts.log?.(`server pid ${server.pid} ready on ${server.url} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return server;
@@ -307,7 +332,7 @@ export async function withDatabase<T>(
     }
   }
   const { PGlite } = await import("@electric-sql/pglite");
-  acquireDataDirLock(target.dataDir);
+  await acquireDataDirLock(target.dataDir);
   try {
     const pg = await PGlite.create({ dataDir: path.join(target.dataDir, "pglite") });
     try {

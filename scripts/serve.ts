@@ -5,6 +5,7 @@
  * `next start`: server/http/app-server.ts.
  */
 import { parseArgs } from "node:util";
+import { serverDatabase } from "../server/database";
 import { env, validateEnv } from "../server/env";
 import { startAppServer } from "../server/http/app-server";
 import { publicLinkPrefix, servePublicLink } from "../server/launches/public-link";
@@ -14,6 +15,11 @@ async function main() {
   validateEnv();
   const { values } = parseArgs({ options: { port: { type: "string" }, hostname: { type: "string" } } });
   const port = values.port ? Number(values.port) : env.port;
+  // Opened (PGlite: the data-dir lock taken, waiting for an owner that is going away) before Next.js starts:
+  // Next only logs an error of the instrumentation hook and serves 500s, so a refusal there left a server
+  // that looked up and was not. Here it stops the process, exit 1, and a supervisor can start it again.
+  // The handle is process-wide (db/client.ts): instrumentation.ts gets this one.
+  await serverDatabase();
   const app = await startAppServer({
     dir: process.cwd(),
     port,

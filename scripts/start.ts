@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { constants } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { isAlive } from "../db/process-alive";
 import { env, validateEnv } from "../server/env";
 import { ensureBuild } from "./ensure-build";
 import { serverArgs } from "./serve-args";
@@ -43,16 +44,6 @@ function launcherPids(): number[] {
     // no /proc: rely on signals alone
   }
   return pids;
-}
-
-/** Alive and not a zombie waiting to be reaped. */
-function isAlive(pid: number) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
 }
 
 async function main() {

@@ -6,6 +6,7 @@ import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb, openDatabase, type Database } from "../../db/client";
+import { ownerWaitMs } from "../../db/data-dir-lock";
 import { partnerApps, tenants } from "../../db/schema";
 import { apiKeyPattern } from "../../server/keys/api-key-format";
 import { verifyApiKey } from "../../server/keys/verify-api-key";
@@ -180,10 +181,13 @@ describe("admin CLI on PGlite", slow, () => {
       expect(app).toMatchObject({ tenantId: first.tenant_id, clientType: "confidential", approvedScopes: ["statistics:read", "settings:read"] });
       expect(app.clientSecretHash).toMatch(/^[0-9a-f]{64}$/);
 
-      // While this process owns the directory, as the running server would, the CLI refuses plainly.
+      // While this process owns the directory, as the running server would, the CLI waits for it, then refuses plainly.
+      const t0 = Date.now();
       const r = await admin(["create-api-key", "--email", owner], env);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(ownerWaitMs);
       const message = plainError(r, 1);
       expect(message).toContain(`is in use by another process (pid ${process.pid})`);
+      expect(message).toContain(`still running after ${ownerWaitMs / 1000} s`);
       expect(message).toMatch(/stop the server first/);
     } finally {
       await database.close();
