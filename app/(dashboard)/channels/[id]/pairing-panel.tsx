@@ -88,6 +88,10 @@ export function PairingPanel({ id, status }: { id: string; status: string }) {
               </p>
             ) : p.pairing_code ? (
               <p className="muted">O código de pareamento expirou. Gere outro abaixo.</p>
+            ) : p.pairing_code_pending ? (
+              <p className="muted" data-testid="pairing-code-pending">
+                O WhatsApp está gerando o código de pareamento. Ele aparece aqui em alguns segundos.
+              </p>
             ) : null}
           </div>
         </div>
