@@ -286,18 +286,24 @@ export class EvolutionProvider implements MessagingProvider {
     const key = group.key ?? `once:${randomUUID()}`;
     const creations = new GroupCreations(this.db, channelId);
     const own = await creations.get(key);
-    if (group.key && own?.state === "made" && own.groupId) return { id_group: own.groupId, name: subject, adopted: true };
+    if (group.key && own?.state === "made" && own.groupId) return { id_group: own.groupId, name: own.subject, adopted: true };
 
     // A creation of this name whose outcome is still unknown (a lost answer, a crash) is settled first.
     for (const earlier of await creations.pendingFor(subject, key)) {
+      // Another request's POST still under way: its group is its own, and none is made beside it.
+      if (earlier.key !== key && earlier.error === null && Date.now() < earlier.settlesAt.getTime())
+        throw new ProviderOutcomeUnknownError(`"${subject}" is being created on ${row.instanceName} by another request: no other is made meanwhile.`);
+      const rateLimited = /rate-?overlimit/i.test(earlier.error ?? "");
       const outcome = await this.settleCreation(channelId, row.instanceName, earlier).catch((err: Error) => {
         throw new ProviderOutcomeUnknownError(
           `An earlier creation of "${subject}" on ${row.instanceName} may have made the group and cannot be looked up now (${err.message}): no other is made until it is.`,
+          { rateLimited },
         );
       });
       if (outcome.kind === "unknown")
         throw new ProviderOutcomeUnknownError(
           `An earlier creation of "${subject}" on ${row.instanceName} is not settled yet (${outcome.reason}): no other is made until it is.`,
+          { rateLimited },
         );
       if (outcome.kind === "made") {
         await creations.claim(earlier.key, key);
