@@ -898,7 +898,9 @@ export class EvolutionProvider implements MessagingProvider {
    * pairing, and the latest pairing code with its expiry. `restart` starts a new session when none is
    * live (logged out, or `refused` after too many QR codes). A pairing code (`phoneNumber`) comes only
    * from a closed session (Evolution ignores `number` while `connecting`): logout, wait for `close`,
-   * then connect with the number.
+   * then connect with the number. The gateway answers that connect after 2 s, usually before WhatsApp
+   * gave the code: it is then `pairingCodePending`, and comes in `qrcode.updated` or in the answer of a
+   * later read's connect (which, while connecting, answers the current QR code and code).
    */
   async pairing(channelId: string, options: PairingOptions = {}): Promise<PairingInfo> {
     const row = await this.instance(channelId);
