@@ -194,6 +194,19 @@ describe("Evolution group creation never makes a second group", () => {
     expect(posts(id, name)).toBe(0);
   });
 
+  it("while another request's creation of that name is under way, none is made beside it (nor its group taken)", async () => {
+    const id = await channel();
+    const name = `Turma ${randomUUID().slice(0, 6)} #1`;
+    const now = Date.now();
+    await (await getDb())
+      .insert(evolutionGroupCreations)
+      .values({ channelId: id, key: "launch:other:1", subject: name, startedAt: new Date(now - 1000), settlesAt: new Date(now + 60_000) });
+    const listings = h.fake.counters.fetchAllGroups;
+    await expect(h.provider.createGroup(id, template(name, "launch:mine:1"))).rejects.toBeInstanceOf(ProviderOutcomeUnknownError);
+    expect(posts(id, name)).toBe(0);
+    expect(h.fake.counters.fetchAllGroups).toBe(listings);
+  });
+
   it("the same key asked again (the caller crashed before recording it) answers the same group", async () => {
     const id = await channel();
     const name = `Turma ${randomUUID().slice(0, 6)} #1`;
