@@ -455,10 +455,46 @@ export const evolutionInstances = pgTable("evolution_instances", {
   qrCode: text("qr_code"),
   pairingCode: text("pairing_code"),
   pairingUpdatedAt: ts("pairing_updated_at"),
+  /** When a pairing code was last asked for: until one arrives (the gateway answers before it has it), the code is pending. */
+  pairingRequestedAt: ts("pairing_requested_at"),
   groups: jsonb("groups").$type<{ id_group: string; name: string }[]>(),
   groupsFetchedAt: ts("groups_fetched_at"),
+  /**
+   * The number's LID (`<digits>@lid`) and the phone number (digits) it belongs to: WhatsApp may list us by
+   * LID in a group, and the gateway never says our LID, so it is learned where both appear together.
+   */
+  ownLid: text("own_lid"),
+  ownLidPhone: text("own_lid_phone"),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });
+
+/**
+ * Every group creation asked of Evolution (docs/evolution.md#groups-for-launches), written before the
+ * POST: a creation whose answer was lost or failed after WhatsApp made the group is looked up, never
+ * repeated blindly. `key` is the caller's (a launch's slot); `state` `pending` until the group is found
+ * (`made`, with `groupId`) or a listing that started at or after `settlesAt` proves it absent (`absent`).
+ */
+export const evolutionGroupCreations = pgTable(
+  "evolution_group_creations",
+  {
+    channelId: text("channel_id").notNull(),
+    key: text("key").notNull(),
+    subject: text("subject").notNull(),
+    state: text("state").$type<"pending" | "made" | "absent">().notNull().default("pending"),
+    groupId: text("id_group"),
+    startedAt: ts("started_at").notNull(),
+    /** A listing that started at or after this shows the group if it was made (a lost answer: the gateway may still be creating it). */
+    settlesAt: ts("settles_at").notNull(),
+    /** The gateway's error text, if any (a `rate-overlimit` in it means WhatsApp throttled the number). */
+    error: text("error"),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.channelId, t.key] }),
+    index("evolution_group_creations_pending_idx").on(t.channelId, t.subject).where(sql`state = 'pending'`),
+    index("evolution_group_creations_group_idx").on(t.channelId, t.groupId),
+  ],
+);
 
 /**
  * Every message sent through Evolution, keyed by the service's delivery key and part (a carousel

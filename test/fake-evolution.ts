@@ -24,6 +24,13 @@ import type { AddressInfo } from "node:net";
  * findMessages, and announced by a `send.message` event) only once WhatsApp accepted it, after
  * `acceptDelayMs`; the HTTP answer can come late or never although the message went out; send failures
  * are HTTP 400 with Evolution's texts; a media preparation failure is 500 (not sent); no 429 anywhere.
+ *
+ * Groups, pairing and versions as Evolution 2.3.7 does them (docs/evolution.md#testing-against-the-fake-gateway):
+ * `group/create` answers any failure, before or after WhatsApp made the group, as 500 "Error creating
+ * group" with the error's text (`failCreate`; a rate-overlimit too); groups it makes are addressed by
+ * LID, so they list the number by its LID only; `instance/connect` answers after a fixed 2 s, before
+ * WhatsApp gave the pairing code, which comes later in `qrcode.updated` and the next connect's answer;
+ * a 2.4 gateway answers every route but `/` with 503 LICENSE_REQUIRED until `activate()`.
  */
 export interface FakeGroup {
   id: string;
@@ -38,6 +45,8 @@ export interface FakeGroup {
   participants?: FakeParticipant[];
   /** The current invite code (made on the first inviteCode read). */
   inviteCode?: string;
+  /** WhatsApp addresses the group by LID (every group made now): the number is listed, and owns it, by its LID only. */
+  byLid?: boolean;
 }
 
 export interface FakeParticipant {
@@ -57,7 +66,11 @@ export interface FakeInstance {
   pairingCode?: string | null;
   /** The paired phone's number (digits): `ownerJid` once the instance opened. */
   owner: string;
+  /** The number's LID (`<digits>@lid`), which Evolution never reports on its own. */
+  lid: string;
   pairedOnce?: boolean;
+  /** Counts pairing sessions: a pairing code WhatsApp gives late belongs to the session that asked. */
+  session?: number;
 }
 
 export interface FakeMessage {
@@ -83,6 +96,18 @@ export interface FakeSendFailure {
   times?: number;
 }
 
+/**
+ * A group creation that fails as Evolution answers it (`svc` ~4329–4350: every failure inside
+ * `createGroup` is 500 "Error creating group" with the error's text). `after`: WhatsApp made the group
+ * first (the description, the promotion or the metadata read failed), so the group exists.
+ */
+export interface FakeCreateFailure {
+  message: string;
+  after: boolean;
+  /** How many creations it fails (default 1). */
+  times?: number;
+}
+
 /** Evolution's send failure texts (svc ~2208, ~2393): HTTP 400, the message not sent. */
 export const evolutionSendErrors = {
   timedOut: "Error: Timed Out",
@@ -101,7 +126,9 @@ export interface FakeEvolution {
   messages: FakeMessage[];
   /** Every send POST the gateway received (whatever became of it). */
   sendRequests: { endpoint: string; number: string; body: Record<string, unknown>; at: number }[];
-  version: string;
+  /** Every `group/create` POST that passed Evolution's schema check (whatever became of it). */
+  createRequests: { instance: string; subject: string; at: number }[];
+  readonly version: string;
   mode: "default" | "friendly";
   webhookDeliveries: { url: string; status: number; body: unknown }[];
   /** `fetchAllGroups`: listing jobs started (each call starts one; a client time-out stops none). */
@@ -138,6 +165,14 @@ export interface FakeEvolution {
     createDelayMs: number;
     /** The next N group creations go through but their answer is never sent (the connection is dropped). */
     loseCreateAnswers: number;
+    /** Group creations answered with Evolution's 500 (see `failCreate`), first first. */
+    createFailures: FakeCreateFailure[];
+    /** Groups made through `group/create` are addressed by LID (WhatsApp's default now). Default true (false in friendly mode). */
+    lidGroups: boolean;
+    /** `instance/connect` from `close` answers after this long (Evolution: a fixed 2 s). Default 2000 (0 in friendly mode). */
+    connectDelayMs: number;
+    /** WhatsApp gives a requested pairing code this long after the session started (default 2500: after connect answered). */
+    pairingCodeDelayMs: number;
   };
   /** Platform side of groups: people join (through the link) or leave; numbers as digits, LIDs as `<digits>@lid`. */
   groupJoin(name: string, groupId: string, participants: string[], options?: { resolveLids?: Record<string, string> }): Promise<void>;
@@ -149,6 +184,14 @@ export interface FakeEvolution {
   group(name: string, groupId: string): FakeGroup | undefined;
   /** Makes the next send(s) (to one group, or any) fail with this text; HTTP 400 unless `status`. */
   failSend(failure: FakeSendFailure): void;
+  /** Makes the next group creation(s) fail with Evolution's 500, before or after WhatsApp made the group. */
+  failCreate(failure: FakeCreateFailure): void;
+  /** Groups of an instance with this subject (however many there are). */
+  groupsNamed(name: string, subject: string): FakeGroup[];
+  /** A 2.4 gateway activated (its licence registered): the 503 LICENSE_REQUIRED gate opens. */
+  activate(): void;
+  /** The gateway is upgraded (or downgraded) in place: `GET /` reports `version` from now on, with that version's behaviour. */
+  upgrade(version: string): void;
   /** Resolves when no send is still being worked on. */
   idle(): Promise<void>;
   pair(name: string): Promise<void>;
@@ -178,6 +221,8 @@ export interface FakeEvolutionOptions {
    * every route, stores at once): only for unit tests that need it.
    */
   mode?: "default" | "friendly";
+  /** 2.4 and later: "required" (default) answers every route but `/` with 503 LICENSE_REQUIRED until `activate()`. */
+  license?: "required" | "active";
 }
 
 /** Evolution's `date_time`: the local wall-clock time of `timeZone`, formatted as if it were UTC (channel.service.ts ~436). */
@@ -235,13 +280,15 @@ export const fakeMimetype = (fileName: string | undefined) => {
 
 export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promise<FakeEvolution> {
   const apiKey = opts.apiKey ?? "fake-global-key";
-  const version = opts.version ?? "2.3.7";
+  let version = opts.version ?? "2.3.7";
+  let activated = opts.license === "active";
   const timeZone = opts.timeZone ?? "America/Sao_Paulo";
   const mode = opts.mode ?? "default";
   const friendly = mode === "friendly";
   const instances = new Map<string, FakeInstance>();
   const messages: FakeMessage[] = [];
   const sendRequests: FakeEvolution["sendRequests"] = [];
+  const createRequests: FakeEvolution["createRequests"] = [];
   const webhookDeliveries: FakeEvolution["webhookDeliveries"] = [];
   const counters: FakeEvolution["counters"] = { fetchAllGroups: 0, groupJobsRunning: 0, sends: 0, findMessages: 0, connects: 0, logouts: 0, creates: 0 };
   const knobs: FakeEvolution["knobs"] = {
@@ -261,7 +308,13 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     ignoreMessageId: !friendly && versionNumber(version) < versionNumber("2.4.0"),
     createDelayMs: friendly ? 0 : 800,
     loseCreateAnswers: 0,
+    createFailures: [],
+    lidGroups: !friendly,
+    connectDelayMs: friendly ? 0 : 2000,
+    pairingCodeDelayMs: friendly ? 0 : 2500,
   };
+  /** Pairing codes WhatsApp has yet to give (cleared on close). */
+  const pendingCodes = new Set<NodeJS.Timeout>();
   let dropped = 0;
   const working = new Set<Promise<unknown>>();
   let base = "";
@@ -369,16 +422,20 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       { id: jidOf(`5521${String(Math.floor(Math.random() * 1e9)).padStart(9, "0")}`), admin: null },
       { id: `${String(Math.floor(Math.random() * 1e14)).padStart(15, "1")}@lid`, admin: null },
     ]);
-  const me = (inst: FakeInstance, g: FakeGroup) => peopleOf(inst, g).find((p) => p.id === jidOf(inst.owner) || p.phoneNumber === jidOf(inst.owner));
+  const me = (inst: FakeInstance, g: FakeGroup) =>
+    peopleOf(inst, g).find((p) => p.id === jidOf(inst.owner) || p.phoneNumber === jidOf(inst.owner) || p.id === inst.lid);
+  /** How WhatsApp names the number in this group: its LID in a LID-addressed group, else its phone JID. */
+  const ownIdIn = (inst: FakeInstance, g: FakeGroup) => (g.byLid ? inst.lid : jidOf(inst.owner));
+  /** What Evolution's findGroup picks of Baileys' metadata (`svc` ~4411); fetchAllGroups the same without participants. */
   const metadata = (inst: FakeInstance, g: FakeGroup) => ({
     id: g.id,
     subject: g.subject,
-    subjectOwner: jidOf(inst.owner),
+    subjectOwner: ownIdIn(inst, g),
     subjectTime: g.creation ?? 1714769954,
     pictureUrl: g.pictureUrl ?? null,
     size: peopleOf(inst, g).length,
     creation: g.creation ?? 1714769954,
-    owner: jidOf(inst.owner),
+    owner: ownIdIn(inst, g),
     desc: g.desc ?? "",
     descId: g.desc ? randomUUID().slice(0, 16).toUpperCase() : null,
     restrict: false,
@@ -402,8 +459,9 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     });
   const participantJid = (p: string) => (p.includes("@") ? p : jidOf(p));
 
+  /** Evolution's `qrCode` getter: the current QR and, while pairing by number, the code WhatsApp gave (null until it did). */
   const qrOf = (inst: FakeInstance, count: number) => ({
-    pairingCode: null as string | null,
+    pairingCode: inst.pairingCode ?? null,
     code: `2@${inst.name}-${count}`,
     base64: `data:image/png;base64,QR-${inst.name}-${count}`,
     count,
@@ -411,14 +469,32 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
   let pairingCodes = 0;
   const newPairingCode = () => `WZYE${String(++pairingCodes).padStart(4, "0")}`.slice(-8);
 
-  /** `connectToWhatsapp(number)` from `close`: a new session, connecting; a number asks Baileys for a pairing code. */
+  /**
+   * `connectToWhatsapp(number)` from `close`: a new session, connecting. A number asks WhatsApp for a
+   * pairing code, which comes `pairingCodeDelayMs` later (`svc` ~377: after the first QR, a 1 s wait and
+   * a round trip), in a `qrcode.updated` carrying QR and code, and in later connects' answers.
+   */
   async function startSession(inst: FakeInstance, number: string | null) {
     inst.state = "connecting";
-    const qr = qrOf(inst, 1);
-    if (number) qr.pairingCode = inst.pairingCode = newPairingCode();
+    inst.pairingCode = null;
+    inst.session = (inst.session ?? 0) + 1;
+    const session = inst.session;
     await postWebhook(inst, "connection.update", { instance: inst.name, state: "connecting", statusReason: 200 });
-    await postWebhook(inst, "qrcode.updated", { qrcode: { instance: inst.name, ...qr } });
-    return qr;
+    if (!number) {
+      await postWebhook(inst, "qrcode.updated", { qrcode: { instance: inst.name, ...qrOf(inst, 1) } });
+      return;
+    }
+    const give = async () => {
+      if (inst.session !== session || inst.state !== "connecting") return;
+      inst.pairingCode = newPairingCode();
+      await postWebhook(inst, "qrcode.updated", { qrcode: { instance: inst.name, ...qrOf(inst, 1) } });
+    };
+    if (knobs.pairingCodeDelayMs <= 0) return give();
+    const timer = setTimeout(() => {
+      pendingCodes.delete(timer);
+      void give();
+    }, knobs.pairingCodeDelayMs);
+    pendingCodes.add(timer);
   }
 
   /** One listing job: one profile picture per group, in sequence; it runs to the end whoever waits for it. */
@@ -447,7 +523,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       res.end(JSON.stringify(payload));
     };
     const url = new URL(req.url ?? "/", base);
-    // The welcome route needs no key (index.router.ts).
+    // The welcome route needs no key (index.router.ts); on 2.4 it is also the one route the licence gate lets through.
     if (req.method === "GET" && url.pathname === "/") {
       return send(200, {
         status: 200,
@@ -457,6 +533,17 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         manager: `${base}/manager`,
         documentation: "https://doc.evolution-api.com",
         whatsappWebVersion: "2.3000.1023204200",
+      });
+    }
+    // 2.4: the licence gate answers before any router (src/licensing/runtime.ts gateMiddleware).
+    if (versionNumber(version) >= versionNumber("2.4.0") && !activated) {
+      return send(503, {
+        error: "service not activated",
+        code: "LICENSE_REQUIRED",
+        register_url: `${base}/manager/login`,
+        instance_id: "00000000-0000-4000-8000-000000000000",
+        docs_url: "https://docs.evolutionfoundation.com.br",
+        message: `This Evolution API instance is not activated. Open ${base}/manager/login to activate, or set AUTHENTICATION_API_KEY in your .env with a valid licensing key.`,
       });
     }
     const [, area, action, rawName] = url.pathname.split("/");
@@ -500,12 +587,14 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         state: "close",
         groups: groupsFor(instanceName),
         owner: `55119${String(seed).padStart(8, "0")}`,
+        lid: `${String(seed).padStart(8, "0")}7${String(seed).padStart(8, "0").slice(0, 6)}@lid`,
       };
       const wh = body.webhook as FakeInstance["webhook"] | undefined;
       if (wh?.url) inst.webhook = wh;
       instances.set(instanceName, inst);
       // `qrcode: true` connects at once (and waits before answering); `number` asks for a pairing code.
-      const qr = body.qrcode || body.number ? await startSession(inst, typeof body.number === "string" ? body.number : null) : undefined;
+      if (body.qrcode || body.number) await startSession(inst, typeof body.number === "string" ? body.number : null);
+      const qr = body.qrcode || body.number ? qrOf(inst, 1) : undefined;
       return send(201, {
         instance: {
           instanceName,
@@ -536,9 +625,12 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         // instance.controller.ts connectToWhatsapp: errors are caught and answered 200.
         if (knobs.connectError) return send(200, { error: true, message: knobs.connectError });
         if (inst.state === "open") return send(200, { instance: { instanceName: name, state: "open" } });
-        // While connecting, `number` is ignored: the current QR code, no pairing code.
+        // While connecting, `number` is ignored: the current QR code (with the code, once WhatsApp gave it).
         if (inst.state === "connecting") return send(200, qrOf(inst, 2));
-        return send(200, await startSession(inst, url.searchParams.get("number")));
+        await startSession(inst, url.searchParams.get("number"));
+        // instance.controller.ts: `await delay(2000); return instance.qrCode` — whatever is there by then.
+        if (knobs.connectDelayMs) await sleep(knobs.connectDelayMs);
+        return send(200, qrOf(inst, 1));
       }
       case "POST webhook/set": {
         const wh = body.webhook as FakeInstance["webhook"] | undefined;
@@ -654,30 +746,45 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
           return send(400, errorBody(400, "Bad Request", [["instance.participants does not meet minimum length of 1"]]));
         if (participants.some((p) => typeof p !== "string" || p.length < 10 || !/\d+/.test(p)))
           return send(400, errorBody(400, "Bad Request", [['"participants" must be an array of numeric strings']]));
-        if (inst.state !== "open") return send(500, errorBody(500, "Internal Server Error", ["Error creating group", "Error: Connection Closed"]));
+        // Every failure inside Evolution's createGroup is this 500, whether WhatsApp made the group or not.
+        createRequests.push({ instance: name, subject, at: Date.now() });
+        const failed = (message: string) => send(500, errorBody(500, "Internal Server Error", ["Error creating group", message]));
+        if (inst.state !== "open") return failed("Error: Connection Closed");
+        const failure = knobs.createFailures.find((f) => (f.times ?? 1) > 0);
+        if (failure) {
+          failure.times = (failure.times ?? 1) - 1;
+          if (failure.times <= 0) knobs.createFailures.splice(knobs.createFailures.indexOf(failure), 1);
+        }
         const lose = knobs.loseCreateAnswers > 0;
         if (lose) knobs.loseCreateAnswers--;
         // WhatsApp works on it whether or not the client still waits.
         await sleep(knobs.createDelayMs);
+        if (failure && !failure.after) return failed(failure.message);
         const g: FakeGroup = {
           id: `120363${String(Math.floor(Math.random() * 1e12)).padStart(12, "0")}@g.us`,
           subject,
           announce: false,
-          desc: typeof body.description === "string" ? body.description : "",
+          // A failure after groupCreate comes at the description, the promotion or the metadata read: neither is done then.
+          desc: typeof body.description === "string" && !failure ? body.description : "",
           creation: Math.floor(Date.now() / 1000),
+          byLid: knobs.lidGroups,
           participants: [
-            { id: jidOf(inst.owner), admin: "superadmin" },
+            // A LID-addressed group lists the number by its LID only (no phoneNumber beside it).
+            { id: knobs.lidGroups ? inst.lid : jidOf(inst.owner), admin: "superadmin" },
             ...[...new Set(participants as string[])].map(
-              (p): FakeParticipant => ({ id: jidOf(p.replace(/\D/g, "")), admin: body.promoteParticipants ? "admin" : null }),
+              (p): FakeParticipant => ({ id: jidOf(p.replace(/\D/g, "")), admin: body.promoteParticipants && !failure ? "admin" : null }),
             ),
           ],
         };
         inst.groups.push(g);
+        if (failure) return failed(failure.message);
         if (lose || res.destroyed || req.socket.destroyed) {
           req.socket.destroy();
           return;
         }
-        return send(201, metadata(inst, g));
+        // Baileys' groupMetadata as it is (Evolution answers it raw): the addressing mode and the creator's phone beside its LID.
+        const { pictureUrl: _picture, ...answer } = metadata(inst, g);
+        return send(201, { ...answer, addressingMode: g.byLid ? "lid" : "pn", ownerPn: jidOf(inst.owner), subjectOwnerPn: jidOf(inst.owner) });
       }
       case "POST group/updateGroupPicture":
       case "POST group/updateGroupDescription":
@@ -812,7 +919,10 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     instances,
     messages,
     sendRequests,
-    version,
+    createRequests,
+    get version() {
+      return version;
+    },
     mode,
     webhookDeliveries,
     counters,
@@ -821,6 +931,15 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       return dropped;
     },
     failSend: (failure) => void knobs.sendFailures.push({ times: 1, ...failure }),
+    failCreate: (failure) => void knobs.createFailures.push({ times: 1, ...failure }),
+    groupsNamed: (name, subject) => instances.get(name)?.groups.filter((g) => g.subject === subject) ?? [],
+    activate: () => {
+      activated = true;
+    },
+    upgrade(to) {
+      version = to;
+      knobs.ignoreMessageId = !friendly && versionNumber(to) < versionNumber("2.4.0");
+    },
     group: (name, groupId) => instances.get(name)?.groups.find((g) => g.id === groupId),
     async groupJoin(name, groupId, participants, options = {}) {
       const inst = instances.get(name)!;
@@ -880,6 +999,8 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     start: () => new Promise<void>((r) => server.listen(port, "127.0.0.1", r)),
     close: () => {
       knobs.slowSendMs = 0;
+      for (const t of pendingCodes) clearTimeout(t);
+      pendingCodes.clear();
       return stopListening();
     },
   };

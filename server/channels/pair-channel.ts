@@ -22,6 +22,7 @@ export async function channelPairing(db: Db, provider: MessagingProvider, tenant
     qr_code: info.qrCode,
     pairing_code: info.pairingCode,
     pairing_code_expires_at: info.pairingCodeExpiresAt ? info.pairingCodeExpiresAt.toISOString() : null,
+    pairing_code_pending: info.pairingCodePending ?? false,
     session_closed: info.sessionClosed ?? false,
     automatic: info.automatic,
   };

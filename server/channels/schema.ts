@@ -69,6 +69,8 @@ export const channelPairingOutput = z.object({
   pairing_code: z.string().nullable(),
   /** When the pairing code stops working (ISO; WhatsApp keeps a code about 60 s). */
   pairing_code_expires_at: z.iso.datetime({ offset: true }).nullable(),
+  /** A pairing code was asked for and the gateway has not given it yet (it comes within seconds; poll again). */
+  pairing_code_pending: z.boolean(),
   /** No live pairing session (logged out, or too many QR codes: `refused`): ask again ("Gerar novamente"). */
   session_closed: z.boolean(),
   /** The simulator pairs by itself. */

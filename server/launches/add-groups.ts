@@ -9,7 +9,7 @@ import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { channels, launchGroups, segmentChannels, segmentGroups } from "../../db/schema";
 import { BadRequest, Unavailable } from "../errors";
-import { ProviderSendError, ProviderUnavailableError, type MessagingProvider } from "../messaging/provider";
+import { ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError, type MessagingProvider } from "../messaging/provider";
 import { recordEvent } from "../outbox/record-event";
 import { queryGroups } from "../channels/list-groups";
 import type { Launch, LaunchGroup } from "./find-launch";
@@ -92,17 +92,33 @@ async function appendGroup(db: Db, launch: Launch, position: number, g: NewLaunc
   }
 }
 
-/** Provider refusals in the API's terms: the platform is unreachable (503) or said no (400, naming `what`). */
+/** The error code of a group creation WhatsApp throttled (the launch engine makes no other group on that channel in the pass). */
+export const groupCreateRateLimited = "group_create_rate_limited";
+
+/** Did the platform throttle this creation (WhatsApp's rate-overlimit), whether or not the group was made? */
+export const rateLimitedCreation = (err: unknown) =>
+  ((err instanceof ProviderSendError || err instanceof ProviderOutcomeUnknownError) && err.rateLimited) ||
+  (err instanceof Unavailable && err.code === groupCreateRateLimited);
+
+/**
+ * Provider failures in the API's terms: the platform throttled the number (503 `group_create_rate_limited`),
+ * cannot say yet whether the group was made (503 `group_create_unknown`: it is looked up before another
+ * is made), is unreachable or failed (503), or refused the request (400, naming `what`).
+ */
 function providerError(err: unknown, what: string): never {
+  if (rateLimitedCreation(err)) throw new Unavailable(`${what}: ${(err as Error).message}`, groupCreateRateLimited);
+  if (err instanceof ProviderOutcomeUnknownError) throw new Unavailable(`${what}: ${err.message}`, "group_create_unknown");
   if (err instanceof ProviderUnavailableError) throw new Unavailable(`${what}: ${err.message}`);
+  if (err instanceof ProviderSendError && err.transient) throw new Unavailable(`${what}: ${err.message}`);
   if (err instanceof ProviderSendError) throw new BadRequest(`${what}: ${err.message}`, "provider_refused");
   throw err;
 }
 
 /**
  * Creates `count` groups from the launch's template through its first connected channel, one after the
- * other. Stops at the first failure: the groups made so far are kept (and returned) and the error is
- * thrown only when none was made; `partial` tells the caller.
+ * other. Stops at the first failure, and after a group the platform made while throttling the number:
+ * the groups made so far are kept (and returned) and the error is thrown only when none was made. A
+ * group the provider found after a failure (`adopted`) is the creation's group like any other.
  */
 export function createTemplateGroups(
   db: Db,
@@ -133,6 +149,8 @@ export async function createTemplateGroupsLocked(
         const position = await nextPosition(db, launch.id);
         const name = groupName(t.name, position);
         const made = await provider.createGroup(channelId, {
+          // The launch's slot: asked again (a crash before it was recorded), the provider answers the group it made.
+          key: `launch:${launch.id}:${position}`,
           name,
           description: t.description,
           pictureUrl: t.image_url,
@@ -151,9 +169,14 @@ export async function createTemplateGroupsLocked(
         });
         // Everyone in it now: the channel's number and the admins it could add.
         const members = (await provider.groupState(channelId, made.id_group).catch(() => null))?.size ?? 1 + t.admins.length;
+        // `adopted: false` here means made for the launch (group_created is sent), even when the provider found it after a failure.
         created.push(
           await appendGroup(db, launch, position, { groupId: made.id_group, channelId, name: made.name || name, inviteUrl, members, adopted: false }, now),
         );
+        if (made.adopted)
+          console.warn(`[launches] launch ${launch.id}: group ${made.id_group} was found after the platform failed making it (kept, not made again)`);
+        if (made.rateLimited)
+          return { created, error: new ProviderSendError("The platform throttled group creation on this number.", true, { rateLimited: true }) };
       } catch (err) {
         if (created.length === 0) providerError(err, "The group could not be created");
         console.error("[launches] creating a group failed", launch.id, err);

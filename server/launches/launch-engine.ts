@@ -9,7 +9,7 @@ import { and, asc, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { launchGroups, launches } from "../../db/schema";
 import type { MessagingProvider } from "../messaging/provider";
-import { createTemplateGroupsLocked } from "./add-groups";
+import { createTemplateGroupsLocked, creatingChannel, rateLimitedCreation } from "./add-groups";
 import { groupsOfLaunch, type Launch } from "./find-launch";
 import { withLaunchLock } from "./launch-lock";
 import { groupsToCreate, type RotationGroup } from "./rotation";
@@ -26,7 +26,10 @@ function needsGroups(launch: Launch, groups: readonly RotationGroup[]) {
   return groupsToCreate(groups, launch);
 }
 
-/** One pass over the active auto_create launches (or just `launchId`). Returns how many groups were created. */
+/**
+ * One pass over the active auto_create launches (or just `launchId`). Returns how many groups were
+ * created. A channel the platform throttled (a rate-limited creation) makes no other group in the pass.
+ */
 export async function runLaunchEngine(db: Db, provider: MessagingProvider, now: Date, launchId?: string): Promise<number> {
   const due = await db
     .select()
@@ -51,6 +54,7 @@ export async function runLaunchEngine(db: Db, provider: MessagingProvider, now: 
       ),
     );
   let created = 0;
+  const throttled = new Set<string>();
   for (const launch of due) {
     if (
       needsGroups(
@@ -63,12 +67,16 @@ export async function runLaunchEngine(db: Db, provider: MessagingProvider, now: 
       // Looked at again under the lock: a request may have added groups meanwhile.
       const n = needsGroups(launch, await groupsOfLaunch(db, launch.id));
       if (n === 0) return 0;
+      const channelId = await creatingChannel(db, launch);
+      if (channelId && throttled.has(channelId)) return 0;
       try {
         const { created: made, error } = await createTemplateGroupsLocked(db, provider, launch, n, now);
         if (error) console.error(`[launches] launch ${launch.id}: ${made.length} of ${n} groups created`, error);
+        if (channelId && rateLimitedCreation(error)) throttled.add(channelId);
         return made.length;
       } catch (err) {
         console.error(`[launches] launch ${launch.id}: no group could be created`, err instanceof Error ? err.message : err);
+        if (channelId && rateLimitedCreation(err)) throttled.add(channelId);
         return 0;
       }
     });

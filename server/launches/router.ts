@@ -17,6 +17,10 @@ import {
 
 const tags = ["Launches"];
 
+/** What a failed group creation answers (docs/decisions.md#launch-details-decided-while-building). */
+const creationErrors =
+  "A group the platform made is never made twice: one whose answer was lost, or that failed after the platform made it, is found and kept. 503 `channel_offline`: no channel of the launch is connected; 503 `group_create_rate_limited`: WhatsApp throttled group creation on the number (nothing made; try later); 503 `group_create_unknown`: the platform may have made the group and cannot be asked yet (it is looked up before another is made; ask again later); 400 `provider_refused`: the platform refused the template.";
+
 export const launchesRouter = router({
   create: ownerProcedure
     .meta({
@@ -25,6 +29,7 @@ export const launchesRouter = router({
         path: "/external/create-launch",
         tags,
         summary: "Create a launch: a join link that fills groups in order",
+        description: `Nothing is kept when groups are asked for and not one can be made. ${creationErrors}`,
         protect: true,
         errorResponses: [400, 401, 403, 404, 409, 429, 500, 503],
       },
@@ -77,6 +82,7 @@ export const launchesRouter = router({
         path: "/external/launch-groups/{id_launch}",
         tags,
         summary: "Create groups from the template and/or adopt existing ones",
+        description: creationErrors,
         protect: true,
         errorResponses: [400, 401, 403, 404, 429, 500, 503],
       },

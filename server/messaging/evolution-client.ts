@@ -41,6 +41,22 @@ export class EvolutionUnreachableError extends Error {
   }
 }
 
+/**
+ * Evolution 2.4 answers every route but `/` with 503 `{code: "LICENSE_REQUIRED", register_url, message}`
+ * until the instance is activated (`src/licensing/runtime.ts` gateMiddleware, in front of every router):
+ * the request was not handled at all, so nothing was sent or made. The gateway is unavailable, not
+ * "outcome unknown"; asking again changes nothing until someone activates it.
+ */
+export class EvolutionNotActivatedError extends EvolutionUnreachableError {
+  constructor(
+    message: string,
+    readonly registerUrl: string | null,
+  ) {
+    super(message, false, true);
+    this.name = "EvolutionNotActivatedError";
+  }
+}
+
 /** Evolution's error bodies carry the text in `response.message` (string or array) or `message`. */
 export function evolutionErrorText(body: unknown, fallback: string): string {
   const b = body as { response?: { message?: unknown }; message?: unknown; error?: unknown } | undefined;
@@ -76,7 +92,9 @@ export class EvolutionClient {
         return await this.once<T>(method, url, options.body, options.timeoutMs ?? this.opts.timeoutMs);
       } catch (err) {
         lastError = err as Error;
-        const retryable = err instanceof EvolutionUnreachableError || (err instanceof EvolutionHttpError && (err.status === 429 || err.status >= 500));
+        const retryable =
+          (err instanceof EvolutionUnreachableError && !(err instanceof EvolutionNotActivatedError)) ||
+          (err instanceof EvolutionHttpError && (err.status === 429 || err.status >= 500));
         if (!retryable) throw err;
       }
     }
@@ -112,6 +130,14 @@ export class EvolutionClient {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       parsed = text;
+    }
+    const gate = parsed as { code?: unknown; register_url?: unknown; message?: unknown } | undefined;
+    if (res.status === 503 && gate?.code === "LICENSE_REQUIRED") {
+      const registerUrl = typeof gate.register_url === "string" ? gate.register_url : null;
+      throw new EvolutionNotActivatedError(
+        `Evolution API is not activated (503 LICENSE_REQUIRED): nothing is handled until it is${registerUrl ? ` (activate at ${registerUrl})` : ""}`,
+        registerUrl,
+      );
     }
     if (!res.ok) {
       const retryAfter = Number(res.headers.get("retry-after"));

@@ -1,10 +1,11 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { and, desc, eq, inArray, isNotNull, isNull, ne, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { evolutionInstances, evolutionMessages } from "../../db/schema";
 import { groupIdPattern } from "./group-id";
 import { carouselFallback } from "./carousel-fallback";
-import { EvolutionClient, EvolutionHttpError, EvolutionUnreachableError, evolutionErrorText } from "./evolution-client";
+import { EvolutionClient, EvolutionHttpError, EvolutionNotActivatedError, EvolutionUnreachableError, evolutionErrorText } from "./evolution-client";
+import { GroupCreations, type CreationOutcome, type GroupCreation } from "./evolution-group-creations";
 import {
   ProviderEvents,
   ProviderOutcomeUnknownError,
@@ -13,6 +14,7 @@ import {
   sendEach,
   type SendManyOptions,
   type ChannelStatus,
+  type CreatedGroup,
   type GroupState,
   type NewGroup,
   type MessagingProvider,
@@ -44,6 +46,8 @@ export interface EvolutionOptions {
   reconcileAfterMs?: number;
   /** Time-out of one group creation (never retried). Default 60 s. */
   groupCreateTimeoutMs?: number;
+  /** How long the gateway's version is trusted before it is read again (default 10 min; a reconnect reads it again too). */
+  versionTtlMs?: number;
 }
 
 /** The events we ask the gateway for (Evolution's names; its webhook bodies name them in lower-case dotted form). */
@@ -61,12 +65,54 @@ const inviteUrlPrefix = "https://chat.whatsapp.com/";
 /** Creating a group takes WhatsApp seconds (participants' devices, the metadata): its own, longer time-out. */
 const createTimeoutMs = 60_000;
 
-/** A group participant as Evolution reports it (Baileys' GroupParticipant): `id` a phone JID or a LID, `phoneNumber` the phone JID of a LID. */
+/**
+ * A group participant as Evolution reports it: Baileys' GroupParticipant (`src/Socket/groups.ts`
+ * extractGroupMetadata) — `id` a phone JID or a LID, `phoneNumber` the phone JID of a LID and `lid`
+ * the LID of a phone JID when WhatsApp shares them.
+ */
 interface EvolutionParticipant {
   id: string;
   phoneNumber?: string;
+  lid?: string;
   jid?: string;
   admin?: "admin" | "superadmin" | null;
+}
+
+/** One group of `fetchAllGroups` (Evolution picks Baileys' fields; no participants with getParticipants=false): `owner` is its creator's JID or LID. */
+interface ListedGroup {
+  id: string;
+  subject?: string;
+  creation?: number;
+  owner?: string;
+}
+
+/** A listing of a channel's groups: when it started (ms), the gateway's answer, and the groups campaigns can go to. */
+interface GroupListing {
+  startedAt: number;
+  raw: ListedGroup[];
+  groups: ProviderGroup[];
+}
+
+/** The channel's own ids: its phone number (digits) and its LID (`<digits>@lid`) once learned. */
+interface OwnIds {
+  phone: string;
+  lid: string | null;
+}
+
+const isLid = (jid: string | undefined | null): jid is string => /^\d+@lid$/.test(jid ?? "");
+
+/** Is this participant the channel's number: by phone (its JID or the `phoneNumber` of a LID) or by our LID. */
+function isOwn(p: EvolutionParticipant, me: OwnIds): boolean {
+  return participantNumber(p) === me.phone || (me.lid !== null && (p.id === me.lid || p.lid === me.lid));
+}
+
+/** May a group created by `owner` be ours? Another phone is not; a LID is unless we know ours and it differs; no owner may be. */
+function mayBeOurs(owner: string | undefined, me: OwnIds | null): boolean {
+  if (!owner || !me) return true;
+  const phone = jidNumber(owner);
+  if (phone) return phone === me.phone;
+  if (isLid(owner)) return me.lid === null || owner === me.lid;
+  return false;
 }
 
 /** `5511…@s.whatsapp.net` (or `5511…:12@s.whatsapp.net`, a device) → digits; anything else → null. */
@@ -87,6 +133,7 @@ function groupError(err: unknown, what: string): Error {
   if (err instanceof EvolutionHttpError) {
     const text = evolutionErrorText(err.body, err.message);
     if (isLostInstance(err) || /connection closed|not connected/i.test(text)) return new ProviderUnavailableError(`${what}: ${text}`);
+    if (err.status === 401 || err.status === 403) return new ProviderUnavailableError(`${what}: Evolution API refused our API key (${text})`);
     if (/rate-?overlimit/i.test(text)) return new ProviderSendError(`${what}: ${text}`, true, { rateLimited: true });
     return new ProviderSendError(`${what}: ${text}`, err.status >= 500 || err.status === 429);
   }
@@ -157,10 +204,12 @@ export class EvolutionProvider implements MessagingProvider {
   /** …nor report acks and reads of group messages (Baileys' message-receipt.update is not forwarded). */
   readonly capabilities = { carousel: false, forward: false, linkPreview: true, mentionAll: true, receipts: false };
   readonly reconcileAfterMs: number;
-  private versionProbe: Promise<string | null> | undefined;
+  private versionProbe: { value: Promise<string | null>; at: number } | undefined;
   private readonly client: EvolutionClient;
   private readonly events = new ProviderEvents("evolution");
-  private groupFetches = new Map<string, Promise<ProviderGroup[]>>();
+  private groupFetches = new Map<string, Promise<GroupListing>>();
+  /** Each channel's latest listing, with the fields a creation is recognised by (kept in memory only). */
+  private readonly lastListings = new Map<string, GroupListing>();
   /** Each connected channel's own number, once read (dropped when the channel's state changes). */
   private readonly ownNumbers = new Map<string, string>();
   private recreations = new Map<string, Promise<void>>();
@@ -218,67 +267,198 @@ export class EvolutionProvider implements MessagingProvider {
   /**
    * `POST /group/create` with the admins as participants (Evolution needs at least one) and
    * `promoteParticipants: true`, then the picture (`updateGroupPicture`) and admins-only
-   * (`updateSetting` announcement). The create is never repeated on its own (a repeat makes a second
-   * group); when its answer is lost, the group is looked for among the channel's groups by name and
-   * creation time before giving up. The picture and the setting are best effort: the group exists
-   * whatever becomes of them (a warning is logged).
+   * (`updateSetting` announcement). Never makes a second group for one creation
+   * (docs/evolution.md#group-creation-that-never-duplicates): each creation is recorded before the
+   * POST (`evolution_group_creations`, by the caller's `key`), and Evolution answers any failure after
+   * WhatsApp made the group with the same 500 as one before it, so after every failure but a refusal
+   * of the request itself the group is looked up in the channel's listing and adopted when found. A
+   * creation of the same name still unsettled on the channel is looked up before another is made. The
+   * picture and the setting are best effort: the group exists whatever becomes of them.
    */
-  async createGroup(channelId: string, group: NewGroup): Promise<ProviderGroup> {
+  async createGroup(channelId: string, group: NewGroup): Promise<CreatedGroup> {
     const row = await this.openInstance(channelId);
     const subject = group.name.trim();
     if (!subject || subject.length > 100) throw new ProviderSendError("A group's name must have 1 to 100 characters.", false);
     const participants = [...new Set(group.admins.map((a) => a.replace(/\D/g, "")).filter((a) => a.length >= 10))];
     if (participants.length === 0)
       throw new ProviderSendError("Evolution API creates a group only with at least one participant: give the template an admin.", false);
-    const startedAt = Date.now();
-    let created: { id?: string; subject?: string } | undefined;
-    try {
-      created = await this.groupCall(channelId, row.instanceName, "POST", "create", {
-        body: { subject, participants, promoteParticipants: true, ...(group.description ? { description: group.description } : {}) },
-        retry: false,
-        timeoutMs: this.opts.groupCreateTimeoutMs ?? Math.max(this.opts.timeoutMs, createTimeoutMs),
+    // Without the caller's key a creation is its own (never answered again), but still looked up by name.
+    const key = group.key ?? `once:${randomUUID()}`;
+    const creations = new GroupCreations(this.db, channelId);
+    const own = await creations.get(key);
+    if (group.key && own?.state === "made" && own.groupId) return { id_group: own.groupId, name: own.subject, adopted: true };
+
+    // A creation of this name whose outcome is still unknown (a lost answer, a crash) is settled first.
+    for (const earlier of await creations.pendingFor(subject, key)) {
+      // Another request's POST still under way: its group is its own, and none is made beside it.
+      if (earlier.key !== key && earlier.error === null && Date.now() < earlier.settlesAt.getTime())
+        throw new ProviderOutcomeUnknownError(`"${subject}" is being created on ${row.instanceName} by another request: no other is made meanwhile.`);
+      const rateLimited = /rate-?overlimit/i.test(earlier.error ?? "");
+      const outcome = await this.settleCreation(channelId, row.instanceName, earlier).catch((err: Error) => {
+        throw new ProviderOutcomeUnknownError(
+          `An earlier creation of "${subject}" on ${row.instanceName} may have made the group and cannot be looked up now (${err.message}): no other is made until it is.`,
+          { rateLimited },
+        );
       });
+      if (outcome.kind === "unknown")
+        throw new ProviderOutcomeUnknownError(
+          `An earlier creation of "${subject}" on ${row.instanceName} is not settled yet (${outcome.reason}): no other is made until it is.`,
+          { rateLimited },
+        );
+      if (outcome.kind === "made") {
+        await creations.claim(earlier.key, key);
+        console.warn(`[evolution] "${subject}" on ${row.instanceName}: an earlier creation had made ${outcome.groupId}; adopted`);
+        return this.finishGroup(channelId, row.instanceName, group, { id: outcome.groupId, subject: earlier.subject }, { adopted: true });
+      }
+    }
+
+    const startedAt = new Date();
+    const createMs = this.opts.groupCreateTimeoutMs ?? Math.max(this.opts.timeoutMs, createTimeoutMs);
+    // Until the POST ends, a crash leaves it pending: absence is proved only by a listing long after it began.
+    if (!(await creations.begin(key, subject, startedAt, new Date(startedAt.getTime() + createMs + this.reconcileAfterMs))))
+      throw new ProviderOutcomeUnknownError(`"${subject}" is being created on ${row.instanceName} by another request: no other is made meanwhile.`);
+    let created: { id?: string; subject?: string; owner?: string; ownerPn?: string; participants?: EvolutionParticipant[] } | undefined;
+    try {
+      created = await this.onInstance(channelId, () =>
+        this.client.request("POST", `/group/create/${encodeURIComponent(row.instanceName)}`, {
+          body: { subject, participants, promoteParticipants: true, ...(group.description ? { description: group.description } : {}) },
+          // Never repeated: a repeat makes a second group.
+          retry: false,
+          timeoutMs: createMs,
+        }),
+      );
     } catch (err) {
-      if (!(err instanceof ProviderUnavailableError && /did not answer|unreachable/.test(err.message))) throw err;
-      created = await this.findCreatedGroup(channelId, row.instanceName, subject, startedAt);
-      if (!created) throw err;
-      console.warn(`[evolution] the answer to creating "${subject}" on ${row.instanceName} was lost; found the group ${created.id}`);
+      return this.afterFailedCreate(channelId, row.instanceName, group, creations, key, subject, err);
     }
     const id = created?.id;
-    if (!id || !groupIdPattern.test(id)) throw new ProviderSendError(`Evolution API gave no group id creating "${subject}".`, true);
+    if (!id || !groupIdPattern.test(id)) {
+      const err = new ProviderSendError(`Evolution API gave no group id creating "${subject}".`, true);
+      return this.afterFailedCreate(channelId, row.instanceName, group, creations, key, subject, err);
+    }
+    await creations.made(key, id);
+    // We made it: its creator is us, so a LID there is ours (the gateway never tells our LID otherwise).
+    await this.learnOwnLid(channelId, created?.participants ?? [], { creator: created?.owner, creatorPn: created?.ownerPn });
+    return this.finishGroup(channelId, row.instanceName, group, { id, subject: created?.subject ?? subject }, {});
+  }
+
+  /**
+   * A create that did not answer its group. A refusal of the request itself (400: Evolution's schema
+   * check; 401/403/404 and a gateway that never got it or is not activated: guards in front of the
+   * handler) made nothing. Anything else — a 5xx ("Error creating group" with WhatsApp's text, a
+   * rate-overlimit among them), a time-out, a connection lost after the request went out — may have
+   * come after WhatsApp made the group: it is looked up.
+   */
+  private async afterFailedCreate(
+    channelId: string,
+    instanceName: string,
+    group: NewGroup,
+    creations: GroupCreations,
+    key: string,
+    subject: string,
+    err: unknown,
+  ): Promise<CreatedGroup> {
+    const text = err instanceof EvolutionHttpError ? evolutionErrorText(err.body, err.message) : err instanceof Error ? err.message : String(err);
+    const rateLimited = /rate-?overlimit/i.test(text);
+    // 503: a proxy with no gateway behind it (LICENSE_REQUIRED is EvolutionNotActivatedError, never sent).
+    const notHandled =
+      (err instanceof EvolutionUnreachableError && err.notSent) || (err instanceof EvolutionHttpError && (err.status < 500 || err.status === 503));
+    if (notHandled) {
+      await creations.absent(key, text);
+      throw groupError(err, `Evolution API create for "${subject}"`);
+    }
+    // A 500 is the handler's own answer (WhatsApp is done with it); a lost answer (time-out, reset, a proxy's
+    // 502/504) may still be at work on the gateway, so its absence is proved only later.
+    const answered = (err instanceof EvolutionHttpError && err.status === 500) || err instanceof ProviderSendError;
+    const settlesAt = new Date(Date.now() + (answered ? 0 : this.reconcileAfterMs));
+    const attempt = await creations.failed(key, text, settlesAt);
+    let outcome: CreationOutcome;
+    try {
+      outcome = await this.settleCreation(channelId, instanceName, attempt);
+    } catch (lookup) {
+      throw new ProviderOutcomeUnknownError(
+        `Creating "${subject}" on ${instanceName} failed (${text}) and the group cannot be looked up now (${(lookup as Error).message}): it is looked up again before another is made.`,
+        { rateLimited },
+      );
+    }
+    if (outcome.kind === "made") {
+      console.warn(`[evolution] creating "${subject}" on ${instanceName} failed (${text}) after WhatsApp made ${outcome.groupId}: adopted`);
+      return this.finishGroup(channelId, instanceName, group, { id: outcome.groupId, subject }, { adopted: true, rateLimited });
+    }
+    if (outcome.kind === "unknown") {
+      throw new ProviderOutcomeUnknownError(
+        `Creating "${subject}" on ${instanceName}: ${text}; the group is not listed yet (${outcome.reason}), it is looked up again before another is made.`,
+        { rateLimited },
+      );
+    }
+    if (rateLimited)
+      throw new ProviderSendError(`WhatsApp throttled group creation on ${instanceName} (${text}): no group was made.`, true, { rateLimited: true });
+    if (/connection closed|not connected/i.test(text)) throw new ProviderUnavailableError(`Evolution API create for "${subject}": ${text} (no group was made)`);
+    throw new ProviderSendError(`Evolution API could not create "${subject}": ${text} (no group was made)`, true);
+  }
+
+  /**
+   * Is the group of this creation on the channel? Looks in a listing (the one-at-a-time listing of
+   * listGroups) that started after the creation began — a new one only when the last is older — for a
+   * group of that name created since (WhatsApp's clock may differ a minute), whose creator may be us,
+   * not already another creation's. Not found in a listing that started at or after `settlesAt`: the
+   * group was not made. Throws when the gateway cannot list now.
+   */
+  private async settleCreation(channelId: string, instanceName: string, attempt: GroupCreation): Promise<CreationOutcome> {
+    const creations = new GroupCreations(this.db, channelId);
+    const settles = attempt.settlesAt.getTime();
+    const listing = await this.groupsListedSince(channelId, instanceName, Date.now() >= settles ? settles : attempt.startedAt.getTime());
+    const me = await this.ownIds(channelId).catch(() => null);
+    const taken = await creations.groupsOfOthers(attempt.key);
+    const from = Math.floor(attempt.startedAt.getTime() / 1000) - 60;
+    const found = listing.raw
+      .filter((g) => g.subject === attempt.subject && typeof g.creation === "number" && g.creation >= from && !taken.has(g.id) && mayBeOurs(g.owner, me))
+      .sort((a, b) => (a.creation ?? 0) - (b.creation ?? 0))[0];
+    if (found) {
+      await creations.made(attempt.key, found.id);
+      return { kind: "made", groupId: found.id };
+    }
+    if (listing.startedAt >= settles) {
+      await creations.absent(attempt.key, attempt.error);
+      return { kind: "absent" };
+    }
+    return { kind: "unknown", reason: `the gateway may still be making it until ${attempt.settlesAt.toISOString()}` };
+  }
+
+  /** The picture, admins-only and (for a group found after a failure) the description; the cached list gains the group. */
+  private async finishGroup(
+    channelId: string,
+    instanceName: string,
+    group: NewGroup,
+    made: { id: string; subject: string },
+    flags: { adopted?: boolean; rateLimited?: boolean },
+  ): Promise<CreatedGroup> {
+    const { id } = made;
+    // Evolution sets the description inside create, after WhatsApp made the group: a failure may have come first.
+    if (flags.adopted && group.description) {
+      await this.groupCall(channelId, instanceName, "POST", "updateGroupDescription", { groupId: id, body: { description: group.description } }).catch((err) =>
+        console.warn(`[evolution] could not set the description of ${id}: ${(err as Error).message}`),
+      );
+    }
     if (group.pictureUrl) {
-      await this.groupCall(channelId, row.instanceName, "POST", "updateGroupPicture", { groupId: id, body: { image: group.pictureUrl } }).catch((err) =>
+      await this.groupCall(channelId, instanceName, "POST", "updateGroupPicture", { groupId: id, body: { image: group.pictureUrl } }).catch((err) =>
         console.warn(`[evolution] could not set the picture of ${id}: ${(err as Error).message}`),
       );
     }
     if (group.adminsOnly) {
-      await this.groupCall(channelId, row.instanceName, "POST", "updateSetting", { groupId: id, body: { action: "announcement" }, retry: true }).catch((err) =>
+      await this.groupCall(channelId, instanceName, "POST", "updateSetting", { groupId: id, body: { action: "announcement" }, retry: true }).catch((err) =>
         console.warn(`[evolution] could not make ${id} admins-only: ${(err as Error).message}`),
       );
     }
-    const made: ProviderGroup = { id_group: id, name: created?.subject ?? subject, ...(group.adminsOnly ? { adminsOnly: true } : {}) };
+    const listed: ProviderGroup = { id_group: id, name: made.subject, ...(group.adminsOnly ? { adminsOnly: true } : {}) };
     // The cached list gains it at once (a listing is slow): list-groups shows it.
     const cached = (await this.instance(channelId)).groups;
     if (cached && !cached.some((g) => g.id_group === id)) {
       await this.db
         .update(evolutionInstances)
-        .set({ groups: [...cached, made] })
+        .set({ groups: [...cached, listed] })
         .where(eq(evolutionInstances.channelId, channelId));
     }
-    return made;
-  }
-
-  /** After a lost create answer: the channel's group of that name created since the attempt began, if any. */
-  private async findCreatedGroup(channelId: string, instanceName: string, subject: string, since: number) {
-    const all = await this.onInstance(channelId, () =>
-      this.client.request<unknown>("GET", `/group/fetchAllGroups/${encodeURIComponent(instanceName)}`, {
-        query: { getParticipants: "false" },
-        retry: false,
-        timeoutMs: this.opts.groupsTimeoutMs ?? 300_000,
-      }),
-    ).catch(() => undefined);
-    const list = (Array.isArray(all) ? all : []) as { id?: string; subject?: string; creation?: number }[];
-    return list.find((g) => g.subject === subject && typeof g.creation === "number" && g.creation * 1000 >= since - 60_000);
+    return { ...listed, ...(flags.adopted ? { adopted: true } : {}), ...(flags.rateLimited ? { rateLimited: true } : {}) };
   }
 
   /** `updateParticipant` add (those already in are left as they are), then promote. */
@@ -316,16 +496,19 @@ export class EvolutionProvider implements MessagingProvider {
   }
 
   /**
-   * `GET /group/findGroupInfos`: the number among the participants (by phone number, LIDs carry it in
-   * `phoneNumber`) and its admin rank. WhatsApp's "not found" answers (item-not-found, forbidden: the
-   * number is not in it) mean the group is gone; anything else (rate limit, gateway down) is
-   * ProviderUnavailableError, never "gone". A gone group leaves the cached list.
+   * `GET /group/findGroupInfos`: the number among the participants — by phone (its JID, or the
+   * `phoneNumber` of a LID) or by its LID, which WhatsApp uses in groups it addresses by LID — and its
+   * admin rank. WhatsApp's "not found" answers (item-not-found, forbidden: the number is not in it) mean
+   * the group is gone; anything else (rate limit, gateway down) is ProviderUnavailableError, never
+   * "gone". WhatsApp answers a group's metadata only to its participants, so when the number is listed
+   * by a LID we have not learned yet, it is in the group, and whether it is an admin is asked of the one
+   * thing only admins may do without changing anything: reading the invite code. A gone group leaves the
+   * cached list.
    */
   async groupState(channelId: string, groupId: string): Promise<GroupState> {
     const row = await this.openInstance(channelId);
-    const own = await this.ownNumber(channelId);
     // Without the number, "not an admin" cannot be told from "not found": never guess a group broken.
-    if (!own) throw new ProviderUnavailableError(`Evolution API did not tell the number of ${row.instanceName}: its groups' state is unknown.`);
+    const me = await this.ownIds(channelId);
     let info: { size?: number; participants?: EvolutionParticipant[] } | null;
     try {
       info = await this.onInstance(channelId, () =>
@@ -349,12 +532,62 @@ export class EvolutionProvider implements MessagingProvider {
       } else throw groupError(err, `Evolution API findGroupInfos for ${groupId}`);
     }
     const participants = info?.participants ?? [];
-    const me = participants.find((p) => participantNumber(p) === own);
-    if (!info || !me) {
+    const known = await this.learnOwnLid(channelId, participants, {}, me);
+    const mine = participants.find((p) => isOwn(p, known));
+    const size = info?.size ?? participants.length;
+    if (mine) return { exists: true, admin: mine.admin === "admin" || mine.admin === "superadmin", size };
+    // Everyone listed by a phone we can read, and not us: we are not in it.
+    const unreadable = participants.some((p) => isLid(p.id) && !participantNumber(p));
+    if (!info || !unreadable) {
       await this.forgetGroup(channelId, groupId);
       return { exists: false, admin: false, size: 0 };
     }
-    return { exists: true, admin: me?.admin === "admin" || me?.admin === "superadmin", size: info.size ?? participants.length };
+    return { exists: true, admin: await this.readsInviteCode(channelId, row.instanceName, groupId), size };
+  }
+
+  /** Only admins may read a group's invite code (`not-authorized` otherwise): whether the number is one. */
+  private async readsInviteCode(channelId: string, instanceName: string, groupId: string): Promise<boolean> {
+    try {
+      await this.groupCall(channelId, instanceName, "GET", "inviteCode", { groupId });
+      return true;
+    } catch (err) {
+      if (err instanceof ProviderSendError && !err.transient && /not-authorized/i.test(err.message)) return false;
+      throw err instanceof ProviderUnavailableError
+        ? err
+        : new ProviderUnavailableError(`Evolution API cannot tell whether the number administers ${groupId}: ${(err as Error).message}`);
+    }
+  }
+
+  /** The channel's phone number and, once learned, its LID. Throws ProviderUnavailableError while the number is not known. */
+  private async ownIds(channelId: string): Promise<OwnIds> {
+    const phone = await this.ownNumber(channelId);
+    if (!phone) throw new ProviderUnavailableError(`Evolution API did not tell the number of channel ${channelId}: its groups cannot be told apart.`);
+    const row = await this.instance(channelId);
+    return { phone, lid: row.ownLidPhone === phone ? row.ownLid : null };
+  }
+
+  /**
+   * Learns the number's LID where WhatsApp shows it beside the phone: a participant listed by LID with
+   * our `phoneNumber`, our phone JID with its `lid`, or the creator of a group we just made (`owner`,
+   * with `ownerPn` when WhatsApp gives it). Kept on the instance (for that phone) across restarts.
+   */
+  private async learnOwnLid(
+    channelId: string,
+    participants: EvolutionParticipant[],
+    made: { creator?: string; creatorPn?: string },
+    me?: OwnIds,
+  ): Promise<OwnIds> {
+    const ids = me ?? (await this.ownIds(channelId).catch(() => null));
+    if (!ids) return { phone: "", lid: null };
+    let lid: string | undefined;
+    for (const p of participants) {
+      if (isLid(p.id) && jidNumber(p.phoneNumber) === ids.phone) lid = p.id;
+      else if (jidNumber(p.id) === ids.phone && isLid(p.lid)) lid = p.lid;
+    }
+    if (!lid && isLid(made.creator) && (!made.creatorPn || jidNumber(made.creatorPn) === ids.phone)) lid = made.creator;
+    if (!lid || lid === ids.lid) return ids;
+    await this.db.update(evolutionInstances).set({ ownLid: lid, ownLidPhone: ids.phone }).where(eq(evolutionInstances.channelId, channelId));
+    return { ...ids, lid };
   }
 
   private async forgetGroup(channelId: string, groupId: string) {
@@ -527,16 +760,19 @@ export class EvolutionProvider implements MessagingProvider {
 
   /**
    * Keeps the latest QR code and pairing code for the dashboard. A pairing code is kept (with the time
-   * it was made, `pairingUpdatedAt`) until a new one replaces it or the number pairs: the gateway's later
-   * answers and `qrcode.updated` events carry `pairingCode: null` and must not erase it.
+   * it was made, `pairingUpdatedAt`) until a new one replaces it or the number pairs: answers and
+   * `qrcode.updated` events without one (a QR-only session, a code not made yet) never erase it. While a
+   * session pairs by number, every QR refresh makes WhatsApp a new code (`svc` ~377), which replaces it.
    */
   private async savePairing(channelId: string, qr: { base64?: string | null; pairingCode?: string | null; code?: string } | undefined) {
     if (!qr || (!qr.base64 && !qr.pairingCode)) return;
+    // The gateway repeats the current code in every answer until WhatsApp makes a new one: only a new one restarts the expiry.
+    const newCode = qr.pairingCode && qr.pairingCode !== (await this.instance(channelId)).pairingCode ? qr.pairingCode : null;
     await this.db
       .update(evolutionInstances)
       .set({
         ...(qr.base64 ? { qrCode: qr.base64 } : {}),
-        ...(qr.pairingCode ? { pairingCode: qr.pairingCode, pairingUpdatedAt: new Date() } : {}),
+        ...(newCode ? { pairingCode: newCode, pairingUpdatedAt: new Date() } : {}),
         updatedAt: new Date(),
       })
       .where(eq(evolutionInstances.channelId, channelId));
@@ -574,7 +810,7 @@ export class EvolutionProvider implements MessagingProvider {
         pairedOnce,
         updatedAt: at,
         // A paired channel needs no QR code any more; a lost connection drops the cached groups' freshness.
-        ...(state === "open" ? { qrCode: null, pairingCode: null } : {}),
+        ...(state === "open" ? { qrCode: null, pairingCode: null, pairingRequestedAt: null } : {}),
       })
       .where(eq(evolutionInstances.channelId, channelId));
     if (before !== after) await this.events.emit({ type: "channel_status", channelId, status: after, at });
@@ -662,7 +898,9 @@ export class EvolutionProvider implements MessagingProvider {
    * pairing, and the latest pairing code with its expiry. `restart` starts a new session when none is
    * live (logged out, or `refused` after too many QR codes). A pairing code (`phoneNumber`) comes only
    * from a closed session (Evolution ignores `number` while `connecting`): logout, wait for `close`,
-   * then connect with the number.
+   * then connect with the number. The gateway answers that connect after 2 s, usually before WhatsApp
+   * gave the code: it is then `pairingCodePending`, and comes in `qrcode.updated` or in the answer of a
+   * later read's connect (which, while connecting, answers the current QR code and code).
    */
   async pairing(channelId: string, options: PairingOptions = {}): Promise<PairingInfo> {
     const row = await this.instance(channelId);
@@ -680,13 +918,22 @@ export class EvolutionProvider implements MessagingProvider {
           }
           await this.waitForClose(channelId, row.instanceName);
         }
+        // The old code died with its session; until the new one comes, the code is pending.
+        await this.db
+          .update(evolutionInstances)
+          .set({ pairingCode: null, pairingUpdatedAt: null, pairingRequestedAt: new Date() })
+          .where(eq(evolutionInstances.channelId, channelId));
+        // Evolution answers after a fixed 2 s, often before WhatsApp gave the code: it comes later in
+        // QRCODE_UPDATED or the next connect's answer (the dashboard's poll asks for it).
         const res = await this.connect(channelId, row.instanceName, options.phoneNumber);
-        if (!res?.pairingCode) throw new ProviderUnavailableError(`Evolution API gave no pairing code for ${row.instanceName}; try again.`);
         await this.savePairing(channelId, res);
         status = await this.markConnecting(channelId);
       } else if (state === "connecting" || options.restart) {
         if (state !== "connecting")
-          await this.db.update(evolutionInstances).set({ pairingCode: null, pairingUpdatedAt: null }).where(eq(evolutionInstances.channelId, channelId));
+          await this.db
+            .update(evolutionInstances)
+            .set({ pairingCode: null, pairingUpdatedAt: null, pairingRequestedAt: null })
+            .where(eq(evolutionInstances.channelId, channelId));
         const res = await this.connect(channelId, row.instanceName);
         if (res?.instance?.state === "open")
           return {
@@ -706,11 +953,14 @@ export class EvolutionProvider implements MessagingProvider {
     const fresh = await this.instance(channelId);
     const live = fresh.state === "connecting";
     const expiresAt = fresh.pairingCode && fresh.pairingUpdatedAt ? new Date(fresh.pairingUpdatedAt.getTime() + pairingCodeLifetimeMs) : null;
+    // Asked for and not come yet: pending for as long as a code would live (then the page offers to ask again).
+    const pending = live && !fresh.pairingCode && fresh.pairingRequestedAt !== null && Date.now() - fresh.pairingRequestedAt.getTime() < pairingCodeLifetimeMs;
     return {
       status,
       qrCode: live ? fresh.qrCode : null,
       pairingCode: live ? fresh.pairingCode : null,
       pairingCodeExpiresAt: live ? expiresAt : null,
+      pairingCodePending: pending,
       sessionClosed: !live,
       automatic: false,
     };
@@ -757,14 +1007,14 @@ export class EvolutionProvider implements MessagingProvider {
       return row.groups;
     }
     try {
-      return await pending;
+      return (await pending).groups;
     } catch (err) {
       this.unavailable(err, `Evolution API cannot list the groups of ${row.instanceName}`);
     }
   }
 
   /** The channel's one listing in progress, or a new one. */
-  private refreshGroups(channelId: string, instanceName: string) {
+  private refreshGroups(channelId: string, instanceName: string): Promise<GroupListing> {
     let pending = this.groupFetches.get(channelId);
     if (!pending) {
       pending = this.fetchGroups(channelId, instanceName).finally(() => this.groupFetches.delete(channelId));
@@ -773,7 +1023,24 @@ export class EvolutionProvider implements MessagingProvider {
     return pending;
   }
 
-  private async fetchGroups(channelId: string, instanceName: string) {
+  /**
+   * A listing of the channel's groups that started at or after `since` (ms): the last one when it did,
+   * else the one in progress when it did, else a new one — still one listing at a time per channel.
+   */
+  private async groupsListedSince(channelId: string, instanceName: string, since: number): Promise<GroupListing> {
+    for (;;) {
+      const last = this.lastListings.get(channelId);
+      if (last && last.startedAt >= since) return last;
+      const running = this.groupFetches.get(channelId);
+      if (!running) return this.refreshGroups(channelId, instanceName);
+      // Started before `since`: let it end (never two jobs at once on the gateway), then look again.
+      await running.catch(() => undefined);
+    }
+  }
+
+  private async fetchGroups(channelId: string, instanceName: string): Promise<GroupListing> {
+    // Taken before the request: a group made before this moment is in the answer.
+    const startedAt = Date.now();
     const res = await this.onInstance(channelId, () =>
       this.client.request<unknown>("GET", `/group/fetchAllGroups/${encodeURIComponent(instanceName)}`, {
         query: { getParticipants: "false" },
@@ -785,7 +1052,10 @@ export class EvolutionProvider implements MessagingProvider {
     if (!Array.isArray(res)) throw new ProviderUnavailableError(`Evolution API gave no group list for ${instanceName}.`);
     const groups = sendableGroups(res);
     await this.db.update(evolutionInstances).set({ groups, groupsFetchedAt: new Date() }).where(eq(evolutionInstances.channelId, channelId));
-    return groups;
+    const raw = (res as ListedGroup[]).filter((g) => typeof g?.id === "string");
+    const listing = { startedAt, raw, groups };
+    this.lastListings.set(channelId, listing);
+    return listing;
   }
 
   /** The message parts of one delivery, as Evolution's endpoints take them. */
@@ -820,16 +1090,24 @@ export class EvolutionProvider implements MessagingProvider {
     }
   }
 
-  /** The gateway's version (`GET /`), asked once; a failed question is asked again next time. */
-  private gatewayVersion(): Promise<string | null> {
-    this.versionProbe ??= this.client
-      .request<{ version?: unknown }>("GET", "/", { retry: true })
-      .then((r) => (typeof r?.version === "string" ? r.version : null))
-      .catch((err) => {
-        this.versionProbe = undefined;
-        throw err;
-      });
-    return this.versionProbe;
+  /**
+   * The gateway's version (`GET /`). Read again after `versionTtlMs` (default 10 min), whenever a channel
+   * (re)connects (upgrading the gateway restarts it, and every instance reconnects), and by the start-up
+   * check; a failed read is tried again next time.
+   */
+  private gatewayVersion(fresh = false): Promise<string | null> {
+    const now = Date.now();
+    if (fresh || !this.versionProbe || now - this.versionProbe.at >= (this.opts.versionTtlMs ?? 600_000)) {
+      const value: Promise<string | null> = this.client
+        .request<{ version?: unknown }>("GET", "/", { retry: true })
+        .then((r) => (typeof r?.version === "string" ? r.version : null))
+        .catch((err) => {
+          if (this.versionProbe?.value === value) this.versionProbe = undefined;
+          throw err;
+        });
+      this.versionProbe = { value, at: now };
+    }
+    return this.versionProbe.value;
   }
 
   /** 2.4.0 and later keep our `messageId` for text and media (never for audio); older ones make their own ids. Unknown counts as older. */
@@ -1055,7 +1333,7 @@ export class EvolutionProvider implements MessagingProvider {
     let version: string | null = null;
     let reachable = false;
     try {
-      version = await this.gatewayVersion();
+      version = await this.gatewayVersion(true);
       reachable = true;
     } catch (err) {
       warnings.push(`Evolution API at ${this.opts.apiUrl} cannot be reached: ${(err as Error).message}. Channels cannot pair or send until it answers.`);
@@ -1079,7 +1357,11 @@ export class EvolutionProvider implements MessagingProvider {
             `Instances with groupsIgnore=true never report group events: ${ignoring.join(", ")}. Set groupsIgnore=false (POST /settings/set/{instance}).`,
           );
       } catch (err) {
-        if (err instanceof EvolutionHttpError && (err.status === 401 || err.status === 403))
+        if (err instanceof EvolutionNotActivatedError)
+          warnings.push(
+            `Evolution API${version ? ` ${version}` : ""} is not activated: it answers every call with 503 LICENSE_REQUIRED, so channels cannot pair, send or manage groups until it is${err.registerUrl ? ` (${err.registerUrl})` : ""}.`,
+          );
+        else if (err instanceof EvolutionHttpError && (err.status === 401 || err.status === 403))
           warnings.push("Evolution API refused EVOLUTION_API_KEY (401): set it to the gateway's AUTHENTICATION_API_KEY.");
         else warnings.push(`Evolution API could not list its instances: ${(err as Error).message}`);
       }
@@ -1117,6 +1399,8 @@ export class EvolutionProvider implements MessagingProvider {
     const at = new Date();
     const data = body.data as Record<string, unknown> | Record<string, unknown>[] | undefined;
     if (event === "connection.update" && data && !Array.isArray(data) && typeof data.state === "string") {
+      // A connection (re)established: the gateway may have been upgraded meanwhile (an upgrade restarts it and every instance reconnects).
+      if (data.state === "open") this.versionProbe = undefined;
       await this.applyState(channelId, data.state, at);
       const wuid = data.state === "open" && typeof data.wuid === "string" ? jidNumber(data.wuid) : null;
       if (wuid) this.ownNumbers.set(channelId, wuid);

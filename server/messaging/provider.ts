@@ -60,6 +60,8 @@ export interface PairingInfo {
   pairingCodeExpiresAt?: Date | null;
   /** No live pairing session (logged out, or the gateway gave up after too many QR codes): pairing must be asked for again. */
   sessionClosed?: boolean;
+  /** A pairing code was asked for and the platform has not made it yet: it comes in a few seconds (poll again). */
+  pairingCodePending?: boolean;
   /** The simulator pairs by itself; a real gateway waits for the phone. */
   automatic: boolean;
 }
@@ -166,11 +168,16 @@ export class ProviderSendError extends Error {
   }
 }
 
-/** The answer to a send was lost (time-out, reset after the request went out, 5xx): it may have gone out. */
+/**
+ * The answer to a send (or a group creation) was lost (time-out, reset after the request went out, 5xx):
+ * it may have gone out. `rateLimited`: the platform also said to slow down (WhatsApp's rate-overlimit).
+ */
 export class ProviderOutcomeUnknownError extends Error {
-  constructor(message: string) {
+  readonly rateLimited: boolean;
+  constructor(message: string, options: { rateLimited?: boolean } = {}) {
     super(message);
     this.name = "ProviderOutcomeUnknownError";
+    this.rateLimited = options.rateLimited ?? false;
   }
 }
 
@@ -223,10 +230,14 @@ export interface MessagingProvider {
   // ---- group management (launches) ----
   /**
    * Creates a group administered by the channel's number (picture, description, admins-only and the
-   * admins promoted, as far as the platform allows). Throws ProviderUnavailableError when the channel
-   * cannot act now, ProviderSendError when the platform refused.
+   * admins promoted, as far as the platform allows). Never makes a second group for one creation: a
+   * platform that can fail after making the group looks it up and answers it (`adopted`). Throws
+   * ProviderUnavailableError when the channel cannot act now (nothing made), ProviderSendError when the
+   * platform refused (nothing made; `rateLimited` when it throttled the number),
+   * ProviderOutcomeUnknownError when it may have been made and cannot be looked up yet (asking again with
+   * the same `key` or name looks it up before making another).
    */
-  createGroup(channelId: string, group: NewGroup): Promise<ProviderGroup>;
+  createGroup(channelId: string, group: NewGroup): Promise<CreatedGroup>;
   /** Promotes participants (phone numbers) to admin; those not in the group are added first where the platform allows. */
   promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<void>;
   /** The group's current invite link, `https://chat.whatsapp.com/<code>` (the channel must be an admin). */
@@ -241,6 +252,11 @@ export interface MessagingProvider {
 
 /** A group to create (docs/decisions.md#launches): the launch's template with `{n}` already replaced. */
 export interface NewGroup {
+  /**
+   * The caller's name for this creation (a launch's slot): asked again with the same key, a provider that
+   * can lose answers answers the group it already made instead of making another.
+   */
+  key?: string;
   name: string;
   description?: string;
   /** A public http(s) image URL set as the group's picture. */
@@ -249,6 +265,14 @@ export interface NewGroup {
   adminsOnly: boolean;
   /** Phone numbers (digits with country code) added at creation and promoted to admin. */
   admins: string[];
+}
+
+/** A created group. */
+export interface CreatedGroup extends ProviderGroup {
+  /** The platform failed or lost its answer after making the group, and the provider found it (it is this creation's group). */
+  adopted?: boolean;
+  /** The platform throttled the number while making it (WhatsApp's rate-overlimit): make no other group on it now. */
+  rateLimited?: boolean;
 }
 
 /** What the invite-link check needs to know about a group the channel administers. */

@@ -117,11 +117,18 @@ describe("channels on Evolution API", () => {
     expect(qr.qr_code).toMatch(/^data:image\/png;base64,/);
     // A pairing code only comes from a closed session: logout → close → connect with the number.
     const logouts = fake.counters.logouts;
-    const code = await dashboard.channels.requestPairing({ id_channel: json.id_channel, phone_number: "5511999998888" });
-    expect(code.pairing_code).toMatch(/^[A-Z0-9]{8}$/);
+    // The gateway answers after 2 s, before WhatsApp gave the code: the screen says it is coming.
+    const asked = await dashboard.channels.requestPairing({ id_channel: json.id_channel, phone_number: "5511999998888" });
+    expect(asked).toMatchObject({ pairing_code: null, pairing_code_pending: true, session_closed: false });
     expect(fake.counters.logouts).toBe(logouts + 1);
+    // It arrives (qrcode.updated) and the dashboard's poll shows it, with its 60 s.
+    const code = await until(
+      () => dashboard.channels.pairing({ id_channel: json.id_channel }),
+      (p) => p.pairing_code !== null,
+    );
+    expect(code).toMatchObject({ pairing_code: expect.stringMatching(/^[A-Z0-9]{8}$/), pairing_code_pending: false });
     expect(Date.parse(code.pairing_code_expires_at!)).toBeGreaterThan(Date.now() + 50_000);
-    // The dashboard's poll reads it back; the gateway's later answers (pairingCode: null) do not erase it.
+    // The gateway's later answers do not erase it.
     expect((await dashboard.channels.pairing({ id_channel: json.id_channel })).pairing_code).toBe(code.pairing_code);
     await expect(dashboard.channels.pairing({ id_channel: json.id_channel, phone_number: "abc" })).rejects.toThrow(/phone_number|digits/);
 

@@ -4,8 +4,11 @@
  * invite code; the join link redirects there; the gateway's `group-participants.update` webhooks (one
  * participant a LID) move the members; a full group makes the engine create the next one on the gateway.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LaunchRunner } from "../../inngest/launch-runner";
+import { checkInviteLinks } from "../../server/launches/invite-health";
+import { runLaunchEngine } from "../../server/launches/launch-engine";
+import type { Services } from "../../server/services";
 import { newTenant, until, type Api } from "../helpers";
 import type { FakeEvolution } from "../fake-evolution";
 import type { TestServer } from "../http-server";
@@ -15,11 +18,11 @@ let fake: FakeEvolution;
 let server: TestServer;
 let runner: LaunchRunner;
 let api: Api;
+let services: Services;
 
 beforeAll(async () => {
-  const started = await startEvolutionService({ env: { EVOLUTION_TIMEOUT_MS: "5000" } });
-  ({ fake, server } = started);
-  const services = started.services;
+  const started = await startEvolutionService({ env: { EVOLUTION_TIMEOUT_MS: "5000", EVOLUTION_RECONCILE_AFTER_SECONDS: "1" } });
+  ({ fake, server, services } = started);
   runner = new LaunchRunner(services, { intervalMs: 60_000 }).start();
   api = await newTenant(server.url, { channelLimit: 10 });
 });
@@ -98,4 +101,114 @@ it("a launch on Evolution: group made on the gateway, link to its invite code, j
     5_000,
   );
   expect(next).toBe(withSecond.groups[1].invite_url);
+});
+
+// docs/evolution.md#group-creation-that-never-duplicates, through the API and the launch engine, against the
+// fake in its default mode: every failure inside group/create is Evolution's 500, made or not.
+describe("launch groups on Evolution are never made twice", () => {
+  beforeAll(() => runner.stop()); // passes are run by hand below, one at a time
+  const template = (name: string) => ({ name, description: "Grupo oficial", admins_only: true, admins: ["5511900000001"] });
+  const subject = (name: string, n: number) => name.replace("{n}", String(n));
+  const posts = (ch: string, name: string) => fake.createRequests.filter((r) => r.instance === ch && r.subject === name).length;
+  /** A launch whose one group is full at once (capacity 2: the number and the admin), so the engine's next pass makes #2. */
+  const fullLaunch = async (ch: string, name: string) => {
+    const res = await api("POST", "/api/external/create-launch", {
+      name,
+      id_channel: [ch],
+      group_template: template(name),
+      capacity: 2,
+      margin: 0,
+      reserve: 0,
+    });
+    expect(res.status).toBe(201);
+    return res.json;
+  };
+  const pass = () => runLaunchEngine(services.db, services.provider, new Date());
+  /** Closed launches make no groups: each test leaves the engine nothing to do. */
+  const close = async (...launches: { id_launch: string }[]) => {
+    for (const l of launches) expect((await api("PUT", `/api/external/edit-launch/${l.id_launch}`, { status: "closed" })).status).toBe(200);
+  };
+
+  it("create-launch whose create is answered 500 after WhatsApp made the group: 201, one group, adopted and set up, not broken", async () => {
+    const ch = await connectedChannel();
+    const name = `Turma A ${Date.now()} #{n}`;
+    fake.failCreate({ message: "Error: Timed Out", after: true });
+    const res = await api("POST", "/api/external/create-launch", { name: "A", id_channel: [ch], group_template: template(name), capacity: 50, margin: 0 });
+    expect(res.status).toBe(201);
+    expect(res.json.groups).toHaveLength(1);
+    const onGateway = fake.groupsNamed(ch, subject(name, 1));
+    expect(onGateway.map((g) => g.id)).toEqual([res.json.groups[0].id_group]);
+    expect(posts(ch, subject(name, 1))).toBe(1);
+    // What the 500 left undone is done: description, the admin promoted, admins-only; the invite link read.
+    expect(onGateway[0]).toMatchObject({ desc: "Grupo oficial", announce: true });
+    expect(onGateway[0].participants?.find((p) => p.id === "5511900000001@s.whatsapp.net")?.admin).toBe("admin");
+    expect(res.json.groups[0].invite_url).toMatch(/^https:\/\/chat\.whatsapp\.com\//);
+    // The group lists the number by its LID (never learned here): still ours at the hourly check.
+    expect(await checkInviteLinks(services.db, services.provider, new Date(), { all: true })).toMatchObject({ broken: 0 });
+    expect((await info(res.json.id_launch)).groups[0].status).toBe("filling");
+  });
+
+  it("a group that lists the number by LID (every new group) is not broken at the invite check", async () => {
+    const ch = await connectedChannel();
+    const name = `Turma L ${Date.now()} #{n}`;
+    const res = await api("POST", "/api/external/create-launch", { name: "L", id_channel: [ch], group_template: template(name), capacity: 50, margin: 0 });
+    expect(res.status).toBe(201);
+    const g = fake.group(ch, res.json.groups[0].id_group)!;
+    expect(g.participants?.[0].id).toMatch(/@lid$/);
+    const check = await checkInviteLinks(services.db, services.provider, new Date(), { all: true });
+    expect(check).toMatchObject({ broken: 0 });
+    expect((await info(res.json.id_launch)).groups[0].status).toBe("filling");
+  });
+
+  it("the engine: a lost answer, a connection closed and a rate-overlimit 500 after WhatsApp made the group each leave one group, in the launch", async () => {
+    const ch = await connectedChannel();
+    for (const fail of ["lost", "Connection Closed", "Error: rate-overlimit"]) {
+      const name = `Turma E ${fail.slice(0, 4)} ${Date.now()} #{n}`;
+      const launch = await fullLaunch(ch, name);
+      if (fail === "lost") fake.knobs.loseCreateAnswers = 1;
+      else fake.failCreate({ message: fail, after: true });
+      expect(await pass()).toBe(1);
+      const groups = (await info(launch.id_launch)).groups;
+      expect(groups.map((g: { name: string }) => g.name)).toEqual([subject(name, 1), subject(name, 2)]);
+      expect(fake.groupsNamed(ch, subject(name, 2)).map((g) => g.id)).toEqual([groups[1].id_group]);
+      expect(posts(ch, subject(name, 2))).toBe(1);
+      await close(launch);
+    }
+  });
+
+  it("a rate-limited creation is reported as such (503 group_create_rate_limited) and not retried in the same pass", async () => {
+    const ch = await connectedChannel();
+    // create-launch: the caller is told, and nothing is kept.
+    const name = `Turma R ${Date.now()} #{n}`;
+    fake.failCreate({ message: "Error: rate-overlimit", after: false });
+    const refused = await api("POST", "/api/external/create-launch", { name: "R", id_channel: [ch], group_template: template(name), capacity: 50, margin: 0 });
+    expect(refused.status).toBe(503);
+    expect(refused.json).toMatchObject({ success: false, code: "group_create_rate_limited" });
+    expect(fake.groupsNamed(ch, subject(name, 1))).toEqual([]);
+
+    // The engine: two launches on one number need a group; WhatsApp throttles the first creation: the pass makes no other.
+    const one = await fullLaunch(ch, `Turma R1 ${Date.now()} #{n}`);
+    const two = await fullLaunch(ch, `Turma R2 ${Date.now()} #{n}`);
+    const before = fake.createRequests.filter((r) => r.instance === ch).length;
+    fake.failCreate({ message: "Error: rate-overlimit", after: false, times: 10 });
+    expect(await pass()).toBe(0);
+    expect(fake.createRequests.filter((r) => r.instance === ch).length).toBe(before + 1);
+    // Once WhatsApp lets it, the next pass makes one group for each.
+    fake.knobs.createFailures = [];
+    expect(await pass()).toBe(2);
+    for (const l of [one, two]) expect((await info(l.id_launch)).groups).toHaveLength(2);
+    await close(one, two);
+
+    // Throttled after making the group: adopted, and the pass stops there too.
+    const three = await fullLaunch(ch, `Turma R3 ${Date.now()} #{n}`);
+    const four = await fullLaunch(ch, `Turma R4 ${Date.now()} #{n}`);
+    const mid = fake.createRequests.filter((r) => r.instance === ch).length;
+    fake.failCreate({ message: "Error: rate-overlimit", after: true });
+    expect(await pass()).toBe(1);
+    expect(fake.createRequests.filter((r) => r.instance === ch).length).toBe(mid + 1);
+    expect((await info(three.id_launch)).groups).toHaveLength(2); // the oldest goes first
+    expect((await info(four.id_launch)).groups).toHaveLength(1);
+    expect(fake.groupsNamed(ch, (await info(three.id_launch)).groups[1].name)).toHaveLength(1);
+    await close(three, four);
+  });
 });

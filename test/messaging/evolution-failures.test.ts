@@ -9,6 +9,7 @@ import { EvolutionProvider, mediaFileName, requestedMessageId } from "../../serv
 import { ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError, type OutboundMessage } from "../../server/messaging/provider";
 import { startEvolutionProvider } from "../evolution-harness";
 import { evolutionSendErrors } from "../fake-evolution";
+import { until as eventually } from "../helpers";
 
 type MediaType = "image" | "video" | "document";
 const until = async (ok: () => boolean, ms = 5000) => {
@@ -104,26 +105,44 @@ describe("Evolution provider: instance and webhook", () => {
     await expect(h.provider.createChannel({ id, name: "Evo" })).resolves.toMatchObject({ ref: id, status: "connecting" });
   });
 
-  it("pairing gives the QR code; a pairing code comes from a closed session (logout → close → connect with the number) and is kept", async () => {
+  it("pairing gives the QR code; a pairing code comes from a closed session (logout → close → connect with the number), after the gateway's 2-s answer, in qrcode.updated", async () => {
     const id = newId("channel");
     await (await getDb()).insert(channels).values({ id, tenantId, name: "Evo", status: "connecting", providerRef: "" });
     await h.provider.createChannel({ id, name: "Evo" });
     const qr = await h.provider.pairing(id);
-    expect(qr).toMatchObject({ status: "connecting", automatic: false, sessionClosed: false, pairingCode: null });
+    expect(qr).toMatchObject({ status: "connecting", automatic: false, sessionClosed: false, pairingCode: null, pairingCodePending: false });
     expect(qr.qrCode).toMatch(/^data:image\/png;base64,/);
     const logouts = h.fake.counters.logouts;
-    const before = Date.now();
-    const code = await h.provider.pairing(id, { phoneNumber: "5511999998888" });
-    expect(code.pairingCode).toMatch(/^[A-Z0-9]{8}$/);
+    // Evolution answers connect after a fixed 2 s, before WhatsApp gave the code: pending, not an error.
+    const asked = await h.provider.pairing(id, { phoneNumber: "5511999998888" });
+    expect(asked).toMatchObject({ status: "connecting", pairingCode: null, pairingCodePending: true, sessionClosed: false });
     expect(h.fake.counters.logouts).toBe(logouts + 1); // the session was connecting: the number would have been ignored
-    expect(h.fake.instances.get(id)!.pairingCode).toBe(code.pairingCode);
-    expect(code.pairingCodeExpiresAt!.getTime()).toBeGreaterThanOrEqual(before + 55_000);
-    expect(code.pairingCodeExpiresAt!.getTime()).toBeLessThanOrEqual(Date.now() + 61_000);
-    // Later answers (and qrcode.updated events) carry pairingCode: null; the code stays.
+    // The code comes in qrcode.updated; the dashboard's next read shows it, its 60 s counted from its arrival.
+    const code = await eventually(
+      () => h.provider.pairing(id),
+      (p) => p.pairingCode !== null,
+    );
+    const arrived = Date.now();
+    expect(code.pairingCode).toBe(h.fake.instances.get(id)!.pairingCode);
+    expect(code).toMatchObject({ pairingCode: expect.stringMatching(/^[A-Z0-9]{8}$/), pairingCodePending: false });
+    expect(code.pairingCodeExpiresAt!.getTime()).toBeGreaterThanOrEqual(arrived - 2_000 + 55_000);
+    expect(code.pairingCodeExpiresAt!.getTime()).toBeLessThanOrEqual(arrived + 61_000);
+    // The gateway repeats the code in later answers: the expiry does not move; answers without one do not erase it.
+    expect((await h.provider.pairing(id)).pairingCodeExpiresAt).toEqual(code.pairingCodeExpiresAt);
     await h.fake.setState(id, "connecting");
     const again = await h.provider.pairing(id);
-    expect(again.pairingCode).toBe(code.pairingCode);
-    expect(again.status).toBe("connecting");
+    expect(again).toMatchObject({ pairingCode: code.pairingCode, status: "connecting" });
+  });
+
+  it("a pairing code whose qrcode.updated is lost arrives with the next connect's answer (the dashboard's poll)", async () => {
+    const id = newId("channel");
+    await (await getDb()).insert(channels).values({ id, tenantId, name: "Evo", status: "connecting", providerRef: "" });
+    await h.provider.createChannel({ id, name: "Evo" });
+    const inst = h.fake.instances.get(id)!;
+    inst.webhook!.enabled = false;
+    expect(await h.provider.pairing(id, { phoneNumber: "5511999997777" })).toMatchObject({ pairingCode: null, pairingCodePending: true });
+    await until(() => Boolean(inst.pairingCode));
+    expect(await h.provider.pairing(id)).toMatchObject({ pairingCode: inst.pairingCode, pairingCodePending: false, status: "connecting" });
   });
 });
 
@@ -195,7 +214,7 @@ describe("Evolution provider: sends whose outcome is unknown", () => {
   });
 
   it("on a 2.4.0 gateway a caption-less image is found by the id we asked for (never a voice note)", async () => {
-    const v24 = await startEvolutionProvider({ timeoutMs: 500 }, { version: "2.4.0" });
+    const v24 = await startEvolutionProvider({ timeoutMs: 500 }, { version: "2.4.0", license: "active" });
     try {
       const cid = newId("channel");
       await (await getDb()).insert(channels).values({ id: cid, tenantId, name: "Evo", status: "connecting", providerRef: "" });

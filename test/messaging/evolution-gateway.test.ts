@@ -261,7 +261,7 @@ describe("start-up check", () => {
   });
 
   it("2.4.0-rc2: no messageId warning; a wrong key and an unreachable gateway are warnings", async () => {
-    const rc = await startEvolutionProvider({}, { version: "2.4.0-rc2" });
+    const rc = await startEvolutionProvider({}, { version: "2.4.0-rc2", license: "active" });
     try {
       expect((await rc.provider.checkGateway()).warnings).toEqual([]);
       const wrongKey = new EvolutionProvider(await getDb(), {
@@ -288,5 +288,86 @@ describe("start-up check", () => {
     expect(compareVersions("2.3.7", "2.4.0")).toBe(-1);
     expect(compareVersions("2.4.0-rc1", "2.4.0")).toBe(0);
     expect(compareVersions("2.10.0", "2.4.0")).toBe(1);
+  });
+});
+
+describe("gateway versions", () => {
+  it("2.4 not activated (503 LICENSE_REQUIRED): the gateway is unavailable — a send is not 'outcome unknown', nothing is sent, the channel goes offline", async () => {
+    const g = await startEvolutionProvider({}, {});
+    try {
+      const id = newId("channel");
+      await (await getDb()).insert(channels).values({ id, tenantId, name: "Evo", status: "connecting", providerRef: "" });
+      await g.provider.createChannel({ id, name: "Evo" });
+      await g.fake.pair(id);
+      const events: ProviderEvent[] = [];
+      g.provider.subscribe((e) => void events.push(e));
+      const group = g.fake.instances.get(id)!.groups[0].id;
+      // The operator upgrades the gateway to 2.4 and has not activated it yet.
+      g.fake.upgrade("2.4.0");
+      const sends = g.fake.sendRequests.length;
+      const message = {
+        channelId: id,
+        groupId: group,
+        deliveryKey: `k-${randomUUID()}`,
+        content: { type: "text" as const, text: "Oi" },
+        linkPreview: false as const,
+        mentionAll: false,
+      };
+      const err = await g.provider.send(message).catch((e) => e);
+      expect(err).toBeInstanceOf(ProviderUnavailableError);
+      expect(err.message).toMatch(/LICENSE_REQUIRED/);
+      expect(g.fake.sendRequests.length).toBe(sends);
+      // Like a gateway that cannot be reached: the channel is offline until the state poll reads it open again.
+      expect(events).toContainEqual(expect.objectContaining({ type: "channel_status", channelId: id, status: "disconnected" }));
+      await expect(g.provider.listGroups(id)).rejects.toBeInstanceOf(ProviderUnavailableError);
+      const check = await g.provider.checkGateway();
+      expect(check).toMatchObject({ reachable: true, version: "2.4.0" });
+      expect(check.warnings.join("\n")).toMatch(/not activated.*LICENSE_REQUIRED/);
+      // Activated: the poll finds the instance open and the channel connected again.
+      g.fake.activate();
+      await g.provider.pollStates();
+      expect(await g.provider.getStatus(id)).toBe("connected");
+    } finally {
+      await g.close();
+    }
+  });
+
+  it("the gateway's version is read again when a connection is (re)established and after versionTtlMs: an upgrade to 2.4 is noticed", async () => {
+    const g = await startEvolutionProvider({}, {});
+    try {
+      const id = newId("channel");
+      await (await getDb()).insert(channels).values({ id, tenantId, name: "Evo", status: "connecting", providerRef: "" });
+      await g.provider.createChannel({ id, name: "Evo" });
+      await g.fake.pair(id);
+      const group = g.fake.instances.get(id)!.groups[0].id;
+      const send = (provider: EvolutionProvider) =>
+        provider.send({
+          channelId: id,
+          groupId: group,
+          deliveryKey: `k-${randomUUID()}`,
+          content: { type: "text", text: "Oi" },
+          linkPreview: false,
+          mentionAll: false,
+        });
+      await send(g.provider);
+      expect(g.fake.sendRequests.at(-1)!.body.messageId).toBeUndefined();
+      // Upgraded in place (and activated): the gateway restarts, every instance reconnects.
+      g.fake.upgrade("2.4.0");
+      g.fake.activate();
+      await g.fake.setState(id, "open");
+      await send(g.provider);
+      expect(g.fake.sendRequests.at(-1)!.body.messageId).toMatch(/^3EB0[0-9A-F]{18}$/);
+      // Without a reconnect, an interval does it.
+      const later = g.withOptions({ versionTtlMs: 50 });
+      g.fake.upgrade("2.3.7");
+      await send(later);
+      expect(g.fake.sendRequests.at(-1)!.body.messageId).toBeUndefined();
+      g.fake.upgrade("2.4.0");
+      await new Promise((r) => setTimeout(r, 60));
+      await send(later);
+      expect(g.fake.sendRequests.at(-1)!.body.messageId).toMatch(/^3EB0/);
+    } finally {
+      await g.close();
+    }
   });
 });

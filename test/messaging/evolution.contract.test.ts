@@ -45,8 +45,10 @@ describeProviderContract("evolution (against the fake Evolution API v2)", async 
     groups: {
       groupInfo: async (id, groupId) => {
         const g = fake.group(id, groupId)!;
+        const inst = fake.instances.get(id)!;
         const people = g.participants ?? [];
-        const digits = (p: { id: string; phoneNumber?: string }) => (p.phoneNumber ?? p.id).split("@")[0];
+        // The platform knows who a LID is (the number's own, in a LID-addressed group).
+        const digits = (p: { id: string; phoneNumber?: string }) => (p.id === inst.lid ? inst.owner : (p.phoneNumber ?? p.id).split("@")[0]);
         return {
           name: g.subject,
           description: g.desc ?? null,

@@ -9,7 +9,8 @@ import { useTRPC } from "../../../_lib/trpc";
  * Pairing a channel's number: the live QR code (the gateway rotates it; this screen polls every 5 s) or
  * a pairing code for a phone number, shown with its expiry (WhatsApp keeps a code about 60 s). Asking
  * for a code restarts the gateway's session (a code only comes from a closed session), so it is a
- * button, never a poll. When no session is live — logged out, or the gateway gave up after too many
+ * button, never a poll; the gateway answers before WhatsApp gave the code, so the screen says it is being
+ * made until the poll brings it. When no session is live — logged out, or the gateway gave up after too many
  * unread QR codes — "Gerar novamente" starts one. The simulator pairs by itself, so it only shows the status.
  */
 export function PairingPanel({ id, status }: { id: string; status: string }) {
@@ -88,6 +89,10 @@ export function PairingPanel({ id, status }: { id: string; status: string }) {
               </p>
             ) : p.pairing_code ? (
               <p className="muted">O código de pareamento expirou. Gere outro abaixo.</p>
+            ) : p.pairing_code_pending ? (
+              <p className="muted" data-testid="pairing-code-pending">
+                O WhatsApp está gerando o código de pareamento. Ele aparece aqui em alguns segundos.
+              </p>
             ) : null}
           </div>
         </div>
