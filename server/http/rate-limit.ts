@@ -5,8 +5,18 @@ import { preparedPerDb } from "../../db/params";
 import { rateLimitBuckets } from "../../db/schema";
 import { env } from "../env";
 import { processSlot } from "../process-state";
+import { addressKey } from "./client-address";
 
 export type LimitName = "apiKey" | "partner" | "oauthIp" | "failedAuth" | "signInAccount" | "signInAddress" | "signUpAddress";
+
+/**
+ * The limits counted per client address (docs/security.md, "Per-address keys"). Their callers pass the
+ * client address as it is; the bucket is keyed by addressKey (an IPv6 client by its /64), here, so no
+ * caller can forget it.
+ */
+const perAddress: ReadonlySet<LimitName> = new Set(["oauthIp", "failedAuth", "signInAddress", "signUpAddress"]);
+
+const keyOf = (name: LimitName, key: string) => (perAddress.has(name) ? addressKey(key) : key);
 
 export interface LimitOutcome {
   allowed: boolean;
@@ -110,7 +120,7 @@ function headersFor(points: number, res: RateLimiterRes) {
 export async function consume(db: Db, name: LimitName, key: string): Promise<LimitOutcome> {
   const l = limiter(db, name);
   try {
-    const res = await l.consume(key);
+    const res = await l.consume(keyOf(name, key));
     return { allowed: true, headers: headersFor(l.points, res), retryAfterSeconds: 0 };
   } catch (res) {
     if (!(res instanceof RateLimiterRes)) throw res;
@@ -121,23 +131,23 @@ export async function consume(db: Db, name: LimitName, key: string): Promise<Lim
 
 /** Gives `points` back to `key`'s bucket (a reserved attempt that turned out fine). */
 export async function reward(db: Db, name: LimitName, key: string, points = 1): Promise<void> {
-  await limiter(db, name).reward(key, points);
+  await limiter(db, name).reward(keyOf(name, key), points);
 }
 
 /** Empties `key`'s bucket (an account's failures after its owner signed in). */
 export async function reset(db: Db, name: LimitName, key: string): Promise<void> {
-  await limiter(db, name).delete(key);
+  await limiter(db, name).delete(keyOf(name, key));
 }
 
 /** Reads a bucket without taking a point (failed-auth blocking is checked before the attempt). */
 export async function peek(db: Db, name: LimitName, key: string): Promise<LimitOutcome> {
-  const res = await limiter(db, name).get(key);
+  const res = await limiter(db, name).get(keyOf(name, key));
   return blockedBy(db, name, res ? { points: res.consumedPoints, msBeforeNext: res.msBeforeNext } : null);
 }
 
 /** The stored key of `key`'s bucket, for reading it inside another query (see lookupApiKey). */
 export function bucketKey(db: Db, name: LimitName, key: string): string {
-  return limiter(db, name).getKey(key);
+  return limiter(db, name).getKey(keyOf(name, key));
 }
 
 /** Whether a bucket read elsewhere (points and expiry) blocks the next attempt. */
