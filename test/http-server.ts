@@ -8,28 +8,9 @@ import { handleEvolutionWebhook } from "../server/evolution-http/evolution-webho
 import { handleSimulatorRequest } from "../server/simulator-http/simulator-control";
 import { handleAuthorize, handleDecision, handleIntrospect, handleMetadata, handleRevoke, handleToken } from "../server/oauth/http";
 import { handleNextAuth } from "./next-auth-handler";
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { applyClientHeaders, clientIp } from "../server/http/client-address";
+import { applyClientHeaders } from "../server/http/client-address";
 import { publicLinkPrefix, servePublicLink } from "../server/launches/public-link";
-import { appRouter } from "../server/root";
-import { getServices } from "../server/services";
-
-/** /api/trpc as app/api/trpc/[trpc]/route.ts serves it, without a session (public procedures: sign-up). */
-async function handleTrpc(req: Request): Promise<Response> {
-  const { db, provider } = await getServices();
-  return fetchRequestHandler({
-    endpoint: "/api/trpc",
-    req,
-    router: appRouter,
-    createContext: () => ({
-      db,
-      provider,
-      caller: { kind: "anonymous" as const, credentials: "missing" as const },
-      now: new Date(),
-      clientIp: clientIp(req.headers),
-    }),
-  });
-}
+import { handleTrpcRequest } from "../server/trpc-http";
 
 /** The OAuth route handlers of app/api/oauth/* and app/.well-known/*, by method and path. */
 const oauthRoutes: Record<string, (req: Request) => Promise<Response>> = {
@@ -77,7 +58,7 @@ export async function startTestServer(opts: { peerAddress?: string } = {}): Prom
       else if (path.startsWith("/api/evolution/webhook/")) response = await handleEvolutionWebhook(request);
       else if (path === "/api/openapi.json") response = openapi();
       else if (path.startsWith("/api/auth/")) response = await handleNextAuth(request);
-      else if (path.startsWith("/api/trpc/")) response = await handleTrpc(request);
+      else if (path.startsWith("/api/trpc/")) response = await handleTrpcRequest(request);
       else if (oauthRoutes[`${request.method} ${path}`]) response = await oauthRoutes[`${request.method} ${path}`](request);
       else response = new Response("not found", { status: 404 });
       await sendWebResponse(res, response, req);

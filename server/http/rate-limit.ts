@@ -20,6 +20,8 @@ const keyOf = (name: LimitName, key: string) => (perAddress.has(name) ? addressK
 
 export interface LimitOutcome {
   allowed: boolean;
+  /** Points left in the window after this one (0 once the limit is reached). */
+  remaining: number;
   headers: Record<string, string>;
   retryAfterSeconds: number;
 }
@@ -121,11 +123,11 @@ export async function consume(db: Db, name: LimitName, key: string): Promise<Lim
   const l = limiter(db, name);
   try {
     const res = await l.consume(keyOf(name, key));
-    return { allowed: true, headers: headersFor(l.points, res), retryAfterSeconds: 0 };
+    return { allowed: true, remaining: Math.max(0, res.remainingPoints), headers: headersFor(l.points, res), retryAfterSeconds: 0 };
   } catch (res) {
     if (!(res instanceof RateLimiterRes)) throw res;
     const retryAfterSeconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
-    return { allowed: false, headers: { ...headersFor(l.points, res), "retry-after": String(retryAfterSeconds) }, retryAfterSeconds };
+    return { allowed: false, remaining: 0, headers: { ...headersFor(l.points, res), "retry-after": String(retryAfterSeconds) }, retryAfterSeconds };
   }
 }
 
@@ -157,8 +159,8 @@ export function outcomeOfBucket(db: Db, name: LimitName, row: { points: number; 
 
 function blockedBy(db: Db, name: LimitName, used: { points: number; msBeforeNext: number } | null): LimitOutcome {
   const l = limiter(db, name);
-  if (!used || used.points < l.points) return { allowed: true, headers: {}, retryAfterSeconds: 0 };
+  if (!used || used.points < l.points) return { allowed: true, remaining: l.points - (used?.points ?? 0), headers: {}, retryAfterSeconds: 0 };
   const res = new RateLimiterRes(0, used.msBeforeNext, used.points);
   const retryAfterSeconds = Math.max(1, Math.ceil(used.msBeforeNext / 1000));
-  return { allowed: false, headers: { ...headersFor(l.points, res), "retry-after": String(retryAfterSeconds) }, retryAfterSeconds };
+  return { allowed: false, remaining: 0, headers: { ...headersFor(l.points, res), "retry-after": String(retryAfterSeconds) }, retryAfterSeconds };
 }

@@ -43,7 +43,10 @@ const from = (address: string) => ({ "x-forwarded-for": address });
 async function expectOneBucketPer64(limit: string, net: ReturnType<typeof slash64>) {
   const db = await getDb();
   if (!bucketsInDatabase(db)) return; // PGlite: one process owns the database, its memory is the shared place.
-  const rows = await db.select({ key: rateLimitBuckets.key }).from(rateLimitBuckets).where(like(rateLimitBuckets.key, `${limit}:2001:db8:%`));
+  const rows = await db
+    .select({ key: rateLimitBuckets.key })
+    .from(rateLimitBuckets)
+    .where(like(rateLimitBuckets.key, `${limit}:2001:db8:%`));
   const keys = rows.map((r) => r.key).filter((k) => k.startsWith(`${limit}:${net.prefix}`));
   expect(keys).toEqual([`${limit}:${net.prefix}::/64`]);
 }
