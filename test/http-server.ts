@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { GET as openapi } from "../app/api/openapi.json/route";
 import { bodyCap, declaredLength, payloadTooLargeResponse } from "../server/http/body-limit";
 import { lingerBeforeClose, sendWebResponse, toWebRequest } from "../server/http/node-bridge";
+import { securityHeaders } from "../server/http/security-headers";
 import { handleRestRequest } from "../server/rest-api";
 import { handleEvolutionWebhook } from "../server/evolution-http/evolution-webhook";
 import { handleSimulatorRequest } from "../server/simulator-http/simulator-control";
@@ -43,6 +44,8 @@ export async function startTestServer(opts: { peerAddress?: string } = {}): Prom
       // PostgreSQL) don't cross test files; under TRUST_PROXY a test picks its address with
       // X-Forwarded-For. Like app-server.ts: Content-Length past the cap is 413 before anything is read.
       const path = new URL(req.url ?? "/", base).pathname;
+      // Like app-server.ts: the security headers chosen from the path as sent (securityHeaders normalises it).
+      for (const [name, value] of Object.entries(securityHeaders((req.url ?? "/").split("?")[0]))) res.setHeader(name, value);
       const cap = bodyCap(path);
       const declared = declaredLength(req.headers["content-length"]);
       if (declared !== undefined && declared > cap) return await sendWebResponse(res, payloadTooLargeResponse(cap), req);
