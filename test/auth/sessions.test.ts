@@ -4,7 +4,8 @@ import { getDb } from "../../db/client";
 import { createTenant } from "../../server/auth/create-tenant";
 import { request } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
-import { attemptSignIn, signInSession, signOutSession } from "./sign-in-client";
+import { signIn } from "../oauth-client";
+import { attemptSignIn, signOutSession } from "./sign-in-client";
 
 /**
  * CONTRACT §4 "Sessions": signing out, changing the password and a throttled lock end every dashboard
@@ -36,8 +37,8 @@ const mutate = (path: string, body: unknown, cookie: string) => request(server.u
 describe("dashboard sessions end together", () => {
   it("signing out in one browser refuses every session of that user (tRPC and the consent API), and no one else's", async () => {
     const email = await account();
-    const [a, b] = [await signInSession(server.url, email, password), await signInSession(server.url, email, password)];
-    const other = await signInSession(server.url, await account(), password);
+    const [a, b] = [await signIn(server.url, email, password), await signIn(server.url, email, password)];
+    const other = await signIn(server.url, await account(), password);
     for (const cookie of [a, b, other]) expect((await keysList(cookie)).status).toBe(200);
 
     await signOutSession(server.url, a);
@@ -58,12 +59,12 @@ describe("dashboard sessions end together", () => {
 
     expect((await keysList(other)).status).toBe(200);
     // Signing in again gives a working session.
-    expect((await keysList(await signInSession(server.url, email, password))).status).toBe(200);
+    expect((await keysList(await signIn(server.url, email, password))).status).toBe(200);
   }, 60_000);
 
   it("changing the password keeps this session (a new cookie), refuses the others and the old cookie; the new password signs in", async () => {
     const email = await account();
-    const [a, b] = [await signInSession(server.url, email, password), await signInSession(server.url, email, password)];
+    const [a, b] = [await signIn(server.url, email, password), await signIn(server.url, email, password)];
 
     const changed = await mutate("account.changePassword", { currentPassword: password, newPassword: "outra-senha-segura" }, a);
     expect(changed.status, changed.text).toBe(200);
@@ -84,8 +85,8 @@ describe("dashboard sessions end together", () => {
 
   it("a password change needs the current password and a new one of 10+ characters (400 naming the field); nothing ends on a refusal", async () => {
     const email = await account();
-    const a = await signInSession(server.url, email, password);
-    const b = await signInSession(server.url, email, password);
+    const a = await signIn(server.url, email, password);
+    const b = await signIn(server.url, email, password);
 
     const wrong = await mutate("account.changePassword", { currentPassword: "nao-e-a-senha", newPassword: "outra-senha-segura" }, a);
     expect(wrong.status).toBe(400);
@@ -103,9 +104,9 @@ describe("dashboard sessions end together", () => {
 
   it("a throttled lock (the account's failed sign-ins past the limit) refuses every session of the account", async () => {
     const email = await account();
-    const a = await signInSession(server.url, email, password);
-    const b = await signInSession(server.url, email, password);
-    const other = await signInSession(server.url, await account(), password);
+    const a = await signIn(server.url, email, password);
+    const b = await signIn(server.url, email, password);
+    const other = await signIn(server.url, await account(), password);
     for (let i = 0; i < 2; i++) expect((await attemptSignIn(server.url, email, `errada-${i}-xxxxxx`)).error).toBe("CredentialsSignin");
     // Two failures of three: not locked yet, the sessions go on.
     expect((await keysList(a)).status).toBe(200);
@@ -117,8 +118,8 @@ describe("dashboard sessions end together", () => {
 
   it("wrong current passwords count as failed sign-ins: the lock they reach ends the session that tried", async () => {
     const email = await account();
-    const a = await signInSession(server.url, email, password);
-    const b = await signInSession(server.url, email, password);
+    const a = await signIn(server.url, email, password);
+    const b = await signIn(server.url, email, password);
     for (let i = 0; i < 3; i++) {
       const res = await mutate("account.changePassword", { currentPassword: `errada-${i}-xxxxxx`, newPassword: "outra-senha-segura" }, a);
       expect(res.status).toBe(400);

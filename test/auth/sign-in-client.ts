@@ -11,10 +11,7 @@ export interface SignInAttempt {
 export async function attemptSignIn(baseUrl: string, email: string, password: string, headers: Record<string, string> = {}): Promise<SignInAttempt> {
   const csrf = await fetch(`${baseUrl}/api/auth/csrf`, { headers });
   const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-  const cookie = csrf.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .join("; ");
+  const cookie = cookiesOf(csrf);
   const started = performance.now();
   const res = await fetch(`${baseUrl}/api/auth/callback/credentials`, {
     method: "POST",
@@ -39,25 +36,6 @@ export const cookiesOf = (res: Response) =>
     .map((c) => c.split(";")[0])
     .join("; ");
 
-/** Signs in as a script would and returns the session cookie (`next-auth.session-token=…`); throws when refused. */
-export async function signInSession(baseUrl: string, email: string, password: string, headers: Record<string, string> = {}): Promise<string> {
-  const csrf = await fetch(`${baseUrl}/api/auth/csrf`, { headers });
-  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-  const res = await fetch(`${baseUrl}/api/auth/callback/credentials`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { ...headers, "content-type": "application/x-www-form-urlencoded", cookie: cookiesOf(csrf) },
-    body: new URLSearchParams({ csrfToken, email, password, json: "true" }),
-  });
-  await res.text();
-  const session = res.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .find((c) => c.startsWith("next-auth.session-token="));
-  if (!session) throw new Error(`sign-in refused for ${email} (${res.status})`);
-  return session;
-}
-
 /** Signs out the session of `cookie` as the dashboard does (next-auth's POST /api/auth/signout with its CSRF token). */
 export async function signOutSession(baseUrl: string, cookie: string): Promise<void> {
   const csrf = await fetch(`${baseUrl}/api/auth/csrf`, { headers: { cookie } });
@@ -65,7 +43,7 @@ export async function signOutSession(baseUrl: string, cookie: string): Promise<v
   const res = await fetch(`${baseUrl}/api/auth/signout`, {
     method: "POST",
     redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: `${cookie}; ${cookiesOf(csrf)}` },
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: [cookie, cookiesOf(csrf)].filter(Boolean).join("; ") },
     body: new URLSearchParams({ csrfToken, json: "true" }),
   });
   await res.text();

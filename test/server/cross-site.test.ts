@@ -6,7 +6,7 @@ import { users } from "../../db/schema";
 import { createTenant } from "../../server/auth/create-tenant";
 import { apiFor, request, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
-import { signInSession } from "../auth/sign-in-client";
+import { signIn } from "../oauth-client";
 
 /**
  * CONTRACT §4 "Dashboard mutations": a tRPC POST is refused (403) unless same-origin (Origin, else
@@ -24,7 +24,7 @@ beforeAll(async () => {
   const email = `xs-${randomUUID()}@example.test`;
   const { tenantId, apiKey } = await createTenant(await getDb(), { name: "Loja", email, password });
   api = apiFor(server.url, tenantId, apiKey);
-  cookie = await signInSession(server.url, email, password);
+  cookie = await signIn(server.url, email, password);
 });
 afterAll(() => server.close());
 
