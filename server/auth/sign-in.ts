@@ -26,8 +26,9 @@ export class SignInThrottled extends Error {
  * made with older parameters is replaced after a successful sign-in.
  *
  * A throttled lock ends the account's dashboard sessions (docs/security.md, "Sessions"): the failure that
- * spends the account's last point, and every attempt refused by the account's limit, raise its session
- * version, so a session an attacker may already hold does not outlive the lock.
+ * spends the account's last point raises its session version (exactly one attempt sees the last point go:
+ * the count is atomic), so a session an attacker may already hold does not outlive the lock. Attempts
+ * refused afterwards write nothing.
  */
 export async function signIn(db: Db, input: { email?: string; password?: string; ip: string }): Promise<SignedInUser | null> {
   const email = input.email?.trim().toLowerCase();
@@ -41,7 +42,6 @@ export async function signIn(db: Db, input: { email?: string; password?: string;
   const byAccount = byAddress.allowed ? await consume(db, "signInAccount", email) : undefined;
   if (!byAddress.allowed || !byAccount?.allowed) {
     await consume(db, "failedAuth", input.ip);
-    if (byAccount && !byAccount.allowed) await endSessions(db, { email });
     throw new SignInThrottled(Math.max(byAddress.retryAfterSeconds, byAccount?.retryAfterSeconds ?? 0));
   }
 
