@@ -19,6 +19,12 @@ export const users = pgTable("users", {
   email: text("email").notNull().unique(),
   name: text("name").notNull(),
   passwordHash: text("password_hash").notNull(),
+  /**
+   * Raised by sign-out, a password change and a throttled lock: a dashboard session carries the value it
+   * was issued with and is refused once it differs, so all of the user's sessions end at once
+   * (docs/security.md, "Sessions").
+   */
+  sessionVersion: integer("session_version").notNull().default(0),
   createdAt: createdAt(),
 });
 

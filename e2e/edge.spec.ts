@@ -10,7 +10,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createServer } from "node:http";
+import { createServer, request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { sendLarge } from "../test/large-body";
@@ -43,6 +43,21 @@ async function withOwnServer(ctx: E2EContext, name: string, run: (server: Server
   }
 }
 
+/** GET with the path exactly as written (fetch would normalise `..` and `%2e%2e` before sending). */
+function rawGet(baseUrl: string, path: string): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ hostname, port, path, method: "GET" }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 function rssKiB(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmRSS:\s+(\d+) kB$/m);
   if (!line) throw new Error(`no VmRSS for pid ${pid}`);
@@ -66,7 +81,20 @@ export const tests: E2ETest[] = [
         assert(res.headers.get("x-content-type-options") === "nosniff", `${p} (${res.status}) lacks nosniff`);
         assert(res.headers.get("referrer-policy") === "strict-origin-when-cross-origin", `${p} (${res.status}) lacks referrer-policy`);
       }
-      log("nosniff, referrer-policy and CSP frame-ancestors 'none' present");
+      // Raw paths (node:http sends them as written) that Next.js routes to the consent and login pages.
+      for (const [raw, page] of [
+        ["/api/%2e%2e/oauth/authorize", "/oauth/authorize"],
+        ["/api/../login", "/login"],
+      ]) {
+        const res = await rawGet(baseUrl, raw);
+        // Signed out, the consent page sends the browser to the login (a redirect from the page itself).
+        const page200 = res.status === 200 && res.body.includes("<html");
+        const toLogin = res.status >= 300 && res.status < 400 && String(res.headers.location).includes("/login");
+        assert(page200 || (page === "/oauth/authorize" && toLogin), `${raw} answered ${res.status} (expected the ${page} page)`);
+        assert(String(res.headers["content-security-policy"]).includes("frame-ancestors 'none'"), `${raw} CSP: ${res.headers["content-security-policy"]}`);
+        assert(res.headers["x-frame-options"] === "DENY", `${raw} x-frame-options: ${res.headers["x-frame-options"]}`);
+      }
+      log("nosniff, referrer-policy and CSP frame-ancestors 'none' present (raw /api/%2e%2e/… and /api/../… pages included)");
     },
   },
   {

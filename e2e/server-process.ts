@@ -265,10 +265,11 @@ export async function createTenant(opts: { dataDir: string; databaseUrl?: string
     opts.name,
     "--email",
     opts.email,
-    "--password",
-    opts.password,
+    // The documented way: the password on standard input, never in argv (docs/operations.md#admin-cli).
+    "--password-stdin",
   ];
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ["pipe", "pipe", "pipe"] });
+  child.stdin!.end(`${opts.password}\n`);
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (c: Buffer) => (stdout += c.toString("utf8")));

@@ -26,10 +26,14 @@ const usage = `Usage: npm run admin -- <command> [options]
 
 Commands:
   migrate                                   apply pending database migrations
-  create-tenant --name NAME --email EMAIL --password PW
-                                            create a tenant, its owner (password: at least 10
-                                            characters) and a first API key;
+  create-tenant --name NAME --email EMAIL --password-stdin
+                                            create a tenant, its owner and a first API key; the
+                                            password (at least 10 characters) is the first line of
+                                            standard input, or GCS_ADMIN_PASSWORD when set;
                                             prints {"tenant_id":"…","api_key":"sk_live_…"}
+  create-tenant --name NAME --email EMAIL --password PW
+                                            the same, the password in the command line: still
+                                            accepted, but visible to ps and kept in shell history
   create-api-key --email EMAIL              issue another API key for that account's tenant
   set-channel-limit --email EMAIL --max N   set how many channels the tenant may have
   reencrypt-integrations                    after a key rotation: rewrite integration credentials
@@ -76,12 +80,16 @@ const commands: Record<string, Command> = {
   },
 
   "create-tenant": {
-    options: { name: { type: "string" }, email: { type: "string" }, password: { type: "string" } },
+    options: { name: { type: "string" }, email: { type: "string" }, password: { type: "string" }, "password-stdin": { type: "boolean" } },
     async run(values, db) {
-      const parsed = (await load.signUpInput()).safeParse({ name: values.name, email: values.email, password: values.password });
+      const password = await ownerPassword(values);
+      const parsed = (await load.signUpInput()).safeParse({ name: values.name, email: values.email, password });
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         const field = String(issue.path[0] ?? "");
+        if (field === "password") {
+          throw new UsageError(password === undefined ? "a password is required: --password-stdin (or GCS_ADMIN_PASSWORD)" : `the password ${issue.message}`);
+        }
         throw new UsageError(values[field] === undefined ? `--${field} is required` : `--${field} ${issue.message}`);
       }
       const createTenant = await load.createTenant();
@@ -159,6 +167,37 @@ const commands: Record<string, Command> = {
     },
   },
 };
+
+/**
+ * The new owner's password, kept out of argv (docs/operations.md#admin-cli): `ps` and shell history show a
+ * command line to anyone on the machine. `--password-stdin` reads the first line of standard input (a
+ * pipe, a file, or typed); otherwise GCS_ADMIN_PASSWORD. `--password PW` still works (CONTRACT §1) and
+ * says on stderr why it should not be used.
+ */
+async function ownerPassword(values: Values): Promise<string | undefined> {
+  const inArgv = values.password;
+  if (typeof inArgv === "string" && values["password-stdin"]) throw new UsageError("use either --password or --password-stdin, not both");
+  if (values["password-stdin"]) {
+    const line = await firstLineOfStdin();
+    if (line === "") throw new UsageError("--password-stdin: standard input held no password");
+    return line;
+  }
+  if (typeof inArgv === "string") {
+    console.error("warning: --password leaves the password in the process list and shell history; use --password-stdin or GCS_ADMIN_PASSWORD");
+    return inArgv;
+  }
+  return process.env.GCS_ADMIN_PASSWORD || undefined;
+}
+
+/** Standard input up to its first line break (or its end), without the break. */
+async function firstLineOfStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    if (chunk.includes(0x0a)) break;
+  }
+  return Buffer.concat(chunks).toString("utf8").split(/\r?\n/)[0];
+}
 
 function required(values: Values, name: string): string {
   const value = values[name];

@@ -50,7 +50,7 @@ stored status and body byte for byte with \`Idempotent-Replayed: true\`. Same ke
 2xx and 4xx answers are stored; a 5xx is not, so a retry runs again.
 
 **Partner apps (OAuth 2.0).** Partner endpoints (\`/api/external/partner/…\`) take
-\`Authorization: Bearer <access_token>\` from the Authorization Code flow (PKCE S256; metadata at
+\`Authorization: Bearer <access_token>\` from the Authorization Code flow (PKCE S256, required from every app; metadata at
 \`/.well-known/oauth-authorization-server\`, issuer \`${env.appUrl}\`). Access tokens are opaque and
 live 1 h; refresh tokens 30 days and rotate on every use (reusing one revokes the authorization);
 codes are single-use and live 60 s. A missing, expired or revoked token is 401 with

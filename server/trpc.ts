@@ -19,6 +19,8 @@ export interface Context {
   now: Date;
   /** The client address (clientIp), for per-address limits of public procedures such as sign-up. */
   clientIp?: string;
+  /** The response's headers, where the transport has them (/api/trpc): a password change sets its new session cookie. */
+  resHeaders?: Headers;
 }
 
 export type AppMeta = {

@@ -3,33 +3,15 @@ import type { AddressInfo } from "node:net";
 import { GET as openapi } from "../app/api/openapi.json/route";
 import { bodyCap, declaredLength, payloadTooLargeResponse } from "../server/http/body-limit";
 import { lingerBeforeClose, sendWebResponse, toWebRequest } from "../server/http/node-bridge";
+import { securityHeaders } from "../server/http/security-headers";
 import { handleRestRequest } from "../server/rest-api";
 import { handleEvolutionWebhook } from "../server/evolution-http/evolution-webhook";
 import { handleSimulatorRequest } from "../server/simulator-http/simulator-control";
 import { handleAuthorize, handleDecision, handleIntrospect, handleMetadata, handleRevoke, handleToken } from "../server/oauth/http";
 import { handleNextAuth } from "./next-auth-handler";
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { applyClientHeaders, clientIp } from "../server/http/client-address";
+import { applyClientHeaders } from "../server/http/client-address";
 import { publicLinkPrefix, servePublicLink } from "../server/launches/public-link";
-import { appRouter } from "../server/root";
-import { getServices } from "../server/services";
-
-/** /api/trpc as app/api/trpc/[trpc]/route.ts serves it, without a session (public procedures: sign-up). */
-async function handleTrpc(req: Request): Promise<Response> {
-  const { db, provider } = await getServices();
-  return fetchRequestHandler({
-    endpoint: "/api/trpc",
-    req,
-    router: appRouter,
-    createContext: () => ({
-      db,
-      provider,
-      caller: { kind: "anonymous" as const, credentials: "missing" as const },
-      now: new Date(),
-      clientIp: clientIp(req.headers),
-    }),
-  });
-}
+import { handleTrpcRequest } from "../server/trpc-http";
 
 /** The OAuth route handlers of app/api/oauth/* and app/.well-known/*, by method and path. */
 const oauthRoutes: Record<string, (req: Request) => Promise<Response>> = {
@@ -62,6 +44,8 @@ export async function startTestServer(opts: { peerAddress?: string } = {}): Prom
       // PostgreSQL) don't cross test files; under TRUST_PROXY a test picks its address with
       // X-Forwarded-For. Like app-server.ts: Content-Length past the cap is 413 before anything is read.
       const path = new URL(req.url ?? "/", base).pathname;
+      // Like app-server.ts: the security headers chosen from the path as sent (securityHeaders normalises it).
+      for (const [name, value] of Object.entries(securityHeaders((req.url ?? "/").split("?")[0]))) res.setHeader(name, value);
       const cap = bodyCap(path);
       const declared = declaredLength(req.headers["content-length"]);
       if (declared !== undefined && declared > cap) return await sendWebResponse(res, payloadTooLargeResponse(cap), req);
@@ -77,7 +61,7 @@ export async function startTestServer(opts: { peerAddress?: string } = {}): Prom
       else if (path.startsWith("/api/evolution/webhook/")) response = await handleEvolutionWebhook(request);
       else if (path === "/api/openapi.json") response = openapi();
       else if (path.startsWith("/api/auth/")) response = await handleNextAuth(request);
-      else if (path.startsWith("/api/trpc/")) response = await handleTrpc(request);
+      else if (path.startsWith("/api/trpc/")) response = await handleTrpcRequest(request);
       else if (oauthRoutes[`${request.method} ${path}`]) response = await oauthRoutes[`${request.method} ${path}`](request);
       else response = new Response("not found", { status: 404 });
       await sendWebResponse(res, response, req);

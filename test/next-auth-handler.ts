@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import { authOptions } from "../server/auth/next-auth";
-import { parseCookies } from "../server/oauth/session";
+import { parseCookies } from "../server/http/cookies";
 
 // next-auth's core is not in its package exports: loaded by file, as its own route handler does.
 const load = createRequire(import.meta.url);

@@ -15,6 +15,7 @@ const sections: { label: string; href: string }[] = [
   { label: "Apps", href: "/apps" },
   { label: "Chaves de API", href: "/api-keys" },
   { label: "Configurações", href: "/settings" },
+  { label: "Conta", href: "/account" },
 ];
 
 export function Sidebar({ userName, userEmail }: { userName: string; userEmail: string }) {

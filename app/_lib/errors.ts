@@ -8,6 +8,9 @@ const messagesByCode: Record<string, string> = {
   service_unavailable: "O canal não está conectado: não foi possível consultar os grupos.",
   rate_limited: "Muitas requisições. Aguarde um instante e tente de novo.",
   sign_up_limited: "Muitas contas criadas a partir deste endereço. Tente novamente mais tarde.",
+  wrong_password: "A senha atual está incorreta.",
+  password_change_limited: "Muitas tentativas com a senha errada. Tente novamente mais tarde.",
+  cross_site_refused: "Pedido recusado: envie-o pelo próprio painel.",
 };
 
 interface ErrorData {

@@ -5,7 +5,7 @@ import { signIn } from "next-auth/react";
 import { useState, type FormEvent } from "react";
 import { errorMessage } from "../_lib/errors";
 import { useTRPC } from "../_lib/trpc";
-import { nameMaxLength, passwordMaxLength } from "../../server/text-limits";
+import { nameMaxLength, passwordMaxLength, passwordMinLength } from "../../server/text-limits";
 
 export function SignupForm() {
   const trpc = useTRPC();
@@ -53,12 +53,12 @@ export function SignupForm() {
           type="password"
           autoComplete="new-password"
           required
-          minLength={10}
+          minLength={passwordMinLength}
           maxLength={passwordMaxLength}
           aria-describedby="password-hint"
         />
         <small id="password-hint" className="muted">
-          Pelo menos 10 caracteres.
+          Pelo menos {passwordMinLength} caracteres.
         </small>
       </div>
       {error && (

@@ -3,9 +3,10 @@ import { getServerSession } from "next-auth";
 import CredentialsModule from "next-auth/providers/credentials";
 import { safeCallbackUrl } from "./callback-url";
 import { serverDb } from "../database";
-import { env, persistentSecret } from "../env";
+import { env } from "../env";
 import { clientIp } from "../http/client-address";
-import { signIn, SignInThrottled } from "./sign-in";
+import { endSessions, sessionIsCurrent, sessionMaxAgeSeconds, sessionSecret, secureCookies } from "./session";
+import { signIn, SignInThrottled, type SignedInUser } from "./sign-in";
 import { throttledSignInError } from "./sign-in-error";
 
 // next-auth ships CommonJS: bundlers hand us its default export, plain Node ESM (tsx scripts) the module.
@@ -20,12 +21,23 @@ declare module "next-auth" {
   }
 }
 
+/** A session whose version is behind the user's (server/auth/session.ts): next-auth then clears its cookie. */
+class SessionEnded extends Error {
+  constructor() {
+    super("The session was ended (sign-out, password change or locked account).");
+    this.name = "SessionEnded";
+  }
+}
+
 export const authOptions: NextAuthOptions = {
   // Read on first use, not at import: `next build` imports this module and must not write secrets.
   get secret() {
-    return persistentSecret("NEXTAUTH_SECRET", "nextauth-secret");
+    return sessionSecret();
   },
-  session: { strategy: "jwt", maxAge: 7 * 24 * 60 * 60 },
+  get useSecureCookies() {
+    return secureCookies();
+  },
+  session: { strategy: "jwt", maxAge: sessionMaxAgeSeconds },
   pages: { signIn: "/login" },
   providers: [
     Credentials({
@@ -48,8 +60,15 @@ export const authOptions: NextAuthOptions = {
     redirect({ url, baseUrl }) {
       return baseUrl + safeCallbackUrl(url, baseUrl);
     },
-    jwt({ token, user }) {
-      if (user) token.tenantId = (user as unknown as { tenantId: string }).tenantId;
+    // Runs on sign-in (user given) and on every session read (getServerSession, /api/auth/session).
+    async jwt({ token, user }) {
+      if (user) {
+        const signedIn = user as unknown as SignedInUser;
+        token.tenantId = signedIn.tenantId;
+        token.sv = signedIn.sessionVersion;
+        return token;
+      }
+      if (!token.sub || !(await sessionIsCurrent(await serverDb(), token.sub, token.sv))) throw new SessionEnded();
       return token;
     },
     session({ session, token }) {
@@ -60,6 +79,19 @@ export const authOptions: NextAuthOptions = {
         name: token.name ?? "",
       };
       return session;
+    },
+  },
+  events: {
+    // Signing out ends every session of the user, not only this browser's cookie (docs/security.md, "Sessions").
+    async signOut({ token }) {
+      if (token?.sub) await endSessions(await serverDb(), { userId: token.sub });
+    },
+  },
+  logger: {
+    // An ended session is an expected answer (no session), not an error worth a log line.
+    error(code, metadata) {
+      if ((metadata as { name?: string } | undefined)?.name === "SessionEnded") return;
+      console.error(`[next-auth][error][${code}]`, metadata);
     },
   },
 };

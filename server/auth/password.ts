@@ -6,7 +6,6 @@ import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } 
  * older parameters (N=2^15 before) still verify; needsRehash says when to store a new one.
  */
 export const passwordParams = { N: 2 ** 17, r: 8, p: 1 } as const;
-export const minPasswordLength = 10;
 const keyLength = 32;
 /** Above 128·N·r (128 MiB) with room for Node's own accounting; the default (32 MiB) refuses N=2^17. */
 const maxmem = 256 * 1024 * 1024;

@@ -2,18 +2,28 @@ import { z } from "zod";
 import { RateLimited } from "../errors";
 import { consume } from "../http/rate-limit";
 import { name } from "../text";
-import { minPasswordLength } from "./password";
-import { passwordMaxLength } from "../text-limits";
-import { publicProcedure, router } from "../trpc";
+import { passwordMaxLength, passwordMinLength } from "../text-limits";
+import { publicProcedure, router, sessionProcedure } from "../trpc";
+import { changePassword } from "./change-password";
 import { createTenant } from "./create-tenant";
+import { sessionCookie } from "./session";
+
+/** A new password: at least 10 characters (docs/security.md, "Dashboard sign-in throttling"). */
+const newPassword = () =>
+  z
+    .string()
+    .min(passwordMinLength, `must have at least ${passwordMinLength} characters`)
+    .max(passwordMaxLength, `must be at most ${passwordMaxLength} characters`);
 
 export const signUpInput = z.object({
   name: name(),
   email: z.email("must be an email address").max(254, "must be at most 254 characters"),
-  password: z
-    .string()
-    .min(minPasswordLength, `must have at least ${minPasswordLength} characters`)
-    .max(passwordMaxLength, `must be at most ${passwordMaxLength} characters`),
+  password: newPassword(),
+});
+
+export const changePasswordInput = z.object({
+  currentPassword: z.string().min(1, "is required").max(passwordMaxLength, `must be at most ${passwordMaxLength} characters`),
+  newPassword: newPassword(),
 });
 
 export const accountRouter = router({
@@ -29,5 +39,18 @@ export const accountRouter = router({
       }
       const { tenantId } = await createTenant(ctx.db, input);
       return { tenantId };
+    }),
+
+  /**
+   * The signed-in user's new password (docs/security.md, "Sessions"): the current one is checked and
+   * throttled as a sign-in is; every other session of the user ends, and this one gets a new cookie.
+   */
+  changePassword: sessionProcedure
+    .input(changePasswordInput)
+    .output(z.object({ changed: z.literal(true) }))
+    .mutation(async ({ ctx, input }) => {
+      const user = await changePassword(ctx.db, { userId: ctx.userId, ...input, ip: ctx.clientIp ?? "unknown" });
+      ctx.resHeaders?.append("set-cookie", await sessionCookie(user, ctx.now));
+      return { changed: true as const };
     }),
 });

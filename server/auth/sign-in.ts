@@ -3,8 +3,10 @@ import type { Db } from "../../db/client";
 import { users } from "../../db/schema";
 import { consume, reset, reward } from "../http/rate-limit";
 import { hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from "./password";
+import { endSessions } from "./session";
 
-export type SignedInUser = { id: string; email: string; name: string; tenantId: string };
+/** `sessionVersion`: the version the new session is issued at (server/auth/session.ts). */
+export type SignedInUser = { id: string; email: string; name: string; tenantId: string; sessionVersion: number };
 
 /** Too many failed sign-ins for the account or the address: refused without hashing. */
 export class SignInThrottled extends Error {
@@ -22,6 +24,11 @@ export class SignInThrottled extends Error {
  * authentication of the address. A success gives the address its point back and clears the account's
  * failures. An unknown email is hashed against a dummy, so it costs what a wrong password costs; a hash
  * made with older parameters is replaced after a successful sign-in.
+ *
+ * A throttled lock ends the account's dashboard sessions (docs/security.md, "Sessions"): the failure that
+ * spends the account's last point raises its session version (exactly one attempt sees the last point go:
+ * the count is atomic), so a session an attacker may already hold does not outlive the lock. Attempts
+ * refused afterwards write nothing.
  */
 export async function signIn(db: Db, input: { email?: string; password?: string; ip: string }): Promise<SignedInUser | null> {
   const email = input.email?.trim().toLowerCase();
@@ -40,12 +47,15 @@ export async function signIn(db: Db, input: { email?: string; password?: string;
 
   const [user] = await db.select().from(users).where(eq(users.email, email));
   const ok = user ? await verifyPassword(password, user.passwordHash) : await verifyAgainstDummy(password);
-  if (!user || !ok) return null;
+  if (!user || !ok) {
+    if (user && byAccount.remaining === 0) await endSessions(db, { userId: user.id });
+    return null;
+  }
 
   await Promise.all([reward(db, "signInAddress", input.ip), reset(db, "signInAccount", email)]);
   if (needsRehash(user.passwordHash)) {
     const passwordHash = await hashPassword(password);
     await db.update(users).set({ passwordHash }).where(eq(users.id, user.id));
   }
-  return { id: user.id, email: user.email, name: user.name, tenantId: user.tenantId };
+  return { id: user.id, email: user.email, name: user.name, tenantId: user.tenantId, sessionVersion: user.sessionVersion };
 }

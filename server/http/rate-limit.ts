@@ -5,11 +5,23 @@ import { preparedPerDb } from "../../db/params";
 import { rateLimitBuckets } from "../../db/schema";
 import { env } from "../env";
 import { processSlot } from "../process-state";
+import { addressKey } from "./client-address";
 
 export type LimitName = "apiKey" | "partner" | "oauthIp" | "failedAuth" | "signInAccount" | "signInAddress" | "signUpAddress";
 
+/**
+ * The limits counted per client address (docs/security.md, "Per-address keys"). Their callers pass the
+ * client address as it is; the bucket is keyed by addressKey (an IPv6 client by its /64), here, so no
+ * caller can forget it.
+ */
+const perAddress: ReadonlySet<LimitName> = new Set(["oauthIp", "failedAuth", "signInAddress", "signUpAddress"]);
+
+const keyOf = (name: LimitName, key: string) => (perAddress.has(name) ? addressKey(key) : key);
+
 export interface LimitOutcome {
   allowed: boolean;
+  /** Points left in the window after this one (0 once the limit is reached). */
+  remaining: number;
   headers: Record<string, string>;
   retryAfterSeconds: number;
 }
@@ -110,34 +122,34 @@ function headersFor(points: number, res: RateLimiterRes) {
 export async function consume(db: Db, name: LimitName, key: string): Promise<LimitOutcome> {
   const l = limiter(db, name);
   try {
-    const res = await l.consume(key);
-    return { allowed: true, headers: headersFor(l.points, res), retryAfterSeconds: 0 };
+    const res = await l.consume(keyOf(name, key));
+    return { allowed: true, remaining: Math.max(0, res.remainingPoints), headers: headersFor(l.points, res), retryAfterSeconds: 0 };
   } catch (res) {
     if (!(res instanceof RateLimiterRes)) throw res;
     const retryAfterSeconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
-    return { allowed: false, headers: { ...headersFor(l.points, res), "retry-after": String(retryAfterSeconds) }, retryAfterSeconds };
+    return { allowed: false, remaining: 0, headers: { ...headersFor(l.points, res), "retry-after": String(retryAfterSeconds) }, retryAfterSeconds };
   }
 }
 
 /** Gives `points` back to `key`'s bucket (a reserved attempt that turned out fine). */
 export async function reward(db: Db, name: LimitName, key: string, points = 1): Promise<void> {
-  await limiter(db, name).reward(key, points);
+  await limiter(db, name).reward(keyOf(name, key), points);
 }
 
 /** Empties `key`'s bucket (an account's failures after its owner signed in). */
 export async function reset(db: Db, name: LimitName, key: string): Promise<void> {
-  await limiter(db, name).delete(key);
+  await limiter(db, name).delete(keyOf(name, key));
 }
 
 /** Reads a bucket without taking a point (failed-auth blocking is checked before the attempt). */
 export async function peek(db: Db, name: LimitName, key: string): Promise<LimitOutcome> {
-  const res = await limiter(db, name).get(key);
+  const res = await limiter(db, name).get(keyOf(name, key));
   return blockedBy(db, name, res ? { points: res.consumedPoints, msBeforeNext: res.msBeforeNext } : null);
 }
 
 /** The stored key of `key`'s bucket, for reading it inside another query (see lookupApiKey). */
 export function bucketKey(db: Db, name: LimitName, key: string): string {
-  return limiter(db, name).getKey(key);
+  return limiter(db, name).getKey(keyOf(name, key));
 }
 
 /** Whether a bucket read elsewhere (points and expiry) blocks the next attempt. */
@@ -147,8 +159,8 @@ export function outcomeOfBucket(db: Db, name: LimitName, row: { points: number; 
 
 function blockedBy(db: Db, name: LimitName, used: { points: number; msBeforeNext: number } | null): LimitOutcome {
   const l = limiter(db, name);
-  if (!used || used.points < l.points) return { allowed: true, headers: {}, retryAfterSeconds: 0 };
+  if (!used || used.points < l.points) return { allowed: true, remaining: l.points - (used?.points ?? 0), headers: {}, retryAfterSeconds: 0 };
   const res = new RateLimiterRes(0, used.msBeforeNext, used.points);
   const retryAfterSeconds = Math.max(1, Math.ceil(used.msBeforeNext / 1000));
-  return { allowed: false, headers: { ...headersFor(l.points, res), "retry-after": String(retryAfterSeconds) }, retryAfterSeconds };
+  return { allowed: false, remaining: 0, headers: { ...headersFor(l.points, res), "retry-after": String(retryAfterSeconds) }, retryAfterSeconds };
 }

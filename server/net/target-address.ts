@@ -25,13 +25,17 @@ for (const [net, prefix] of [
 ] as const)
   nonPublic.addSubnet(net, prefix, "ipv4");
 for (const [net, prefix] of [
-  ["::", 128],
-  ["::1", 128],
+  // IPv4-compatible addresses (deprecated, RFC 4291 §2.5.5.1) with `::` and `::1`: `[::7f00:1]` is `::127.0.0.1`.
+  ["::", 96],
+  // IPv4-translated (RFC 2765): `::ffff:0:a.b.c.d`.
+  ["::ffff:0:0:0", 96],
+  // NAT64 (RFC 6052, 8215): a gateway turns these into the IPv4 address they carry.
   ["64:ff9b::", 96],
   ["64:ff9b:1::", 48],
   ["100::", 64],
   ["2001::", 23],
   ["2001:db8::", 32],
+  ["3fff::", 20],
   ["2002::", 16],
   ["fc00::", 7],
   ["fe80::", 10],
@@ -70,9 +74,22 @@ export function isPrivateAddress(ip: string): boolean {
  * container or search-domain name).
  */
 export function isInternalHostName(host: string): boolean {
-  const h = host.toLowerCase().replace(/\.$/, "");
+  const h = bareHost(host);
   if (!h.includes(".")) return true;
   return h === "localhost" || /\.(localhost|local|internal|home\.arpa|lan|localdomain)$/.test(h);
+}
+
+/**
+ * A URL's host as the resolver will use it: no brackets, lower case, and no trailing dots. `localhost.`
+ * is the fully qualified `localhost`, so the name rules must see it without its dot; URL parsing has
+ * already turned every IPv4 spelling (`0x7f.1`, `2130706433`, `0177.0.0.1`, `127.0.0.1.`, full-width
+ * digits) into dotted decimal and every IPv6 one into its short form.
+ */
+function bareHost(hostname: string): string {
+  return hostname
+    .replace(/^\[|\]$/g, "")
+    .toLowerCase()
+    .replace(/\.+$/, "");
 }
 
 const refusedTarget = "must not point to a private, loopback, link-local or reserved address";
@@ -90,7 +107,11 @@ export function mediaHostProblem(raw: string): string | null {
   } catch {
     return "must be an absolute URL";
   }
-  const host = url.hostname.replace(/^\[|\]$/g, "");
+  return hostProblem(bareHost(url.hostname));
+}
+
+/** Why a host (bareHost) is refused without resolving it: a non-public IP literal, or an internal name. */
+function hostProblem(host: string): string | null {
   if (isIP(host) !== 0) return isPrivateAddress(host) ? refusedTarget : null;
   return isInternalHostName(host) ? `${refusedTarget} (internal host name ${host})` : null;
 }
@@ -108,13 +129,32 @@ export async function webhookUrlProblem(raw: string, opts: { lookup?: LookupFn; 
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an http or https URL";
   if (opts.allowPrivate ?? env.webhooks.allowPrivate) return null;
-  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  const refused = refusedTarget;
-  if (isIP(host) !== 0) return isPrivateAddress(host) ? refused : null;
-  if (host === "localhost" || host.endsWith(".localhost")) return refused;
+  // The media rule first (IP literals in any spelling, internal names such as `localhost.`), then DNS.
+  const host = bareHost(url.hostname);
+  const problem = hostProblem(host);
+  if (problem || isIP(host) !== 0) return problem;
   const addresses = await resolveAll(host, opts.lookup ?? dnsLookup);
   // A name that does not resolve now is accepted: the connect-time check still guards every delivery.
-  return addresses.some(isPrivateAddress) ? refused : null;
+  return addresses.some(isPrivateAddress) ? refusedTarget : null;
+}
+
+/**
+ * A resolver that fails for a name resolving to any non-public address (isPrivateAddress), for connect-time
+ * checks: request-filtering-agent checks the connected address too, but by its own ranges, which miss some of
+ * ours (`::7f00:1`, an IPv4-compatible loopback; `64:ff9b:1::/48`).
+ */
+export function publicOnlyLookup(base: LookupFn = dnsLookup): LookupFn {
+  return ((host: string, options: unknown, cb?: unknown) => {
+    const callback = (typeof options === "function" ? options : cb) as (err: Error | null, address?: unknown, family?: number) => void;
+    const opts = typeof options === "function" ? {} : options;
+    (base as unknown as (h: string, o: unknown, c: typeof callback) => void)(host, opts, (err, address, family) => {
+      if (err) return callback(err);
+      const all = Array.isArray(address) ? (address as { address: string }[]).map((a) => a.address) : [String(address)];
+      const refused = all.find(isPrivateAddress);
+      if (refused) return callback(new Error(`DNS lookup ${host} → ${refused} is not allowed: ${refusedTarget}.`));
+      callback(null, address, family);
+    });
+  }) as unknown as LookupFn;
 }
 
 function resolveAll(host: string, lookup: LookupFn): Promise<string[]> {

@@ -49,14 +49,11 @@ export async function validateAuthorizeRequest(db: Db, p: AuthorizeParams) {
   if (p.code_challenge_method && p.code_challenge_method !== "S256") {
     throw new OAuthError("invalid_request", "code_challenge_method: only S256 is supported.");
   }
-  if (p.code_challenge) {
-    if (p.code_challenge_method !== "S256") throw new OAuthError("invalid_request", "code_challenge_method: S256 is required with code_challenge.");
-    if (!challengePattern.test(p.code_challenge)) throw new OAuthError("invalid_request", "code_challenge: must be 43 base64url characters (S256).");
-  } else if (app.clientType === "public") {
-    throw new OAuthError("invalid_request", "code_challenge: PKCE (S256) is required for public apps.");
-  } else if (p.code_challenge_method) {
-    throw new OAuthError("invalid_request", "code_challenge: is required with code_challenge_method.");
-  }
+  // PKCE (S256) from every client, confidential ones too (RFC 9700 §2.1.1): a client secret does not stop
+  // an injected or stolen code from being redeemed by the client itself (docs/decisions.md#oauth).
+  if (!p.code_challenge) throw new OAuthError("invalid_request", "code_challenge: PKCE (S256) is required from every app.");
+  if (p.code_challenge_method !== "S256") throw new OAuthError("invalid_request", "code_challenge_method: S256 is required with code_challenge.");
+  if (!challengePattern.test(p.code_challenge)) throw new OAuthError("invalid_request", "code_challenge: must be 43 base64url characters (S256).");
   return { app, scopes: scopes as (keyof typeof scopeCatalog)[] };
 }
 
@@ -121,7 +118,7 @@ export async function decideAuthorization(db: Db, user: SignedInUser, p: Authori
     userId: user.userId,
     redirectUri: p.redirect_uri!,
     scopes,
-    codeChallenge: p.code_challenge ?? null,
+    codeChallenge: p.code_challenge!,
     expiresAt: new Date(now.getTime() + codeLifetimeMs),
   });
   return redirectTo(p.redirect_uri!, { code, state: p.state });

@@ -1,13 +1,14 @@
+import { requestSession } from "../auth/session";
 import { getServices } from "../services";
 import { env } from "../env";
 import { PayloadTooLarge, payloadTooLargeResponse, readCappedText } from "../http/body-limit";
-import { clientIp, requestOrigin } from "../http/client-address";
+import { clientIp } from "../http/client-address";
+import { sameOrigin } from "../http/same-origin";
 import { consume, peek } from "../http/rate-limit";
 import { authorizeFields, decideAuthorization, prepareConsent, type AuthorizeParams } from "./authorize";
 import { authenticateClient } from "./client-auth";
 import { isOAuthError, OAuthError } from "./errors";
 import { authorizationServerMetadata } from "./metadata";
-import { sessionUser } from "./session";
 import { exchangeCode, introspectToken, refreshTokens, revokeToken } from "./tokens";
 
 /**
@@ -61,7 +62,7 @@ const loginRequired = () => consentError(new OAuthError("login_required", "Sign 
 /** GET /api/oauth/authorize: the consent data for the signed-in user. */
 export const handleAuthorize = withOAuthLimits(async (req, { now, headers }) => {
   const { db } = await getServices();
-  const user = await sessionUser(req);
+  const user = await requestSession(db, req);
   if (!user) return loginRequired();
   const url = new URL(req.url);
   try {
@@ -80,18 +81,6 @@ export const handleAuthorize = withOAuthLimits(async (req, { now, headers }) => 
     throw e;
   }
 }, "consent");
-
-/**
- * Same-origin only (Origin, else Sec-Fetch-Site): another site cannot make a signed-in user approve.
- * Same origin (docs/decisions.md#limits-abuse-retention, "Consent decision"): APP_URL's origin, or the origin the browser used (scheme + Host;
- * X-Forwarded-Host/-Proto only under TRUST_PROXY, server/http/client-address.ts). Not `req.url`:
- * Next.js rewrites its host to its own hostname (a dashboard opened at 127.0.0.1 saw `localhost`).
- */
-export function sameOrigin(req: Request): boolean {
-  const origin = req.headers.get("origin");
-  if (origin) return origin === new URL(env.appUrl).origin || origin === requestOrigin(req.headers);
-  return req.headers.get("sec-fetch-site") === "same-origin";
-}
 
 async function readFields(req: Request): Promise<Record<string, string> | undefined> {
   const type = req.headers.get("content-type") ?? "";
@@ -116,8 +105,10 @@ async function readFields(req: Request): Promise<Record<string, string> | undefi
 /** POST /api/oauth/authorize/decision: 303 back to the app with a code (or access_denied). */
 export const handleDecision = withOAuthLimits(async (req, { now }) => {
   const { db } = await getServices();
-  const user = await sessionUser(req);
+  const user = await requestSession(db, req);
   if (!user) return loginRequired();
+  // Same origin only (server/http/same-origin.ts): another site cannot make a signed-in user approve. A form
+  // is accepted beside JSON (the consent page posts one, so the browser follows the 303 to the app).
   if (!sameOrigin(req)) return consentError(new OAuthError("invalid_request", "Cross-origin decision refused.", 403));
   const fields = await readFields(req);
   if (!fields) return consentError(new OAuthError("invalid_request", "The body must be JSON or a form (application/x-www-form-urlencoded)."));

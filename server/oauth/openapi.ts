@@ -10,7 +10,8 @@ export const partnerRouteScopes: Record<string, string> = {
 /** The OAuth 2.0 security scheme of the partner endpoints. */
 export const partnerOAuthScheme = () => ({
   type: "oauth2",
-  description: "Partner apps: Authorization Code with PKCE (S256). Metadata at /.well-known/oauth-authorization-server.",
+  description:
+    "Partner apps: Authorization Code with PKCE (S256), required from every app, confidential ones too. Metadata at /.well-known/oauth-authorization-server.",
   flows: {
     authorizationCode: {
       authorizationUrl: `${env.appUrl}/oauth/authorize`,

@@ -65,14 +65,11 @@ export async function exchangeCode(db: Db, app: App, form: URLSearchParams, now:
     if (row.expiresAt <= now) return fail("invalid_grant", "The authorization code has expired.");
     if (form.get("redirect_uri") !== row.redirectUri) return fail("invalid_grant", "redirect_uri does not match the authorization request.");
     const verifier = form.get("code_verifier");
-    if (row.codeChallenge) {
-      if (!verifier) return fail("invalid_grant", "code_verifier is required (PKCE).");
-      if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || s256(verifier) !== row.codeChallenge)
-        return fail("invalid_grant", "code_verifier does not match the code_challenge.");
-    } else if (verifier) {
-      // A verifier without a challenge is a downgrade attempt (RFC 9700 §2.1.1).
-      return fail("invalid_grant", "code_verifier was sent but the authorization request had no code_challenge.");
-    }
+    // Every code carries an S256 challenge (authorize.ts); one without is from before PKCE was required of every app.
+    if (!row.codeChallenge) return fail("invalid_grant", "The authorization code was issued without PKCE; authorize again with code_challenge (S256).");
+    if (!verifier) return fail("invalid_grant", "code_verifier is required (PKCE).");
+    if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || s256(verifier) !== row.codeChallenge)
+      return fail("invalid_grant", "code_verifier does not match the code_challenge.");
     const grantId = randomUUID();
     await tx.insert(oauthGrants).values({ id: grantId, appId: app.id, tenantId: row.tenantId, userId: row.userId, scopes: row.scopes });
     await tx.update(oauthCodes).set({ grantId }).where(eq(oauthCodes.codeHash, row.codeHash));

@@ -33,7 +33,12 @@ export const listWebhooksOutput = z.object({
 const urlIn = z
   .union([text({ max: urlMaxLength }), z.null()])
   .optional()
-  .meta({ description: 'An http(s) URL; `""` or null disables. Private, loopback and link-local targets are refused (400).' });
+  .meta({
+    description:
+      'An http(s) URL; `""` or null disables. Private, loopback, link-local and reserved targets are refused (400 naming the field) in any ' +
+      "spelling: IPv4 in decimal, octal or hex, IPv4 inside IPv6 (`[::ffff:127.0.0.1]`, `[::7f00:1]`, NAT64), `localhost.` and other internal " +
+      "names (`*.local`, `*.internal`, a single label), or a name that resolves to such an address. `WEBHOOK_ALLOW_PRIVATE=1` lifts the rule.",
+  });
 
 export const editWebhooksInput = z
   .object({ campaign_status_url: urlIn, campaign_progress_url: urlIn, channel_status_url: urlIn, group_activity_url: urlIn })

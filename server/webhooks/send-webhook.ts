@@ -1,8 +1,9 @@
 import http from "node:http";
 import https from "node:https";
+import { isIP } from "node:net";
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent";
 import { env } from "../env";
-import type { LookupFn } from "../net/target-address";
+import { isPrivateAddress, publicOnlyLookup, type LookupFn } from "../net/target-address";
 import { processWide } from "../process-state";
 
 export interface SendResult {
@@ -51,6 +52,8 @@ export function sendWebhook(url: string, body: string, headers: Record<string, s
   const timeoutMs = opts.timeoutMs ?? env.webhooks.timeoutMs;
   return new Promise<SendResult>((resolve) => {
     let settled = false;
+    // Declared before `done`, which early refusals call before the time-out is armed.
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const done = (status: number, error: string | null, retryAfterMs: number | null = null) => {
       if (settled) return;
       settled = true;
@@ -65,14 +68,19 @@ export function sendWebhook(url: string, body: string, headers: Record<string, s
     }
     const isHttps = target.protocol === "https:";
     if (!isHttps && target.protocol !== "http:") return done(0, "only http and https URLs are delivered");
-    const pair = agents(env.webhooks.allowPrivate);
+    const allowPrivate = env.webhooks.allowPrivate;
+    const pair = agents(allowPrivate);
+    // Our own ranges on top of the agent's (target-address.ts): an IP literal here, a resolved name in the lookup.
+    const literal = target.hostname.replace(/^\[|\]$/g, "");
+    if (!allowPrivate && isIP(literal) !== 0 && isPrivateAddress(literal)) return done(0, `address ${literal} is not allowed (private, loopback or reserved)`);
+    const lookup = allowPrivate ? opts.lookup : publicOnlyLookup(opts.lookup);
     const req = (isHttps ? https : http).request(
       target,
       {
         method: "POST",
         agent: isHttps ? pair.https : pair.http,
         headers: { "content-type": "application/json", "user-agent": "group-campaigns-webhooks/1", "content-length": Buffer.byteLength(body), ...headers },
-        ...(opts.lookup ? { lookup: opts.lookup } : {}),
+        ...(lookup ? { lookup } : {}),
       },
       (res) => {
         const status = res.statusCode ?? 0;
@@ -83,7 +91,7 @@ export function sendWebhook(url: string, body: string, headers: Record<string, s
         res.on("error", (err) => done(status, err.message, retryAfterMs));
       },
     );
-    const timer = setTimeout(() => {
+    timer = setTimeout(() => {
       req.destroy(new Error(`timed out after ${timeoutMs} ms`));
     }, timeoutMs);
     req.on("error", (err) => done(0, err.message || String(err)));

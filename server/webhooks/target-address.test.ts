@@ -54,6 +54,11 @@ describe("which addresses are private", () => {
     "::ffff:127.0.0.1",
     "::ffff:7f00:1",
     "::ffff:a00:1",
+    "::7f00:1",
+    "::127.0.0.1",
+    "::ffff:0:7f00:1",
+    "64:ff9b::7f00:1",
+    "3fff::1",
     "not-an-ip",
   ])("%s is refused", (ip) => expect(isPrivateAddress(ip)).toBe(true));
   it.each(["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"])("%s is public", (ip) => expect(isPrivateAddress(ip)).toBe(false));
@@ -95,6 +100,7 @@ describe("at connect time, after DNS", () => {
     ["[::ffff:127.0.0.1]", () => `http://[::ffff:127.0.0.1]:${port}/x`],
     ["169.254.169.254", () => "http://169.254.169.254/latest/meta-data/"],
     ["10.x", () => "http://10.255.255.1/x"],
+    ["[::7f00:1] (IPv4-compatible loopback)", () => `http://[::7f00:1]:${port}/x`],
   ])("%s is refused without a request reaching it", async (_name, url) => {
     process.env.WEBHOOK_ALLOW_PRIVATE = "0";
     const before = hits;
@@ -109,6 +115,16 @@ describe("at connect time, after DNS", () => {
     const before = hits;
     const result = await send(`http://rebind.example.test:${port}/x`, resolvesTo("127.0.0.1"));
     expect(result).toMatchObject({ status: 0, error: expect.stringMatching(/not allowed/) });
+    // Spellings the filtering agent's own ranges miss: an IPv4-compatible loopback, a local-use NAT64 address.
+    for (const [address, family] of [
+      ["::7f00:1", 6],
+      ["64:ff9b:1::a00:1", 6],
+    ] as const) {
+      expect(await send(`http://rebind.example.test:${port}/x`, resolvesTo(address, family))).toMatchObject({
+        status: 0,
+        error: expect.stringMatching(/not allowed/),
+      });
+    }
     expect(hits).toBe(before);
     process.env.WEBHOOK_ALLOW_PRIVATE = "1";
     expect((await send(`http://rebind.example.test:${port}/x`, resolvesTo("127.0.0.1"))).status).toBe(200);

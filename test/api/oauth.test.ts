@@ -2,7 +2,7 @@ import { and, count, eq, isNotNull } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
-import { deliveries, oauthCodes } from "../../db/schema";
+import { deliveries, oauthCodes, users } from "../../db/schema";
 import { InProcessRunner } from "../../inngest/runner";
 import { getServices } from "../../server/services";
 import { sha256 } from "../../server/oauth/secrets";
@@ -339,6 +339,44 @@ describe("attacks, each refused", () => {
       expect(res.headers.get("cache-control")).toBe("no-store");
       expect(((await res.json()) as { error: string }).error).toBe("invalid_grant");
     }
+  });
+
+  it("a confidential app must use PKCE too (S256): authorize and decision without code_challenge are 400, a code without one is 400 at the token endpoint", async () => {
+    const { fields } = await pkceRequest(confidential.client_id);
+    const noPkce = { ...fields, code_challenge: undefined, code_challenge_method: undefined };
+    const consent = await consentData(server.url, user, noPkce);
+    expect(consent.status).toBe(400);
+    expect(await consent.json()).toMatchObject({ success: false, error: "invalid_request", message: expect.stringMatching(/^code_challenge: .*S256/) });
+    const decision = await decide(server.url, user, noPkce, true);
+    expect(decision.status).toBe(400);
+    expect(decision.headers.get("location")).toBeNull();
+
+    // A code stored without a challenge (issued before PKCE was required of every client) is refused, and burned.
+    const db = await getDb();
+    const [owner] = await db.select({ id: users.id }).from(users).where(eq(users.email, user.email));
+    const code = `pac_${"k".repeat(43)}`;
+    await db.insert(oauthCodes).values({
+      codeHash: sha256(code),
+      appId: confidential.client_id,
+      tenantId: user.tenantId,
+      userId: owner.id,
+      redirectUri,
+      scopes: ["statistics:read"],
+      codeChallenge: null,
+      expiresAt: new Date(Date.now() + 60_000),
+    });
+    const res = await tokenCall(
+      { grant_type: "authorization_code", code, redirect_uri: redirectUri },
+      { authorization: `Basic ${Buffer.from(`${confidential.client_id}:${confidential.secret}`).toString("base64")}` },
+    );
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: "invalid_grant", error_description: expect.stringContaining("PKCE") });
+    const [row] = await db
+      .select()
+      .from(oauthCodes)
+      .where(eq(oauthCodes.codeHash, sha256(code)));
+    expect(row.usedAt).not.toBeNull();
+    expect(row.grantId).toBeNull();
   });
 
   it("a public app must use PKCE, and S256 only (plain refused)", async () => {

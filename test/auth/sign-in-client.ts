@@ -11,10 +11,7 @@ export interface SignInAttempt {
 export async function attemptSignIn(baseUrl: string, email: string, password: string, headers: Record<string, string> = {}): Promise<SignInAttempt> {
   const csrf = await fetch(`${baseUrl}/api/auth/csrf`, { headers });
   const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-  const cookie = csrf.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .join("; ");
+  const cookie = cookiesOf(csrf);
   const started = performance.now();
   const res = await fetch(`${baseUrl}/api/auth/callback/credentials`, {
     method: "POST",
@@ -31,3 +28,24 @@ export async function attemptSignIn(baseUrl: string, email: string, password: st
 }
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** The `name=value` pairs of a response's Set-Cookie headers, joined for a Cookie header. */
+export const cookiesOf = (res: Response) =>
+  res.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
+
+/** Signs out the session of `cookie` as the dashboard does (next-auth's POST /api/auth/signout with its CSRF token). */
+export async function signOutSession(baseUrl: string, cookie: string): Promise<void> {
+  const csrf = await fetch(`${baseUrl}/api/auth/csrf`, { headers: { cookie } });
+  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+  const res = await fetch(`${baseUrl}/api/auth/signout`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: [cookie, cookiesOf(csrf)].filter(Boolean).join("; ") },
+    body: new URLSearchParams({ csrfToken, json: "true" }),
+  });
+  await res.text();
+  if (!res.headers.getSetCookie().some((c) => c.startsWith("next-auth.session-token=;"))) throw new Error(`sign-out did not clear the cookie (${res.status})`);
+}

@@ -121,7 +121,8 @@ describe("password hashing", () => {
 });
 
 describe("dashboard sign-up (tRPC account.signUp)", () => {
-  const signUp = (body: object) => request(server.url, "POST", "/api/trpc/account.signUp", body);
+  // Same-origin JSON, as the sign-up page sends it (docs/security.md, "Dashboard mutations").
+  const signUp = (body: object) => request(server.url, "POST", "/api/trpc/account.signUp", body, { origin: server.url });
 
   it("refuses a password under 10 characters, naming it", async () => {
     const res = await signUp({ name: "Loja", email: `c-${randomUUID()}@example.test`, password: "123456789" });

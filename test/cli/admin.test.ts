@@ -19,14 +19,15 @@ interface CliResult {
   stderr: string;
 }
 
-/** Runs `npm run admin -- …` the way an operator would, minus npm: node with the tsx loader. */
-function admin(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+/** Runs `npm run admin -- …` the way an operator would, minus npm: node with the tsx loader; `stdin` is its standard input. */
+function admin(args: string[], env: Record<string, string | undefined>, stdin = ""): Promise<CliResult> {
   return new Promise((resolve) => {
     const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
     for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
-    execFile(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], { cwd: root, env: childEnv }, (err, stdout, stderr) =>
+    const child = execFile(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], { cwd: root, env: childEnv }, (err, stdout, stderr) =>
       resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
+    child.stdin?.end(stdin);
   });
 }
 
@@ -66,12 +67,13 @@ describe("admin CLI arguments", slow, () => {
       admin(["set-channel-limit", "--email", email(), "--max", "lots"], env),
     ]);
     expect(help.code).toBe(0);
+    expect(help.stdout).toContain("create-tenant --name NAME --email EMAIL --password-stdin");
     expect(help.stdout).toContain("create-tenant --name NAME --email EMAIL --password PW");
     expect(help.stdout).toContain("set-channel-limit --email EMAIL --max N");
     const messages = results.map((r) => plainError(r, 2));
     expect(messages[0]).toMatch(/command is required/);
     expect(messages[1]).toMatch(/unknown command "frobnicate"/);
-    expect(messages[2]).toMatch(/--password is required/);
+    expect(messages[2]).toMatch(/a password is required: --password-stdin/);
     expect(messages[3]).toMatch(/--bogus/);
     expect(messages[4]).toMatch(/--max must be a whole number/);
   });
@@ -96,14 +98,14 @@ describe("admin CLI on PGlite", slow, () => {
   });
 
   it("create-tenant prints one JSON line with the tenant and its key", async () => {
-    first = jsonLine(await admin(["create-tenant", "--name", "Loja CLI", "--email", owner, "--password", "senha-segura-123"], env));
+    first = jsonLine(await admin(["create-tenant", "--name", "Loja CLI", "--email", owner, "--password-stdin"], env, "senha-segura-123\n"));
     expect(Object.keys(first).sort()).toEqual(["api_key", "tenant_id"]);
     expect(first.tenant_id).toMatch(/^tenant_/);
     expect(first.api_key).toMatch(apiKeyPattern);
   });
 
   it("refuses a second account with the same e-mail, whatever its case", async () => {
-    const r = await admin(["create-tenant", "--name", "Outra", "--email", owner.toUpperCase(), "--password", "senha-segura-123"], env);
+    const r = await admin(["create-tenant", "--name", "Outra", "--email", owner.toUpperCase(), "--password-stdin"], env, "senha-segura-123\n");
     expect(plainError(r, 1)).toMatch(/already exists/);
   });
 
@@ -209,7 +211,7 @@ describe.runIf(process.env.DATABASE_URL)("admin CLI on PostgreSQL", slow, () => 
     database = await openDatabase({ url: process.env.DATABASE_URL, migrate: false });
     expect(jsonLine(await admin(["migrate"], env))).toEqual({ migrated: true, database: "postgres" });
 
-    const created = jsonLine(await admin(["create-tenant", "--name", "Loja PG", "--email", owner, "--password", "senha-segura-123"], env));
+    const created = jsonLine(await admin(["create-tenant", "--name", "Loja PG", "--email", owner, "--password-stdin"], env, "senha-segura-123\n"));
     const key = jsonLine(await admin(["create-api-key", "--email", owner], env));
     expect(key.tenant_id).toBe(created.tenant_id);
     jsonLine(await admin(["set-channel-limit", "--email", owner, "--max", "3"], env));
@@ -223,7 +225,7 @@ describe.runIf(process.env.DATABASE_URL)("admin CLI on PostgreSQL", slow, () => 
 
   it("refuses a duplicate e-mail and an unknown one plainly", async () => {
     const [dup, unknown] = await Promise.all([
-      admin(["create-tenant", "--name", "Outra", "--email", owner, "--password", "senha-segura-123"], env),
+      admin(["create-tenant", "--name", "Outra", "--email", owner, "--password-stdin"], env, "senha-segura-123\n"),
       admin(["set-channel-limit", "--email", "nobody-pg@example.com", "--max", "1"], env),
     ]);
     expect(plainError(dup, 1)).toMatch(/already exists/);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { sameOrigin } from "../../server/oauth/http";
+import { sameOrigin } from "../../server/http/same-origin";
 
 // The consent decision's origin check (docs/decisions.md#limits-abuse-retention, "Consent decision"). Next.js hands route
 // handlers a URL on its own hostname (`localhost`), whatever host the browser used.
