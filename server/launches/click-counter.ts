@@ -7,7 +7,7 @@ import { addressKey } from "../http/client-address";
 
 /**
  * At most this many clicks of one client address on one launch are counted in `clickCapWindowSeconds`
- * (docs/decisions.md#launches, "Clicks"); the visits past it are still sent to their group. Generous,
+ * (docs/decisions.md#the-join-link-in-detail, "Clicks"); the visits past it are still sent to their group. Generous,
  * because many people can share an address (mobile carriers' NAT); a script sending the link in a loop is
  * not counted past it. The address is keyed as every per-address limit is (`addressKey`: an IPv6 client
  * by its /64), and the count lives in rate_limit_buckets, so N processes do not allow N times as many.

@@ -16,7 +16,7 @@ import { wakeLaunch } from "./wake";
  * (the schema refuses those, naming them). The segment keeps the launch's name and channels; a new
  * capacity or margin re-evaluates which groups are full. A new slug changes the join link at once, and
  * the old one keeps leading to this launch (launch_slugs): it is 409 for every other launch. The link
- * of this process forgets the launch once the edit is committed (docs/decisions.md#launches, "The
+ * of this process forgets the launch once the edit is committed (docs/decisions.md#the-join-link-in-detail, "The
  * link's cache"); other processes see it within their cache's second.
  */
 export async function editLaunch(db: Db, tenantId: string, launchId: string, input: LaunchChanges, now: Date) {

@@ -6,7 +6,7 @@ import { rowsOf } from "../../db/params";
 import { brasiliaParts } from "../time/brasilia";
 
 /**
- * The join link's clicks over time (docs/decisions.md#launches, "Clicks"): raw rows (launch_clicks) are kept
+ * The join link's clicks over time (docs/decisions.md#the-join-link-in-detail, "Clicks"): raw rows (launch_clicks) are kept
  * `clickRetentionDays`; each finished Brasília day is folded first into launch_click_days (clicks, distinct
  * visitors) and launch_click_day_counts (clicks per group and `utm_source`), so launch-analytics answers
  * 365 days and info-launch the launch's whole life after the raw rows are gone. Both run in the

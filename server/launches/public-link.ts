@@ -99,7 +99,7 @@ export function forgetPublicLink(launchId?: string) {
  * characters (what create-launch and edit-launch store), else null and the closed page is shown. Rows
  * written before that rule may hold an `http://` URL (never followed: the link is no open redirector) or
  * non-ASCII characters (percent-encoded here: a header holds ASCII only, and throwing while writing it
- * ended the visit with an empty reply). Decided in docs/decisions.md#launches, "closed_url".
+ * ended the visit with an empty reply). Decided in docs/decisions.md#the-join-link-in-detail, "closed_url".
  */
 export function safeClosedUrl(stored: string | null): string | null {
   const url = stored ? URL.parse(stored) : null;

@@ -26,7 +26,7 @@ export const launchSlug = z
   });
 
 /**
- * Where a paused or closed link sends people (docs/decisions.md#launches, "closed_url"): https only, at most
+ * Where a paused or closed link sends people (docs/decisions.md#the-join-link-in-detail, "closed_url"): https only, at most
  * 2,048 characters once normalised, and kept in its normalised form (`new URL(v).href`: host lower case and
  * punycode, non-ASCII percent-encoded), so the link's Location header is always plain ASCII.
  */

@@ -27,7 +27,7 @@ export function randomSlug(): string {
 }
 
 /**
- * The first free slug of `base`, `base-2`, `base-3`, … (docs/decisions.md#launches, "Slugs"). A slug is
+ * The first free slug of `base`, `base-2`, `base-3`, … (docs/decisions.md#the-join-link-in-detail, "Slugs"). A slug is
  * taken while any launch has it now or ever had it (launch_slugs). The insert may still lose a race to
  * another request: the caller retries when claimSlug says so.
  */
