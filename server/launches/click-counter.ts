@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { type Db, isEmbedded } from "../../db/client";
 import { rowsOf } from "../../db/params";
 import { persistentSecret } from "../env";
 import { addressKey } from "../http/client-address";
@@ -10,7 +10,9 @@ import { addressKey } from "../http/client-address";
  * (docs/decisions.md#the-join-link-in-detail, "Clicks"); the visits past it are still sent to their group. Generous,
  * because many people can share an address (mobile carriers' NAT); a script sending the link in a loop is
  * not counted past it. The address is keyed as every per-address limit is (`addressKey`: an IPv6 client
- * by its /64), and the count lives in rate_limit_buckets, so N processes do not allow N times as many.
+ * by its /64). On PostgreSQL the count lives in rate_limit_buckets, so N processes do not allow N times as
+ * many; on embedded PGlite one process owns the database, so its memory is the shared place (as for the
+ * API's limits, server/http/rate-limit.ts) and a visit costs no bucket write.
  */
 export const clicksPerVisitor = 60;
 export const clickCapWindowSeconds = 600;
@@ -89,13 +91,14 @@ export interface CapBucket {
 }
 
 /**
- * Takes one point per click from its address's cap bucket and stores the clicks that fit under the cap,
- * adding them to their groups' `clicks`, in one statement (one round trip, atomic: a point is never taken
- * without its click being stored, nor the reverse). The buckets are rate-limiter-flexible's fixed windows
- * (rate_limit_buckets; a window that has ended restarts), locked in key order, then the groups' rows:
- * two processes' batches lock what they share in the same order. Returns the buckets as they now are.
+ * Stores clicks and adds them to their groups' `clicks`, in one statement (one round trip, atomic). With
+ * `sharedCap` (PostgreSQL) the same statement takes one point per click from its address's cap bucket and
+ * stores only the clicks that fit under the cap (a point is never taken without its click being stored,
+ * nor the reverse); the buckets are rate-limiter-flexible's fixed windows (rate_limit_buckets; a window
+ * that has ended restarts), locked in key order, then the groups' rows: two processes' batches lock what
+ * they share in the same order. Returns the buckets as they now are (none without `sharedCap`).
  */
-export async function recordClicks(db: Db, clicks: readonly Click[]): Promise<CapBucket[]> {
+export async function recordClicks(db: Db, clicks: readonly Click[], sharedCap: boolean): Promise<CapBucket[]> {
   if (clicks.length === 0) return [];
   const visits = sql.join(
     clicks.map(
@@ -105,9 +108,8 @@ export async function recordClicks(db: Db, clicks: readonly Click[]): Promise<Ca
     sql`, `,
   );
   const window = sql`make_interval(secs => ${clickCapWindowSeconds})`;
-  const result = await db.execute(sql`
-    with visit (i, launch_id, at, day, position, utm_source, utm_medium, utm_campaign, visitor, cap_key) as (values ${visits}),
-    attempt as (select cap_key, count(*)::int as n, max(at) as at from visit group by cap_key),
+  const counted = sharedCap
+    ? sql`attempt as (select cap_key, count(*)::int as n, max(at) as at from visit group by cap_key),
     bucket as (
       insert into rate_limit_buckets as b (key, points, expire)
       select cap_key, n, at + ${window} from attempt order by cap_key
@@ -122,7 +124,11 @@ export async function recordClicks(db: Db, clicks: readonly Click[]): Promise<Ca
       join bucket b on b.key = v.cap_key
       -- b.points - a.n: the points taken before this batch.
       where v.rank <= ${clicksPerVisitor} - (b.points - a.n)
-    ),
+    )`
+    : sql`counted as (select * from visit)`;
+  const result = await db.execute(sql`
+    with visit (i, launch_id, at, day, position, utm_source, utm_medium, utm_campaign, visitor, cap_key) as (values ${visits}),
+    ${counted},
     click as (
       insert into launch_clicks (launch_id, at, day, position, utm_source, utm_medium, utm_campaign, visitor)
       select launch_id, at, day, position, utm_source, utm_medium, utm_campaign, visitor from counted order by i
@@ -133,7 +139,7 @@ export async function recordClicks(db: Db, clicks: readonly Click[]): Promise<Ca
       from (select launch_id, position, count(*)::int as n from click where position is not null group by launch_id, position order by launch_id, position) c
       where g.launch_id = c.launch_id and g.position = c.position
     )
-    select key, points, (extract(epoch from expire) * 1000)::float8 as expire_ms from bucket`);
+    ${sharedCap ? sql`select key, points, (extract(epoch from expire) * 1000)::float8 as expire_ms from bucket` : sql`select 1 where false`}`);
   return rowsOf<{ key: string; points: number; expire_ms: number }>(result).map((r) => ({
     key: r.key,
     points: Number(r.points),
@@ -153,23 +159,35 @@ interface Waiting {
  * cost a few statements a second instead of 200 commits on the same group row (whose lock each commit
  * held: bench/link.ts measured that queue at p99 2 s on PostgreSQL, and PGlite could not keep up).
  *
- * An address whose cap bucket is spent is remembered until its window ends: its next visits skip the
- * write (the shared bucket said so; it cannot be refilled before its window ends), so a flood costs
- * no statement past its first batches.
+ * The cap's windows as this process knows them (`windows`): on PGlite they are the cap itself (points
+ * taken here); on PostgreSQL, the buckets' state after this process's last write, kept only for a spent
+ * one: its next visits skip the write until its window ends (the shared bucket said so, and it cannot be
+ * refilled before then), so a flood costs no statement past its first batches.
  */
 export class ClickWriter {
   private queue: Waiting[] = [];
   private writing = false;
-  private readonly spentUntil = new Map<string, number>();
+  private readonly windows = new Map<string, { points: number; expireMs: number }>();
 
   constructor(private readonly maxBatch = 500) {}
 
   /** Stores the click if its address's cap allows it; resolves once committed (or known to be over the cap). */
   record(db: Db, click: Click): Promise<void> {
-    const spent = this.spentUntil.get(click.capKey);
-    if (spent !== undefined) {
-      if (spent > click.at.getTime()) return Promise.resolve();
-      this.spentUntil.delete(click.capKey);
+    const at = click.at.getTime();
+    let w = this.windows.get(click.capKey);
+    if (w && w.expireMs <= at) {
+      this.windows.delete(click.capKey);
+      w = undefined;
+    }
+    if (isEmbedded(db)) {
+      if (!w) {
+        if (this.windows.size >= 100_000) this.windows.clear();
+        w = { points: 0, expireMs: at + clickCapWindowSeconds * 1000 };
+        this.windows.set(click.capKey, w);
+      }
+      if (++w.points > clicksPerVisitor) return Promise.resolve();
+    } else if (w && w.points >= clicksPerVisitor) {
+      return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ click, done: (err) => (err ? reject(err) : resolve()) });
@@ -186,9 +204,10 @@ export class ClickWriter {
           const buckets = await recordClicks(
             db,
             batch.map((w) => w.click),
+            !isEmbedded(db),
           );
-          if (this.spentUntil.size >= 10_000) this.spentUntil.clear();
-          for (const b of buckets) if (b.points >= clicksPerVisitor) this.spentUntil.set(b.key, b.expireMs);
+          if (this.windows.size >= 100_000) this.windows.clear();
+          for (const b of buckets) if (b.points >= clicksPerVisitor) this.windows.set(b.key, { points: b.points, expireMs: b.expireMs });
           for (const w of batch) w.done();
         } catch (err) {
           for (const w of batch) w.done(err);
