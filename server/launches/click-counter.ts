@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { type Db, isEmbedded } from "../../db/client";
+import { tsParam } from "../../db/errors";
 import { rowsOf } from "../../db/params";
 import { persistentSecret } from "../env";
 import { addressKey } from "../http/client-address";
@@ -92,14 +93,51 @@ export interface CapBucket {
 
 /**
  * Stores clicks and adds them to their groups' `clicks`, in one statement (one round trip, atomic). With
- * `sharedCap` (PostgreSQL) the same statement takes one point per click from its address's cap bucket and
- * stores only the clicks that fit under the cap (a point is never taken without its click being stored,
- * nor the reverse); the buckets are rate-limiter-flexible's fixed windows (rate_limit_buckets; a window
- * that has ended restarts), locked in key order, then the groups' rows: two processes' batches lock what
- * they share in the same order. Returns the buckets as they now are (none without `sharedCap`).
+ * `sharedCap` (PostgreSQL) the statement also takes the cap's points (`recordCappedClicks`); without it
+ * (PGlite: the process's memory held the cap) it is the plainest statement: on PGlite its CPU is the
+ * link's own. Returns the cap buckets as they now are (none without `sharedCap`).
  */
 export async function recordClicks(db: Db, clicks: readonly Click[], sharedCap: boolean): Promise<CapBucket[]> {
   if (clicks.length === 0) return [];
+  if (sharedCap) return recordCappedClicks(db, clicks);
+  const rows = sql.join(
+    clicks.map((c) => sql`(${c.launchId}, ${tsParam(c.at)}, ${c.day}, ${c.position}, ${c.utmSource}, ${c.utmMedium}, ${c.utmCampaign}, ${c.visitor})`),
+    sql`, `,
+  );
+  const perGroup = new Map<string, { launchId: string; position: number; n: number }>();
+  for (const c of clicks) {
+    if (c.position === null) continue;
+    const key = `${c.launchId}\n${c.position}`;
+    const g = perGroup.get(key) ?? { launchId: c.launchId, position: c.position, n: 0 };
+    g.n++;
+    perGroup.set(key, g);
+  }
+  const insert = sql`insert into launch_clicks (launch_id, at, day, position, utm_source, utm_medium, utm_campaign, visitor) values ${rows}`;
+  if (perGroup.size === 0) {
+    await db.execute(insert);
+    return [];
+  }
+  // Groups in key order: two batches lock the rows they share in the same order.
+  const counts = sql.join(
+    [...perGroup.values()]
+      .sort((a, b) => (a.launchId === b.launchId ? a.position - b.position : a.launchId < b.launchId ? -1 : 1))
+      .map((g) => sql`(${g.launchId}::text, ${g.position}::int, ${g.n}::int)`),
+    sql`, `,
+  );
+  await db.execute(sql`with click as (${insert})
+    update launch_groups g set clicks = g.clicks + v.n from (values ${counts}) as v(launch_id, position, n)
+    where g.launch_id = v.launch_id and g.position = v.position`);
+  return [];
+}
+
+/**
+ * recordClicks on PostgreSQL: the same statement takes one point per click from its address's cap bucket
+ * and stores only the clicks that fit under the cap (a point is never taken without its click being
+ * stored, nor the reverse). The buckets are rate-limiter-flexible's fixed windows (rate_limit_buckets; a
+ * window that has ended restarts), locked in key order, then the groups' rows: two processes' batches
+ * lock what they share in the same order.
+ */
+async function recordCappedClicks(db: Db, clicks: readonly Click[]): Promise<CapBucket[]> {
   const visits = sql.join(
     clicks.map(
       (c, i) =>
@@ -108,8 +146,9 @@ export async function recordClicks(db: Db, clicks: readonly Click[], sharedCap: 
     sql`, `,
   );
   const window = sql`make_interval(secs => ${clickCapWindowSeconds})`;
-  const counted = sharedCap
-    ? sql`attempt as (select cap_key, count(*)::int as n, max(at) as at from visit group by cap_key),
+  const result = await db.execute(sql`
+    with visit (i, launch_id, at, day, position, utm_source, utm_medium, utm_campaign, visitor, cap_key) as (values ${visits}),
+    attempt as (select cap_key, count(*)::int as n, max(at) as at from visit group by cap_key),
     bucket as (
       insert into rate_limit_buckets as b (key, points, expire)
       select cap_key, n, at + ${window} from attempt order by cap_key
@@ -124,11 +163,7 @@ export async function recordClicks(db: Db, clicks: readonly Click[], sharedCap: 
       join bucket b on b.key = v.cap_key
       -- b.points - a.n: the points taken before this batch.
       where v.rank <= ${clicksPerVisitor} - (b.points - a.n)
-    )`
-    : sql`counted as (select * from visit)`;
-  const result = await db.execute(sql`
-    with visit (i, launch_id, at, day, position, utm_source, utm_medium, utm_campaign, visitor, cap_key) as (values ${visits}),
-    ${counted},
+    ),
     click as (
       insert into launch_clicks (launch_id, at, day, position, utm_source, utm_medium, utm_campaign, visitor)
       select launch_id, at, day, position, utm_source, utm_medium, utm_campaign, visitor from counted order by i
@@ -139,7 +174,7 @@ export async function recordClicks(db: Db, clicks: readonly Click[], sharedCap: 
       from (select launch_id, position, count(*)::int as n from click where position is not null group by launch_id, position order by launch_id, position) c
       where g.launch_id = c.launch_id and g.position = c.position
     )
-    ${sharedCap ? sql`select key, points, (extract(epoch from expire) * 1000)::float8 as expire_ms from bucket` : sql`select 1 where false`}`);
+    select key, points, (extract(epoch from expire) * 1000)::float8 as expire_ms from bucket`);
   return rowsOf<{ key: string; points: number; expire_ms: number }>(result).map((r) => ({
     key: r.key,
     points: Number(r.points),
