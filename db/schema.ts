@@ -672,10 +672,33 @@ export const launches = pgTable(
     staffNumbers: jsonb("staff_numbers").$type<string[]>().notNull().default([]),
     status: text("status", { enum: launchStatuses }).notNull().default("active"),
     closedUrl: text("closed_url"),
+    /**
+     * The last Brasília day whose clicks are folded into launch_click_days / launch_click_day_counts
+     * (server/launches/fold-clicks.ts): figures of days up to it are read from the fold, later days from
+     * launch_clicks. Null: nothing folded yet.
+     */
+    clicksFoldedThrough: text("clicks_folded_through"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
   (t) => [index("launches_tenant_idx").on(t.tenantId, t.createdAt)],
+);
+
+/**
+ * Every slug a launch ever had, its current one included (docs/decisions.md#launches, "Slugs"): the
+ * primary key keeps a slug its launch's forever, across tenants, so an ad still carrying an old link
+ * never lands in another launch's group. The link finds a launch by any of its slugs.
+ */
+export const launchSlugs = pgTable(
+  "launch_slugs",
+  {
+    slug: text("slug").primaryKey(),
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    createdAt: createdAt(),
+  },
+  (t) => [index("launch_slugs_launch_idx").on(t.launchId)],
 );
 
 /** The launch's groups in order; `position` starts at 1 and is the `{n}` of the template. */
@@ -727,7 +750,41 @@ export const launchClicks = pgTable(
     /** A salted hash of the client address, the salt changing every day: distinct visitors per day, no raw IP. */
     visitor: text("visitor").notNull(),
   },
-  (t) => [index("launch_clicks_launch_day_idx").on(t.launchId, t.day)],
+  // `at`: the retention step finds rows past 90 days without reading every launch's (server/launches/fold-clicks.ts).
+  (t) => [index("launch_clicks_launch_day_idx").on(t.launchId, t.day), index("launch_clicks_at_idx").on(t.at)],
+);
+
+/** A folded day of a launch's clicks (server/launches/fold-clicks.ts): the day's clicks and distinct visitors. */
+export const launchClickDays = pgTable(
+  "launch_click_days",
+  {
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    /** A Brasília day, `YYYY-MM-DD`. */
+    day: text("day").notNull(),
+    clicks: integer("clicks").notNull(),
+    uniqueClicks: integer("unique_clicks").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.launchId, t.day] })],
+);
+
+/**
+ * A folded day's clicks per group (`position`) and `utm_source`, written with its launch_click_days row.
+ * Past the day's 100 largest sources the rest is kept as `utm_source` "(outros)".
+ */
+export const launchClickDayCounts = pgTable(
+  "launch_click_day_counts",
+  {
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    day: text("day").notNull(),
+    position: integer("position"),
+    utmSource: text("utm_source"),
+    clicks: integer("clicks").notNull(),
+  },
+  (t) => [index("launch_click_day_counts_launch_day_idx").on(t.launchId, t.day)],
 );
 
 /** One row per join of a participant to a launch's group (a re-join is a new row); `leftAt` set on leave. */

@@ -2,20 +2,22 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { launches, segmentChannels, segments } from "../../db/schema";
-import { Conflict, Unavailable } from "../errors";
+import { Unavailable } from "../errors";
 import { newId } from "../ids";
 import type { MessagingProvider } from "../messaging/provider";
 import { requireChannels } from "../segments/resolve-groups";
 import { adoptExistingGroups, checkAdoptable, createTemplateGroups, creatingChannel } from "./add-groups";
 import { groupsOfLaunch, type Launch } from "./find-launch";
 import type { CreateLaunchInput } from "./schema";
-import { freeSlug, randomSlug, slugFromName } from "./slug";
+import { forgetPublicLink } from "./public-link";
+import { claimSlug, freeSlug, randomSlug, slugFromName, slugTaken } from "./slug";
 import { wakeLaunch } from "./wake";
 
 /**
  * Creates a launch (docs/decisions.md#launches): the launch and its segment (named like it) in one
  * transaction, then `initial_groups` groups from the template and the adopted ones, appended in order.
- * A slug given and taken is 409; a generated one that is taken gets `-2`, `-3`, …
+ * A slug given and taken (by any launch, now or before a rename) is 409; a generated one that is taken
+ * gets `-2`, `-3`, …
  * Nothing is kept when groups are asked for and not one can be made (no channel connected: 503; the
  * provider failing or refusing: 503 / 400). Should the provider fail midway, the launch keeps the groups
  * made so far (the answer lists them; launch-groups makes more).
@@ -42,6 +44,8 @@ export async function createLaunch(db: Db, provider: MessagingProvider, tenantId
     throw err;
   }
   if (!error && input.adopt) await adoptExistingGroups(db, provider, launch, input.adopt, now);
+  // The link may hold "unknown slug" for this slug from a visit a moment ago.
+  forgetPublicLink(launch.id);
   wakeLaunch(launch.id);
   return { launch, groups: await groupsOfLaunch(db, launch.id) };
 }
@@ -76,12 +80,16 @@ async function insertLaunch(db: Db, tenantId: string, input: CreateLaunchInput, 
             updatedAt: now,
           })
           .returning();
+        if (!(await claimSlug(tx, row.id, slug, now))) throw new SlugLost();
         return row;
       });
     } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
-      if (input.slug) throw new Conflict(`slug: ${input.slug} is already taken; choose another one.`, "slug_taken");
+      if (!isUniqueViolation(err) && !(err instanceof SlugLost)) throw err;
+      if (input.slug) throw slugTaken(input.slug);
       if (attempt >= 5) throw err;
     }
   }
 }
+
+/** The slug went to another launch between freeSlug and the insert (or was one's before a rename). */
+class SlugLost extends Error {}

@@ -2,17 +2,22 @@ import { and, eq, notInArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { launchGroups, launches, segmentChannels, segments } from "../../db/schema";
-import { BadRequest, Conflict } from "../errors";
+import { BadRequest } from "../errors";
 import { requireChannels } from "../segments/resolve-groups";
 import { findLaunch } from "./find-launch";
 import { applyRestatus } from "./restatus-groups";
+import { forgetPublicLink } from "./public-link";
 import type { LaunchChanges } from "./schema";
+import { claimSlug, slugTaken } from "./slug";
 import { wakeLaunch } from "./wake";
 
 /**
  * Partial edit of a launch (docs/decisions.md#launches): any field but id_launch, join_url and id_segment
  * (the schema refuses those, naming them). The segment keeps the launch's name and channels; a new
- * capacity or margin re-evaluates which groups are full; a new slug changes the join link at once.
+ * capacity or margin re-evaluates which groups are full. A new slug changes the join link at once, and
+ * the old one keeps leading to this launch (launch_slugs): it is 409 for every other launch. The link
+ * of this process forgets the launch once the edit is committed (docs/decisions.md#the-join-link-in-detail, "The
+ * link's cache"); other processes see it within their cache's second.
  */
 export async function editLaunch(db: Db, tenantId: string, launchId: string, input: LaunchChanges, now: Date) {
   const launch = await findLaunch(db, tenantId, launchId);
@@ -31,8 +36,14 @@ export async function editLaunch(db: Db, tenantId: string, launchId: string, inp
     if (used.length > 0) throw new BadRequest(`id_channel: ${used[0].channelId} administers groups of this launch and must stay in the list.`);
   }
   const template = input.group_template ? { ...launch.groupTemplate, ...stripUndefined(input.group_template) } : launch.groupTemplate;
+  const newSlug = input.slug !== undefined && input.slug !== launch.slug ? input.slug : undefined;
   try {
     await db.transaction(async (tx) => {
+      if (newSlug) {
+        // The current slug is registered too (a launch written before launch_slugs existed may lack it).
+        await claimSlug(tx, launchId, launch.slug, now);
+        if (!(await claimSlug(tx, launchId, newSlug, now))) throw slugTaken(newSlug);
+      }
       await tx
         .update(launches)
         .set({
@@ -58,9 +69,10 @@ export async function editLaunch(db: Db, tenantId: string, launchId: string, inp
       if (input.capacity !== undefined || input.margin !== undefined) await applyRestatus(tx, launchId, now);
     });
   } catch (err) {
-    if (isUniqueViolation(err) && input.slug) throw new Conflict(`slug: ${input.slug} is already taken; choose another one.`, "slug_taken");
+    if (isUniqueViolation(err) && newSlug) throw slugTaken(newSlug);
     throw err;
   }
+  forgetPublicLink(launchId);
   wakeLaunch(launchId);
 }
 

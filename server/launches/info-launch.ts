@@ -1,7 +1,8 @@
-import { and, count, countDistinct, desc, eq, sql, sum } from "drizzle-orm";
+import { and, count, countDistinct, desc, eq, sum } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { launchClicks, launchGroups, launchParticipants, launches } from "../../db/schema";
+import { launchGroups, launchParticipants, launches } from "../../db/schema";
 import { toBrasiliaIso } from "../time/brasilia";
+import { clickTotals } from "./click-figures";
 import { findLaunch, groupOut, groupsOfLaunch, joinUrl, type Launch } from "./find-launch";
 import { pickJoinGroup } from "./rotation";
 
@@ -12,16 +13,14 @@ async function totals(db: Db, launchId: string, groups: { members: number }[]) {
     .select({ unique: countDistinct(launchParticipants.participant), joins: count(), leaves: count(launchParticipants.leftAt) })
     .from(launchParticipants)
     .where(lead);
-  const [clicks] = await db
-    .select({ clicks: count(), unique: sql<number>`count(distinct (${launchClicks.day}, ${launchClicks.visitor}))`.mapWith(Number) })
-    .from(launchClicks)
-    .where(eq(launchClicks.launchId, launchId));
+  // Folded days and recent raw clicks (server/launches/click-figures.ts): raw rows go after 90 days.
+  const clicks = await clickTotals(db, launchId);
   return {
     groups: groups.length,
     members: groups.reduce((n, g) => n + g.members, 0),
     unique_members: people?.unique ?? 0,
-    clicks: clicks?.clicks ?? 0,
-    unique_clicks: clicks?.unique ?? 0,
+    clicks: clicks.clicks,
+    unique_clicks: clicks.unique,
     joins: people?.joins ?? 0,
     leaves: people?.leaves ?? 0,
   };

@@ -3,12 +3,15 @@
  * joins and leaves of leads, and everyone in the launch's groups at the end of the day; clicks by
  * `utm_source`; the groups with the period's clicks, joins and leaves. A day's `members` is counted back
  * from now: today's end is the groups' `members`, and each earlier day's is the next one's minus what
- * joined and plus what left that next day (staff included, as `members` is).
+ * joined and plus what left that next day (staff included, as `members` is). Click figures come from the
+ * fold for old days and from the raw clicks for recent ones (server/launches/click-figures.ts), so 365 days
+ * are answered after the raw rows' 90 days; `by_source` is the 20 largest sources and "(outros)".
  */
-import { and, asc, count, countDistinct, desc, eq, gte, sql } from "drizzle-orm";
+import { and, asc, count, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { launchClicks, launchGroups, launchParticipants } from "../../db/schema";
+import { launchGroups, launchParticipants } from "../../db/schema";
 import { brasiliaParts } from "../time/brasilia";
+import { clickFigures } from "./click-figures";
 import { findOwnedLaunch } from "./find-launch-owned";
 import type { LaunchAnalytics } from "./stats-schema";
 
@@ -30,12 +33,8 @@ export async function launchAnalytics(db: Db, tenantId: string, launchId: string
   const leaveDay = brasiliaDay(launchParticipants.leftAt);
   const ofLaunch = eq(launchParticipants.launchId, launchId);
 
-  const [clicksByDay, joinsByDay, leavesByDay, bySource, groups, clicksByGroup, joinsByGroup, leavesByGroup] = await Promise.all([
-    db
-      .select({ day: launchClicks.day, clicks: count(), unique: countDistinct(launchClicks.visitor) })
-      .from(launchClicks)
-      .where(and(eq(launchClicks.launchId, launchId), gte(launchClicks.day, first)))
-      .groupBy(launchClicks.day),
+  const [clickFigs, joinsByDay, leavesByDay, groups, joinsByGroup, leavesByGroup] = await Promise.all([
+    clickFigures(db, launchId, first),
     db
       .select({ day: joinDay, leads: sql<number>`count(*) filter (where not ${launchParticipants.staff})`.mapWith(Number), all: count() })
       .from(launchParticipants)
@@ -46,18 +45,7 @@ export async function launchAnalytics(db: Db, tenantId: string, launchId: string
       .from(launchParticipants)
       .where(and(ofLaunch, sql`${launchParticipants.leftAt} is not null`, sql`${leaveDay} >= ${first}`))
       .groupBy(leaveDay),
-    db
-      .select({ utm_source: launchClicks.utmSource, clicks: count() })
-      .from(launchClicks)
-      .where(and(eq(launchClicks.launchId, launchId), gte(launchClicks.day, first)))
-      .groupBy(launchClicks.utmSource)
-      .orderBy(desc(count()), asc(launchClicks.utmSource)),
     db.select().from(launchGroups).where(eq(launchGroups.launchId, launchId)).orderBy(asc(launchGroups.position)),
-    db
-      .select({ position: launchClicks.position, clicks: count() })
-      .from(launchClicks)
-      .where(and(eq(launchClicks.launchId, launchId), gte(launchClicks.day, first)))
-      .groupBy(launchClicks.position),
     db
       .select({ groupId: launchParticipants.groupId, n: count() })
       .from(launchParticipants)
@@ -71,7 +59,7 @@ export async function launchAnalytics(db: Db, tenantId: string, launchId: string
   ]);
 
   const byDay = <T extends { day: string | null }>(rows: T[]) => new Map(rows.map((r) => [r.day ?? "", r]));
-  const clicks = byDay(clicksByDay);
+  const clicks = clickFigs.byDay;
   const joins = byDay(joinsByDay);
   const leaves = byDay(leavesByDay);
   let members = groups.reduce((sum, g) => sum + g.members, 0);
@@ -88,14 +76,14 @@ export async function launchAnalytics(db: Db, tenantId: string, launchId: string
     });
     members = members - (joins.get(date)?.all ?? 0) + (leaves.get(date)?.all ?? 0);
   }
-  const perPosition = new Map(clicksByGroup.map((r) => [r.position, r.clicks]));
+  const perPosition = clickFigs.byPosition;
   const joinsOf = new Map(joinsByGroup.map((r) => [r.groupId, r.n]));
   const leavesOf = new Map(leavesByGroup.map((r) => [r.groupId, r.n]));
   return {
     success: true,
     id_launch: launchId,
     days,
-    by_source: bySource,
+    by_source: clickFigs.bySource,
     groups: groups.map((g) => ({
       id_group: g.groupId,
       name: g.name,

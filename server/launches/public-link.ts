@@ -1,17 +1,17 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { type LaunchGroupTemplate, launches, launchGroups, type launchStatuses, outboxEvents } from "../../db/schema";
+import { type LaunchGroupTemplate, launches, launchGroups, launchSlugs, type launchStatuses, outboxEvents } from "../../db/schema";
 import { serverDb } from "../database";
 import { env } from "../env";
+import { urlMaxLength } from "../text-limits";
 import { clientAddressHeader, clientIp } from "../http/client-address";
 import { securityHeaders } from "../http/security-headers";
 import { recordEvent } from "../outbox/record-event";
 import { processWide } from "../process-state";
 import { brasiliaParts } from "../time/brasilia";
 import { isLinkPreviewBot } from "./bot-agents";
-import { ClickWriter, utmValue, visitorId } from "./click-counter";
-import { RateLimiterMemory } from "rate-limiter-flexible";
+import { ClickWriter, clickCapKey, utmValue, visitorId } from "./click-counter";
 import { closedPage, notFoundPage, previewPage } from "./link-pages";
 import { pickJoinGroup, type RotationGroup } from "./rotation";
 import { wakeLaunch } from "./wake";
@@ -26,7 +26,8 @@ export const publicLinkPrefix = "/g/";
 /**
  * How long a launch and its groups are served from memory. The p99 target (< 20 ms) needs no read per
  * visit; a group that fills is left at most this long after its members were recorded (the margin,
- * `capacity − margin`, absorbs those visitors). Edits of the launch (status, closed_url) show as late.
+ * `capacity − margin`, absorbs those visitors). An edit of the launch is seen at once in the process that
+ * made it (`forgetPublicLink`) and within this long in the others.
  */
 export const linkCacheMs = 1000;
 
@@ -39,6 +40,7 @@ interface LinkLaunch {
   slug: string;
   name: string;
   status: (typeof launchStatuses)[number];
+  /** Where a paused or closed link sends people, as `safeClosedUrl` allows it; null: the closed page. */
   closedUrl: string | null;
   capacity: number;
   margin: number;
@@ -46,25 +48,25 @@ interface LinkLaunch {
   groups: RotationGroup[];
 }
 
+interface CachedLaunch {
+  expires: number;
+  launch: Promise<LinkLaunch | null>;
+  /** Once read: the launch's id, or null for an unknown slug. */
+  launchId?: string | null;
+}
+
 interface LinkState {
-  cache: Map<string, { expires: number; launch: Promise<LinkLaunch | null> }>;
+  /** By the slug visited (a launch's current slug or an old one). */
+  cache: Map<string, CachedLaunch>;
   /** Launch id → when this process last made sure `link_broken` was sent (the outbox holds the truth). */
   brokenCheckedAt: Map<string, number>;
   /** Launch id → when this process last woke the engine because the link was using the last group's margin. */
   wokenAt: Map<string, number>;
-  /** The clicks being written (group commit: server/launches/click-counter.ts). */
+  /** The clicks being written, under their addresses' cap (group commit: server/launches/click-counter.ts). */
   clicks: ClickWriter;
-  /** Counted clicks per visitor id (an address on a launch and day): a flood from one address is not people. */
-  perVisitor: RateLimiterMemory;
 }
 
-/**
- * At most this many clicks of one address on one launch are counted in `perVisitorWindowSeconds`; the
- * visits past it are still sent to their group. Generous, because many people can share an address
- * (mobile carriers' NAT); a script sending the link in a loop is not counted past it.
- */
-export const clicksPerVisitor = 60;
-const perVisitorWindowSeconds = 600;
+export { clicksPerVisitor } from "./click-counter";
 
 const state = () =>
   processWide<LinkState>("launchLinks", () => ({
@@ -72,17 +74,19 @@ const state = () =>
     brokenCheckedAt: new Map(),
     wokenAt: new Map(),
     clicks: new ClickWriter(),
-    perVisitor: new RateLimiterMemory({ points: clicksPerVisitor, duration: perVisitorWindowSeconds }),
   }));
 
 /**
- * Drops the cached launch: after an edit, the link answers from the database at once. Without a slug,
- * everything this process remembers (as after a restart: `link_broken` is then deduplicated by the outbox).
+ * Drops what this process's link remembers of a launch, once an edit of it is committed (edit-launch,
+ * create-launch): the next visit, by any of its slugs, reads the database. Reads still in flight and
+ * unknown slugs go too (a read that began before the commit may hold the old launch; a new launch may
+ * take a slug just seen as unknown). Without a launch, everything (as after a restart: `link_broken` is
+ * then deduplicated by the outbox).
  */
-export function forgetPublicLink(slug?: string) {
+export function forgetPublicLink(launchId?: string) {
   const s = state();
-  if (slug !== undefined) {
-    s.cache.delete(slug);
+  if (launchId !== undefined) {
+    for (const [slug, entry] of s.cache) if (entry.launchId === undefined || entry.launchId === null || entry.launchId === launchId) s.cache.delete(slug);
     return;
   }
   s.cache.clear();
@@ -90,7 +94,21 @@ export function forgetPublicLink(slug?: string) {
   s.wokenAt.clear();
 }
 
+/**
+ * The redirect target of a stored `closed_url`: its normalised form when it is https and fits 2,048
+ * characters (what create-launch and edit-launch store), else null and the closed page is shown. Rows
+ * written before that rule may hold an `http://` URL (never followed: the link is no open redirector) or
+ * non-ASCII characters (percent-encoded here: a header holds ASCII only, and throwing while writing it
+ * ended the visit with an empty reply). Decided in docs/decisions.md#the-join-link-in-detail, "closed_url".
+ */
+export function safeClosedUrl(stored: string | null): string | null {
+  const url = stored ? URL.parse(stored) : null;
+  return url?.protocol === "https:" && url.href.length <= urlMaxLength ? url.href : null;
+}
+
 async function loadLaunch(db: Db, slug: string): Promise<LinkLaunch | null> {
+  // Any slug the launch ever had (launch_slugs), or its current one (a row written straight into launches).
+  const owner = sql`coalesce((select ${launchSlugs.launchId} from ${launchSlugs} where ${launchSlugs.slug} = ${slug}), (select l.id from launches l where l.slug = ${slug}))`;
   const [launch] = await db
     .select({
       id: launches.id,
@@ -104,7 +122,7 @@ async function loadLaunch(db: Db, slug: string): Promise<LinkLaunch | null> {
       template: launches.groupTemplate,
     })
     .from(launches)
-    .where(eq(launches.slug, slug))
+    .where(eq(launches.id, owner))
     .limit(1);
   if (!launch) return null;
   const groups = await db
@@ -112,7 +130,7 @@ async function loadLaunch(db: Db, slug: string): Promise<LinkLaunch | null> {
     .from(launchGroups)
     .where(eq(launchGroups.launchId, launch.id))
     .orderBy(asc(launchGroups.position));
-  return { ...launch, groups };
+  return { ...launch, closedUrl: safeClosedUrl(launch.closedUrl), groups };
 }
 
 function cachedLaunch(db: Db, slug: string, nowMs: number): Promise<LinkLaunch | null> {
@@ -122,8 +140,16 @@ function cachedLaunch(db: Db, slug: string, nowMs: number): Promise<LinkLaunch |
   // Concurrent visits of a slug share one read; a failed read is not kept.
   const launch = loadLaunch(db, slug);
   if (cache.size >= 10_000) cache.clear();
-  cache.set(slug, { expires: nowMs + linkCacheMs, launch });
-  launch.catch(() => cache.delete(slug));
+  const entry: CachedLaunch = { expires: nowMs + linkCacheMs, launch };
+  cache.set(slug, entry);
+  launch.then(
+    (l) => {
+      entry.launchId = l?.id ?? null;
+    },
+    () => {
+      if (cache.get(slug) === entry) cache.delete(slug);
+    },
+  );
   return launch;
 }
 
@@ -193,9 +219,9 @@ export interface LinkAnswer {
   body: string;
 }
 
-const html = (status: number, body: string, cache = "no-store"): LinkAnswer => ({
+const html = (status: number, body: string, headers: Record<string, string> = { "cache-control": "no-store" }): LinkAnswer => ({
   status,
-  headers: { "content-type": "text/html; charset=utf-8", "cache-control": cache },
+  headers: { "content-type": "text/html; charset=utf-8", ...headers },
   body,
 });
 const redirect = (location: string): LinkAnswer => ({ status: 302, headers: { location, "cache-control": "no-store" }, body: "" });
@@ -227,7 +253,8 @@ export async function answerPublicLink(db: Db, visit: LinkVisit, now: Date): Pro
       imageUrl: launch.template.image_url,
       joinUrl: `${env.appUrl}${publicLinkPrefix}${launch.slug}`,
     });
-    return html(200, page, "public, max-age=60");
+    // private: a shared cache (a CDN in front) must never hand this page to a person, who gets the redirect.
+    return html(200, page, { "cache-control": "private, max-age=60", vary: "User-Agent" });
   }
   if (launch.status !== "active") return launch.closedUrl ? redirect(launch.closedUrl) : html(200, closedPage(launch.name));
 
@@ -242,14 +269,6 @@ export async function answerPublicLink(db: Db, visit: LinkVisit, now: Date): Pro
   if (visit.method === "HEAD") return redirect(inviteUrl);
 
   const day = brasiliaParts(now).date;
-  const visitor = visitorId(visit.clientAddress, launch.id, day);
-  const counted = await state()
-    .perVisitor.consume(visitor)
-    .then(
-      () => true,
-      () => false,
-    );
-  if (!counted) return redirect(inviteUrl);
   try {
     await state().clicks.record(db, {
       launchId: launch.id,
@@ -259,7 +278,8 @@ export async function answerPublicLink(db: Db, visit: LinkVisit, now: Date): Pro
       utmSource: utmValue(url.searchParams.get("utm_source")),
       utmMedium: utmValue(url.searchParams.get("utm_medium")),
       utmCampaign: utmValue(url.searchParams.get("utm_campaign")),
-      visitor,
+      visitor: visitorId(visit.clientAddress, launch.id, day),
+      capKey: clickCapKey(visit.clientAddress, launch.id),
     });
   } catch (err) {
     // The visitor still gets their group: a lost click costs a count, a failed redirect costs a lead.
@@ -297,8 +317,19 @@ export async function servePublicLink(req: IncomingMessage, res: ServerResponse)
     answer = unavailable();
   }
   const pathname = (req.url ?? "/").split("?")[0] as string;
-  for (const [name, value] of Object.entries({ ...securityHeaders(pathname), ...answer.headers })) res.setHeader(name, value);
-  res.statusCode = answer.status;
+  const write = (a: LinkAnswer) => {
+    for (const [name, value] of Object.entries({ ...securityHeaders(pathname), ...a.headers })) res.setHeader(name, value);
+    res.statusCode = a.status;
+  };
+  try {
+    write(answer);
+  } catch (err) {
+    // A header value Node refuses (a character outside Latin-1) would otherwise end in an empty reply.
+    console.error("[launch-link] answer not writable", err);
+    for (const name of res.getHeaderNames()) res.removeHeader(name);
+    answer = unavailable();
+    write(answer);
+  }
   res.end(req.method === "HEAD" ? undefined : answer.body);
 }
 

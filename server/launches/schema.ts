@@ -6,7 +6,7 @@ import { z } from "zod";
 import { launchGroupStatuses, launchStatuses } from "../../db/schema";
 import { idChannel, idGroup } from "../channels/schema";
 import { idPattern } from "../ids";
-import { mediaUrl, name, text, url } from "../text";
+import { illFormedMessage, isIllFormed, mediaUrl, name, text, urlMaxLength } from "../text";
 
 export const idLaunch = z
   .string()
@@ -17,7 +17,32 @@ export const slugPattern = /^[a-z0-9-]{3,60}$/;
 export const launchSlug = z
   .string()
   .regex(slugPattern, "must be 3 to 60 characters: lowercase letters, digits and hyphens")
-  .meta({ description: "The public part of the join link `{app_url}/g/{slug}`; unique across the service.", example: "turma-7" });
+  .meta({
+    description:
+      "The public part of the join link `{app_url}/g/{slug}`; unique across the service. Without it one is made from the name " +
+      "(`-2`, `-3`, … when taken; a random one when the name has fewer than 3 usable characters). A slug once used stays its launch's " +
+      "forever: after a change the old link still leads to the same launch, and the old slug is 409 `slug_taken` for every other launch, of any account.",
+    example: "turma-7",
+  });
+
+/**
+ * Where a paused or closed link sends people (docs/decisions.md#the-join-link-in-detail, "closed_url"): https only, at most
+ * 2,048 characters once normalised, and kept in its normalised form (`new URL(v).href`: host lower case and
+ * punycode, non-ASCII percent-encoded), so the link's Location header is always plain ASCII.
+ */
+export const closedUrl = z
+  .url({ protocol: /^https$/, error: "must be an https URL" })
+  .max(urlMaxLength, `must be at most ${urlMaxLength} characters`)
+  .refine((v) => !isIllFormed(v), illFormedMessage)
+  // Zod runs the later checks after a failed one too: an unparseable value is left as it is (already refused).
+  .overwrite((v) => URL.parse(v)?.href ?? v)
+  .refine((v) => v.length <= urlMaxLength, `must be at most ${urlMaxLength} characters once normalised (non-ASCII characters percent-encoded)`)
+  .meta({
+    description:
+      "Where a paused or closed link sends people (302). https only, at most 2,048 characters; stored and answered in its normalised " +
+      "form (`new URL(v).href`: e.g. `https://Exemplo.com/espera/€` becomes `https://exemplo.com/espera/%E2%82%AC`), and the limit applies to that form.",
+    example: "https://example.com/lista-de-espera",
+  });
 
 /** A phone number as WhatsApp shows it: digits with the country code, no `+`. */
 export const phoneNumber = z
@@ -88,7 +113,7 @@ export const createLaunchInput = z
     reserve: reserve.default(1),
     staff_numbers: staffList.default([]),
     status: launchStatus.default("active"),
-    closed_url: url().optional(),
+    closed_url: closedUrl.optional(),
     initial_groups: z.number().int().min(0).max(20).default(1).meta({ description: "Groups created now from the template." }),
     adopt: adoptGroups.optional().meta({ description: "Existing groups appended in order (after the created ones)." }),
   })
@@ -136,7 +161,14 @@ const editLaunchFields = z.object({
   reserve: reserve.optional(),
   staff_numbers: staffList.optional(),
   status: launchStatus.optional(),
-  closed_url: url().nullable().optional().meta({ description: "null removes it (the closed page is shown)." }),
+  closed_url: closedUrl
+    .nullable()
+    .optional()
+    .meta({
+      description:
+        "Where a paused or closed link sends people: https only, at most 2,048 characters once normalised, stored and answered as " +
+        "`new URL(v).href`; null removes it (the closed page is shown).",
+    }),
 });
 /** Unknown fields are kept while parsing only to name join_url / id_segment in the 400. */
 export const editLaunchInput = editLaunchFields.loose().superRefine((v, ctx) => {
@@ -165,9 +197,14 @@ export const launchTotals = z.object({
   groups: z.number().int(),
   members: z.number().int().meta({ description: "Everyone in the launch's groups now (staff included)." }),
   unique_members: z.number().int().meta({ description: "Distinct leads who ever joined any group of the launch (staff excluded)." }),
-  clicks: z.number().int().meta({
-    description: "Visits of the join link sent to a group; previews are not counted, nor more than 60 visits of one address in 10 minutes.",
-  }),
+  clicks: z
+    .number()
+    .int()
+    .meta({
+      description:
+        "Visits of the join link sent to a group, over the launch's life; previews are not counted, nor more than 60 visits of one client " +
+        "address (an IPv6 client by its /64) in 10 minutes.",
+    }),
   unique_clicks: z.number().int().meta({ description: "Distinct visitors per day, summed over the days." }),
   joins: z.number().int(),
   leaves: z.number().int(),
@@ -194,7 +231,7 @@ export const infoLaunchOutput = z.object({
   auto_create: z.boolean(),
   reserve: z.number().int(),
   staff_numbers: z.array(z.string()),
-  closed_url: z.string().nullable(),
+  closed_url: z.string().nullable().meta({ description: "Where a paused or closed link sends people, in its normalised form; null: the closed page." }),
   totals: launchTotals,
   current_group: currentGroup.nullable().meta({ description: "Where the link sends a visitor now; null: nowhere (the closed page)." }),
   groups: z.array(launchGroup),

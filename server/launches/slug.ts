@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { like, or, eq } from "drizzle-orm";
+import { eq, like, or } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
-import { launches } from "../../db/schema";
+import { launchSlugs, launches } from "../../db/schema";
+import { Conflict } from "../errors";
 
 const maxLength = 60;
 
@@ -26,18 +27,39 @@ export function randomSlug(): string {
 }
 
 /**
- * The first free slug of `base`, `base-2`, `base-3`, … (docs/decisions.md#launches, "Slugs"). The insert
- * may still lose a race to another request: the caller retries on the unique violation.
+ * The first free slug of `base`, `base-2`, `base-3`, … (docs/decisions.md#the-join-link-in-detail, "Slugs"). A slug is
+ * taken while any launch has it now or ever had it (launch_slugs). The insert may still lose a race to
+ * another request: the caller retries when claimSlug says so.
  */
 export async function freeSlug(db: Db | Tx, base: string): Promise<string> {
-  const taken = new Set(
-    (
-      await db
-        .select({ slug: launches.slug })
-        .from(launches)
-        .where(or(eq(launches.slug, base), like(launches.slug, `${base}-%`)))
-    ).map((r) => r.slug),
-  );
+  const [former, current] = await Promise.all([
+    db
+      .select({ slug: launchSlugs.slug })
+      .from(launchSlugs)
+      .where(or(eq(launchSlugs.slug, base), like(launchSlugs.slug, `${base}-%`))),
+    db
+      .select({ slug: launches.slug })
+      .from(launches)
+      .where(or(eq(launches.slug, base), like(launches.slug, `${base}-%`))),
+  ]);
+  const taken = new Set([...former, ...current].map((r) => r.slug));
   if (!taken.has(base)) return base;
   for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+/** The 409 of a slug that another launch has, or had: a slug once used stays its launch's forever. */
+export const slugTaken = (slug: string) =>
+  new Conflict(`slug: ${slug} is already taken (a slug once used stays with its launch, so its old links keep working); choose another one.`, "slug_taken");
+
+/**
+ * Makes `slug` one of `launchId`'s slugs, in the caller's transaction: true when it is now that launch's
+ * (newly, or it already was: a launch may take back one of its own old slugs), false when another launch
+ * of any tenant has it or had it. Two transactions claiming one slug meet on launch_slugs' primary key:
+ * the second waits for the first and then sees its row.
+ */
+export async function claimSlug(tx: Tx, launchId: string, slug: string, now: Date): Promise<boolean> {
+  const inserted = await tx.insert(launchSlugs).values({ slug, launchId, createdAt: now }).onConflictDoNothing().returning({ slug: launchSlugs.slug });
+  if (inserted.length > 0) return true;
+  const [owner] = await tx.select({ launchId: launchSlugs.launchId }).from(launchSlugs).where(eq(launchSlugs.slug, slug));
+  return owner?.launchId === launchId;
 }

@@ -18,7 +18,8 @@ export const launchStatsRouter = router({
           "Account owner only. `days` (1–365, anything else is 30) days ending today in Brasília time: exactly one row per day, oldest " +
           "first, zeros included. `joins` and `leaves` count leads only (not staff numbers, the template's admins or the channels' own " +
           "numbers); `members` is everyone in the launch's groups at the end of the day. `by_source` groups the period's clicks by " +
-          "`utm_source` (null: none). Another account's launch is 404.",
+          "`utm_source` (null: none): the 20 largest, then one `(outros)` row for the rest. The join link's raw clicks are kept 90 " +
+          "days and each day is folded into daily figures before, so the 365 days are all answered. Another account's launch is 404.",
         protect: true,
         errorResponses: [400, 401, 404, 429, 500],
       },

@@ -33,9 +33,13 @@ export const launchAnalyticsOutput = z.object({
       }),
     )
     .meta({ description: "Exactly one row per day of the period, oldest first, zeros included." }),
-  by_source: z
-    .array(z.object({ utm_source: z.string().nullable(), clicks: z.number().int() }))
-    .meta({ description: "Clicks of the period by `utm_source`, most first; clicks without one are under null." }),
+  by_source: z.array(z.object({ utm_source: z.string().nullable(), clicks: z.number().int() })).meta({
+    description:
+      "Clicks of the period by `utm_source`: the 20 largest sources, most first (ties by name; clicks without one are under null), " +
+      'then one row `{"utm_source": "(outros)", "clicks": …}` with all the other sources\' clicks when there are any (a source sent as ' +
+      '"(outros)" is counted in it). Days older than 90 are read from daily figures, which keep each day\'s 100 largest sources and ' +
+      'the rest as "(outros)".',
+  }),
   groups: z
     .array(
       z.object({

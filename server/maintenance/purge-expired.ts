@@ -3,6 +3,7 @@ import type { Db } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import { env } from "../env";
 import { idempotencyRetentionMs } from "../http/idempotency";
+import { foldLaunchClicks, purgeLaunchClicks } from "../launches/fold-clicks";
 import { pruneWebhookHistory } from "../webhooks/prune-history";
 import { deleteInBatches, maintenanceBatch } from "../../db/batched-delete";
 
@@ -18,6 +19,9 @@ export interface MaintenanceCounts {
   outboxEvents: number;
   webhookTestAttempts: number;
   simulatorMessages: number;
+  /** Launch-days of the join link's clicks folded into daily figures. */
+  launchClickDaysFolded: number;
+  launchClicks: number;
 }
 
 export interface MaintenanceOptions {
@@ -81,6 +85,11 @@ export async function runMaintenance(db: Db, now: Date, opts: MaintenanceOptions
       select delivery_key from simulator_messages where sent_at < ${simulatorCutoff} limit ${n})`,
   );
 
+  // The join link's raw clicks: each finished day folded into daily figures first, then rows past 90 days
+  // deleted (only folded ones), so launch-analytics still answers 365 days (server/launches/fold-clicks.ts).
+  const launchClickDaysFolded = await foldLaunchClicks(db, now);
+  const launchClicks = await purgeLaunchClicks(db, now, batch);
+
   return {
     idempotencyKeys,
     oauthCodes,
@@ -91,6 +100,8 @@ export async function runMaintenance(db: Db, now: Date, opts: MaintenanceOptions
     outboxEvents: webhooks.events,
     webhookTestAttempts: webhooks.testAttempts,
     simulatorMessages,
+    launchClickDaysFolded,
+    launchClicks,
   };
 }
 

@@ -2,11 +2,15 @@ import { randomUUID } from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
-import { launchClicks, launches, launchGroups, outboxEvents, segments } from "../../db/schema";
+import { launchClickDays, launchClicks, launches, launchGroups, outboxEvents, segments } from "../../db/schema";
+import { clickRetentionDays } from "../../server/launches/fold-clicks";
 import { clicksPerVisitor, forgetPublicLink } from "../../server/launches/public-link";
+import { runMaintenance } from "../../server/maintenance/purge-expired";
 import { brasiliaParts } from "../../server/time/brasilia";
+import { startChildServer, type ChildServer } from "../child-server";
 import { newTenant, until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
+import { baseDatabaseUrl } from "../postgres-databases";
 
 /**
  * The public join link GET /g/{slug} (docs/decisions.md#launches, "The link") through the test server.
@@ -89,6 +93,16 @@ async function visit(slug: string, opts: { ua?: string; query?: string; base?: s
     redirect: "manual",
     headers: { "user-agent": opts.ua ?? browser },
   });
+}
+
+/** `n` visits through each server (20 at a time), every one sent to the launch's first group. */
+async function visitEach(l: { slug: string; invites: string[] }, bases: string[], n: number) {
+  for (const base of bases) {
+    for (let i = 0; i < n; i += 20) {
+      const answers = await Promise.all(Array.from({ length: Math.min(20, n - i) }, () => visit(l.slug, { base })));
+      expect(answers.map((r) => [r.status, r.headers.get("location")])).toEqual(answers.map(() => [302, l.invites[0]]));
+    }
+  }
 }
 
 async function clicksOf(launchId: string) {
@@ -187,6 +201,9 @@ describe("GET /g/{slug}", () => {
       const res = await visit(l.slug, { ua });
       expect(res.status, ua).toBe(200);
       expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      // Never a shared cache's copy: a CDN must not hand the preview to a person, who gets the redirect.
+      expect(res.headers.get("cache-control")).toBe("private, max-age=60");
+      expect(res.headers.get("vary")).toBe("User-Agent");
       const body = await res.text();
       expect(body).toContain('<meta property="og:title" content="Turma &quot;7&quot; &lt;script&gt;alert(1)&lt;/script&gt;">');
       expect(body).toContain('<meta property="og:description" content="Aulas ao vivo &amp; bônus">');
@@ -280,12 +297,53 @@ describe("GET /g/{slug}", () => {
     expect(await clicksOf(closed.id)).toHaveLength(0);
   });
 
+  it("closed_url rows from before the https rule: an http:// one is never followed (the closed page), a non-ASCII one is sent percent-encoded", async () => {
+    // Written straight into the table: the API has refused such values since the rule (test/api/launches.test.ts).
+    const http = await launchWith([{}], { status: "paused", closedUrl: "http://example.com/espera" });
+    const page = await visit(http.slug);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("location")).toBeNull();
+    expect(await page.text()).toContain("Os grupos estão fechados");
+    for (const stored of ["javascript:alert(1)", "//example.com/x", "não é url"]) {
+      const l = await launchWith([{}], { status: "closed", closedUrl: stored });
+      const res = await visit(l.slug);
+      expect([res.status, res.headers.get("location")], stored).toEqual([200, null]);
+    }
+
+    // A header holds no "€": written as it was stored, the visit ended in an empty reply.
+    const accents = await launchWith([{}], { status: "paused", closedUrl: "https://Exemplo.com/espera/€?turma=ção" });
+    const res = await visit(accents.slug);
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe("https://exemplo.com/espera/%E2%82%AC?turma=%C3%A7%C3%A3o");
+    expect(await clicksOf(accents.id)).toHaveLength(0);
+  });
+
+  it("the click cap keys an IPv6 client by its /64: every address of one /64 shares the 60 clicks, another /64 counts apart", async () => {
+    const l = await launchWith([{}, {}]);
+    // Two addresses of one /64 (a phone's privacy addresses rotate within it), one of the next /64.
+    const sameA = await startTestServer({ peerAddress: "2001:db8:5:6::1" });
+    const sameB = await startTestServer({ peerAddress: "2001:db8:5:6:a:b:c:d" });
+    const next = await startTestServer({ peerAddress: "2001:db8:5:7::1" });
+    try {
+      await visitEach(l, [sameA.url, sameB.url], 40);
+      const clicks = await clicksOf(l.id);
+      expect(clicks).toHaveLength(clicksPerVisitor);
+      // One visitor too (unique_clicks): the /64 is the client.
+      expect(new Set(clicks.map((c) => c.visitor)).size).toBe(1);
+      expect(await groupClicks(l.id)).toEqual({ 1: clicksPerVisitor, 2: 0 });
+      expect((await visit(l.slug, { base: next.url })).status).toBe(302);
+      expect(await clicksOf(l.id)).toHaveLength(clicksPerVisitor + 1);
+    } finally {
+      await Promise.all([sameA.close(), sameB.close(), next.close()]);
+    }
+  });
+
   it("follows the launch's status once the cached copy is gone", async () => {
     const l = await launchWith([{}]);
     expect((await visit(l.slug)).status).toBe(302);
     const db = await getDb();
     await db.update(launches).set({ status: "closed" }).where(eq(launches.id, l.id));
-    forgetPublicLink(l.slug);
+    forgetPublicLink(l.id);
     expect((await visit(l.slug)).status).toBe(200);
     expect(await clicksOf(l.id)).toHaveLength(1);
   });
@@ -314,7 +372,7 @@ describe("GET /g/{slug}", () => {
 describe("GET /g/{slug} on launches made by create-launch", () => {
   const template = { name: "Turma 9 #{n}", description: "Grupo oficial", admins_only: true, admins: [] };
 
-  it("info-launch's clicks and unique_clicks are the link's visits; paused with closed_url after edit-launch", async () => {
+  it("info-launch's clicks and unique_clicks are the link's visits; an edit of status or closed_url reaches the link at the next visit", async () => {
     const created = await api("POST", "/api/external/create-launch", {
       name: "Turma 9",
       id_channel: [channelId],
@@ -333,7 +391,7 @@ describe("GET /g/{slug} on launches made by create-launch", () => {
     await db
       .insert(launchGroups)
       .values({ launchId: id, position: 1, groupId: groupIds[5] as string, channelId, name: "Turma 9 #1", inviteUrl: invite, status: "filling" });
-    forgetPublicLink(slug);
+    forgetPublicLink(id);
 
     for (const base of [server.url, server.url, serverB.url]) expect((await visit(slug, { base })).headers.get("location")).toBe(invite);
     await visit(slug, { ua: "WhatsApp/2.23.20.0 A" });
@@ -341,24 +399,26 @@ describe("GET /g/{slug} on launches made by create-launch", () => {
     expect(info.totals).toMatchObject({ clicks: 3, unique_clicks: 2 });
     expect(info.groups[0]).toMatchObject({ position: 1, clicks: 3 });
 
-    const edited = await api("PUT", `/api/external/edit-launch/${id}`, { status: "paused", closed_url: "https://example.com/espera" });
-    expect(edited.status).toBe(200);
-    // Within the link's cache (at most ~1 s) the old answer may still be given, and counted.
-    let sentToGroup = 3;
-    const paused = await until(
-      async () => {
-        const r = await visit(slug);
-        if (r.headers.get("location") === invite) sentToGroup++;
-        return r;
-      },
-      (r) => r.headers.get("location") === "https://example.com/espera",
-      5000,
-    );
-    expect(paused.status).toBe(302);
-    expect(paused.headers.get("location")).toBe("https://example.com/espera");
-    // Visits of the paused launch are not clicks.
+    // Each edit below lands while the link holds the launch in memory (read by the visit just before it,
+    // well within its second): the very next visit must follow the edit all the same.
+    const edit = async (body: Record<string, unknown>) => {
+      const res = await api("PUT", `/api/external/edit-launch/${id}`, body);
+      expect(res.status, res.text).toBe(200);
+    };
+    await edit({ status: "paused", closed_url: "https://example.com/espera" });
     expect((await visit(slug)).headers.get("location")).toBe("https://example.com/espera");
-    expect((await api("GET", `/api/external/info-launch/${id}`)).json.totals.clicks).toBe(sentToGroup);
+    await edit({ closed_url: "https://example.com/outra-espera" });
+    expect((await visit(slug)).headers.get("location")).toBe("https://example.com/outra-espera");
+    await edit({ closed_url: null });
+    const closedPage = await visit(slug);
+    expect(closedPage.status).toBe(200);
+    expect(await closedPage.text()).toContain("Os grupos estão fechados");
+    await edit({ status: "active" });
+    expect((await visit(slug)).headers.get("location")).toBe(invite);
+    await edit({ status: "closed", closed_url: "https://example.com/encerrado" });
+    expect((await visit(slug)).headers.get("location")).toBe("https://example.com/encerrado");
+    // Visits of the paused or closed launch are not clicks: the three before, and the one while active.
+    expect((await api("GET", `/api/external/info-launch/${id}`)).json.totals.clicks).toBe(4);
   });
 
   it("the funnel: the link sends the visitor to the group create-launch made, whose invite code lets them join", async () => {
@@ -377,6 +437,162 @@ describe("GET /g/{slug} on launches made by create-launch", () => {
     const join = await api("POST", `/api/simulator/invites/${encodeURIComponent(code)}/join`, { participant: "5511987654321" });
     expect(join.status).toBeLessThan(300);
     expect((await api("GET", `/api/external/info-launch/${created.json.id_launch}`)).json.totals.clicks).toBe(1);
+  });
+});
+
+// Two processes on one PostgreSQL database: this file's test server and test/child-server.ts in a process of its own.
+const onPostgres = Boolean(baseDatabaseUrl());
+if (!onPostgres) console.log("[launch-link] two processes: skipped on PGlite (one process owns an embedded database; set DATABASE_URL to run it)");
+
+describe("GET /g/{slug} served by two processes on one PostgreSQL database", () => {
+  let child: ChildServer;
+  let here: TestServer;
+  beforeAll(async () => {
+    if (!onPostgres) return;
+    // One client reaching both processes (a load balancer in front): only the shared store can hold its cap
+    // (the keying by /64 is the test above).
+    child = await startChildServer("2001:db8:9:9::1");
+    here = await startTestServer({ peerAddress: "2001:db8:9:9::1" });
+  }, 90_000);
+  afterAll(async () => {
+    if (!onPostgres) return;
+    await child.close();
+    await here.close();
+  });
+
+  it.skipIf(!onPostgres)(
+    "the click cap is one for both (60 in all, not 60 each); an edit made through one reaches the other's link within its 1 s cache",
+    async () => {
+      const l = await launchWith([{}, {}]);
+      await visitEach(l, [here.url, child.url], 40);
+      expect(await clicksOf(l.id)).toHaveLength(clicksPerVisitor);
+      expect(await groupClicks(l.id)).toEqual({ 1: clicksPerVisitor, 2: 0 });
+
+      // The other process holds the launch in memory (just read); the edit is made through this one.
+      expect((await visit(l.slug, { base: child.url })).headers.get("location")).toBe(l.invites[0]);
+      const edited = await api("PUT", `/api/external/edit-launch/${l.id}`, { status: "paused", closed_url: "https://example.com/espera" });
+      expect(edited.status, edited.text).toBe(200);
+      const start = Date.now();
+      expect((await visit(l.slug, { base: here.url })).headers.get("location")).toBe("https://example.com/espera");
+      const seen = await until(
+        () => visit(l.slug, { base: child.url }),
+        (r) => r.headers.get("location") === "https://example.com/espera",
+        5000,
+      );
+      const elapsed = Date.now() - start;
+      console.log(`[launch-link] the other process followed the edit after ${elapsed} ms`);
+      expect(seen.headers.get("location")).toBe("https://example.com/espera");
+      // 1 s of cache, plus the requests' own time on a loaded machine.
+      expect(elapsed).toBeLessThan(1500);
+    },
+    120_000,
+  );
+});
+
+const hourMs = 3_600_000;
+const dayMs = 24 * hourMs;
+const daysAgo = (now: Date, n: number) => brasiliaParts(new Date(now.getTime() - n * dayMs)).date;
+
+/** Raw click rows straight into launch_clicks, as the link writes them, at noon (Brasília) of their day. */
+async function insertClicks(launchId: string, rows: { day: string; position: number | null; utmSource: string | null; visitor: string }[]) {
+  const db = await getDb();
+  await db.insert(launchClicks).values(rows.map((r) => ({ launchId, at: new Date(`${r.day}T12:00:00-03:00`), ...r })));
+}
+
+describe("clicks over time: raw rows folded into daily figures, then deleted past 90 days", () => {
+  it("the maintenance job folds each finished day and deletes rows older than 90 days in batches; launch-analytics answers 365 days as before", async () => {
+    const l = await launchWith([{}, {}]);
+    const now = new Date();
+    // Days 200, 120 and 95 days ago go; 89 and 30 stay; today is neither folded nor deleted.
+    const rows: Parameters<typeof insertClicks>[1] = [];
+    for (const [ago, n] of [
+      [200, 5],
+      [120, 4],
+      [95, 6],
+      [89, 3],
+      [30, 2],
+    ] as const) {
+      for (let i = 0; i < n; i++) {
+        rows.push({ day: daysAgo(now, ago), position: 1 + (i % 2), utmSource: i % 3 === 0 ? null : `fonte-${ago % 7}`, visitor: `v${ago}-${i % 2}` });
+      }
+    }
+    await insertClicks(l.id, rows);
+    // And today's, through the link.
+    expect((await visit(l.slug, { query: "?utm_source=hoje" })).status).toBe(302);
+
+    const analytics = async () => {
+      const res = await api("GET", `/api/external/launch-analytics/${l.id}?days=365`);
+      expect(res.status, res.text).toBe(200);
+      return res.json;
+    };
+    const totals = async () => (await api("GET", `/api/external/info-launch/${l.id}`)).json.totals;
+    const before = await analytics();
+    const totalsBefore = await totals();
+    expect(before.days.reduce((n: number, d: { clicks: number }) => n + d.clicks, 0)).toBe(rows.length + 1);
+    expect(totalsBefore).toMatchObject({ clicks: rows.length + 1, unique_clicks: 11 });
+
+    const db = await getDb();
+    const old = rows.filter((r) => r.day < daysAgo(now, clickRetentionDays)).length;
+    expect(old).toBe(15);
+    // Batches of 4: 15 rows go in four statements.
+    const counts = await runMaintenance(db, now, { batch: 4 });
+    expect(counts.launchClickDaysFolded).toBe(5);
+    expect(counts.launchClicks).toBe(old);
+    const left = await clicksOf(l.id);
+    expect(left).toHaveLength(rows.length + 1 - old);
+    expect(left.every((c) => c.day >= daysAgo(now, 89))).toBe(true);
+
+    // Same answer from the fold for the old days (clicks, unique_clicks, by_source, per-group clicks).
+    expect(await analytics()).toEqual(before);
+    expect(await totals()).toEqual(totalsBefore);
+
+    // Run again: nothing more to fold or delete; a visit today still counts on top.
+    const again = await runMaintenance(db, now, { batch: 4 });
+    expect([again.launchClickDaysFolded, again.launchClicks]).toEqual([0, 0]);
+    expect((await visit(l.slug, { base: serverB.url, query: "?utm_source=hoje" })).status).toBe(302);
+    const after = await analytics();
+    expect(after.days.at(-1).clicks).toBe(before.days.at(-1).clicks + 1);
+    expect(after.by_source.find((s: { utm_source: string }) => s.utm_source === "hoje").clicks).toBe(2);
+    expect((await totals()).clicks).toBe(totalsBefore.clicks + 1);
+  });
+});
+
+describe("launch-analytics by_source", () => {
+  it('lists the 20 largest sources, most first, and one utm_source "(outros)" row for the rest, over raw and folded days', async () => {
+    const l = await launchWith([{}]);
+    const now = new Date();
+    const today = daysAgo(now, 0);
+    const old = daysAgo(now, 10);
+    const rows: Parameters<typeof insertClicks>[1] = [];
+    const add = (source: string | null, n: number, day = today) => {
+      for (let i = 0; i < n; i++) rows.push({ day, position: 1, utmSource: source, visitor: `v-${i}` });
+    };
+    add(null, 40);
+    // fonte-01 … fonte-25 with 29 … 5 clicks, fonte-01 half of it on a day that gets folded.
+    for (let i = 1; i <= 25; i++) add(`fonte-${String(i).padStart(2, "0")}`, 30 - i, i === 1 ? old : today);
+    // A visitor's own "(outros)" is counted with the rest, not as a 22nd row.
+    add("(outros)", 2);
+    await insertClicks(l.id, rows);
+    const db = await getDb();
+    await runMaintenance(db, now);
+
+    const res = await api("GET", `/api/external/launch-analytics/${l.id}?days=30`);
+    expect(res.status, res.text).toBe(200);
+    const expected = [
+      { utm_source: null, clicks: 40 },
+      ...Array.from({ length: 19 }, (_, k) => ({ utm_source: `fonte-${String(k + 1).padStart(2, "0")}`, clicks: 29 - k })),
+      // fonte-20 … fonte-25 (10 + 9 + 8 + 7 + 6 + 5) and the 2 of "(outros)".
+      { utm_source: "(outros)", clicks: 47 },
+    ];
+    expect(res.json.by_source).toEqual(expected);
+    // fonte-01's day was read from the fold.
+    expect(await db.select().from(launchClickDays).where(eq(launchClickDays.launchId, l.id))).toEqual([
+      { launchId: l.id, day: old, clicks: 29, uniqueClicks: 29 },
+    ]);
+    // With no source past the 20th there is no "(outros)" row.
+    const few = await launchWith([{}]);
+    await insertClicks(few.id, [{ day: today, position: 1, utmSource: "instagram", visitor: "a" }]);
+    expect((await api("GET", `/api/external/launch-analytics/${few.id}?days=30`)).json.by_source).toEqual([{ utm_source: "instagram", clicks: 1 }]);
   });
 });
 

@@ -43,6 +43,14 @@ async function createLaunch(body: Record<string, unknown>, t: Api = api) {
 
 const unknownLaunch = "launch_00000000-0000-4000-8000-000000000000";
 
+/** A person's visit of the public join link (the test server serves /g/ as the production server does). */
+function link(slug: string) {
+  return fetch(`${server.url}/g/${slug}`, {
+    redirect: "manual",
+    headers: { "user-agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) Mobile/15E148" },
+  });
+}
+
 describe("create-launch", () => {
   it("creates the launch, its first group from the template and its segment (201)", async () => {
     const ch = await channel();
@@ -144,6 +152,90 @@ describe("create-launch", () => {
     const other = await newTenant(server.url);
     const theirs = await other("POST", "/api/external/create-launch", { ...base, id_channel: [await channel(other)], name: "X", slug: a.slug });
     expectEnvelope(theirs, 409, "Conflict");
+  });
+
+  it("a slug once used stays its launch's: the old link leads to it under the same rules, and it is 409 for every other launch, of any tenant", async () => {
+    const ch = await channel();
+    const suffix = Math.random().toString(36).slice(2, 8);
+    const old = `antigo-${suffix}`;
+    const launch = await createLaunch({ name: "Renomeado", slug: old, id_channel: [ch], group_template: template, initial_groups: 1 });
+    const path = `/api/external/edit-launch/${launch.id_launch}`;
+    const renamed = `novo-${suffix}`;
+    const edited = await api("PUT", path, { slug: renamed });
+    expect(edited.json).toMatchObject({ slug: renamed, join_url: launch.join_url.replace(old, renamed) });
+
+    // Ads still carry the old link: it sends to the same launch's group and counts on it, as the new one does.
+    const invite = launch.groups[0].invite_url;
+    for (const slug of [old, renamed]) {
+      const res = await link(slug);
+      expect([res.status, res.headers.get("location")], slug).toEqual([302, invite]);
+    }
+    expect((await api("GET", `/api/external/info-launch/${launch.id_launch}`)).json.totals.clicks).toBe(2);
+    await api("PUT", path, { status: "paused", closed_url: "https://example.com/espera" });
+    expect((await link(old)).headers.get("location")).toBe("https://example.com/espera");
+
+    // 409 for anyone else: another tenant's create and edit, and another launch of the same tenant.
+    const other = await newTenant(server.url);
+    const theirChannel = await channel(other);
+    for (const slug of [old, renamed]) {
+      const taken = await other("POST", "/api/external/create-launch", {
+        name: "Deles",
+        slug,
+        id_channel: [theirChannel],
+        group_template: template,
+        initial_groups: 0,
+      });
+      const body = expectEnvelope(taken, 409, "Conflict");
+      expect(body.code).toBe("slug_taken");
+      expect(body.message).toContain("slug");
+    }
+    const theirs = await createLaunch({ name: "Deles", id_channel: [theirChannel], group_template: template, initial_groups: 0 }, other);
+    expect(expectEnvelope(await other("PUT", `/api/external/edit-launch/${theirs.id_launch}`, { slug: old }), 409, "Conflict").code).toBe("slug_taken");
+    const mine = await createLaunch({ name: "Outra minha", id_channel: [ch], group_template: template, initial_groups: 0 });
+    expectEnvelope(await api("PUT", `/api/external/edit-launch/${mine.id_launch}`, { slug: old }), 409, "Conflict");
+    // Still this launch's link after all those attempts.
+    expect((await link(old)).headers.get("location")).toBe("https://example.com/espera");
+    // A slug generated from a name skips the old slug too.
+    expect((await createLaunch({ name: `Antigo ${suffix}`, id_channel: [ch], group_template: template, initial_groups: 0 })).slug).toBe(`${old}-2`);
+    // The launch itself may take its old slug back; the other one keeps leading to it.
+    expect((await api("PUT", path, { slug: old, status: "active" })).json.slug).toBe(old);
+    expect((await link(renamed)).headers.get("location")).toBe(invite);
+  });
+
+  it("closed_url: https only, at most 2,048 characters once normalised (400 naming it); stored, answered and sent in its normalised form", async () => {
+    const ch = await channel();
+    const base = { name: "Espera", id_channel: [ch], group_template: template, initial_groups: 0 };
+    const refused = [
+      "http://example.com/espera",
+      "javascript:alert(1)",
+      "ftp://example.com/espera",
+      "//example.com/espera",
+      "example.com/espera",
+      "https://",
+      `https://example.com/${"a".repeat(2030)}`,
+      // 320 characters as sent, 2,720 once each "€" is percent-encoded.
+      `https://example.com/${"€".repeat(300)}`,
+      "https://example.com/\u0000",
+    ];
+    for (const closed_url of refused) {
+      const res = await api("POST", "/api/external/create-launch", { ...base, closed_url });
+      expect(expectEnvelope(res, 400, "Bad Request").message, closed_url.slice(0, 40)).toContain("closed_url");
+    }
+    const launch = await createLaunch({ ...base, closed_url: " https://Exemplo.COM:443/espera/€?turma=ção#topo " });
+    const normalised = "https://exemplo.com/espera/%E2%82%AC?turma=%C3%A7%C3%A3o#topo";
+    expect((await api("GET", `/api/external/info-launch/${launch.id_launch}`)).json.closed_url).toBe(normalised);
+
+    const path = `/api/external/edit-launch/${launch.id_launch}`;
+    for (const closed_url of refused) {
+      expect(expectEnvelope(await api("PUT", path, { closed_url }), 400, "Bad Request").message, closed_url.slice(0, 40)).toContain("closed_url");
+    }
+    const edited = await api("PUT", path, { status: "paused", closed_url: "https://exemplo.com/lista/ñ" });
+    expect(edited.json.closed_url).toBe("https://exemplo.com/lista/%C3%B1");
+    const res = await link(launch.slug);
+    expect([res.status, res.headers.get("location")]).toEqual([302, "https://exemplo.com/lista/%C3%B1"]);
+    // Exactly 2,048 characters once normalised is accepted.
+    const longest = `https://example.com/${"b".repeat(2048 - "https://example.com/".length)}`;
+    expect((await api("PUT", path, { closed_url: longest })).json.closed_url).toBe(longest);
   });
 
   it("400 naming the field for bad input", async () => {

@@ -176,6 +176,8 @@ describe("the maintenance job (retention, docs/decisions.md#limits-abuse-retenti
         outboxEvents: 1,
         webhookTestAttempts: 1,
         simulatorMessages: 1,
+        launchClickDaysFolded: 0,
+        launchClicks: 0,
       });
 
       const keysLeft = (await db.select({ key: idempotencyKeys.key }).from(idempotencyKeys).where(eq(idempotencyKeys.tenantId, tenantId))).map((r) =>

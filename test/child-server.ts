@@ -1,0 +1,64 @@
+/**
+ * The test server (test/http-server.ts) in a process of its own, on the test file's PostgreSQL database
+ * (DATABASE_URL), for tests of what several processes must share (the join link's click cap, its cache).
+ * Started by `startChildServer` (below, from the test's process): prints one JSON line `{"url": …}` once it
+ * listens, and exits when its stdin closes (the test ended, or died) or on SIGTERM.
+ */
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+
+export interface ChildServer {
+  url: string;
+  pid: number;
+  close(): Promise<void>;
+}
+
+/** Spawns this file as a server process whose clients come from `peerAddress`. */
+export function startChildServer(peerAddress: string): Promise<ChildServer> {
+  const child = spawn(process.execPath, ["--import", "tsx", "test/child-server.ts"], {
+    cwd: process.cwd(),
+    env: { ...process.env, CHILD_SERVER_PEER: peerAddress },
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("the child server did not start within 60 s")), 60_000);
+    child.once("exit", (code) => reject(new Error(`the child server exited (${code}) before listening`)));
+    createInterface({ input: child.stdout }).once("line", (line) => {
+      clearTimeout(timer);
+      resolve({
+        url: (JSON.parse(line) as { url: string }).url,
+        pid: child.pid as number,
+        close: async () => {
+          child.stdin.end();
+          await exited;
+        },
+      });
+    });
+  });
+}
+
+async function main() {
+  const { openDatabase, setDatabase } = await import("../db/client");
+  const { startTestServer } = await import("./http-server");
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error("child server: DATABASE_URL is not set (PostgreSQL only: PGlite is one process per database)");
+  const database = openDatabase({ url, migrate: false });
+  setDatabase(database);
+  const server = await startTestServer({ peerAddress: process.env.CHILD_SERVER_PEER });
+  // The process ends with its sockets: no wait for the clients' keep-alive connections to go idle.
+  const stop = async () => {
+    await (await database).close();
+    process.exit(0);
+  };
+  process.stdin.on("end", stop).resume();
+  process.on("SIGTERM", stop);
+  process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
+}
+
+if (process.env.CHILD_SERVER_PEER !== undefined && process.argv[1]?.endsWith("child-server.ts")) {
+  main().catch((err) => {
+    console.error("[child-server]", err);
+    process.exit(1);
+  });
+}
