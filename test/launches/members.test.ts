@@ -2,10 +2,11 @@
  * A launch's members (docs/decisions.md#members): participant events from the provider, the counts they
  * keep, launch-analytics and launch-members over HTTP, the group_activity webhooks they cause.
  */
+import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
-import { launchClicks } from "../../db/schema";
+import { launchClicks, launchGroups } from "../../db/schema";
 import { reportMembersChanged } from "../../server/launches/group-activity";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
@@ -232,6 +233,39 @@ describe("launch-members", () => {
     expectEnvelope(await l.api("GET", MEMBERS(l.id, "?format=xml")), 400, "Bad Request");
     // JSON pages: page 2 of 3 rows is empty.
     expect((await l.api("GET", MEMBERS(l.id, "?page=2"))).json).toMatchObject({ page: 2, total: 3, members: [] });
+  });
+
+  it("CSV quoting (CONTRACT §6), both delimiters: a field holding `,` or `;`, a quote, CR or LF is quoted; `=`, `+`, `-`, `@`, TAB or CR first gets a `'`", async () => {
+    const l = await launchWithGroups(fx.server.url, { groups: 1 });
+    const [g1] = l.groups;
+    const db = await getDb();
+    await emitParticipants(l.channel, g1, "join", ["5511999990001"]);
+    const csv = async (name: string, delimiter: "comma" | "semicolon") => {
+      await db.update(launchGroups).set({ name }).where(eq(launchGroups.launchId, l.id));
+      const text = (await l.api("GET", MEMBERS(l.id, `?format=csv&delimiter=${delimiter}`))).text.replace(/^\uFEFF/, "");
+      // The group name is the third field of the only row.
+      const row = text.slice(text.indexOf("\r\n") + 2, text.lastIndexOf("\r\n"));
+      const sep = delimiter === "comma" ? "," : ";";
+      return row.split(sep).slice(2, -3).join(sep);
+    };
+    const cases: [string, string][] = [
+      // pt-BR Excel opens a comma file splitting on `;`: unquoted, `=1+1` would become a formula cell.
+      ["Turma;=1+1", '"Turma;=1+1"'],
+      ["Turma, VIP", '"Turma, VIP"'],
+      ['Turma "VIP"', '"Turma ""VIP"""'],
+      ["Turma\nVIP", '"Turma\nVIP"'],
+      ["=HYPERLINK(1)", "'=HYPERLINK(1)"],
+      ["+5511", "'+5511"],
+      ["-1", "'-1"],
+      ["@SUM(A1)", "'@SUM(A1)"],
+      ["\tTurma", "'\tTurma"],
+      ["\rTurma", `"'\rTurma"`],
+      ["=1+1;2", `"'=1+1;2"`],
+      ["Turma 7 #1", "Turma 7 #1"],
+    ];
+    for (const delimiter of ["comma", "semicolon"] as const) {
+      for (const [name, field] of cases) expect([delimiter, name, await csv(name, delimiter)]).toEqual([delimiter, name, field]);
+    }
   });
 
   it("the OpenAPI document lists the CSV beside the JSON answer", async () => {
