@@ -14,6 +14,7 @@ import {
   type SendManyOptions,
   type ChannelStatus,
   type GroupState,
+  type LidPhone,
   type NewGroup,
   type MessagingProvider,
   type OutboundMessage,
@@ -61,10 +62,14 @@ const inviteUrlPrefix = "https://chat.whatsapp.com/";
 /** Creating a group takes WhatsApp seconds (participants' devices, the metadata): its own, longer time-out. */
 const createTimeoutMs = 60_000;
 
-/** A group participant as Evolution reports it (Baileys' GroupParticipant): `id` a phone JID or a LID, `phoneNumber` the phone JID of a LID. */
+/**
+ * A group participant as Evolution reports it (Baileys 7's GroupParticipant): `id` a phone JID or a LID,
+ * `phoneNumber` the phone JID of a LID id, `lid` the LID of a phone JID id (each only when WhatsApp shared it).
+ */
 interface EvolutionParticipant {
   id: string;
   phoneNumber?: string;
+  lid?: string;
   jid?: string;
   admin?: "admin" | "superadmin" | null;
 }
@@ -79,6 +84,22 @@ function jidNumber(jid: string | undefined): string | null {
 function participantNumber(p: EvolutionParticipant): string | null {
   return jidNumber(p.id) ?? jidNumber(p.phoneNumber) ?? jidNumber(p.jid);
 }
+
+/** `1234…@lid` (or with a device suffix `:3`) → `1234…@lid`; anything else → null. */
+function lidOf(jid: unknown): string | null {
+  const m = typeof jid === "string" ? /^(\d{5,30})(?::\d+)?@lid$/.exec(jid) : null;
+  return m ? `${m[1]}@lid` : null;
+}
+
+/** The pairing a participant entry carries: its LID and its phone number, when both are there. */
+function pairOf(p: EvolutionParticipant): LidPhone | null {
+  const phone = participantNumber(p);
+  const lid = lidOf(p.id) ?? lidOf(p.lid);
+  return phone && lid ? { lid, phone } : null;
+}
+
+/** Every pairing a participant list carries (findGroupInfos, participants): one per person listed with both ids. */
+const pairsOf = (participants: EvolutionParticipant[]) => participants.flatMap((p) => (typeof p?.id === "string" ? (pairOf(p) ?? []) : []));
 
 /** A failed group-management call, as the provider interface classifies failures. */
 function groupError(err: unknown, what: string): Error {
@@ -354,7 +375,20 @@ export class EvolutionProvider implements MessagingProvider {
       await this.forgetGroup(channelId, groupId);
       return { exists: false, admin: false, size: 0 };
     }
-    return { exists: true, admin: me?.admin === "admin" || me?.admin === "superadmin", size: info.size ?? participants.length };
+    const admin = me?.admin === "admin" || me?.admin === "superadmin";
+    const pairs = pairsOf(participants);
+    return { exists: true, admin, size: info.size ?? participants.length, ...(pairs.length > 0 ? { pairs } : {}) };
+  }
+
+  /**
+   * `GET /group/participants` (Baileys' group metadata: one WhatsApp query, never repeated here): the
+   * pairings of the people listed with both a LID and a phone number. Evolution offers no route to Baileys'
+   * own LID map (`signalRepository.lidMapping`), so the group's list is the one place to look a LID up.
+   */
+  async participantPairs(channelId: string, groupId: string): Promise<LidPhone[]> {
+    const row = await this.openInstance(channelId);
+    const res = await this.groupCall<{ participants?: EvolutionParticipant[] }>(channelId, row.instanceName, "GET", "participants", { groupId, retry: false });
+    return pairsOf(Array.isArray(res?.participants) ? res.participants : []);
   }
 
   private async forgetGroup(channelId: string, groupId: string) {
@@ -390,10 +424,20 @@ export class EvolutionProvider implements MessagingProvider {
   }
 
   /**
-   * `group-participants.update` → `group_participants`: `add` is a join, `remove` a leave (promote and
-   * demote change no membership). Participants `<digits>@s.whatsapp.net` become digits; a LID
-   * (`<digits>@lid`) becomes the phone number when Evolution resolved it (`participantsData`), else it
-   * stays the LID, as it came.
+   * `group-participants.update` → `group_participants`: `add` is a join, `remove` a leave (promote,
+   * demote and modify change no membership). A pending join request (group approval on) is Baileys'
+   * `group.join-request`, which Evolution does not forward: it never arrives here, and its approval comes
+   * as an `add` (docs/evolution.md#participants-lids-and-phone-numbers).
+   *
+   * Participants: Baileys 7 objects `{id, phoneNumber?, lid?}` (Evolution ≥ 2.3.5), or JID strings with
+   * Evolution's `participantsData` beside them (before). Each becomes its phone number (digits) when the
+   * event carried it, else its LID; every LID ⇄ phone pairing the event carried (the participants', the
+   * author's `author`/`authorPn`) goes along in `pairs`. Evolution 2.3.7's `participantsData` compares
+   * Baileys 7's objects to strings and so carries nothing (`phoneNumber: "[object Object]"`); its fallback
+   * there, the LID's own digits, is not a phone number and is never used.
+   *
+   * Emitted with emitRecorded: a failure to record it reaches the webhook route, which answers 5xx so that
+   * the gateway sends the event again.
    */
   private async participantsEvent(channelId: string, data: Record<string, unknown>, at: Date) {
     const action = data.action === "add" ? "join" : data.action === "remove" ? "leave" : undefined;
@@ -404,15 +448,19 @@ export class EvolutionProvider implements MessagingProvider {
       const number = typeof d?.phoneNumber === "string" && d.phoneNumber.endsWith("@s.whatsapp.net") ? jidNumber(d.phoneNumber) : null;
       if (typeof d?.jid === "string" && number) resolved.set(d.jid, number);
     }
+    const pairs = new Map<string, string>();
+    const author = pairOf({ id: String(data.author ?? ""), phoneNumber: typeof data.authorPn === "string" ? data.authorPn : undefined });
+    if (author) pairs.set(author.lid, author.phone);
     const participants = [
       ...new Set(
         (data.participants as unknown[]).flatMap((p) => {
-          const id = typeof p === "string" ? p : typeof (p as EvolutionParticipant)?.id === "string" ? (p as EvolutionParticipant).id : undefined;
-          if (!id) return [];
-          const viaObject = typeof p === "object" ? participantNumber(p as EvolutionParticipant) : null;
-          const number = viaObject ?? resolved.get(id) ?? (id.endsWith("@s.whatsapp.net") ? jidNumber(id) : null);
-          if (number) return [number];
-          return /^\d+@lid$/.test(id) ? [id] : [];
+          const entry: EvolutionParticipant | undefined =
+            typeof p === "string" ? { id: p } : typeof (p as EvolutionParticipant)?.id === "string" ? (p as EvolutionParticipant) : undefined;
+          if (!entry) return [];
+          const number = participantNumber(entry) ?? resolved.get(entry.id) ?? null;
+          const lid = lidOf(entry.id) ?? lidOf(entry.lid);
+          if (number && lid) pairs.set(lid, number);
+          return number ? [number] : lid ? [lid] : [];
         }),
       ),
     ];
@@ -422,7 +470,15 @@ export class EvolutionProvider implements MessagingProvider {
       // The number itself removed: the group is gone for it (the next state check says so).
       if (own && participants.includes(own)) await this.forgetGroup(channelId, groupId);
     }
-    await this.events.emit({ type: "group_participants", channelId, groupId, action, participants, at });
+    await this.events.emitRecorded({
+      type: "group_participants",
+      channelId,
+      groupId,
+      action,
+      participants,
+      ...(pairs.size > 0 ? { pairs: [...pairs].map(([lid, phone]) => ({ lid, phone })) } : {}),
+      at,
+    });
   }
 
   subscribe(listener: ProviderListener) {

@@ -7,6 +7,7 @@ import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { launchClicks, launchGroups } from "../../db/schema";
+import { checkInviteLinks } from "../../server/launches/invite-health";
 import { reportMembersChanged } from "../../server/launches/group-activity";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
@@ -146,6 +147,21 @@ describe("participant events", () => {
         .map((m) => m.participant)
         .sort(),
     ).toEqual(left.sort());
+  });
+
+  it("the hourly check sets a drifted group's members to the simulator's count, once no event of the group arrived for 10 minutes", async () => {
+    const l = await launchWithGroups(fx.server.url, { groups: 1 });
+    const [g1] = l.groups;
+    const { db, provider } = await getServices();
+    // Events the platform never had (as if recorded twice, or its leaves lost): members drifts from the group.
+    await emitParticipants(l.channel, g1, "join", ["5511999990401", "5511999990402"]);
+    const size = (await provider.groupState(l.channel, g1)).size;
+    expect((await groupRows(l.id))[0].members).toBe(2);
+    const now = new Date();
+    await checkInviteLinks(db, provider, new Date(now.getTime() + 9 * 60_000), { all: true });
+    expect((await groupRows(l.id))[0].members).toBe(2);
+    await checkInviteLinks(db, provider, new Date(now.getTime() + 10 * 60_000 + 1000), { all: true });
+    expect((await groupRows(l.id))[0].members).toBe(size);
   });
 
   it("an event for a group no launch holds changes nothing", async () => {
