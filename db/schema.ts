@@ -753,6 +753,21 @@ export const channelLidPhones = pgTable(
   (t) => [primaryKey({ columns: [t.channelId, t.lid] }), index("channel_lid_phones_phone_idx").on(t.channelId, t.phone)],
 );
 
+/**
+ * Participant events already recorded, by the gateway's identity of each (a resend has the same): a resend
+ * after its first delivery was recorded changes nothing, whatever happened in between. Kept a day
+ * (Evolution stops resending after about 20 minutes).
+ */
+export const participantEventsSeen = pgTable(
+  "participant_events_seen",
+  {
+    channelId: text("channel_id").notNull(),
+    eventId: text("event_id").notNull(),
+    seenAt: ts("seen_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.channelId, t.eventId] }), index("participant_events_seen_at_idx").on(t.seenAt)],
+);
+
 // ---- the simulator's groups (created through the provider), invite codes and participants ----
 
 export const simulatorGroups = pgTable(

@@ -11,14 +11,16 @@
  * people there before an adoption: without this a drift would last for ever).
  */
 import { and, asc, eq, isNull, lt, ne, or, sql } from "drizzle-orm";
+import { deleteInBatches } from "../../db/batched-delete";
 import type { Db, Tx } from "../../db/client";
+import { tsParam } from "../../db/errors";
 import { launches, launchGroups } from "../../db/schema";
 import { env } from "../env";
 import type { GroupState, MessagingProvider } from "../messaging/provider";
 import { recordGroupActivity } from "./group-activity";
 import { foldAliases, pairsFor, storePairs } from "./lid-phones";
 import { staffMatcher } from "./members";
-import { lockLaunch, moveMembers } from "./record-participants";
+import { eventIdRetentionMs, lockLaunch, moveMembers } from "./record-participants";
 import { applyRestatus } from "./restatus-groups";
 import { wakeLaunch } from "./wake";
 
@@ -38,6 +40,13 @@ type Checker = Pick<MessagingProvider, "groupState" | "inviteUrl" | "ownNumber">
 
 /** Checks the groups not checked for LAUNCH_INVITE_CHECK_SECONDS (all of them with `all`), of launches not closed. */
 export async function checkInviteLinks(db: Db, provider: Checker, now: Date, opts: { all?: boolean; limit?: number } = {}): Promise<InviteCheckResult> {
+  // The ids of participant events past any resend (the hourly pass is the launches' housekeeping).
+  const seenCutoff = tsParam(new Date(now.getTime() - eventIdRetentionMs));
+  await deleteInBatches(
+    db,
+    (n) => sql`delete from participant_events_seen where (channel_id, event_id) in (
+      select channel_id, event_id from participant_events_seen where seen_at < ${seenCutoff} limit ${n})`,
+  );
   const due = new Date(now.getTime() - env.launchFunnel.inviteCheckSeconds * 1000);
   const groups = await db
     .select({

@@ -21,7 +21,7 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { tsParam } from "../../db/errors";
-import { channelLidPhones, launchEarlyLeaves, launches, launchGroups, launchParticipants } from "../../db/schema";
+import { channelLidPhones, launchEarlyLeaves, launches, launchGroups, launchParticipants, participantEventsSeen } from "../../db/schema";
 import type { LidPhone, MessagingProvider } from "../messaging/provider";
 import { foldAliases, isLid, pairsFor, storePairs } from "./lid-phones";
 import { staffMatcher } from "./members";
@@ -35,6 +35,8 @@ export interface ParticipantsEvent {
   participants: string[];
   /** LID ⇄ phone pairings the event carried. */
   pairs?: LidPhone[];
+  /** The gateway's identity of the event, the same on a resend: recorded once (participant_events_seen). */
+  eventId?: string;
   at: Date;
 }
 
@@ -189,6 +191,7 @@ async function applyEvents(db: Db, provider: Provider, events: ParticipantsEvent
     // Events of one launch apply one batch at a time: the launches' rows first, in id order (applyRestatus
     // and the group additions take the launch's row first too: one lock order, no deadlock).
     await tx.select({ id: launches.id }).from(launches).where(inArray(launches.id, launchIds)).orderBy(asc(launches.id)).for("update");
+    const fresh = await firstDeliveries(tx, events);
     const launchChannels = new Map(held.map((h) => [h.launchId, h.channelIds]));
     const staffOf = new Map(held.map((h) => [h.launchId, h.isStaff]));
     const pairs = await pairsFor(
@@ -224,6 +227,8 @@ async function applyEvents(db: Db, provider: Provider, events: ParticipantsEvent
         const k = `${h.launchId}\n${h.groupId}`;
         const before = arrived.get(k);
         if (!before || before.at < e.at) arrived.set(k, { launchId: h.launchId, groupId: h.groupId, at: e.at });
+        // A resend of an event already recorded: whatever happened since, it changes nothing.
+        if (!fresh[i]) continue;
         for (const participant of people(h.launchId, e)) {
           const key = personKey(h.launchId, h.groupId, participant);
           const st = state.get(key) ?? emptyState();
@@ -280,6 +285,27 @@ async function applyEvents(db: Db, provider: Provider, events: ParticipantsEvent
 }
 
 const emptyState = (): PersonState => ({ open: null, seen: false, lastLeftAt: null, earlyLeave: null });
+
+/** Per event: is this its first recorded delivery? Events with an id are remembered in the batch's transaction. */
+async function firstDeliveries(tx: Tx, events: ParticipantsEvent[]): Promise<boolean[]> {
+  const ids = events.flatMap((e) => (e.eventId ? [{ channelId: e.channelId, eventId: e.eventId, seenAt: e.at }] : []));
+  if (ids.length === 0) return events.map(() => true);
+  const stored = await tx
+    .insert(participantEventsSeen)
+    .values(ids)
+    .onConflictDoNothing()
+    .returning({ channelId: participantEventsSeen.channelId, eventId: participantEventsSeen.eventId });
+  const firstTime = new Set(stored.map((r) => `${r.channelId}\n${r.eventId}`));
+  return events.map((e) => {
+    if (!e.eventId) return true;
+    const k = `${e.channelId}\n${e.eventId}`;
+    // Twice in one batch: the first counts.
+    return firstTime.delete(k);
+  });
+}
+
+/** Resends stop within about 20 minutes (Evolution's schedule); a day of event ids is plenty. */
+export const eventIdRetentionMs = 86_400_000;
 
 const personKey = (launchId: string, groupId: string, participant: string) => `${launchId}\n${groupId}\n${participant}`;
 

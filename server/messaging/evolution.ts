@@ -437,9 +437,10 @@ export class EvolutionProvider implements MessagingProvider {
    * there, the LID's own digits, is not a phone number and is never used.
    *
    * Emitted with emitRecorded: a failure to record it reaches the webhook route, which answers 5xx so that
-   * the gateway sends the event again.
+   * the gateway sends the event again; `eventId` (a digest of the body's `date_time` and the event) lets a
+   * resend of an event already recorded change nothing.
    */
-  private async participantsEvent(channelId: string, data: Record<string, unknown>, at: Date) {
+  private async participantsEvent(channelId: string, data: Record<string, unknown>, at: Date, eventId: string) {
     const action = data.action === "add" ? "join" : data.action === "remove" ? "leave" : undefined;
     const groupId = typeof data.id === "string" ? data.id : undefined;
     if (!action || !groupId || !groupIdPattern.test(groupId) || !Array.isArray(data.participants)) return;
@@ -477,6 +478,7 @@ export class EvolutionProvider implements MessagingProvider {
       action,
       participants,
       ...(pairs.size > 0 ? { pairs: [...pairs].map(([lid, phone]) => ({ lid, phone })) } : {}),
+      eventId,
       at,
     });
   }
@@ -1185,7 +1187,11 @@ export class EvolutionProvider implements MessagingProvider {
     } else if (event === "send.message" && data) {
       for (const d of Array.isArray(data) ? data : [data]) await this.sentEvent(channelId, d, new Date());
     } else if (event === "group-participants.update" && data) {
-      for (const d of Array.isArray(data) ? data : [data]) await this.participantsEvent(channelId, d, at);
+      // Evolution resends a 5xx'd event with the same body (same `date_time`): its digest names the event.
+      const sent = String((body as { date_time?: unknown }).date_time ?? "");
+      for (const [i, d] of (Array.isArray(data) ? data : [data]).entries()) {
+        await this.participantsEvent(channelId, d, at, sha256(JSON.stringify([sent, i, d])).toString("base64url"));
+      }
     }
     return true;
   }

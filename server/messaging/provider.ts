@@ -89,7 +89,17 @@ export type ProviderEvent =
    * a phone number (digits with country code) when the platform gave it, else its opaque id (a LID such as
    * `1234@lid`). `pairs`: the LID ⇄ phone pairings the event carried (one person under both ids).
    */
-  | { type: "group_participants"; channelId: string; groupId: string; action: "join" | "leave"; participants: string[]; pairs?: LidPhone[]; at: Date };
+  | {
+      type: "group_participants";
+      channelId: string;
+      groupId: string;
+      action: "join" | "leave";
+      participants: string[];
+      pairs?: LidPhone[];
+      /** The same for every delivery of one event (a gateway resending it): recorded once. */
+      eventId?: string;
+      at: Date;
+    };
 
 /** One person's two ids on WhatsApp: the opaque LID (`<digits>@lid`) and the phone number it stands for (digits). */
 export interface LidPhone {

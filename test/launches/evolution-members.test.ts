@@ -124,7 +124,7 @@ describe("staff seen only by LID", () => {
 });
 
 describe("an event that could not be recorded", () => {
-  it("is answered 503, sent again by the gateway, and counts once; a resend of a recorded event changes nothing", async () => {
+  it("is answered 503, sent again by the gateway, and counts once; a resend of a recorded event changes nothing, even after a leave", async () => {
     const l = await evolutionLaunch({ groups: 1 });
     const [g1] = l.groups;
     const start = (await groupRows(l.id))[0].members;
@@ -150,7 +150,9 @@ describe("an event that could not be recorded", () => {
     expect(await totals(l)).toMatchObject({ joins: 1, unique_members: 1 });
     expect((await groupRows(l.id))[0].members).toBe(start + 1);
 
-    // The same body again (our 200 lost on the way, say): nothing changes.
+    // The person leaves; then the join's body comes once more (our 200 lost on the way, say): nothing
+    // changes — it is the same event, not a new entrada after the saída.
+    await fake.groupLeave(l.channel, g1, ["5511999990003"]);
     const inst = fake.instances.get(l.channel)!;
     const again = await fetch(inst.webhook!.url, {
       method: "POST",
@@ -158,9 +160,9 @@ describe("an event that could not be recorded", () => {
       body: JSON.stringify(participantPosts(g1)[0].body),
     });
     expect(again.status).toBe(200);
-    expect(await members(l)).toHaveLength(1);
-    expect(await totals(l)).toMatchObject({ joins: 1, leaves: 0 });
-    expect((await groupRows(l.id))[0].members).toBe(start + 1);
+    expect((await members(l)).map((r) => r.left_at !== null)).toEqual([true]);
+    expect(await totals(l)).toMatchObject({ joins: 1, leaves: 1 });
+    expect((await groupRows(l.id))[0].members).toBe(start);
   });
 });
 
