@@ -69,6 +69,16 @@ export async function pairsFor(tx: Tx, launches: Map<string, string[]>, ids: Ite
   return out;
 }
 
+/** What the membership logic reads of a launch_participants row. */
+export const rowColumns = {
+  id: launchParticipants.id,
+  launchId: launchParticipants.launchId,
+  groupId: launchParticipants.groupId,
+  participant: launchParticipants.participant,
+  joinedAt: launchParticipants.joinedAt,
+  leftAt: launchParticipants.leftAt,
+};
+
 type Key = string;
 const keyOf = (launchId: string, groupId: string) => `${launchId}\n${groupId}`;
 
@@ -118,14 +128,7 @@ export async function foldAliases(
   // Everything the moved people now have in the launches, to fold per group.
   const phones = [...new Set([...aliasRows.map((r) => phoneIn(r.launchId, r.participant)!), ...aliasLeaves.map((r) => phoneIn(r.launchId, r.participant)!)])];
   const rows = await tx
-    .select({
-      id: launchParticipants.id,
-      launchId: launchParticipants.launchId,
-      groupId: launchParticipants.groupId,
-      participant: launchParticipants.participant,
-      joinedAt: launchParticipants.joinedAt,
-      leftAt: launchParticipants.leftAt,
-    })
+    .select(rowColumns)
     .from(launchParticipants)
     .where(and(inArray(launchParticipants.launchId, launchIds), inArray(launchParticipants.participant, phones)));
   const phoneLeaves = await tx

@@ -22,23 +22,14 @@ import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import { channelLidPhones, launchEarlyLeaves, launches, launchGroups, launchParticipants, participantEventsSeen } from "../../db/schema";
-import type { LidPhone, MessagingProvider } from "../messaging/provider";
-import { foldAliases, isLid, pairsFor, storePairs } from "./lid-phones";
+import type { LidPhone, MessagingProvider, ProviderEvent } from "../messaging/provider";
+import { foldAliases, isLid, pairsFor, rowColumns, storePairs } from "./lid-phones";
 import { staffMatcher } from "./members";
 import { applyRestatus } from "./restatus-groups";
 import { wakeLaunch } from "./wake";
 
-export interface ParticipantsEvent {
-  channelId: string;
-  groupId: string;
-  action: "join" | "leave";
-  participants: string[];
-  /** LID ⇄ phone pairings the event carried. */
-  pairs?: LidPhone[];
-  /** The gateway's identity of the event, the same on a resend: recorded once (participant_events_seen). */
-  eventId?: string;
-  at: Date;
-}
+/** The provider's event (its `eventId`, when the gateway has one, is recorded once: participant_events_seen). */
+export type ParticipantsEvent = Omit<Extract<ProviderEvent, { type: "group_participants" }>, "type">;
 
 type Provider = Pick<MessagingProvider, "ownNumber" | "participantPairs">;
 
@@ -349,14 +340,7 @@ async function loadState(tx: Tx, launchIds: string[], events: ParticipantsEvent[
     return st;
   };
   const rows = await tx
-    .select({
-      id: launchParticipants.id,
-      launchId: launchParticipants.launchId,
-      groupId: launchParticipants.groupId,
-      participant: launchParticipants.participant,
-      joinedAt: launchParticipants.joinedAt,
-      leftAt: launchParticipants.leftAt,
-    })
+    .select(rowColumns)
     .from(launchParticipants)
     .where(
       and(inArray(launchParticipants.launchId, launchIds), inArray(launchParticipants.groupId, groupIds), inArray(launchParticipants.participant, people)),
