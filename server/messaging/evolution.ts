@@ -387,7 +387,12 @@ export class EvolutionProvider implements MessagingProvider {
    */
   async participantPairs(channelId: string, groupId: string): Promise<LidPhone[]> {
     const row = await this.openInstance(channelId);
-    const res = await this.groupCall<{ participants?: EvolutionParticipant[] }>(channelId, row.instanceName, "GET", "participants", { groupId, retry: false });
+    // Asked while a webhook waits for its answer: a short time-out (the LID stays as it came when it passes).
+    const res = await this.groupCall<{ participants?: EvolutionParticipant[] }>(channelId, row.instanceName, "GET", "participants", {
+      groupId,
+      retry: false,
+      timeoutMs: Math.min(this.opts.timeoutMs, 5000),
+    });
     return pairsOf(Array.isArray(res?.participants) ? res.participants : []);
   }
 
