@@ -41,6 +41,9 @@ export class LaunchPairs {
   }
 }
 
+/** Launches that know no pairing: everyone is recorded as they came. */
+export const noPairs = (launchIds: Iterable<string>) => new Map([...launchIds].map((id) => [id, new LaunchPairs()]));
+
 /**
  * The pairings the given channels learned that concern these ids (as a LID or as a phone number), one
  * LaunchPairs per launch, built from its channels' pairings only.
@@ -50,7 +53,7 @@ export async function pairsFor(tx: Tx, launches: Map<string, string[]>, ids: Ite
   const lids = all.filter(isLid);
   const phones = all.filter((p) => !isLid(p));
   const channelIds = [...new Set([...launches.values()].flat())];
-  const out = new Map([...launches.keys()].map((id) => [id, new LaunchPairs()]));
+  const out = noPairs(launches.keys());
   if (channelIds.length === 0 || all.length === 0) return out;
   const rows = await tx
     .select()

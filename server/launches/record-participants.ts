@@ -23,7 +23,7 @@ import type { Db, Tx } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import { channelLidPhones, launchEarlyLeaves, launches, launchGroups, launchParticipants, participantEventsSeen } from "../../db/schema";
 import type { LidPhone, MessagingProvider, ProviderEvent } from "../messaging/provider";
-import { foldAliases, isLid, pairsFor, rowColumns, storePairs } from "./lid-phones";
+import { foldAliases, isLid, noPairs, pairsFor, rowColumns, storePairs } from "./lid-phones";
 import { staffMatcher } from "./members";
 import { applyRestatus } from "./restatus-groups";
 import { wakeLaunch } from "./wake";
@@ -152,6 +152,8 @@ interface HeldBy {
   channelId: string;
   /** The launch's channels: whose LID pairings it may use. */
   channelIds: string[];
+  /** One of them learned a LID ⇄ phone pairing (rows of this launch may stand under a LID). */
+  channelsKnowLids: boolean;
   isStaff: (participant: string) => boolean;
 }
 
@@ -185,11 +187,16 @@ async function applyEvents(db: Db, provider: Provider, events: ParticipantsEvent
     const fresh = await firstDeliveries(tx, events);
     const launchChannels = new Map(held.map((h) => [h.launchId, h.channelIds]));
     const staffOf = new Map(held.map((h) => [h.launchId, h.isStaff]));
-    const pairs = await pairsFor(
-      tx,
-      launchChannels,
-      events.flatMap((e) => [...e.participants, ...(e.pairs ?? []).flatMap((p) => [p.lid, p.phone])]),
-    );
+    // Only where a LID is in play (in the batch, or known to the launch's channels): phone-only traffic
+    // (the simulator, a gateway that never shows LIDs) pays no query for it.
+    const lidsInPlay = held.some((h) => h.channelsKnowLids) || events.some((e) => e.pairs?.length || e.participants.some(isLid));
+    const pairs = lidsInPlay
+      ? await pairsFor(
+          tx,
+          launchChannels,
+          events.flatMap((e) => [...e.participants, ...(e.pairs ?? []).flatMap((p) => [p.lid, p.phone])]),
+        )
+      : noPairs(launchChannels.keys());
     const folded = await foldAliases(tx, pairs, (launchId, p) => staffOf.get(launchId)?.(p) ?? false);
     const people = (launchId: string, e: ParticipantsEvent) => [...new Set(e.participants.map((p) => pairs.get(launchId)!.canonical(p)))];
     const state = await loadState(
@@ -260,15 +267,7 @@ async function applyEvents(db: Db, provider: Provider, events: ParticipantsEvent
       }
     });
     await writeChanges(tx, { inserts, closes, earlyLeavesKept: [...earlyLeavesKept.values()], earlyLeavesGone: [...earlyLeavesGone.values()] });
-    if (arrived.size > 0) {
-      await tx.execute(sql`update launch_groups g set last_event_at = greatest(g.last_event_at, v.at)
-        from (values ${sql.join(
-          [...arrived.values()].map((a) => sql`(${a.launchId}::text, ${a.groupId}::text, ${tsParam(a.at)})`),
-          sql`, `,
-        )}) as v(launch_id, id_group, at)
-        where g.launch_id = v.launch_id and g.id_group = v.id_group`);
-    }
-    const moved = await moveMembers(tx, [...deltas.values()]);
+    const moved = await moveMembers(tx, [...deltas.values()], [...arrived.values()]);
     for (const launchId of new Set(moved.map((d) => d.launchId))) await applyRestatus(tx, launchId, lastAt.get(launchId));
   });
   for (const id of launchIds) wakeLaunch(id);
@@ -311,6 +310,8 @@ async function launchesHolding(db: Db, provider: Provider, events: ParticipantsE
       staffNumbers: launches.staffNumbers,
       groupTemplate: launches.groupTemplate,
       channelIds: launches.channelIds,
+      channelsKnowLids: sql<boolean>`exists (select 1 from ${channelLidPhones}
+        where ${channelLidPhones.channelId} in (select jsonb_array_elements_text(${launches.channelIds})))`,
     })
     .from(launchGroups)
     .innerJoin(launches, eq(launches.id, launchGroups.launchId))
@@ -323,7 +324,14 @@ async function launchesHolding(db: Db, provider: Provider, events: ParticipantsE
       isStaff = await staffMatcher(provider, r);
       staff.set(r.launchId, isStaff);
     }
-    out.push({ launchId: r.launchId, groupId: r.groupId, channelId: r.channelId, channelIds: r.channelIds, isStaff });
+    out.push({
+      launchId: r.launchId,
+      groupId: r.groupId,
+      channelId: r.channelId,
+      channelIds: r.channelIds,
+      channelsKnowLids: Boolean(r.channelsKnowLids),
+      isStaff,
+    });
   }
   return out;
 }
@@ -389,15 +397,29 @@ async function writeChanges(
   }
 }
 
-/** Adds each delta to its group's `members` (never below 0); returns the deltas that moved something. */
-export async function moveMembers(tx: Tx, deltas: { launchId: string; groupId: string; delta: number }[]) {
+/**
+ * Adds each delta to its group's `members` (never below 0) and, in the same statement, moves the groups'
+ * `last_event_at` to when their latest event arrived. Returns the deltas that moved something.
+ */
+export async function moveMembers(
+  tx: Tx,
+  deltas: { launchId: string; groupId: string; delta: number }[],
+  arrived: { launchId: string; groupId: string; at: Date }[] = [],
+) {
   const moved = deltas.filter((d) => d.delta !== 0);
-  if (moved.length === 0) return moved;
-  await tx.execute(sql`update launch_groups g set members = greatest(0, g.members + v.delta)
+  const rows = new Map<string, { launchId: string; groupId: string; delta: number; at: Date | null }>();
+  for (const d of moved) rows.set(`${d.launchId}\n${d.groupId}`, { ...d, at: null });
+  for (const a of arrived) {
+    const k = `${a.launchId}\n${a.groupId}`;
+    rows.set(k, { launchId: a.launchId, groupId: a.groupId, delta: rows.get(k)?.delta ?? 0, at: a.at });
+  }
+  if (rows.size === 0) return moved;
+  // greatest() ignores nulls: a group with no arrival keeps its last_event_at.
+  await tx.execute(sql`update launch_groups g set members = greatest(0, g.members + v.delta), last_event_at = greatest(g.last_event_at, v.at)
     from (values ${sql.join(
-      moved.map((d) => sql`(${d.launchId}::text, ${d.groupId}::text, ${d.delta}::int)`),
+      [...rows.values()].map((r) => sql`(${r.launchId}::text, ${r.groupId}::text, ${r.delta}::int, ${r.at ? tsParam(r.at) : sql`null::timestamptz`})`),
       sql`, `,
-    )}) as v(launch_id, id_group, delta)
+    )}) as v(launch_id, id_group, delta, at)
     where g.launch_id = v.launch_id and g.id_group = v.id_group`);
   return moved;
 }
