@@ -101,7 +101,7 @@ describe("one person under a LID and a phone number", () => {
 });
 
 describe("staff seen only by LID", () => {
-  it("a staff number and an admin that join by LID alone are staff, never leads (looked up at the join, or learned by the hourly check)", async () => {
+  it("a staff number, an admin and the channel's own number that come by LID alone are staff, never leads (looked up at the join, or learned by the hourly check)", async () => {
     const staff = "5511900000001";
     const admin = "5511900000002";
     const l = await evolutionLaunch({ groups: 1, staff: [staff], admins: [admin] });
@@ -110,8 +110,14 @@ describe("staff seen only by LID", () => {
     await fake.groupJoin(l.channel, g1, ["203000000000001@lid"], { resolveLids: { "203000000000001@lid": staff }, listOnly: true });
     // Within the same minute (lidLookupGapMs) the list is not read again: the admin is recorded by LID for now...
     await fake.groupJoin(l.channel, g1, ["203000000000002@lid"], { resolveLids: { "203000000000002@lid": admin }, listOnly: true });
-    expect(await totals(l)).toMatchObject({ joins: 1, unique_members: 1 });
-    // ...until the hourly check reads the list (findGroupInfos) and the row moves to the number: staff.
+    // ...and so is the channel's own number, which the group lists by LID (with its number beside it), when
+    // an event names it by that LID alone.
+    const own = fake.instances.get(l.channel)!.owner;
+    const listed = fake.group(l.channel, g1)!.participants!.find((p) => p.id === `${own}@s.whatsapp.net`)!;
+    Object.assign(listed, { id: "203000000000009@lid", phoneNumber: `${own}@s.whatsapp.net` });
+    await fake.groupJoin(l.channel, g1, ["203000000000009@lid"], { listOnly: true });
+    expect(await totals(l)).toMatchObject({ joins: 2, unique_members: 2 });
+    // The hourly check reads the list (findGroupInfos): the rows move to the numbers, staff.
     const { db, provider } = await getServices();
     await checkInviteLinks(db, provider, new Date(), { all: true });
     expect(await totals(l)).toMatchObject({ joins: 0, leaves: 0, unique_members: 0 });
@@ -119,7 +125,10 @@ describe("staff seen only by LID", () => {
     expect(rows.map((r) => [r.participant, r.staff])).toEqual([
       [staff, true],
       [admin, true],
+      [own, true],
     ]);
+    // The group is still the number's (found in the list by the number beside its LID): not broken.
+    expect((await groupRows(l.id))[0].status).not.toBe("broken");
   });
 });
 
