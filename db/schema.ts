@@ -723,6 +723,8 @@ export const launchGroups = pgTable(
     brokenReason: text("broken_reason"),
     fullAt: ts("full_at"),
     inviteCheckedAt: ts("invite_checked_at"),
+    /** When the latest participant event of the group arrived: `members` is corrected from the platform's count only 10 minutes after it. */
+    lastEventAt: ts("last_event_at"),
     createdAt: createdAt(),
   },
   (t) => [
@@ -806,7 +808,12 @@ export const launchParticipants = pgTable(
     joinReportedAt: ts("join_reported_at"),
     leaveReportedAt: ts("leave_reported_at"),
   },
-  (t) => [index("launch_participants_group_idx").on(t.launchId, t.groupId, t.participant), index("launch_participants_joined_idx").on(t.launchId, t.joinedAt)],
+  (t) => [
+    index("launch_participants_group_idx").on(t.launchId, t.groupId, t.participant),
+    index("launch_participants_joined_idx").on(t.launchId, t.joinedAt),
+    // A LID's rows across the launch's groups, moved to the number once it is known (lid-phones.ts).
+    index("launch_participants_person_idx").on(t.launchId, t.participant),
+  ],
 );
 
 /**
@@ -825,6 +832,39 @@ export const launchEarlyLeaves = pgTable(
     leftAt: ts("left_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.launchId, t.groupId, t.participant] })],
+);
+
+/**
+ * One person's two WhatsApp ids as a channel learned them (docs/decisions.md#members): the opaque LID
+ * (`<digits>@lid`) and the phone number it stands for (digits). Filled from every participant event and
+ * participant list that carries both; a launch's participants are recorded under the phone when known.
+ */
+export const channelLidPhones = pgTable(
+  "channel_lid_phones",
+  {
+    channelId: text("channel_id")
+      .notNull()
+      .references(() => channels.id, { onDelete: "cascade" }),
+    lid: text("lid").notNull(),
+    phone: text("phone").notNull(),
+    learnedAt: ts("learned_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.channelId, t.lid] }), index("channel_lid_phones_phone_idx").on(t.channelId, t.phone)],
+);
+
+/**
+ * Participant events already recorded, by the gateway's identity of each (a resend has the same): a resend
+ * after its first delivery was recorded changes nothing, whatever happened in between. Kept a day
+ * (Evolution stops resending after about 20 minutes).
+ */
+export const participantEventsSeen = pgTable(
+  "participant_events_seen",
+  {
+    channelId: text("channel_id").notNull(),
+    eventId: text("event_id").notNull(),
+    seenAt: ts("seen_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.channelId, t.eventId] }), index("participant_events_seen_at_idx").on(t.seenAt)],
 );
 
 // ---- the simulator's groups (created through the provider), invite codes and participants ----

@@ -47,12 +47,18 @@ export interface FakeGroup {
   inviteCode?: string;
   /** WhatsApp addresses the group by LID (every group made now): the number is listed, and owns it, by its LID only. */
   byLid?: boolean;
+  /** "Approve new participants" on: following the link makes a pending request, not a join. */
+  joinApproval?: boolean;
+  /** Pending join requests (JIDs): not participants, not counted in `size`. */
+  pendingRequests?: string[];
 }
 
 export interface FakeParticipant {
   id: string;
   /** A LID participant's phone JID, when WhatsApp shares it. */
   phoneNumber?: string;
+  /** A phone-JID participant's LID, when WhatsApp shares it. */
+  lid?: string;
   admin: "admin" | "superadmin" | null;
 }
 
@@ -173,10 +179,29 @@ export interface FakeEvolution {
     connectDelayMs: number;
     /** WhatsApp gives a requested pairing code this long after the session started (default 2500: after connect answered). */
     pairingCodeDelayMs: number;
+    /**
+     * Delays between attempts of a webhook our side did not take: Evolution's (5 s doubling to 300 s, 10
+     * attempts; never after 400/401/403/404/422: webhook.controller.ts ~218) unless a test shortens them.
+     */
+    webhookRetryDelaysMs: number[];
   };
-  /** Platform side of groups: people join (through the link) or leave; numbers as digits, LIDs as `<digits>@lid`. */
-  groupJoin(name: string, groupId: string, participants: string[], options?: { resolveLids?: Record<string, string> }): Promise<void>;
-  groupLeave(name: string, groupId: string, participants: string[]): Promise<void>;
+  /**
+   * Platform side of groups: people join (through the link) or leave; numbers as digits, LIDs as
+   * `<digits>@lid`. `resolveLids`: the phone WhatsApp shares for a LID, in the group's participant list and
+   * in the event (`phoneNumber`); with `listOnly` the event carries the LID alone (the list still has both).
+   */
+  groupJoin(name: string, groupId: string, participants: string[], options?: { resolveLids?: Record<string, string>; listOnly?: boolean }): Promise<void>;
+  /** `lids`: the LID the event carries beside a phone number (`lid`), and by which the list may hold that person. */
+  groupLeave(name: string, groupId: string, participants: string[], options?: { lids?: Record<string, string> }): Promise<void>;
+  /**
+   * Someone follows the group's link: a join, or, with `joinApproval` on, a pending request (Baileys emits
+   * `group.join-request`, which Evolution does not forward: nothing is posted).
+   */
+  requestJoin(name: string, groupId: string, participants: string[]): Promise<void>;
+  /** An admin approves pending requests on the phone: they join (an `add`, as WhatsApp reports it). */
+  approveJoin(name: string, groupId: string, participants: string[]): Promise<void>;
+  /** Resolves when no webhook retry is pending. */
+  webhooksSettled(): Promise<void>;
   /** A group admin on a phone revokes the link (a new code is made at once). */
   revokeInvite(name: string, groupId: string): void;
   /** The number is removed from the group (`gone`) or demoted (`not_admin`). */
@@ -312,6 +337,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     lidGroups: !friendly,
     connectDelayMs: friendly ? 0 : 2000,
     pairingCodeDelayMs: friendly ? 0 : 2500,
+    webhookRetryDelaysMs: [5, 10, 20, 40, 80, 160, 300, 300, 300].map((s) => s * 1000),
   };
   /** Pairing codes WhatsApp has yet to give (cleared on close). */
   const pendingCodes = new Set<NodeJS.Timeout>();
@@ -368,32 +394,64 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     ];
   };
 
+  /** Webhooks waiting for their next attempt (Evolution retries in the background). */
+  const retrying = new Set<Promise<void>>();
+  const retryTimers = new Set<ReturnType<typeof setTimeout>>();
+  /** Evolution does not retry these (webhook.controller.ts ~218: NON_RETRYABLE_STATUS_CODES). */
+  const nonRetryable = [400, 401, 403, 404, 422];
+
+  /** One event, one POST; what our side did not take is sent again, the same body (same `date_time`), in the background. */
   async function postWebhook(inst: FakeInstance, event: string, data: unknown) {
     if (!inst.webhook?.url || inst.webhook.enabled === false) return;
     const eventConst = event.toUpperCase().replace(/[.-]/g, "_");
     if (inst.webhook.events?.length && !inst.webhook.events.includes(eventConst)) return;
+    const hook = inst.webhook;
     const body = {
       event,
       instance: inst.name,
       data,
-      destination: inst.webhook.url,
+      destination: hook.url,
       date_time: evolutionDateTime(new Date(), timeZone),
       sender: "5511999990000@s.whatsapp.net",
       server_url: base,
       apikey: inst.hash,
     };
-    try {
-      const res = await fetch(inst.webhook.url, {
-        method: "POST",
-        headers: { ...(inst.webhook.headers ?? {}), "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      await res.text();
-      webhookDeliveries.push({ url: inst.webhook.url, status: res.status, body });
-    } catch {
-      webhookDeliveries.push({ url: inst.webhook.url, status: 0, body });
-    }
+    const attempt = async () => {
+      let status = 0;
+      try {
+        const res = await fetch(hook.url, {
+          method: "POST",
+          headers: { ...(hook.headers ?? {}), "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+        await res.text();
+        status = res.status;
+      } catch {
+        status = 0;
+      }
+      webhookDeliveries.push({ url: hook.url, status, body });
+      return status;
+    };
+    const first = await attempt();
+    if ((first >= 200 && first < 300) || nonRetryable.includes(first)) return;
+    const retries = (async () => {
+      for (const delay of knobs.webhookRetryDelaysMs) {
+        await new Promise<void>((r) => {
+          const t = setTimeout(() => {
+            retryTimers.delete(t);
+            r();
+          }, delay);
+          retryTimers.add(t);
+        });
+        if (closed) return;
+        const status = await attempt();
+        if ((status >= 200 && status < 300) || nonRetryable.includes(status)) return;
+      }
+    })();
+    retrying.add(retries);
+    void retries.finally(() => retrying.delete(retries));
   }
+  let closed = false;
 
   async function setState(name: string, state: FakeInstance["state"]) {
     const inst = instances.get(name);
@@ -444,19 +502,29 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     isCommunity: g.isCommunity ?? false,
     isCommunityAnnounce: g.isCommunityAnnounce ?? false,
   });
-  /** What Evolution posts for a membership change (with its participantsData enrichment). */
-  const participantsWebhook = (inst: FakeInstance, g: FakeGroup, ids: string[], action: "add" | "remove" | "promote" | "demote") =>
-    postWebhook(inst, "group-participants.update", {
+  /**
+   * What Evolution posts for a membership change. From 2.3.5 (Baileys 7) `participants` are Baileys'
+   * objects `{id, phoneNumber?, lid?, admin}` as the notification carried them, and Evolution's
+   * `participantsData` enrichment compares those objects to strings: `jid` is the object itself and
+   * `phoneNumber` the string "[object Object]" (whatsapp.baileys.service.ts ~1748–1800, 2.3.7). Before,
+   * JID strings, with `participantsData` from the group's list (or the id's digits, not a phone number).
+   */
+  const participantsWebhook = (inst: FakeInstance, g: FakeGroup, entries: (string | FakeParticipant)[], action: "add" | "remove" | "promote" | "demote") => {
+    const objects = entries.map((e): FakeParticipant => (typeof e === "string" ? { id: e, admin: null } : e));
+    const baileys7 = versionNumber(version) >= versionNumber("2.3.5");
+    return postWebhook(inst, "group-participants.update", {
       id: g.id,
       author: jidOf(inst.owner),
-      participants: ids,
+      participants: baileys7 ? objects : objects.map((o) => o.id),
       action,
-      participantsData: ids.map((id) => {
-        const p = peopleOf(inst, g).find((x) => x.id === id);
+      participantsData: objects.map((o) => {
+        if (baileys7) return { jid: o, phoneNumber: "[object Object]" };
+        const p = peopleOf(inst, g).find((x) => x.id === o.id);
         // Evolution falls back to the id's digits when it cannot resolve a LID (not a phone number!).
-        return { jid: id, phoneNumber: p?.phoneNumber ?? id.split("@")[0] };
+        return { jid: o.id, phoneNumber: p?.phoneNumber ?? o.id.split("@")[0] };
       }),
     });
+  };
   const participantJid = (p: string) => (p.includes("@") ? p : jidOf(p));
 
   /** Evolution's `qrCode` getter: the current QR and, while pairing by number, the code WhatsApp gave (null until it did). */
@@ -886,6 +954,17 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     return send(404, errorBody(404, "Not Found", [`Cannot ${req.method} ${url.pathname}`]));
   };
 
+  const groupJoin: FakeEvolution["groupJoin"] = async (name, groupId, participants, options = {}) => {
+    const inst = instances.get(name)!;
+    const g = inst.groups.find((x) => x.id === groupId)!;
+    const entries = participants.map(participantJid).map((id): FakeParticipant => {
+      const phone = options.resolveLids?.[id];
+      return { id, admin: null, ...(phone ? { phoneNumber: jidOf(phone) } : {}) };
+    });
+    peopleOf(inst, g).push(...entries);
+    await participantsWebhook(inst, g, options.listOnly ? entries.map((e) => ({ id: e.id, admin: null })) : entries, "add");
+  };
+
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -941,24 +1020,38 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       knobs.ignoreMessageId = !friendly && versionNumber(to) < versionNumber("2.4.0");
     },
     group: (name, groupId) => instances.get(name)?.groups.find((g) => g.id === groupId),
-    async groupJoin(name, groupId, participants, options = {}) {
+    groupJoin,
+    async groupLeave(name, groupId, participants, options = {}) {
       const inst = instances.get(name)!;
       const g = inst.groups.find((x) => x.id === groupId)!;
-      const ids = participants.map(participantJid);
-      for (const id of ids) {
-        const phone = options.resolveLids?.[id];
-        peopleOf(inst, g).push({ id, admin: null, ...(phone ? { phoneNumber: jidOf(phone) } : {}) });
-      }
-      await participantsWebhook(inst, g, ids, "add");
-    },
-    async groupLeave(name, groupId, participants) {
-      const inst = instances.get(name)!;
-      const g = inst.groups.find((x) => x.id === groupId)!;
-      const ids = participants.map(participantJid);
+      const entries = participants.map(participantJid).map((id): FakeParticipant => {
+        const lid = options.lids?.[id.split("@")[0]] ?? options.lids?.[id];
+        return { id, admin: null, ...(lid ? { lid } : {}) };
+      });
       // Resolved before they are gone (Evolution asks the group for participantsData after the change; here, before).
-      const post = participantsWebhook(inst, g, ids, "remove");
-      g.participants = peopleOf(inst, g).filter((p) => !ids.includes(p.id));
+      const post = participantsWebhook(inst, g, entries, "remove");
+      const gone = (p: FakeParticipant) => entries.some((e) => [e.id, e.lid].includes(p.id) || p.phoneNumber === e.id || (p.lid && p.lid === e.id));
+      g.participants = peopleOf(inst, g).filter((p) => !gone(p));
       await post;
+    },
+    async requestJoin(name, groupId, participants) {
+      const inst = instances.get(name)!;
+      const g = inst.groups.find((x) => x.id === groupId)!;
+      if (!g.joinApproval) return groupJoin(name, groupId, participants);
+      g.pendingRequests = [...new Set([...(g.pendingRequests ?? []), ...participants.map(participantJid)])];
+    },
+    async approveJoin(name, groupId, participants) {
+      const inst = instances.get(name)!;
+      const g = inst.groups.find((x) => x.id === groupId)!;
+      const ids = participants.map(participantJid).filter((id) => g.pendingRequests?.includes(id));
+      g.pendingRequests = (g.pendingRequests ?? []).filter((id) => !ids.includes(id));
+      if (ids.length === 0) return;
+      const entries = ids.map((id): FakeParticipant => ({ id, admin: null }));
+      peopleOf(inst, g).push(...entries);
+      await participantsWebhook(inst, g, entries, "add");
+    },
+    webhooksSettled: async () => {
+      while (retrying.size) await Promise.all([...retrying]);
     },
     revokeInvite(name, groupId) {
       const g = instances.get(name)!.groups.find((x) => x.id === groupId)!;
@@ -1001,6 +1094,9 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       knobs.slowSendMs = 0;
       for (const t of pendingCodes) clearTimeout(t);
       pendingCodes.clear();
+      closed = true;
+      for (const t of retryTimers) clearTimeout(t);
+      retryTimers.clear();
       return stopListening();
     },
   };

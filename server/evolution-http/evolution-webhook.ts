@@ -49,6 +49,17 @@ export async function handleEvolutionWebhook(req: Request, provider?: MessagingP
   } catch {
     return json(400, { success: false, error: "Bad Request", message: "The body is not JSON." });
   }
-  const accepted = await evolution.handleWebhook(channelId, token, body);
+  let accepted: boolean;
+  try {
+    accepted = await evolution.handleWebhook(channelId, token, body);
+  } catch (err) {
+    // 200 only once the event is recorded: Evolution sends a 5xx'd event again (never a 4xx'd one), and
+    // recording is idempotent, so the resend changes nothing that was already recorded.
+    console.error(
+      `[evolution] a webhook of ${channelId} was not recorded; answered 503 so that the gateway sends it again:`,
+      err instanceof Error ? err.message : err,
+    );
+    return json(503, { success: false, error: "Service Unavailable", message: "The event could not be recorded now; send it again." });
+  }
   return accepted ? json(200, { success: true }) : json(401, { success: false, error: "Unauthorized", message: "Unknown webhook." });
 }

@@ -8,7 +8,7 @@ import { checkInviteLinks } from "./invite-health";
  * Inngest cron): `members_changed` events for groups whose last one is old enough, then the invite
  * links due a check (each group every LAUNCH_INVITE_CHECK_SECONDS).
  */
-export async function runFunnelJobs(db: Db, provider: Pick<MessagingProvider, "groupState" | "inviteUrl">, now: Date) {
+export async function runFunnelJobs(db: Db, provider: Pick<MessagingProvider, "groupState" | "inviteUrl" | "ownNumber">, now: Date) {
   const reported = await reportMembersChanged(db, now);
   const invites = await checkInviteLinks(db, provider, now);
   return { reported, ...invites };

@@ -49,12 +49,14 @@ const member = (r: Row) => ({
 });
 
 /**
- * One CSV field: quoted when it holds the separator, a quote or a line break; a text a spreadsheet would
- * run as a formula (`=`, `+`, `-`, `@`, tab, CR first) gets a leading `'` (OWASP's CSV injection rule).
+ * One CSV field (CONTRACT §6): quoted when it holds either separator (`,` or `;`, whichever the file uses:
+ * a spreadsheet in a `;` locale splits a comma file's unquoted `;`), a quote or a line break; a text a
+ * spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first) gets a leading `'` (OWASP's CSV
+ * injection rule).
  */
-export function csvField(value: string, separator: string): string {
+export function csvField(value: string): string {
   const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return safe.includes(separator) || /["\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+  return /[,;"\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
 export async function launchMembers(db: Db, tenantId: string, launchId: string, query: LaunchMembersQuery) {
@@ -74,7 +76,7 @@ export async function launchMembers(db: Db, tenantId: string, launchId: string, 
     const rows = await rowsOf(db, launchId).limit(csvChunk).offset(offset);
     for (const r of rows) {
       const m = member(r);
-      lines.push([m.participant, m.id_group, m.group_name, m.joined_at, m.left_at ?? "", String(m.staff)].map((v) => csvField(v, sep)).join(sep));
+      lines.push([m.participant, m.id_group, m.group_name, m.joined_at, m.left_at ?? "", String(m.staff)].map(csvField).join(sep));
     }
     if (rows.length < csvChunk) break;
   }

@@ -1,7 +1,8 @@
 /**
  * Who counts as a lead in a launch (docs/decisions.md#members): everyone but the staff — the launch's
  * `staff_numbers`, the template's `admins` and the channels' own numbers. Phone numbers compare by their
- * digits (`+55 11 99999-0001` is `5511999990001`); an opaque platform id (`…@lid`) only as itself.
+ * digits (`+55 11 99999-0001` is `5511999990001`); an opaque platform id (`…@lid`) only as itself (a LID
+ * whose number the launch's channels know is recorded under the number: lid-phones.ts).
  */
 import type { LaunchGroupTemplate } from "../../db/schema";
 import type { MessagingProvider } from "../messaging/provider";

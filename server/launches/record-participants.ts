@@ -8,34 +8,75 @@
  * the group lowers `members` and is kept (`launch_early_leaves`), so that their join, if it is older than
  * the leave, closes a row instead of leaving it open.
  *
+ * One person, two ids (lid-phones.ts): the LID ⇄ phone pairings an event carries are stored with it; a
+ * participant is recorded under the phone number when the launch's channels know it, a LID that came alone
+ * in a join is looked up in the group's participant list (at most once a minute per group), and the
+ * launch's rows of a LID whose number is now known move to the number before the event applies.
+ *
  * Group commit: the events that arrive while a write is in flight go together in the next one (one
  * transaction, a handful of set-based statements whatever the batch's size), and each caller waits until its
- * own event is committed, so a webhook is never answered before its event is durable.
+ * own event is committed, so a webhook is never answered before its event is durable; when the write fails,
+ * the caller's promise rejects (the gateway is answered 5xx and sends the event again).
  */
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { tsParam } from "../../db/errors";
-import { launchEarlyLeaves, launches, launchGroups, launchParticipants } from "../../db/schema";
-import type { MessagingProvider } from "../messaging/provider";
+import { channelLidPhones, launchEarlyLeaves, launches, launchGroups, launchParticipants, participantEventsSeen } from "../../db/schema";
+import type { LidPhone, MessagingProvider, ProviderEvent } from "../messaging/provider";
+import { foldAliases, isLid, noPairs, pairsFor, rowColumns, storePairs } from "./lid-phones";
 import { staffMatcher } from "./members";
 import { applyRestatus } from "./restatus-groups";
 import { wakeLaunch } from "./wake";
 
-export interface ParticipantsEvent {
-  channelId: string;
-  groupId: string;
-  action: "join" | "leave";
-  participants: string[];
-  at: Date;
-}
+/** The provider's event (its `eventId`, when the gateway has one, is recorded once: participant_events_seen). */
+export type ParticipantsEvent = Omit<Extract<ProviderEvent, { type: "group_participants" }>, "type">;
 
-type Provider = Pick<MessagingProvider, "ownNumber">;
+type Provider = Pick<MessagingProvider, "ownNumber" | "participantPairs">;
 
 /** Returns the launches touched (their engines were woken). */
 export async function recordParticipants(db: Db, provider: Provider, event: ParticipantsEvent): Promise<string[]> {
   const participants = [...new Set(event.participants.filter((p) => p.length > 0))];
   if (participants.length === 0) return [];
-  return writerFor(db, provider).record({ ...event, participants });
+  const pairs = await withLookedUp(db, provider, { ...event, participants });
+  return writerFor(db, provider).record({ ...event, participants, pairs });
+}
+
+/** A group's participant list is read at most this often to look LIDs up (one WhatsApp query each time). */
+export const lidLookupGapMs = 60_000;
+const lastLookup = new Map<string, number>();
+
+/**
+ * The event's pairings, plus, for a join with a LID no pairing covers, those of the group's participant list
+ * (the person is in it now; the list may carry their number where the event did not). Only for groups a
+ * launch holds, at most once per `lidLookupGapMs` per group; a failed look-up leaves the LID as it came
+ * (its rows move to the number when a later event or the hourly check learns it).
+ */
+async function withLookedUp(db: Db, provider: Provider, event: ParticipantsEvent): Promise<LidPhone[]> {
+  const pairs = event.pairs ?? [];
+  if (event.action !== "join" || !provider.participantPairs) return pairs;
+  const lids = event.participants.filter((p) => isLid(p) && !pairs.some((x) => x.lid === p));
+  if (lids.length === 0) return pairs;
+  const known = await db
+    .select({ lid: channelLidPhones.lid })
+    .from(channelLidPhones)
+    .where(and(eq(channelLidPhones.channelId, event.channelId), inArray(channelLidPhones.lid, lids)));
+  if (known.length === lids.length) return pairs;
+  const key = `${event.channelId}\n${event.groupId}`;
+  const last = lastLookup.get(key);
+  if (last !== undefined && event.at.getTime() - last < lidLookupGapMs) return pairs;
+  const [held] = await db
+    .select({ launchId: launchGroups.launchId })
+    .from(launchGroups)
+    .where(and(eq(launchGroups.groupId, event.groupId), eq(launchGroups.channelId, event.channelId)))
+    .limit(1);
+  if (!held) return pairs;
+  lastLookup.set(key, event.at.getTime());
+  try {
+    return [...pairs, ...(await provider.participantPairs(event.channelId, event.groupId))];
+  } catch (err) {
+    console.warn(`[launches] could not look the LIDs of ${event.groupId} up:`, err instanceof Error ? err.message : err);
+    return pairs;
+  }
 }
 
 const writers = new WeakMap<Db, WeakMap<object, ParticipantWriter>>();
@@ -109,6 +150,10 @@ interface HeldBy {
   launchId: string;
   groupId: string;
   channelId: string;
+  /** The launch's channels: whose LID pairings it may use. */
+  channelIds: string[];
+  /** One of them learned a LID ⇄ phone pairing (rows of this launch may stand under a LID). */
+  channelsKnowLids: boolean;
   isStaff: (participant: string) => boolean;
 }
 
@@ -126,6 +171,11 @@ interface PersonState {
 
 /** Applies events in their order, in one transaction; returns, per event, the launches it touched. */
 async function applyEvents(db: Db, provider: Provider, events: ParticipantsEvent[]): Promise<string[][]> {
+  // The pairings first (whatever group they came from: facts about people, kept for later launches), in
+  // their own statements: so that this batch's people are recorded, and their older rows found, under their number.
+  const pairsByChannel = new Map<string, LidPhone[]>();
+  for (const e of events) if (e.pairs?.length) pairsByChannel.set(e.channelId, [...(pairsByChannel.get(e.channelId) ?? []), ...e.pairs]);
+  for (const [channelId, pairs] of [...pairsByChannel].sort(([a], [b]) => a.localeCompare(b))) await storePairs(db, channelId, pairs, events[0].at);
   const held = await launchesHolding(db, provider, events);
   const perEvent = events.map((e) => held.filter((h) => h.channelId === e.channelId && h.groupId === e.groupId));
   const launchIds = [...new Set(held.map((h) => h.launchId))].sort();
@@ -134,22 +184,50 @@ async function applyEvents(db: Db, provider: Provider, events: ParticipantsEvent
     // Events of one launch apply one batch at a time: the launches' rows first, in id order (applyRestatus
     // and the group additions take the launch's row first too: one lock order, no deadlock).
     await tx.select({ id: launches.id }).from(launches).where(inArray(launches.id, launchIds)).orderBy(asc(launches.id)).for("update");
-    const state = await loadState(tx, launchIds, events);
+    const fresh = await firstDeliveries(tx, events);
+    const launchChannels = new Map(held.map((h) => [h.launchId, h.channelIds]));
+    const staffOf = new Map(held.map((h) => [h.launchId, h.isStaff]));
+    // Only where a LID is in play (in the batch, or known to the launch's channels): phone-only traffic
+    // (the simulator, a gateway that never shows LIDs) pays no query for it.
+    const lidsInPlay = held.some((h) => h.channelsKnowLids) || events.some((e) => e.pairs?.length || e.participants.some(isLid));
+    const pairs = lidsInPlay
+      ? await pairsFor(
+          tx,
+          launchChannels,
+          events.flatMap((e) => [...e.participants, ...(e.pairs ?? []).flatMap((p) => [p.lid, p.phone])]),
+        )
+      : noPairs(launchChannels.keys());
+    const folded = await foldAliases(tx, pairs, (launchId, p) => staffOf.get(launchId)?.(p) ?? false);
+    const people = (launchId: string, e: ParticipantsEvent) => [...new Set(e.participants.map((p) => pairs.get(launchId)!.canonical(p)))];
+    const state = await loadState(
+      tx,
+      launchIds,
+      events,
+      events.flatMap((e, i) => perEvent[i].flatMap((h) => people(h.launchId, e))),
+    );
     const inserts: { launchId: string; groupId: string; participant: string; staff: boolean; joinedAt: Date; leftAt: Date | null }[] = [];
     const closes = new Map<number, Date>();
     const earlyLeavesKept = new Map<string, { launchId: string; groupId: string; participant: string; at: Date }>();
     const earlyLeavesGone = new Map<string, { launchId: string; groupId: string; participant: string }>();
     const deltas = new Map<string, { launchId: string; groupId: string; delta: number }>();
     const lastAt = new Map<string, Date>();
-    const move = (h: HeldBy, by: number) => {
+    /** When the latest event of each group arrived (members are corrected from the platform only well after it). */
+    const arrived = new Map<string, { launchId: string; groupId: string; at: Date }>();
+    const move = (h: Pick<HeldBy, "launchId" | "groupId">, by: number) => {
       const k = `${h.launchId}\n${h.groupId}`;
       const d = deltas.get(k) ?? { launchId: h.launchId, groupId: h.groupId, delta: 0 };
       d.delta += by;
       deltas.set(k, d);
     };
+    for (const f of folded) move(f, f.delta);
     events.forEach((e, i) => {
       for (const h of perEvent[i]) {
-        for (const participant of e.participants) {
+        const k = `${h.launchId}\n${h.groupId}`;
+        const before = arrived.get(k);
+        if (!before || before.at < e.at) arrived.set(k, { launchId: h.launchId, groupId: h.groupId, at: e.at });
+        // A resend of an event already recorded: whatever happened since, it changes nothing.
+        if (!fresh[i]) continue;
+        for (const participant of people(h.launchId, e)) {
           const key = personKey(h.launchId, h.groupId, participant);
           const st = state.get(key) ?? emptyState();
           state.set(key, st);
@@ -189,22 +267,35 @@ async function applyEvents(db: Db, provider: Provider, events: ParticipantsEvent
       }
     });
     await writeChanges(tx, { inserts, closes, earlyLeavesKept: [...earlyLeavesKept.values()], earlyLeavesGone: [...earlyLeavesGone.values()] });
-    const moved = [...deltas.values()].filter((d) => d.delta !== 0);
-    if (moved.length > 0) {
-      await tx.execute(sql`update launch_groups g set members = greatest(0, g.members + v.delta)
-        from (values ${sql.join(
-          moved.map((d) => sql`(${d.launchId}::text, ${d.groupId}::text, ${d.delta}::int)`),
-          sql`, `,
-        )}) as v(launch_id, id_group, delta)
-        where g.launch_id = v.launch_id and g.id_group = v.id_group`);
-      for (const launchId of new Set(moved.map((d) => d.launchId))) await applyRestatus(tx, launchId, lastAt.get(launchId));
-    }
+    const moved = await moveMembers(tx, [...deltas.values()], [...arrived.values()]);
+    for (const launchId of new Set(moved.map((d) => d.launchId))) await applyRestatus(tx, launchId, lastAt.get(launchId));
   });
   for (const id of launchIds) wakeLaunch(id);
   return perEvent.map((hs) => [...new Set(hs.map((h) => h.launchId))]);
 }
 
 const emptyState = (): PersonState => ({ open: null, seen: false, lastLeftAt: null, earlyLeave: null });
+
+/** Per event: is this its first recorded delivery? Events with an id are remembered in the batch's transaction. */
+async function firstDeliveries(tx: Tx, events: ParticipantsEvent[]): Promise<boolean[]> {
+  const ids = events.flatMap((e) => (e.eventId ? [{ channelId: e.channelId, eventId: e.eventId, seenAt: e.at }] : []));
+  if (ids.length === 0) return events.map(() => true);
+  const stored = await tx
+    .insert(participantEventsSeen)
+    .values(ids)
+    .onConflictDoNothing()
+    .returning({ channelId: participantEventsSeen.channelId, eventId: participantEventsSeen.eventId });
+  const firstTime = new Set(stored.map((r) => `${r.channelId}\n${r.eventId}`));
+  return events.map((e) => {
+    if (!e.eventId) return true;
+    const k = `${e.channelId}\n${e.eventId}`;
+    // Twice in one batch: the first counts.
+    return firstTime.delete(k);
+  });
+}
+
+/** Resends stop within about 20 minutes (Evolution's schedule); a day of event ids is plenty. */
+export const eventIdRetentionMs = 86_400_000;
 
 const personKey = (launchId: string, groupId: string, participant: string) => `${launchId}\n${groupId}\n${participant}`;
 
@@ -219,6 +310,8 @@ async function launchesHolding(db: Db, provider: Provider, events: ParticipantsE
       staffNumbers: launches.staffNumbers,
       groupTemplate: launches.groupTemplate,
       channelIds: launches.channelIds,
+      channelsKnowLids: sql<boolean>`exists (select 1 from ${channelLidPhones}
+        where ${channelLidPhones.channelId} in (select jsonb_array_elements_text(${launches.channelIds})))`,
     })
     .from(launchGroups)
     .innerJoin(launches, eq(launches.id, launchGroups.launchId))
@@ -231,15 +324,22 @@ async function launchesHolding(db: Db, provider: Provider, events: ParticipantsE
       isStaff = await staffMatcher(provider, r);
       staff.set(r.launchId, isStaff);
     }
-    out.push({ launchId: r.launchId, groupId: r.groupId, channelId: r.channelId, isStaff });
+    out.push({
+      launchId: r.launchId,
+      groupId: r.groupId,
+      channelId: r.channelId,
+      channelIds: r.channelIds,
+      channelsKnowLids: Boolean(r.channelsKnowLids),
+      isStaff,
+    });
   }
   return out;
 }
 
-/** Every row and early leave of the batch's people in the batch's launches and groups. */
-async function loadState(tx: Tx, launchIds: string[], events: ParticipantsEvent[]): Promise<Map<string, PersonState>> {
+/** Every row and early leave of the batch's people (as recorded: by number when known) in the batch's launches and groups. */
+async function loadState(tx: Tx, launchIds: string[], events: ParticipantsEvent[], recordedAs: string[]): Promise<Map<string, PersonState>> {
   const groupIds = [...new Set(events.map((e) => e.groupId))];
-  const people = [...new Set(events.flatMap((e) => e.participants))];
+  const people = [...new Set(recordedAs)];
   const state = new Map<string, PersonState>();
   const at = (launchId: string, groupId: string, participant: string) => {
     const key = personKey(launchId, groupId, participant);
@@ -248,14 +348,7 @@ async function loadState(tx: Tx, launchIds: string[], events: ParticipantsEvent[
     return st;
   };
   const rows = await tx
-    .select({
-      id: launchParticipants.id,
-      launchId: launchParticipants.launchId,
-      groupId: launchParticipants.groupId,
-      participant: launchParticipants.participant,
-      joinedAt: launchParticipants.joinedAt,
-      leftAt: launchParticipants.leftAt,
-    })
+    .select(rowColumns)
     .from(launchParticipants)
     .where(
       and(inArray(launchParticipants.launchId, launchIds), inArray(launchParticipants.groupId, groupIds), inArray(launchParticipants.participant, people)),
@@ -302,6 +395,33 @@ async function writeChanges(
       .delete(launchEarlyLeaves)
       .where(and(eq(launchEarlyLeaves.launchId, l.launchId), eq(launchEarlyLeaves.groupId, l.groupId), eq(launchEarlyLeaves.participant, l.participant)));
   }
+}
+
+/**
+ * Adds each delta to its group's `members` (never below 0) and, in the same statement, moves the groups'
+ * `last_event_at` to when their latest event arrived. Returns the deltas that moved something.
+ */
+export async function moveMembers(
+  tx: Tx,
+  deltas: { launchId: string; groupId: string; delta: number }[],
+  arrived: { launchId: string; groupId: string; at: Date }[] = [],
+) {
+  const moved = deltas.filter((d) => d.delta !== 0);
+  const rows = new Map<string, { launchId: string; groupId: string; delta: number; at: Date | null }>();
+  for (const d of moved) rows.set(`${d.launchId}\n${d.groupId}`, { ...d, at: null });
+  for (const a of arrived) {
+    const k = `${a.launchId}\n${a.groupId}`;
+    rows.set(k, { launchId: a.launchId, groupId: a.groupId, delta: rows.get(k)?.delta ?? 0, at: a.at });
+  }
+  if (rows.size === 0) return moved;
+  // greatest() ignores nulls: a group with no arrival keeps its last_event_at.
+  await tx.execute(sql`update launch_groups g set members = greatest(0, g.members + v.delta), last_event_at = greatest(g.last_event_at, v.at)
+    from (values ${sql.join(
+      [...rows.values()].map((r) => sql`(${r.launchId}::text, ${r.groupId}::text, ${r.delta}::int, ${r.at ? tsParam(r.at) : sql`null::timestamptz`})`),
+      sql`, `,
+    )}) as v(launch_id, id_group, delta, at)
+    where g.launch_id = v.launch_id and g.id_group = v.id_group`);
+  return moved;
 }
 
 /** The launch's row first, as applyRestatus and the group additions take it: one lock order, no deadlock. */

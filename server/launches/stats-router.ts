@@ -39,7 +39,9 @@ export const launchStatsRouter = router({
           "Account owner only; partner apps never see it. One row per join (a re-join is a new row): `participant`, `id_group`, " +
           "`group_name`, `joined_at`, `left_at` (null while in the group), `staff`. `format=json` (default): pages of 500, oldest join " +
           "first. `format=csv`: every row in one `text/csv` file, UTF-8 with a BOM, a header row " +
-          "`participant,id_group,group_name,joined_at,left_at,staff`, comma-separated or `delimiter=semicolon`.",
+          "`participant,id_group,group_name,joined_at,left_at,staff`, comma-separated or `delimiter=semicolon`. In either, a field " +
+          'holding `,` or `;`, a quote, CR or LF is quoted (`"Turma;=1+1"`), and one starting with `=`, `+`, `-`, `@`, TAB or CR ' +
+          "gets a leading `'` (so a spreadsheet never runs it as a formula).",
         protect: true,
         errorResponses: [400, 401, 404, 429, 500],
       },

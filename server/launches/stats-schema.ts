@@ -68,7 +68,11 @@ export const launchMembersInput = z.object({
 });
 
 export const launchMember = z.object({
-  participant: z.string().meta({ description: "A phone number (digits with country code) or the platform's opaque id (`…@lid`)." }),
+  participant: z.string().meta({
+    description:
+      "A phone number (digits with country code), or WhatsApp's opaque id (`…@lid`) while none of the launch's channels learned its " +
+      "number: a person seen by both is one person, shown by the number.",
+  }),
   id_group: z.string(),
   group_name: z.string(),
   joined_at: z.iso.datetime({ offset: true }),

@@ -16,6 +16,7 @@ import {
   type ChannelStatus,
   type CreatedGroup,
   type GroupState,
+  type LidPhone,
   type NewGroup,
   type MessagingProvider,
   type OutboundMessage,
@@ -125,6 +126,22 @@ function jidNumber(jid: string | undefined): string | null {
 function participantNumber(p: EvolutionParticipant): string | null {
   return jidNumber(p.id) ?? jidNumber(p.phoneNumber) ?? jidNumber(p.jid);
 }
+
+/** `1234…@lid` (or with a device suffix `:3`) → `1234…@lid`; anything else → null. */
+function lidOf(jid: unknown): string | null {
+  const m = typeof jid === "string" ? /^(\d{5,30})(?::\d+)?@lid$/.exec(jid) : null;
+  return m ? `${m[1]}@lid` : null;
+}
+
+/** The pairing a participant entry carries: its LID and its phone number, when both are there. */
+function pairOf(p: EvolutionParticipant): LidPhone | null {
+  const phone = participantNumber(p);
+  const lid = lidOf(p.id) ?? lidOf(p.lid);
+  return phone && lid ? { lid, phone } : null;
+}
+
+/** Every pairing a participant list carries (findGroupInfos, participants): one per person listed with both ids. */
+const pairsOf = (participants: EvolutionParticipant[]) => participants.flatMap((p) => (typeof p?.id === "string" ? (pairOf(p) ?? []) : []));
 
 /** A failed group-management call, as the provider interface classifies failures. */
 function groupError(err: unknown, what: string): Error {
@@ -535,14 +552,16 @@ export class EvolutionProvider implements MessagingProvider {
     const known = await this.learnOwnLid(channelId, participants, {}, me);
     const mine = participants.find((p) => isOwn(p, known));
     const size = info?.size ?? participants.length;
-    if (mine) return { exists: true, admin: mine.admin === "admin" || mine.admin === "superadmin", size };
+    const pairs = pairsOf(participants);
+    const withPairs = pairs.length > 0 ? { pairs } : {};
+    if (mine) return { exists: true, admin: mine.admin === "admin" || mine.admin === "superadmin", size, ...withPairs };
     // Everyone listed by a phone we can read, and not us: we are not in it.
     const unreadable = participants.some((p) => isLid(p.id) && !participantNumber(p));
     if (!info || !unreadable) {
       await this.forgetGroup(channelId, groupId);
       return { exists: false, admin: false, size: 0 };
     }
-    return { exists: true, admin: await this.readsInviteCode(channelId, row.instanceName, groupId), size };
+    return { exists: true, admin: await this.readsInviteCode(channelId, row.instanceName, groupId), size, ...withPairs };
   }
 
   /** Only admins may read a group's invite code (`not-authorized` otherwise): whether the number is one. */
@@ -590,6 +609,22 @@ export class EvolutionProvider implements MessagingProvider {
     return { ...ids, lid };
   }
 
+  /**
+   * `GET /group/participants` (Baileys' group metadata: one WhatsApp query, never repeated here): the
+   * pairings of the people listed with both a LID and a phone number. Evolution offers no route to Baileys'
+   * own LID map (`signalRepository.lidMapping`), so the group's list is the one place to look a LID up.
+   */
+  async participantPairs(channelId: string, groupId: string): Promise<LidPhone[]> {
+    const row = await this.openInstance(channelId);
+    // Asked while a webhook waits for its answer: a short time-out (the LID stays as it came when it passes).
+    const res = await this.groupCall<{ participants?: EvolutionParticipant[] }>(channelId, row.instanceName, "GET", "participants", {
+      groupId,
+      retry: false,
+      timeoutMs: Math.min(this.opts.timeoutMs, 5000),
+    });
+    return pairsOf(Array.isArray(res?.participants) ? res.participants : []);
+  }
+
   private async forgetGroup(channelId: string, groupId: string) {
     const cached = (await this.instance(channelId)).groups;
     if (!cached?.some((g) => g.id_group === groupId)) return;
@@ -623,12 +658,23 @@ export class EvolutionProvider implements MessagingProvider {
   }
 
   /**
-   * `group-participants.update` → `group_participants`: `add` is a join, `remove` a leave (promote and
-   * demote change no membership). Participants `<digits>@s.whatsapp.net` become digits; a LID
-   * (`<digits>@lid`) becomes the phone number when Evolution resolved it (`participantsData`), else it
-   * stays the LID, as it came.
+   * `group-participants.update` → `group_participants`: `add` is a join, `remove` a leave (promote,
+   * demote and modify change no membership). A pending join request (group approval on) is Baileys'
+   * `group.join-request`, which Evolution does not forward: it never arrives here, and its approval comes
+   * as an `add` (docs/evolution.md#participants-lids-and-phone-numbers).
+   *
+   * Participants: Baileys 7 objects `{id, phoneNumber?, lid?}` (Evolution ≥ 2.3.5), or JID strings with
+   * Evolution's `participantsData` beside them (before). Each becomes its phone number (digits) when the
+   * event carried it, else its LID; every LID ⇄ phone pairing the event carried (the participants', the
+   * author's `author`/`authorPn`) goes along in `pairs`. Evolution 2.3.7's `participantsData` compares
+   * Baileys 7's objects to strings and so carries nothing (`phoneNumber: "[object Object]"`); its fallback
+   * there, the LID's own digits, is not a phone number and is never used.
+   *
+   * Emitted with emitRecorded: a failure to record it reaches the webhook route, which answers 5xx so that
+   * the gateway sends the event again; `eventId` (a digest of the body's `date_time` and the event) lets a
+   * resend of an event already recorded change nothing.
    */
-  private async participantsEvent(channelId: string, data: Record<string, unknown>, at: Date) {
+  private async participantsEvent(channelId: string, data: Record<string, unknown>, at: Date, eventId: string) {
     const action = data.action === "add" ? "join" : data.action === "remove" ? "leave" : undefined;
     const groupId = typeof data.id === "string" ? data.id : undefined;
     if (!action || !groupId || !groupIdPattern.test(groupId) || !Array.isArray(data.participants)) return;
@@ -637,15 +683,19 @@ export class EvolutionProvider implements MessagingProvider {
       const number = typeof d?.phoneNumber === "string" && d.phoneNumber.endsWith("@s.whatsapp.net") ? jidNumber(d.phoneNumber) : null;
       if (typeof d?.jid === "string" && number) resolved.set(d.jid, number);
     }
+    const pairs = new Map<string, string>();
+    const author = pairOf({ id: String(data.author ?? ""), phoneNumber: typeof data.authorPn === "string" ? data.authorPn : undefined });
+    if (author) pairs.set(author.lid, author.phone);
     const participants = [
       ...new Set(
         (data.participants as unknown[]).flatMap((p) => {
-          const id = typeof p === "string" ? p : typeof (p as EvolutionParticipant)?.id === "string" ? (p as EvolutionParticipant).id : undefined;
-          if (!id) return [];
-          const viaObject = typeof p === "object" ? participantNumber(p as EvolutionParticipant) : null;
-          const number = viaObject ?? resolved.get(id) ?? (id.endsWith("@s.whatsapp.net") ? jidNumber(id) : null);
-          if (number) return [number];
-          return /^\d+@lid$/.test(id) ? [id] : [];
+          const entry: EvolutionParticipant | undefined =
+            typeof p === "string" ? { id: p } : typeof (p as EvolutionParticipant)?.id === "string" ? (p as EvolutionParticipant) : undefined;
+          if (!entry) return [];
+          const number = participantNumber(entry) ?? resolved.get(entry.id) ?? null;
+          const lid = lidOf(entry.id) ?? lidOf(entry.lid);
+          if (number && lid) pairs.set(lid, number);
+          return number ? [number] : lid ? [lid] : [];
         }),
       ),
     ];
@@ -655,7 +705,16 @@ export class EvolutionProvider implements MessagingProvider {
       // The number itself removed: the group is gone for it (the next state check says so).
       if (own && participants.includes(own)) await this.forgetGroup(channelId, groupId);
     }
-    await this.events.emit({ type: "group_participants", channelId, groupId, action, participants, at });
+    await this.events.emitRecorded({
+      type: "group_participants",
+      channelId,
+      groupId,
+      action,
+      participants,
+      ...(pairs.size > 0 ? { pairs: [...pairs].map(([lid, phone]) => ({ lid, phone })) } : {}),
+      eventId,
+      at,
+    });
   }
 
   subscribe(listener: ProviderListener) {
@@ -1413,7 +1472,11 @@ export class EvolutionProvider implements MessagingProvider {
     } else if (event === "send.message" && data) {
       for (const d of Array.isArray(data) ? data : [data]) await this.sentEvent(channelId, d, new Date());
     } else if (event === "group-participants.update" && data) {
-      for (const d of Array.isArray(data) ? data : [data]) await this.participantsEvent(channelId, d, at);
+      // Evolution resends a 5xx'd event with the same body (same `date_time`): its digest names the event.
+      const sent = String((body as { date_time?: unknown }).date_time ?? "");
+      for (const [i, d] of (Array.isArray(data) ? data : [data]).entries()) {
+        await this.participantsEvent(channelId, d, at, sha256(JSON.stringify([sent, i, d])).toString("base64url"));
+      }
     }
     return true;
   }

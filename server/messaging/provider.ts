@@ -88,12 +88,39 @@ export type ProviderEvent =
   | { type: "message_sent"; receipts: Receipt[]; at: Date }
   /**
    * People joined or left a group (Evolution's `group-participants.update` add/remove). A participant is
-   * a phone number (digits with country code) or the platform's opaque id (a LID such as `1234@lid`),
-   * kept as it came: only the same string means the same person.
+   * a phone number (digits with country code) when the platform gave it, else its opaque id (a LID such as
+   * `1234@lid`). `pairs`: the LID ⇄ phone pairings the event carried (one person under both ids).
    */
-  | { type: "group_participants"; channelId: string; groupId: string; action: "join" | "leave"; participants: string[]; at: Date };
+  | {
+      type: "group_participants";
+      channelId: string;
+      groupId: string;
+      action: "join" | "leave";
+      participants: string[];
+      pairs?: LidPhone[];
+      /** The same for every delivery of one event (a gateway resending it): recorded once. */
+      eventId?: string;
+      at: Date;
+    };
+
+/** One person's two ids on WhatsApp: the opaque LID (`<digits>@lid`) and the phone number it stands for (digits). */
+export interface LidPhone {
+  lid: string;
+  phone: string;
+}
 
 export type ProviderListener = (event: ProviderEvent) => Promise<void> | void;
+
+/** A listener could not record an event: the gateway must be told (a 5xx), so that it sends the event again. */
+export class EventNotRecordedError extends Error {
+  constructor(
+    readonly event: ProviderEvent["type"],
+    readonly causes: unknown[],
+  ) {
+    super(`a ${event} event could not be recorded: ${causes.map((c) => (c instanceof Error ? c.message : String(c))).join("; ")}`);
+    this.name = "EventNotRecordedError";
+  }
+}
 
 /** A provider's event listeners: each event goes to every listener in turn; one failing does not stop the rest. */
 export class ProviderEvents {
@@ -108,14 +135,31 @@ export class ProviderEvents {
     };
   }
 
+  /** Failures are logged and swallowed (events the platform never sends again, or that something else repairs). */
   async emit(event: ProviderEvent) {
+    await this.run(event);
+  }
+
+  /**
+   * As emit, but when a listener failed, throws EventNotRecordedError once every listener has run: for
+   * events the gateway sends again when told they were not recorded (their recording is idempotent).
+   */
+  async emitRecorded(event: ProviderEvent) {
+    const failures = await this.run(event);
+    if (failures.length > 0) throw new EventNotRecordedError(event.type, failures);
+  }
+
+  private async run(event: ProviderEvent): Promise<unknown[]> {
+    const failures: unknown[] = [];
     for (const listener of this.listeners) {
       try {
         await listener(event);
       } catch (err) {
         console.error(`[${this.label}] event listener failed`, err);
+        failures.push(err);
       }
     }
+    return failures;
   }
 }
 
@@ -182,7 +226,7 @@ export class ProviderOutcomeUnknownError extends Error {
 }
 
 // The services (and so the provider) may come from another copy of this module than the caller's.
-recognisedAcrossCopies({ ProviderUnavailableError, ProviderSendError, ProviderOutcomeUnknownError });
+recognisedAcrossCopies({ ProviderUnavailableError, ProviderSendError, ProviderOutcomeUnknownError, EventNotRecordedError });
 
 export interface MessagingProvider {
   readonly name: "simulator" | "evolution";
@@ -248,6 +292,12 @@ export interface MessagingProvider {
   groupState(channelId: string, groupId: string): Promise<GroupState>;
   /** The channel's own number (digits with country code), or null when not known yet (not paired). */
   ownNumber(channelId: string): Promise<string | null>;
+  /**
+   * The LID ⇄ phone pairings the platform shares for the people now in a group (Evolution: its participant
+   * list), to look up a LID an event came with alone. Absent where participants never come as LIDs (the
+   * simulator). Throws ProviderUnavailableError when the platform cannot answer now.
+   */
+  participantPairs?(channelId: string, groupId: string): Promise<LidPhone[]>;
 }
 
 /** A group to create (docs/decisions.md#launches): the launch's template with `{n}` already replaced. */
@@ -283,6 +333,8 @@ export interface GroupState {
   admin: boolean;
   /** Everyone in the group, the channel's number included. */
   size: number;
+  /** The LID ⇄ phone pairings its participant list carried (a platform that lists people by LID). */
+  pairs?: LidPhone[];
 }
 
 export interface SendManyOptions {

@@ -13,10 +13,19 @@ import { tenantWithSegment } from "../campaigns";
  */
 export async function launchWithGroups(
   baseUrl: string,
-  opts: { groups?: number; capacity?: number; margin?: number; staff?: string[]; admins?: string[]; status?: "active" | "paused" | "closed" } = {},
+  opts: {
+    groups?: number;
+    capacity?: number;
+    margin?: number;
+    staff?: string[];
+    admins?: string[];
+    status?: "active" | "paused" | "closed";
+    /** A tenant, channel and segment made elsewhere (a channel on another provider): its groups become the launch's. */
+    base?: Awaited<ReturnType<typeof tenantWithSegment>>;
+  } = {},
 ) {
   const n = opts.groups ?? 2;
-  const { api, segment, groups, channel } = await tenantWithSegment(baseUrl, n);
+  const { api, segment, groups, channel } = opts.base ?? (await tenantWithSegment(baseUrl, n));
   const db = await getDb();
   const id = `launch_${randomUUID()}`;
   const slug = `l-${randomUUID().slice(0, 8)}`;

@@ -2,10 +2,12 @@
  * A launch's members (docs/decisions.md#members): participant events from the provider, the counts they
  * keep, launch-analytics and launch-members over HTTP, the group_activity webhooks they cause.
  */
+import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
-import { launchClicks } from "../../db/schema";
+import { launchClicks, launchGroups } from "../../db/schema";
+import { checkInviteLinks } from "../../server/launches/invite-health";
 import { reportMembersChanged } from "../../server/launches/group-activity";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
@@ -147,6 +149,21 @@ describe("participant events", () => {
     ).toEqual(left.sort());
   });
 
+  it("the hourly check sets a drifted group's members to the simulator's count, once no event of the group arrived for 10 minutes", async () => {
+    const l = await launchWithGroups(fx.server.url, { groups: 1 });
+    const [g1] = l.groups;
+    const { db, provider } = await getServices();
+    // Events the platform never had (as if recorded twice, or its leaves lost): members drifts from the group.
+    await emitParticipants(l.channel, g1, "join", ["5511999990401", "5511999990402"]);
+    const size = (await provider.groupState(l.channel, g1)).size;
+    expect((await groupRows(l.id))[0].members).toBe(2);
+    const now = new Date();
+    await checkInviteLinks(db, provider, new Date(now.getTime() + 9 * 60_000), { all: true });
+    expect((await groupRows(l.id))[0].members).toBe(2);
+    await checkInviteLinks(db, provider, new Date(now.getTime() + 10 * 60_000 + 1000), { all: true });
+    expect((await groupRows(l.id))[0].members).toBe(size);
+  });
+
   it("an event for a group no launch holds changes nothing", async () => {
     const l = await launchWithGroups(fx.server.url, { groups: 1 });
     await emitParticipants(l.channel, "120363999999999999@g.us", "join", ["5511999990001"]);
@@ -232,6 +249,39 @@ describe("launch-members", () => {
     expectEnvelope(await l.api("GET", MEMBERS(l.id, "?format=xml")), 400, "Bad Request");
     // JSON pages: page 2 of 3 rows is empty.
     expect((await l.api("GET", MEMBERS(l.id, "?page=2"))).json).toMatchObject({ page: 2, total: 3, members: [] });
+  });
+
+  it("CSV quoting (CONTRACT §6), both delimiters: a field holding `,` or `;`, a quote, CR or LF is quoted; `=`, `+`, `-`, `@`, TAB or CR first gets a `'`", async () => {
+    const l = await launchWithGroups(fx.server.url, { groups: 1 });
+    const [g1] = l.groups;
+    const db = await getDb();
+    await emitParticipants(l.channel, g1, "join", ["5511999990001"]);
+    const csv = async (name: string, delimiter: "comma" | "semicolon") => {
+      await db.update(launchGroups).set({ name }).where(eq(launchGroups.launchId, l.id));
+      const text = (await l.api("GET", MEMBERS(l.id, `?format=csv&delimiter=${delimiter}`))).text.replace(/^\uFEFF/, "");
+      // The group name is the third field of the only row.
+      const row = text.slice(text.indexOf("\r\n") + 2, text.lastIndexOf("\r\n"));
+      const sep = delimiter === "comma" ? "," : ";";
+      return row.split(sep).slice(2, -3).join(sep);
+    };
+    const cases: [string, string][] = [
+      // pt-BR Excel opens a comma file splitting on `;`: unquoted, `=1+1` would become a formula cell.
+      ["Turma;=1+1", '"Turma;=1+1"'],
+      ["Turma, VIP", '"Turma, VIP"'],
+      ['Turma "VIP"', '"Turma ""VIP"""'],
+      ["Turma\nVIP", '"Turma\nVIP"'],
+      ["=HYPERLINK(1)", "'=HYPERLINK(1)"],
+      ["+5511", "'+5511"],
+      ["-1", "'-1"],
+      ["@SUM(A1)", "'@SUM(A1)"],
+      ["\tTurma", "'\tTurma"],
+      ["\rTurma", `"'\rTurma"`],
+      ["=1+1;2", `"'=1+1;2"`],
+      ["Turma 7 #1", "Turma 7 #1"],
+    ];
+    for (const delimiter of ["comma", "semicolon"] as const) {
+      for (const [name, field] of cases) expect([delimiter, name, await csv(name, delimiter)]).toEqual([delimiter, name, field]);
+    }
   });
 
   it("the OpenAPI document lists the CSV beside the JSON answer", async () => {
