@@ -46,6 +46,18 @@ export const apiKeys = pgTable(
   (t) => [index("api_keys_tenant_idx").on(t.tenantId)],
 );
 
+/** CONTRACT §7: `ok`/`warming` send; the others do not (`cooling`/`capped` until `health_until`, the rest until paired again). */
+export const channelHealthStates = ["ok", "warming", "cooling", "capped", "restricted", "logged_out", "banned"] as const;
+
+/** The `number_health` settings a channel may override (null or absent: the tenant's value). */
+export interface ChannelLimits {
+  daily_message_cap?: number | null;
+  warmup_days?: number | null;
+  warmup_first_day_cap?: number | null;
+  min_send_gap_seconds?: number | null;
+  group_create_cap?: number | null;
+}
+
 export const channels = pgTable(
   "channels",
   {
@@ -63,6 +75,32 @@ export const channels = pgTable(
      */
     slowdownMs: integer("slowdown_ms").notNull().default(0),
     slowdownAt: ts("slowdown_at"),
+    // ---- the number's health and budget (CONTRACT §7; docs/numbers.md) ----
+    /** The channel's own number, digits with country code; null until paired. */
+    phone: text("phone"),
+    /** The first pairing: day 1 of the warm-up ramp (Brasília days). */
+    firstPairedAt: ts("first_paired_at"),
+    healthState: text("health_state", { enum: channelHealthStates }).notNull().default("ok"),
+    /** Why the state is what it is (a disconnect reason, "rate-overlimit", "daily_cap"); null for ok. */
+    healthReason: text("health_reason"),
+    /** When the state began. */
+    healthSince: ts("health_since"),
+    /** When a `cooling` or `capped` state ends (sends may go again from then). */
+    healthUntil: ts("health_until"),
+    /** The last cool-down's length (1 min, doubling on each signal within an hour, at most 60 min). */
+    coolingMs: integer("cooling_ms").notNull().default(0),
+    /** The platform's last rate-limit answer (a quiet hour after it, the cool-down starts again at 1 min). */
+    rateLimitedAt: ts("rate_limited_at"),
+    /** The Brasília day (YYYY-MM-DD) the counters below belong to; another day reads them as 0. */
+    usageDay: text("usage_day"),
+    /** Sends (campaign messages and monitoring copies) taken by claims on `usage_day`. */
+    sentToday: integer("sent_today").notNull().default(0),
+    /** Groups created (launches) on `usage_day`. */
+    groupsCreatedToday: integer("groups_created_today").notNull().default(0),
+    /** min_send_gap_seconds across every campaign of the number: no send of this channel is claimed before this. */
+    nextSendAt: ts("next_send_at"),
+    /** Per-channel budget overrides (`number_health` fields; absent or null: the tenant's value). */
+    limits: jsonb("limits").$type<ChannelLimits>().notNull().default({}),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -104,7 +142,7 @@ export const segmentGroups = pgTable(
       .notNull()
       .references(() => segments.id, { onDelete: "cascade" }),
     groupId: text("id_group").notNull(),
-    /** The channel that sends to this group: the first of the segment's channels that has it. */
+    /** The first of the segment's channels that reaches this group (segment_group_channels holds them all). */
     channelId: text("channel_id")
       .notNull()
       .references(() => channels.id, { onDelete: "cascade" }),
@@ -112,6 +150,25 @@ export const segmentGroups = pgTable(
     position: integer("position").notNull(),
   },
   (t) => [primaryKey({ columns: [t.segmentId, t.groupId] })],
+);
+
+/**
+ * Every channel of the segment that reaches a group (its number is a participant; an admin where only admins
+ * post), CONTRACT §7 "One group, several channels": fan-out spreads deliveries over them, failover moves a
+ * delivery to another of them.
+ */
+export const segmentGroupChannels = pgTable(
+  "segment_group_channels",
+  {
+    segmentId: text("segment_id")
+      .notNull()
+      .references(() => segments.id, { onDelete: "cascade" }),
+    groupId: text("id_group").notNull(),
+    channelId: text("channel_id")
+      .notNull()
+      .references(() => channels.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.segmentId, t.groupId, t.channelId] }), index("segment_group_channels_channel_idx").on(t.channelId)],
 );
 
 export const monitoringGroups = pgTable("monitoring_groups", {
@@ -238,7 +295,7 @@ export const simulatorMessages = pgTable(
 
 export const campaignStatuses = ["pending", "sending", "paused", "completed", "failed", "canceled"] as const;
 /** Why a campaign is paused (docs/dispatch.md). */
-export const pauseReasons = ["user", "schedule", "channel_offline", "send_errors"] as const;
+export const pauseReasons = ["user", "schedule", "channel_offline", "channel_limits", "send_errors"] as const;
 export const deliveryStates = ["pending", "sending", "sent", "failed"] as const;
 /** What a campaign sends: a text, one media message or a carousel (server/campaigns/schema.ts builds its zod enums from these). */
 export const messageTypes = ["text", "image", "video", "audio", "document", "carousel"] as const;
@@ -302,6 +359,9 @@ export const deliveries = pgTable(
     notBefore: ts("not_before"),
     /** A `sending` row whose lease expired was in flight when its worker died: reconcile it. */
     leaseUntil: ts("lease_until"),
+    /** Failover (CONTRACT §7): the channel this delivery was moved from, and when (null: never moved). */
+    movedFrom: text("moved_from"),
+    movedAt: ts("moved_at"),
     providerMessageId: text("provider_message_id"),
     /**
      * A `sending` row whose answer was lost (or whose worker died): when that attempt started. It is
@@ -672,6 +732,9 @@ export const launches = pgTable(
     staffNumbers: jsonb("staff_numbers").$type<string[]>().notNull().default([]),
     status: text("status", { enum: launchStatuses }).notNull().default("active"),
     closedUrl: text("closed_url"),
+    /** Group creation's backoff (CONTRACT §7): no creation before this; failures in a row (5 min doubling to 1 h). */
+    createRetryAt: ts("create_retry_at"),
+    createFailures: integer("create_failures").notNull().default(0),
     /**
      * The last Brasília day whose clicks are folded into launch_click_days / launch_click_day_counts
      * (server/launches/fold-clicks.ts): figures of days up to it are read from the fold, later days from

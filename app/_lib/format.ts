@@ -59,6 +59,7 @@ export const pauseReasonLabel: Record<string, string> = {
   user: "por você",
   schedule: "fora do horário",
   channel_offline: "canal desconectado",
+  channel_limits: "limites dos números",
   send_errors: "erros de envio",
 } satisfies Record<PauseReason, string>;
 

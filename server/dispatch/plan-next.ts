@@ -1,10 +1,11 @@
+import type { pauseReasons } from "../../db/schema";
 import type { Settings } from "../settings/schema";
 import { localDate, windowState } from "./sending-window";
 
 /** What the planner needs to know about a campaign; the engine gathers it, the planner decides. */
 export interface PlanCampaign {
   status: "pending" | "sending" | "paused" | "completed" | "failed" | "canceled";
-  pauseReason: "user" | "schedule" | "channel_offline" | "send_errors" | null;
+  pauseReason: (typeof pauseReasons)[number] | null;
   scheduledAt: Date | null;
   /** Pacing: the earliest time of the next loop. */
   nextRunAt: Date;
