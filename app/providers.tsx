@@ -2,7 +2,7 @@
 
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
-import { useState, type ReactNode } from "react";
+import { useEffect, useState, type ReactNode } from "react";
 import type { AppRouter } from "@/server/root";
 import { isSessionError } from "./_lib/errors";
 import { TRPCProvider } from "./_lib/trpc";
@@ -42,8 +42,24 @@ export function Providers({ children }: { children: ReactNode }) {
   return (
     <QueryClientProvider client={queryClient}>
       <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>
-        {children}
+        <HydrationGate>{children}</HydrationGate>
       </TRPCProvider>
     </QueryClientProvider>
+  );
+}
+
+/**
+ * Every form control of the page stays disabled until React has hydrated it: a click before then would
+ * submit a form natively (a GET of the page with the fields in the URL) and typing would be lost when the
+ * controlled inputs take over. A fieldset shown as `display: contents` adds no box and disables only controls
+ * (links work at once); browser tests wait for the controls to be enabled, as a person would.
+ */
+function HydrationGate({ children }: { children: ReactNode }) {
+  const [hydrated, setHydrated] = useState(false);
+  useEffect(() => setHydrated(true), []);
+  return (
+    <fieldset className="hydration-gate" disabled={!hydrated}>
+      {children}
+    </fieldset>
   );
 }
