@@ -56,6 +56,8 @@ export interface ChannelChange {
   health?: HealthChange;
   /** The number the platform says the channel is paired with (null: not known). */
   phone?: string | null;
+  /** Apply only while the health is still this (state and until): a decision made on an earlier read is dropped when something moved it meanwhile. */
+  ifHealth?: { state: HealthState; until: Date | null };
 }
 
 /**
@@ -68,6 +70,8 @@ export async function changeChannel(db: Db | Tx, channelId: string, change: Chan
   const run = async (tx: Db | Tx) => {
     const [before] = await tx.select().from(channels).where(eq(channels.id, channelId)).for("update");
     if (!before) return null;
+    const guard = change.ifHealth;
+    if (guard && (before.healthState !== guard.state || before.healthUntil?.getTime() !== guard.until?.getTime())) return null;
     const h = change.health;
     const status = change.status ?? before.status;
     const healthSame = !h || (before.healthState === h.state && before.healthReason === h.reason && before.healthUntil?.getTime() === h.until?.getTime());
