@@ -76,6 +76,7 @@ describe("channels on Evolution API", () => {
       name: "Vendas",
       status: "connected",
       previous_status: "connecting",
+      health: expect.objectContaining({ state: "ok" }),
     });
   });
 
