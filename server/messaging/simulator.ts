@@ -573,8 +573,9 @@ export class SimulatorProvider implements MessagingProvider {
     return { status: await this.getStatus(channelId), qrCode: null, pairingCode: null, automatic: true };
   }
 
+  /** A logout ends the session, as on WhatsApp: the channel disconnects as `logged_out` and must be paired again. */
   async disconnectChannel(channelId: string) {
-    await this.setOnline(channelId, false);
+    await this.setHealth(channelId, "logged_out");
   }
 
   async deleteChannel(channelId: string) {

@@ -6,6 +6,8 @@ import { ErrorAlert, Field, Loading, PageHeader } from "../../_components/ui";
 import { useTRPC } from "../../_lib/trpc";
 import { ScheduleEditor } from "./schedule-editor";
 import { buildPatch, fieldErrors, labelFor, settingsLimits, type Settings } from "./settings-fields";
+import { matchingPreset, numberPresets } from "@/server/settings/presets";
+import { numberHealthLimits } from "@/server/settings/schema";
 
 type Section<K extends keyof Settings> = Settings[K];
 
@@ -61,6 +63,8 @@ export function SettingsForm() {
   const rates = (changes: Partial<Section<"dispatch_rates">>) => set("dispatch_rates", changes);
   const prefs = (changes: Partial<Section<"preferences">>) => set("preferences", changes);
   const schedule = (changes: Partial<Section<"sending_schedule">>) => set("sending_schedule", changes);
+  const health = (changes: Partial<Section<"number_health">>) => set("number_health", changes);
+  const preset = matchingPreset(s);
 
   function onSubmit(e: FormEvent) {
     e.preventDefault();
@@ -142,6 +146,113 @@ export function SettingsForm() {
             />
           </div>
           <p className="muted small">O intervalo entre campanhas é a espera entre o fim de uma campanha da fila e o início da próxima.</p>
+        </section>
+
+        <section className="card" aria-labelledby="health-title">
+          <h2 id="health-title">Saúde dos números</h2>
+          <p className="muted section-help">
+            Limites de cada número (canal), valendo para todas as campanhas e lançamentos dele: o WhatsApp restringe e bane números que enviam demais, rápido
+            demais ou que criam grupos demais. Cada canal pode ter limites próprios na página Canais.
+          </p>
+          <fieldset className="preset-list">
+            <legend className="sr-only">Predefinições</legend>
+            {numberPresets.map((p) => (
+              <button
+                key={p.id}
+                type="button"
+                className={preset?.id === p.id ? "choice selected" : "choice"}
+                aria-pressed={preset?.id === p.id}
+                onClick={() => {
+                  setSaved(null);
+                  setDraft({ ...s, number_health: { ...p.number_health }, dispatch_rates: { ...s.dispatch_rates, ...p.dispatch_rates } });
+                }}
+              >
+                <strong>{p.label}</strong>
+                <small className="muted">{p.description}</small>
+              </button>
+            ))}
+          </fieldset>
+          <p className="muted small">Uma predefinição preenche os campos abaixo e as pausas entre envios; nada muda até você salvar.</p>
+          <div className="form-grid three">
+            <Field
+              label="Mensagens por dia por número"
+              hint={`de ${numberHealthLimits.daily_message_cap.min} a ${numberHealthLimits.daily_message_cap.max}, por dia de Brasília`}
+            >
+              {(c) => (
+                <span className="input-unit">
+                  <input
+                    {...c}
+                    type="number"
+                    inputMode="numeric"
+                    min={numberHealthLimits.daily_message_cap.min}
+                    max={numberHealthLimits.daily_message_cap.max}
+                    step={1}
+                    disabled={s.number_health.daily_message_cap === null}
+                    value={s.number_health.daily_message_cap ?? ""}
+                    aria-invalid={invalid("number_health.daily_message_cap") || undefined}
+                    onChange={(e) => health({ daily_message_cap: e.target.value === "" ? Number.NaN : Number(e.target.value) })}
+                  />
+                  <span className="muted" aria-hidden="true">
+                    mensagens
+                  </span>
+                </span>
+              )}
+            </Field>
+            <NumberField
+              label="Dias de aquecimento"
+              unit="dias"
+              path="number_health.warmup_days"
+              value={s.number_health.warmup_days}
+              min={numberHealthLimits.warmup_days.min}
+              max={numberHealthLimits.warmup_days.max}
+              integer
+              invalid={invalid}
+              onChange={(v) => health({ warmup_days: v })}
+            />
+            <NumberField
+              label="Mensagens no 1º dia de aquecimento"
+              unit="mensagens"
+              path="number_health.warmup_first_day_cap"
+              value={s.number_health.warmup_first_day_cap}
+              min={numberHealthLimits.warmup_first_day_cap.min}
+              max={numberHealthLimits.warmup_first_day_cap.max}
+              integer
+              invalid={invalid}
+              onChange={(v) => health({ warmup_first_day_cap: v })}
+            />
+            <NumberField
+              label="Intervalo mínimo entre envios de um número"
+              unit="segundos"
+              path="number_health.min_send_gap_seconds"
+              value={s.number_health.min_send_gap_seconds}
+              max={numberHealthLimits.min_send_gap_seconds.max}
+              invalid={invalid}
+              onChange={(v) => health({ min_send_gap_seconds: v })}
+            />
+            <NumberField
+              label="Grupos criados por dia por número"
+              unit="grupos"
+              path="number_health.group_create_cap"
+              value={s.number_health.group_create_cap}
+              min={numberHealthLimits.group_create_cap.min}
+              max={numberHealthLimits.group_create_cap.max}
+              integer
+              invalid={invalid}
+              onChange={(v) => health({ group_create_cap: v })}
+            />
+          </div>
+          <label className="check spaced">
+            <input
+              type="checkbox"
+              checked={s.number_health.daily_message_cap === null}
+              onChange={(e) => health({ daily_message_cap: e.target.checked ? null : (preset?.number_health.daily_message_cap ?? 1000) })}
+            />
+            Sem limite diário de mensagens
+          </label>
+          <p className="muted small hint">
+            Durante o aquecimento o limite do dia começa no valor do 1º dia e cresce 50% a cada dia, sem passar do limite diário. O intervalo entre envios vale
+            para o número em todas as campanhas somadas.
+          </p>
         </section>
 
         <section className="card" aria-labelledby="prefs-title">
