@@ -123,7 +123,7 @@ describe("launch groups on Evolution are never made twice", () => {
     expect(res.status).toBe(201);
     return res.json;
   };
-  const pass = () => runLaunchEngine(services.db, services.provider, new Date());
+  const pass = (now = new Date()) => runLaunchEngine(services.db, services.provider, now);
   /** Closed launches make no groups: each test leaves the engine nothing to do. */
   const close = async (...launches: { id_launch: string }[]) => {
     for (const l of launches) expect((await api("PUT", `/api/external/edit-launch/${l.id_launch}`, { status: "closed" })).status).toBe(200);
@@ -176,7 +176,7 @@ describe("launch groups on Evolution are never made twice", () => {
     }
   });
 
-  it("a rate-limited creation is reported as such (503 group_create_rate_limited) and not retried in the same pass", async () => {
+  it("a rate-limited creation is reported as such (503 group_create_rate_limited); the number then makes no group for an hour, by request or engine", async () => {
     const ch = await connectedChannel();
     // create-launch: the caller is told, and nothing is kept.
     const name = `Turma R ${Date.now()} #{n}`;
@@ -185,30 +185,41 @@ describe("launch groups on Evolution are never made twice", () => {
     expect(refused.status).toBe(503);
     expect(refused.json).toMatchObject({ success: false, code: "group_create_rate_limited" });
     expect(fake.groupsNamed(ch, subject(name, 1))).toEqual([]);
+    // Asked again at once: refused without a word to the gateway (CONTRACT §7: at least 1 h after a rate-limit answer).
+    const sent = fake.createRequests.filter((r) => r.instance === ch).length;
+    const again = await api("POST", "/api/external/create-launch", { name: "R", id_channel: [ch], group_template: template(name), capacity: 50, margin: 0 });
+    expect(again.status).toBe(503);
+    expect(again.json).toMatchObject({ success: false, code: "group_create_rate_limited" });
+    expect(fake.createRequests.filter((r) => r.instance === ch).length).toBe(sent);
 
-    // The engine: two launches on one number need a group; WhatsApp throttles the first creation: the pass makes no other.
-    const one = await fullLaunch(ch, `Turma R1 ${Date.now()} #{n}`);
-    const two = await fullLaunch(ch, `Turma R2 ${Date.now()} #{n}`);
-    const before = fake.createRequests.filter((r) => r.instance === ch).length;
+    // The engine: two launches on one number need a group; WhatsApp throttles the first creation: the pass makes no other,
+    // and nothing is tried on that number within the hour (explicit clock), then both are made.
+    const ch2 = await connectedChannel();
+    const one = await fullLaunch(ch2, `Turma R1 ${Date.now()} #{n}`);
+    const two = await fullLaunch(ch2, `Turma R2 ${Date.now()} #{n}`);
+    const before = fake.createRequests.filter((r) => r.instance === ch2).length;
     fake.failCreate({ message: "Error: rate-overlimit", after: false, times: 10 });
-    expect(await pass()).toBe(0);
-    expect(fake.createRequests.filter((r) => r.instance === ch).length).toBe(before + 1);
-    // Once WhatsApp lets it, the next pass makes one group for each.
+    const t0 = new Date();
+    expect(await pass(t0)).toBe(0);
+    expect(fake.createRequests.filter((r) => r.instance === ch2).length).toBe(before + 1);
     fake.knobs.createFailures = [];
-    expect(await pass()).toBe(2);
+    for (const min of [1, 5, 30, 59]) expect(await pass(new Date(t0.getTime() + min * 60_000))).toBe(0);
+    expect(fake.createRequests.filter((r) => r.instance === ch2).length).toBe(before + 1);
+    expect(await pass(new Date(t0.getTime() + 60 * 60_000 + 1000))).toBe(2);
     for (const l of [one, two]) expect((await info(l.id_launch)).groups).toHaveLength(2);
     await close(one, two);
 
     // Throttled after making the group: adopted, and the pass stops there too.
-    const three = await fullLaunch(ch, `Turma R3 ${Date.now()} #{n}`);
-    const four = await fullLaunch(ch, `Turma R4 ${Date.now()} #{n}`);
-    const mid = fake.createRequests.filter((r) => r.instance === ch).length;
+    const ch3 = await connectedChannel();
+    const three = await fullLaunch(ch3, `Turma R3 ${Date.now()} #{n}`);
+    const four = await fullLaunch(ch3, `Turma R4 ${Date.now()} #{n}`);
+    const mid = fake.createRequests.filter((r) => r.instance === ch3).length;
     fake.failCreate({ message: "Error: rate-overlimit", after: true });
     expect(await pass()).toBe(1);
-    expect(fake.createRequests.filter((r) => r.instance === ch).length).toBe(mid + 1);
+    expect(fake.createRequests.filter((r) => r.instance === ch3).length).toBe(mid + 1);
     expect((await info(three.id_launch)).groups).toHaveLength(2); // the oldest goes first
     expect((await info(four.id_launch)).groups).toHaveLength(1);
-    expect(fake.groupsNamed(ch, (await info(three.id_launch)).groups[1].name)).toHaveLength(1);
+    expect(fake.groupsNamed(ch3, (await info(three.id_launch)).groups[1].name)).toHaveLength(1);
     await close(three, four);
   });
 });
