@@ -2,7 +2,9 @@ import { and, eq, gt, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { campaigns, channels } from "../../db/schema";
 import type { ChannelStatus, NumberLossReason } from "../messaging/provider";
+import { effectiveBudget, restingState } from "../numbers/budget";
 import { changeChannel, healthOnStatus } from "../numbers/health";
+import { tenantNumberHealth } from "../numbers/health-view";
 
 /** What the platform said beside a status: why it took the number off, and the number it is paired with. */
 export interface StatusDetails {
@@ -22,7 +24,11 @@ export async function recordChannelStatus(db: Db, channelId: string, status: Cha
   await db.transaction(async (tx) => {
     const [before] = await tx.select().from(channels).where(eq(channels.id, channelId)).for("update");
     if (!before) return;
-    const health = healthOnStatus(before, status, details, "ok");
+    // A first connection, or one with another number, is day 1 of the warm-up (changeChannel sets first_paired_at).
+    const budget = effectiveBudget(await tenantNumberHealth(tx, before.tenantId), before.limits);
+    const newNumber = details.phone != null && before.phone !== null && details.phone !== before.phone;
+    const pairedAt = newNumber ? at : (before.firstPairedAt ?? at);
+    const health = healthOnStatus(before, status, details, restingState(budget, pairedAt, at));
     await changeChannel(tx, channelId, { status, health, phone: status === "connected" ? details.phone : undefined }, at);
     // A channel back online: the tenant's campaigns paused as `channel_offline` are due now (their
     // planner decides), not at the end of the pause's 30-second look-again.
