@@ -8,27 +8,9 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { channels } from "../../db/schema";
-import { getSettings } from "../settings/get-settings";
-import { brasiliaDay, effectiveBudget, type NumberHealth } from "./budget";
+import { brasiliaDay, effectiveBudget } from "./budget";
 import type { HealthState } from "./health";
-
-/**
- * The `number_health` defaults (CONTRACT §7's table), for a tenant whose settings do not carry the section
- * yet: the settings' own defaults take over once they hold it (getSettings merges over them).
- */
-const contractDefaults: NumberHealth = {
-  daily_message_cap: null,
-  warmup_days: 0,
-  warmup_first_day_cap: 50,
-  min_send_gap_seconds: 0,
-  group_create_cap: 20,
-};
-
-/** The tenant's `number_health` settings, every field present. */
-export async function tenantNumberHealth(db: Db | Tx, tenantId: string): Promise<NumberHealth> {
-  const saved = (await getSettings(db, tenantId)) as { number_health?: Partial<NumberHealth> };
-  return { ...contractDefaults, ...saved.number_health };
-}
+import { tenantNumberHealth } from "./health-view";
 
 /**
  * After the platform answered a number rate-limited (a creation or a send: `rate_limited_at`), that number

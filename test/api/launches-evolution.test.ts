@@ -4,9 +4,7 @@
  * invite code; the join link redirects there; the gateway's `group-participants.update` webhooks (one
  * participant a LID) move the members; a full group makes the engine create the next one on the gateway.
  */
-import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { channels } from "../../db/schema";
 import { LaunchRunner } from "../../inngest/launch-runner";
 import { checkInviteLinks } from "../../server/launches/invite-health";
 import { runLaunchEngine } from "../../server/launches/launch-engine";
@@ -310,10 +308,8 @@ describe("launch creations on Evolution: backoff and numbers", () => {
   });
 });
 
-/** A channel's `group_create_cap` of its own (its `limits`). */
+/** A channel's `group_create_cap` of its own (edit-channel `limits`). */
 async function setCreateCap(channelId: string, cap: number) {
-  await services.db
-    .update(channels)
-    .set({ limits: { group_create_cap: cap } })
-    .where(eq(channels.id, channelId));
+  const res = await api("PUT", `/api/external/edit-channel/${channelId}`, { name: "Número do lançamento", limits: { group_create_cap: cap } });
+  expect(res.status, res.text).toBe(200);
 }
