@@ -248,6 +248,13 @@ export const simulatorChannels = pgTable("simulator_channels", {
   online: boolean("online").notNull().default(true),
   pairsAt: ts("pairs_at").notNull(),
   paired: boolean("paired").notNull().default(false),
+  /**
+   * Why the platform took the number off (`{"health": …}`: restricted, banned, logged_out); null otherwise. The
+   * channel is offline while it is set; `{"connected": true}` (the number paired again) clears it.
+   */
+  health: text("health", { enum: ["restricted", "banned", "logged_out"] }),
+  /** `{"rate_limit_per_minute": N}`: sends past N in a rolling minute are refused as rate-limited; null: no limit. */
+  rateLimitPerMinute: integer("rate_limit_per_minute"),
 });
 
 /** Injected send failures (POST /api/simulator/groups/{id}/failures), per channel and group of the caller. */
