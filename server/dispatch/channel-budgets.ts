@@ -6,8 +6,7 @@
  */
 import { sql } from "drizzle-orm";
 import { channels, type ChannelLimits } from "../../db/schema";
-import { brasiliaDay, dailyCap, effectiveBudget } from "../numbers/budget";
-import { numberHealthOf } from "../numbers/tenant-budget";
+import { brasiliaDay, dailyCap, effectiveBudget, type NumberHealth } from "../numbers/budget";
 
 export interface ChannelLimit {
   id: string;
@@ -40,9 +39,8 @@ export const budgetChannelsSql = (tenantId: ReturnType<typeof sql.raw>) =>
   sql<BudgetChannel[] | null>`(select json_agg(json_build_object('id', bc.id, 'limits', bc.limits, 'first', bc.first_paired_at))
     from ${channels} bc where bc.tenant_id = ${tenantId})`;
 
-/** The budgets in force at `at`: the tenant's `number_health` (from its saved settings) with each channel's limits over it. */
-export function channelBudgets(savedSettings: unknown, tenantChannels: BudgetChannel[] | null, at: Date): ClaimBudget {
-  const tenant = numberHealthOf(savedSettings);
+/** The budgets in force at `at`: the tenant's `number_health` settings with each channel's limits over them. */
+export function channelBudgets(tenant: NumberHealth, tenantChannels: BudgetChannel[] | null, at: Date): ClaimBudget {
   const limits: ChannelLimit[] = [];
   for (const ch of tenantChannels ?? []) {
     const budget = effectiveBudget(tenant, ch.limits);

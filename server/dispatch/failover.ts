@@ -37,10 +37,13 @@ export async function moveStranded(db: Db, campaignId: string, now: Date): Promi
         update ${deliveries} d set channel_id = ch.alts[1 + (ch.rn % array_length(ch.alts, 1))], moved_from = d.channel_id, moved_at = ${at}, updated_at = ${at}
         from choices ch where d.id = ch.id and d.state = 'pending'
         returning d.id, d.moved_from, d.channel_id, d.is_monitoring),
+      added as (
+        select coalesce(jsonb_agg(distinct m.channel_id), '[]'::jsonb) as ids from moved m join ${campaigns} cl on cl.id = ${campaignId}
+        where not m.is_monitoring and not cl.channel_ids @> jsonb_build_array(m.channel_id)),
       listed as (
-        update ${campaigns} set channel_ids = (select jsonb_agg(distinct x) from (
-            select jsonb_array_elements_text(${campaigns.channelIds}) as x union select channel_id from moved where not is_monitoring) u)
-        where ${campaigns.id} = ${campaignId} and exists (select 1 from moved where not is_monitoring))
+        -- The campaign's channels, in order: those it had, then the new ones.
+        update ${campaigns} set channel_ids = ${campaigns.channelIds} || (select ids from added)
+        where ${campaigns.id} = ${campaignId} and (select ids from added) <> '[]'::jsonb)
       select id, moved_from as "from", channel_id as "to" from moved`),
   );
   if (moved.length > 0) {

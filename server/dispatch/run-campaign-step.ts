@@ -134,7 +134,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         // Not sending yet (its first loop, or its first after a pause): its claim moves it to `sending`.
         const start = c.status !== "sending" ? { from: [c.status] } : undefined;
         // The numbers' budgets in force when this loop's sends go out.
-        const budget = channelBudgets(probe.settings, probe.budgetChannels as BudgetChannel[] | null, plan.sendAt ?? clock());
+        const budget = channelBudgets(settings.number_health, probe.budgetChannels as BudgetChannel[] | null, plan.sendAt ?? clock());
         const result = await sendBatch({ deps, c, settings, clock, lease, budget }, plan.batchSize, pauseMs, plan.sendAt, start);
         sent = result.sent;
         if (result.released) {
