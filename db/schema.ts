@@ -337,6 +337,11 @@ export const campaigns = pgTable(
     leaseUntil: ts("lease_until"),
     /** Consecutive failed sends per channel: 10 on one channel pause the campaign. */
     failureStreaks: jsonb("failure_streaks").notNull().default({}),
+    /**
+     * The channels its segment groups' deliveries were given at fan-out, and those failover moved some to
+     * (CONTRACT §7): with one, info-campaign's per-channel split is the counters; with more, it is counted.
+     */
+    channelIds: jsonb("channel_ids").$type<string[]>().notNull().default([]),
     lastProgressAt: ts("last_progress_at"),
     startedAt: ts("started_at"),
     finishedAt: ts("finished_at"),
