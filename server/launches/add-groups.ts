@@ -7,13 +7,14 @@
 import { and, asc, eq, max } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
-import { launches, launchGroups, segmentChannels, segmentGroupChannels, segmentGroups } from "../../db/schema";
+import { launches, launchGroups, segmentChannels, segmentGroups } from "../../db/schema";
 import { BadRequest, Unavailable } from "../errors";
 import { ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError, type MessagingProvider } from "../messaging/provider";
 import { recordEvent } from "../outbox/record-event";
 import { queryGroups } from "../channels/list-groups";
 import { giveBackGroupCreation, takeGroupCreation, type GroupCreator } from "../numbers/group-creations";
 import { recordRateLimited } from "../numbers/health";
+import { addGroupReach } from "../segments/group-reach";
 import type { Launch, LaunchGroup } from "./find-launch";
 import { launchCreators, noCreatorError, recordCreateFailure, recordCreateSuccess } from "./group-creators";
 import { withLaunchLock } from "./launch-lock";
@@ -68,10 +69,7 @@ async function appendGroup(db: Db, launch: Launch, position: number, g: NewLaunc
           .insert(segmentGroups)
           .values({ segmentId: launch.segmentId, groupId: g.groupId, channelId: g.channelId, name: g.name, position: position - 1 })
           .onConflictDoNothing();
-        await tx
-          .insert(segmentGroupChannels)
-          .values([...new Set([g.channelId, ...opts.reaching])].map((channelId) => ({ segmentId: launch.segmentId, groupId: g.groupId, channelId })))
-          .onConflictDoNothing();
+        await addGroupReach(tx, launch.segmentId, g.groupId, [g.channelId, ...opts.reaching]);
         if (opts.made) await recordCreateSuccess(tx, launch.id, opts.made.rateLimited, now);
         const changes = await applyRestatus(tx, launch.id, now);
         const status = changes.find((c) => c.position === position)?.to ?? row.status;

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { segmentGroupChannels } from "../../db/schema";
 import { LaunchRunner } from "../../inngest/launch-runner";
+import { InProcessRunner } from "../../inngest/runner";
 import { nextBrasiliaMidnight } from "../../server/numbers/budget";
 import { runLaunchEngine } from "../../server/launches/launch-engine";
 import { forgetPublicLink } from "../../server/launches/public-link";
@@ -160,6 +161,47 @@ describe("a launch on two numbers", () => {
       return r.groups.length >= 6 && r.groups[5];
     });
     expect(next).toMatchObject({ position: 6, id_channel: b });
+  });
+
+  it("a campaign to the launch's segment sends each group exactly once, spread over both numbers; with one offline the other sends to every group", async () => {
+    const t = await newTenant(server.url, { channelLimit: 10 });
+    const rates = { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 };
+    expect((await t("PATCH", "/api/external/edit-settings", { dispatch_rates: rates })).status).toBe(200);
+    const [a, b] = [
+      (await t("POST", "/api/external/create-channel", { name: "A" })).json.id_channel as string,
+      (await t("POST", "/api/external/create-channel", { name: "B" })).json.id_channel as string,
+    ];
+    const res = await t("POST", "/api/external/create-launch", {
+      name: "Campanha em dois números",
+      id_channel: [a, b],
+      group_template: template,
+      auto_create: false,
+      initial_groups: 6,
+    });
+    expect(res.status, res.text).toBe(201);
+    const made = new Map((res.json.groups as GroupOut[]).map((g) => [g.id_group, g.id_channel]));
+    const dispatch = new InProcessRunner(services, { maxSleepMs: 50 }).start();
+    try {
+      /** Sends a campaign to the launch and answers its message log once it completed. */
+      const send = async (name: string) => {
+        const sent = await t("POST", "/api/external/create-campaign/message", { name, id_segment: res.json.id_segment, message: "Hoje às 20h" });
+        expect(sent.status, sent.text).toBe(201);
+        const id = sent.json.id_campaign as string;
+        await waitFor(name, async () => (await t("GET", `/api/external/info-campaign/${id}`)).json.status === "completed", 30_000);
+        const log = (await t("GET", `/api/simulator/messages?id_campaign=${id}`)).json.messages as { id_channel: string; id_group: string }[];
+        expect(log.map((m) => m.id_group).sort()).toEqual([...made.keys()].sort());
+        return log;
+      };
+      const both = await send("Aula 1");
+      expect([a, b].map((ch) => both.filter((m) => m.id_channel === ch).length)).toEqual([3, 3]);
+      // With a offline, b sends to every group, a's included: it reaches them all.
+      expect((await t("POST", `/api/simulator/channels/${a}/state`, { connected: false })).status).toBe(200);
+      const onlyB = await send("Aula 2");
+      expect(onlyB.every((m) => m.id_channel === b)).toBe(true);
+      expect(onlyB.filter((m) => made.get(m.id_group) === a)).toHaveLength(3);
+    } finally {
+      await dispatch.stop();
+    }
   });
 
   it("a channel that may not create is skipped: while one is offline and one banned, the third takes every turn; the banned number is not added", async () => {
