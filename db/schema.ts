@@ -70,8 +70,8 @@ export const channels = pgTable(
     /** The provider's own name for the connection (an Evolution instance, a simulator device). */
     providerRef: text("provider_ref").notNull(),
     /**
-     * Extra pause between loops of this channel's campaigns after the platform signalled a rate limit
-     * (doubles per signal up to a cap; dropped after a quiet period). See docs/dispatch.md.
+     * Retired (issue 24): the former extra pause after a rate-limit signal. A rate limit now cools the number
+     * (health_state `cooling`); unused, kept until a migration drops it (docs/decisions.md#several-numbers-per-group-dispatch).
      */
     slowdownMs: integer("slowdown_ms").notNull().default(0),
     slowdownAt: ts("slowdown_at"),

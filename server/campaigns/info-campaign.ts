@@ -70,9 +70,11 @@ async function channelCounters(db: Db, c: { id: string; channelIds: string[]; se
     .from(deliveries)
     .where(and(eq(deliveries.campaignId, c.id), eq(deliveries.isMonitoring, false)))
     .groupBy(deliveries.channelId);
-  // In the campaign's order of channels (the segment's, then those failover moved groups to).
-  const order = (id: string) => (c.channelIds.includes(id) ? c.channelIds.indexOf(id) : c.channelIds.length);
-  return rows.sort((a, b) => order(a.channelId) - order(b.channelId));
+  // In the campaign's order of channels (the segment's, then those failover moved groups to); a channel whose
+  // groups all moved away stays listed, with zeros.
+  const counted = new Map(rows.map((r) => [r.channelId, r]));
+  const others = rows.filter((r) => !c.channelIds.includes(r.channelId));
+  return [...c.channelIds.map((channelId) => counted.get(channelId) ?? { channelId, sent: 0, pending: 0, failed: 0 }), ...others];
 }
 
 /** A campaign of this tenant with its segment's name, its group counters (also per channel) and its monitoring copy. */

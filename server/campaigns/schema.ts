@@ -152,7 +152,8 @@ export const infoCampaignOutput = z.object({
     description:
       "The campaign's groups per channel that sends them (segment groups only; the monitoring copy is in monitoring_group). A group reached " +
       "by several of the segment's channels is given one of them at creation, spread evenly over those that can send; a pending group moves " +
-      "to another channel that reaches it when its channel cannot send (failover).",
+      "to another channel that reaches it when its channel cannot send (failover). Every channel the campaign was given stays listed, with zeros " +
+      "once failover moved all its groups away.",
   }),
   monitoring_group: monitoringCopy,
   reads_available: z.boolean().meta({
