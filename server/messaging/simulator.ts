@@ -6,6 +6,8 @@ import {
   channels,
   simulatorChannels,
   simulatorFailures,
+  simulatorGroupCreateLimits,
+  simulatorGroupCreations,
   simulatorGroups,
   simulatorInvites,
   simulatorLatency,
@@ -229,9 +231,15 @@ export class SimulatorProvider implements MessagingProvider {
     const own = simulatedOwnNumber(channelId);
     const admins = [...new Set(group.admins.filter((a) => a !== own))];
     if (admins.length + 1 > SIMULATOR_GROUP_LIMIT) throw new ProviderSendError(`A group holds at most ${SIMULATOR_GROUP_LIMIT} participants.`, false);
+    if (await this.groupCreationThrottled(channelId, name)) {
+      throw new ProviderSendError(`rate-overlimit: WhatsApp throttled group creation on channel ${channelId} (no group was made).`, true, {
+        rateLimited: true,
+      });
+    }
     const groupId = newGroupId();
     const joinedAt = new Date();
     await this.db.transaction(async (tx) => {
+      await tx.insert(simulatorGroupCreations).values({ channelId, name, groupId, outcome: "made", at: joinedAt });
       await tx.insert(simulatorGroups).values({
         groupId,
         channelId,
@@ -244,6 +252,55 @@ export class SimulatorProvider implements MessagingProvider {
       await tx.insert(simulatorParticipants).values([own, ...admins].map((participant) => ({ groupId, channelId, participant, admin: true, joinedAt })));
     });
     return { id_group: groupId, name, adminsOnly: group.adminsOnly };
+  }
+
+  /**
+   * Past the channel's `group_create_rate_limit_per_hour` (groups made in the rolling hour), WhatsApp answers
+   * rate-overlimit and makes nothing: the refusal is logged too (docs/simulator.md).
+   */
+  private async groupCreationThrottled(channelId: string, name: string): Promise<boolean> {
+    const limit = await this.groupCreateLimit(channelId);
+    if (limit === null) return false;
+    const at = new Date();
+    const [{ made }] = await this.db
+      .select({ made: count() })
+      .from(simulatorGroupCreations)
+      .where(
+        and(
+          eq(simulatorGroupCreations.channelId, channelId),
+          eq(simulatorGroupCreations.outcome, "made"),
+          gt(simulatorGroupCreations.at, new Date(at.getTime() - 3_600_000)),
+        ),
+      );
+    if (made < limit) return false;
+    await this.db.insert(simulatorGroupCreations).values({ channelId, name, groupId: null, outcome: "rate_limited", at });
+    return true;
+  }
+
+  /** Control: the channel's group creation limit per rolling hour, or null. */
+  async groupCreateLimit(channelId: string): Promise<number | null> {
+    const [row] = await this.db.select().from(simulatorGroupCreateLimits).where(eq(simulatorGroupCreateLimits.channelId, channelId));
+    return row?.perHour ?? null;
+  }
+
+  /** Control: sets the channel's group creation limit per rolling hour (null: none). */
+  async setGroupCreateLimit(channelId: string, perHour: number | null) {
+    if (perHour === null) await this.db.delete(simulatorGroupCreateLimits).where(eq(simulatorGroupCreateLimits.channelId, channelId));
+    else
+      await this.db
+        .insert(simulatorGroupCreateLimits)
+        .values({ channelId, perHour })
+        .onConflictDoUpdate({ target: simulatorGroupCreateLimits.channelId, set: { perHour } });
+  }
+
+  /** Inspection: the group creations asked of these channels, oldest first. */
+  async groupCreations(channelIds: string[]) {
+    if (channelIds.length === 0) return [];
+    return this.db
+      .select()
+      .from(simulatorGroupCreations)
+      .where(inArray(simulatorGroupCreations.channelId, channelIds))
+      .orderBy(asc(simulatorGroupCreations.id));
   }
 
   /** Promotes to admin, adding first those not in the group (their join is reported, as a gateway does). */
@@ -581,6 +638,7 @@ export class SimulatorProvider implements MessagingProvider {
   async deleteChannel(channelId: string) {
     await this.db.delete(simulatorChannels).where(eq(simulatorChannels.channelId, channelId));
     await this.db.delete(simulatorFailures).where(eq(simulatorFailures.channelId, channelId));
+    await this.db.delete(simulatorGroupCreateLimits).where(eq(simulatorGroupCreateLimits.channelId, channelId));
     await this.db.delete(simulatorInvites).where(eq(simulatorInvites.channelId, channelId));
     await this.db.delete(simulatorParticipants).where(eq(simulatorParticipants.channelId, channelId));
     await this.db.delete(simulatorGroups).where(eq(simulatorGroups.channelId, channelId));

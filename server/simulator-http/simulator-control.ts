@@ -20,10 +20,12 @@ const stateBody = z
     connected: z.boolean().optional(),
     health: z.enum(numberLossReasons).optional(),
     rate_limit_per_minute: z.number().int().min(1).max(100_000).nullable().optional(),
+    /** Group creations past N made in a rolling hour are refused as rate-overlimit (0: every one); null: no limit. */
+    group_create_rate_limit_per_hour: z.number().int().min(0).max(10_000).nullable().optional(),
   })
   .refine(
-    (b) => b.connected !== undefined || b.health !== undefined || b.rate_limit_per_minute !== undefined,
-    "give connected, health and/or rate_limit_per_minute",
+    (b) => b.connected !== undefined || b.health !== undefined || b.rate_limit_per_minute !== undefined || b.group_create_rate_limit_per_hour !== undefined,
+    "give connected, health, rate_limit_per_minute and/or group_create_rate_limit_per_hour",
   )
   .refine((b) => !(b.health && b.connected === true), { message: "a number taken off (health) cannot be connected: true in the same call", path: ["health"] });
 const failuresBody = z.union([z.object({ fail_next: z.number().int().min(0).max(1_000_000) }), z.object({ always: z.boolean() })]);
@@ -154,11 +156,29 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
       if (!channelToken.test(channelId)) throw new DomainError(400, "validation_error", "id_channel: must be a channel token (channel_<uuid>)");
       const channel = await findChannel(db, tenantId, channelId);
       if (body.rate_limit_per_minute !== undefined) await provider.setRateLimit(channel.id, body.rate_limit_per_minute);
+      if (body.group_create_rate_limit_per_hour !== undefined) await provider.setGroupCreateLimit(channel.id, body.group_create_rate_limit_per_hour);
       if (body.health) await provider.setHealth(channel.id, body.health);
       else if (body.connected !== undefined) await provider.setOnline(channel.id, body.connected);
       const now = await provider.channelControls(channel.id);
       if (!now) throw new NotFound(`Channel ${channel.id} is unknown to the platform.`);
-      return toResponse(ok({ id_channel: channel.id, connected: now.connected, health: now.health, rate_limit_per_minute: now.rateLimitPerMinute }));
+      return toResponse(
+        ok({
+          id_channel: channel.id,
+          connected: now.connected,
+          health: now.health,
+          rate_limit_per_minute: now.rateLimitPerMinute,
+          group_create_rate_limit_per_hour: await provider.groupCreateLimit(channel.id),
+        }),
+      );
+    }
+    if (req.method === "GET" && path === "/group-creations") {
+      // Every group creation asked of the platform (made, or refused as rate-limited), oldest first.
+      const wanted = url.searchParams.get("id_channel");
+      const channelIds = (await listChannels(db, tenantId)).map((c) => c.id).filter((id) => wanted === null || id === wanted);
+      const rows = await provider.groupCreations(channelIds);
+      return toResponse(
+        ok({ creations: rows.map((r) => ({ id_channel: r.channelId, name: r.name, id_group: r.groupId, outcome: r.outcome, at: r.at.toISOString() })) }),
+      );
     }
     const invite = req.method === "POST" ? path.match(/^\/invites\/([^/]+)\/join$/) : null;
     if (invite) {

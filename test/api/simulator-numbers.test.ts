@@ -106,7 +106,14 @@ describe("POST /api/simulator/channels/{id}/state", () => {
     const { db } = await getServices();
     const { t, a } = await twoChannels();
     const res = await state(t, a, { health: "banned" });
-    expect(res.json).toEqual({ success: true, id_channel: a, connected: false, health: "banned", rate_limit_per_minute: null });
+    expect(res.json).toEqual({
+      success: true,
+      id_channel: a,
+      connected: false,
+      health: "banned",
+      rate_limit_per_minute: null,
+      group_create_rate_limit_per_hour: null,
+    });
     const [row] = await db.select().from(channels).where(eq(channels.id, a));
     expect(row).toMatchObject({ status: "disconnected", healthState: "banned", healthReason: "simulator: banned" });
     expect((await t("GET", `/api/external/list-groups/${a}`)).status).toBe(503);
