@@ -7,6 +7,7 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { tsParam } from "../../db/errors";
+import { env } from "../env";
 import { channels, type channelHealthStates } from "../../db/schema";
 import { recordEvent } from "../outbox/record-event";
 import { nextBrasiliaMidnight } from "./budget";
@@ -33,7 +34,7 @@ export function sendableChannelSql(alias: string, now: Date): SQL<boolean> {
 
 /** The cool-down after a rate-limit answer: 1 min, doubling per signal within an hour, at most 60 min (NUMBER_COOLING_BASE_MS scales it for tests). */
 export function coolingConfig() {
-  const baseMs = Number(process.env.NUMBER_COOLING_BASE_MS ?? 60_000);
+  const baseMs = env.numberCoolingBaseMs;
   return { baseMs, capMs: baseMs * 60, quietMs: baseMs * 60 };
 }
 

@@ -82,7 +82,7 @@ function ChannelRow({ channel: c }: { channel: Channel }) {
   return (
     <>
       <tr data-channel={c.id_channel}>
-        <td>
+        <td className="channel-name">
           {editing ? (
             <form className="row" onSubmit={onRename}>
               <label className="sr-only" htmlFor={`rename-${c.id_channel}`}>
@@ -123,7 +123,7 @@ function ChannelRow({ channel: c }: { channel: Channel }) {
           <UsageMeter label="Mensagens" used={c.health.sent_today} cap={c.health.daily_cap} />
           <UsageMeter label="Grupos criados" used={c.health.groups_created_today} cap={c.health.group_create_cap} />
         </td>
-        <td className="actions">
+        <td className="actions channel-actions">
           {!editing && (
             <button type="button" className="btn btn-ghost" onClick={() => setEditing(true)} aria-label={`Renomear o canal ${c.name}`}>
               Renomear
