@@ -29,6 +29,14 @@ const queueModes: { value: Settings["queue"]["concurrent_mode"]; label: string; 
   },
 ];
 
+/** The number_health fields that are plain numbers (the daily cap, which may be "none", has its own field); labels from labelFor. */
+const healthFields: { field: "warmup_days" | "warmup_first_day_cap" | "min_send_gap_seconds" | "group_create_cap"; unit: string; integer: boolean }[] = [
+  { field: "warmup_days", unit: "dias", integer: true },
+  { field: "warmup_first_day_cap", unit: "mensagens", integer: true },
+  { field: "min_send_gap_seconds", unit: "segundos", integer: false },
+  { field: "group_create_cap", unit: "grupos", integer: true },
+];
+
 export function SettingsForm() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -175,7 +183,7 @@ export function SettingsForm() {
           <p className="muted small">Uma predefinição preenche os campos abaixo e as pausas entre envios; nada muda até você salvar.</p>
           <div className="form-grid three">
             <Field
-              label="Mensagens por dia por número"
+              label={labelFor("number_health.daily_message_cap")}
               hint={`de ${numberHealthLimits.daily_message_cap.min} a ${numberHealthLimits.daily_message_cap.max}, por dia de Brasília`}
             >
               {(c) => (
@@ -198,48 +206,20 @@ export function SettingsForm() {
                 </span>
               )}
             </Field>
-            <NumberField
-              label="Dias de aquecimento"
-              unit="dias"
-              path="number_health.warmup_days"
-              value={s.number_health.warmup_days}
-              min={numberHealthLimits.warmup_days.min}
-              max={numberHealthLimits.warmup_days.max}
-              integer
-              invalid={invalid}
-              onChange={(v) => health({ warmup_days: v })}
-            />
-            <NumberField
-              label="Mensagens no 1º dia de aquecimento"
-              unit="mensagens"
-              path="number_health.warmup_first_day_cap"
-              value={s.number_health.warmup_first_day_cap}
-              min={numberHealthLimits.warmup_first_day_cap.min}
-              max={numberHealthLimits.warmup_first_day_cap.max}
-              integer
-              invalid={invalid}
-              onChange={(v) => health({ warmup_first_day_cap: v })}
-            />
-            <NumberField
-              label="Intervalo mínimo entre envios de um número"
-              unit="segundos"
-              path="number_health.min_send_gap_seconds"
-              value={s.number_health.min_send_gap_seconds}
-              max={numberHealthLimits.min_send_gap_seconds.max}
-              invalid={invalid}
-              onChange={(v) => health({ min_send_gap_seconds: v })}
-            />
-            <NumberField
-              label="Grupos criados por dia por número"
-              unit="grupos"
-              path="number_health.group_create_cap"
-              value={s.number_health.group_create_cap}
-              min={numberHealthLimits.group_create_cap.min}
-              max={numberHealthLimits.group_create_cap.max}
-              integer
-              invalid={invalid}
-              onChange={(v) => health({ group_create_cap: v })}
-            />
+            {healthFields.map(({ field, unit, integer }) => (
+              <NumberField
+                key={field}
+                label={labelFor(`number_health.${field}`)}
+                unit={unit}
+                path={`number_health.${field}`}
+                value={s.number_health[field]}
+                min={numberHealthLimits[field].min}
+                max={numberHealthLimits[field].max}
+                integer={integer}
+                invalid={invalid}
+                onChange={(v) => health({ [field]: v })}
+              />
+            ))}
           </div>
           <label className="check spaced">
             <input
