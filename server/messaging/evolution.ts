@@ -871,7 +871,8 @@ export class EvolutionProvider implements MessagingProvider {
    */
   private async applyState(channelId: string, state: string, at = new Date(), extra: { loss?: ReturnType<typeof lossReason>; ownNumber?: string | null } = {}) {
     const row = await this.instance(channelId);
-    const loss = state === "close" ? extra.loss : undefined;
+    // A session that never opened has no number to judge (the pairing-code flow logs a connecting session out itself).
+    const loss = state === "close" && row.pairedOnce ? extra.loss : undefined;
     if (loss && row.state === state) {
       await this.events.emit({ type: "channel_status", channelId, status: channelStatus(state, row.pairedOnce), at, ...loss });
       return channelStatus(state, row.pairedOnce);

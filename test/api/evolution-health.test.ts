@@ -56,4 +56,11 @@ describe("number health on Evolution API", () => {
     // 408 (2.4.0-rc: a lost connection it does not reconnect) is no verdict on the number.
     await closeWith(408, "ok", null);
   });
+
+  it("a session that never opened has no number to judge: its close (the pairing-code flow's own logout) keeps ok", async () => {
+    const { json } = await api("POST", "/api/external/create-channel", { name: "Nova" });
+    await fake.setState(json.id_channel, "close", 401);
+    await fake.setState(json.id_channel, "connecting");
+    expect(await info(json.id_channel)).toMatchObject({ status: "connecting", phone: null, health: { state: "ok" } });
+  });
 });
