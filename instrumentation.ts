@@ -1,6 +1,6 @@
 /**
  * Runs once when the Next.js server starts: open and migrate the database, wire the provider, start
- * dispatch, webhooks, the hourly maintenance job, the launches' periodic work (members reports, invite links) and (Evolution) the channel state poll, and check the gateway.
+ * dispatch, webhooks, the hourly maintenance job, the launches' periodic work (members reports, invite links), the number health sweep and (Evolution) the channel state poll, and check the gateway.
  */
 export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
@@ -15,6 +15,7 @@ export async function register() {
   const { startChannelStatePoll } = await import("./inngest/channel-state-poll");
   const { startLaunchEngine } = await import("./inngest/launch-runner");
   const { startLaunchFunnel } = await import("./inngest/launch-funnel-runner");
+  const { startNumberHealthSweep } = await import("./inngest/number-health-runner");
   const { runGatewayCheck } = await import("./server/messaging/gateway-check");
   const services = await getServices();
   startDispatchEngine(services);
@@ -23,6 +24,7 @@ export async function register() {
   startChannelStatePoll(services);
   startLaunchEngine(services);
   startLaunchFunnel(services);
+  startNumberHealthSweep(services);
   // Printed in the log at start and kept for the dashboard's channels page; it never blocks the start.
   void runGatewayCheck(services.provider).catch((err) => console.error("[evolution] gateway check failed", err));
 }

@@ -70,8 +70,8 @@ export const channels = pgTable(
     /** The provider's own name for the connection (an Evolution instance, a simulator device). */
     providerRef: text("provider_ref").notNull(),
     /**
-     * Extra pause between loops of this channel's campaigns after the platform signalled a rate limit
-     * (doubles per signal up to a cap; dropped after a quiet period). See docs/dispatch.md.
+     * Retired (issue 24): the former extra pause after a rate-limit signal. A rate limit now cools the number
+     * (health_state `cooling`); unused, kept until a migration drops it (docs/decisions.md#several-numbers-per-group-dispatch).
      */
     slowdownMs: integer("slowdown_ms").notNull().default(0),
     slowdownAt: ts("slowdown_at"),
@@ -248,6 +248,13 @@ export const simulatorChannels = pgTable("simulator_channels", {
   online: boolean("online").notNull().default(true),
   pairsAt: ts("pairs_at").notNull(),
   paired: boolean("paired").notNull().default(false),
+  /**
+   * Why the platform took the number off (`{"health": …}`: restricted, banned, logged_out); null otherwise. The
+   * channel is offline while it is set; `{"connected": true}` (the number paired again) clears it.
+   */
+  health: text("health", { enum: ["restricted", "banned", "logged_out"] }),
+  /** `{"rate_limit_per_minute": N}`: sends past N in a rolling minute are refused as rate-limited; null: no limit. */
+  rateLimitPerMinute: integer("rate_limit_per_minute"),
 });
 
 /** Injected send failures (POST /api/simulator/groups/{id}/failures), per channel and group of the caller. */
@@ -330,6 +337,11 @@ export const campaigns = pgTable(
     leaseUntil: ts("lease_until"),
     /** Consecutive failed sends per channel: 10 on one channel pause the campaign. */
     failureStreaks: jsonb("failure_streaks").notNull().default({}),
+    /**
+     * The channels its segment groups' deliveries were given at fan-out, and those failover moved some to
+     * (CONTRACT §7): with one, info-campaign's per-channel split is the counters; with more, it is counted.
+     */
+    channelIds: jsonb("channel_ids").$type<string[]>().notNull().default([]),
     lastProgressAt: ts("last_progress_at"),
     startedAt: ts("started_at"),
     finishedAt: ts("finished_at"),
@@ -736,6 +748,12 @@ export const launches = pgTable(
     createRetryAt: ts("create_retry_at"),
     createFailures: integer("create_failures").notNull().default(0),
     /**
+     * The channel of a creation whose outcome is unknown (the platform may have made the group): the next
+     * attempt goes through it, so that the provider looks that group up before another is made (never an orphan
+     * beside a duplicate made through another number). Null otherwise.
+     */
+    createChannelId: text("create_channel_id"),
+    /**
      * The last Brasília day whose clicks are folded into launch_click_days / launch_click_day_counts
      * (server/launches/fold-clicks.ts): figures of days up to it are read from the fold, later days from
      * launch_clicks. Null: nothing folded yet.
@@ -945,6 +963,30 @@ export const simulatorGroups = pgTable(
   },
   (t) => [index("simulator_groups_channel_idx").on(t.channelId, t.createdAt)],
 );
+
+/**
+ * Every group creation asked of the simulator (GET /api/simulator/group-creations): made, or refused as
+ * WhatsApp's rate-overlimit past the channel's limit (simulatorGroupCreateLimits). Tests count attempts here.
+ */
+export const simulatorGroupCreations = pgTable(
+  "simulator_group_creations",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    channelId: text("id_channel").notNull(),
+    name: text("name").notNull(),
+    /** The group made; null when refused. */
+    groupId: text("id_group"),
+    outcome: text("outcome", { enum: ["made", "rate_limited"] }).notNull(),
+    at: ts("at").notNull(),
+  },
+  (t) => [index("simulator_group_creations_channel_idx").on(t.channelId, t.at)],
+);
+
+/** `{"group_create_rate_limit_per_hour": N}` (POST /api/simulator/channels/{id}/state): creations past N made in a rolling hour are refused as rate-limited. */
+export const simulatorGroupCreateLimits = pgTable("simulator_group_create_limits", {
+  channelId: text("id_channel").primaryKey(),
+  perHour: integer("per_hour").notNull(),
+});
 
 /** The current invite code of a simulated group (made on first read; a revoke replaces it). */
 export const simulatorInvites = pgTable(

@@ -52,6 +52,7 @@ const variables = {
   WEBHOOK_ALLOW_PRIVATE: [flag, "1 (or 0, or unset)"],
   LAUNCH_INVITE_CHECK_SECONDS: [int(1), "a positive integer"],
   LAUNCH_MEMBERS_REPORT_SECONDS: [int(1), "a positive integer"],
+  NUMBER_COOLING_BASE_MS: [int(1), "a positive integer"],
   RATE_LIMIT_SIGN_IN_PER_ACCOUNT: [int(1), "a positive integer"],
   RATE_LIMIT_SIGN_IN_PER_ADDRESS: [int(1), "a positive integer"],
   RATE_LIMIT_SIGN_UP_PER_ADDRESS_PER_HOUR: [int(1), "a positive integer"],
@@ -268,6 +269,10 @@ export const env = {
     get membersReportSeconds() {
       return readEnv("LAUNCH_MEMBERS_REPORT_SECONDS") ?? 60;
     },
+  },
+  /** A number's cool-down after a rate-limit answer (CONTRACT §7): the base, doubling per signal within 60 bases (tests shorten it). */
+  get numberCoolingBaseMs() {
+    return readEnv("NUMBER_COOLING_BASE_MS") ?? 60_000;
   },
   get isProduction() {
     return process.env.NODE_ENV === "production";

@@ -30,7 +30,9 @@ export function getServices(): Promise<Services> {
     const receipts = new ReceiptBuffer(db);
     provider.subscribe(async (event) => {
       if (event.type === "channel_status") {
-        await recordChannelStatus(db, event.channelId, event.status, event.at);
+        // A connection tells the channel's number (the warm-up's day 1; another number starts it again).
+        const phone = event.status === "connected" ? await provider.ownNumber(event.channelId).catch(() => null) : undefined;
+        await recordChannelStatus(db, event.channelId, event.status, event.at, { reason: event.reason, detail: event.detail, phone });
         if (event.status === "connected") wakeDispatch();
       } else if (event.type === "message_sent") {
         await recordSentFromEvent(db, event.receipts, event.at);

@@ -220,7 +220,12 @@ export interface FakeEvolution {
   /** Resolves when no send is still being worked on. */
   idle(): Promise<void>;
   pair(name: string): Promise<void>;
-  setState(name: string, state: FakeInstance["state"]): Promise<void>;
+  /**
+   * The instance's connection state, reported as Evolution does. A `close` carries Baileys' `statusReason`
+   * (default 401 loggedOut); 401/402/403/406 are the codes Evolution does not reconnect, and for them it also posts
+   * `logout.instance` first (whatsapp.baileys.service.ts connectionUpdate, tag 2.3.7 ~428–463).
+   */
+  setState(name: string, state: FakeInstance["state"], statusReason?: number): Promise<void>;
   /** The gateway loses the instance (deleted by hand, DEL_INSTANCE, a wiped database): every call on it is 404. */
   loseInstance(name: string): void;
   receipt(messageId: string, status: "SERVER_ACK" | "DELIVERY_ACK" | "READ" | "PLAYED"): Promise<void>;
@@ -453,7 +458,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
   }
   let closed = false;
 
-  async function setState(name: string, state: FakeInstance["state"]) {
+  async function setState(name: string, state: FakeInstance["state"], statusReason?: number) {
     const inst = instances.get(name);
     if (!inst) throw new Error(`no instance ${name}`);
     inst.state = state;
@@ -461,10 +466,12 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       inst.pairingCode = null;
       inst.pairedOnce = true;
     }
+    const reason = statusReason ?? (state === "open" ? 200 : 401);
+    if (state === "close" && statusReason !== undefined && [401, 402, 403, 406].includes(statusReason)) await postWebhook(inst, "logout.instance", null);
     await postWebhook(inst, "connection.update", {
       instance: name,
       state,
-      statusReason: state === "open" ? 200 : 401,
+      statusReason: reason,
       ...(state === "open" ? { wuid: jidOf(inst.owner), profileName: "Loja", profilePictureUrl: null } : {}),
     });
   }

@@ -1,5 +1,8 @@
 import type { AnyMessageType, CampaignStatus, DeliveryState, PauseReason } from "../../server/campaigns/schema";
+import type { ChannelObject } from "../../server/channels/schema";
 import { brasiliaTimeZone } from "../../server/time/brasilia";
+
+type HealthState = ChannelObject["health"]["state"];
 
 const dateTime = new Intl.DateTimeFormat("pt-BR", {
   dateStyle: "short",
@@ -19,6 +22,28 @@ export const channelStatusLabel: Record<string, string> = {
   connected: "Conectado",
   disconnected: "Desconectado",
 };
+
+/** A number's health state (CONTRACT §7; docs/numbers.md#health-states). */
+export const healthStateLabel: Record<string, string> = {
+  ok: "Saudável",
+  warming: "Aquecendo",
+  cooling: "Resfriando",
+  capped: "Limite do dia",
+  restricted: "Restrito",
+  logged_out: "Sessão encerrada",
+  banned: "Banido",
+} satisfies Record<HealthState, string>;
+
+/** What the state means for sends and what to do about it (the badge's hint). */
+export const healthStateAdvice: Record<string, string> = {
+  ok: "Envia normalmente.",
+  warming: "Número novo: o limite diário cresce a cada dia de aquecimento.",
+  cooling: "O WhatsApp pediu para desacelerar: nada sai por este número até o fim da pausa.",
+  capped: "Atingiu o limite de mensagens de hoje: volta a enviar às 00:00 (Brasília).",
+  restricted: "O WhatsApp restringiu o número por um tempo: aguarde e conecte de novo.",
+  logged_out: "A sessão foi encerrada no celular ou pelo WhatsApp: conecte o número de novo.",
+  banned: "O WhatsApp baniu o número: conecte outro número a este canal.",
+} satisfies Record<HealthState, string>;
 
 const dayTimeSeconds = new Intl.DateTimeFormat("pt-BR", {
   day: "2-digit",

@@ -109,6 +109,30 @@ describe("dispatch-campaign (Inngest function)", () => {
     await expectSentOncePerGroup(api, id_campaign, groups);
   });
 
+  it("fails over inside the domain step: a number banned before the run, its groups go through the other number that reaches them", async () => {
+    const { api, segment, groups, channel: a } = await tenantWithSegment(server.url, 6, 2);
+    const b = (await api("POST", "/api/external/create-channel", { name: "Outro" })).json.id_channel as string;
+    const phone = (await api("GET", `/api/external/info-channel/${b}`)).json.phone as string;
+    for (const g of groups) await api("POST", `/api/simulator/groups/${encodeURIComponent(g)}/participants`, { join: [phone] });
+    const both = (await api("POST", "/api/external/create-segment", { name: "Dois", id_channel: [a, b], groups })).json.id_segment as string;
+    expect(segment).not.toBe(both);
+    const { id_campaign } = await createCampaign(api, both);
+    // Spread over both at creation; then the platform bans B.
+    expect((await api("GET", `/api/external/info-campaign/${id_campaign}`)).json.channels.map((c: { id_channel: string }) => c.id_channel)).toEqual([a, b]);
+    expect((await api("POST", `/api/simulator/channels/${b}/state`, { health: "banned" })).status).toBe(200);
+
+    const { result } = await t.execute({ events: [dispatchEvent(api, id_campaign)], steps: instantSleeps() });
+
+    expect(result).toMatchObject({ id_campaign, status: "completed" });
+    await expectSentOncePerGroup(api, id_campaign, groups);
+    const log = (await api("GET", `/api/simulator/messages?id_campaign=${id_campaign}`)).json.messages as { id_channel: string }[];
+    expect(log.every((m) => m.id_channel === a)).toBe(true);
+    expect((await api("GET", `/api/external/info-campaign/${id_campaign}`)).json.channels).toEqual([
+      { id_channel: a, sent: 6, pending: 0, failed: 0 },
+      { id_channel: b, sent: 0, pending: 0, failed: 0 },
+    ]);
+  });
+
   it("ends the run when nothing can happen until an external event (a paused campaign)", async () => {
     const { api, segment } = await tenantWithSegment(server.url, 2, 5);
     // Scheduled, then paused: never due.

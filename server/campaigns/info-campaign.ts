@@ -18,6 +18,8 @@ const infoStatement = preparedPerDb((db: Db) =>
       id: campaigns.id,
       name: campaigns.name,
       status: campaigns.status,
+      pauseReason: campaigns.pauseReason,
+      channelIds: campaigns.channelIds,
       messageType: campaigns.messageType,
       segmentId: campaigns.segmentId,
       segmentName: segments.name,
@@ -40,7 +42,42 @@ const infoStatement = preparedPerDb((db: Db) =>
 
 export type CampaignInfo = Awaited<ReturnType<typeof infoCampaign>>;
 
-/** A campaign of this tenant with its segment's name, its group counters and its monitoring copy. */
+/** One channel's share of a campaign's segment groups. */
+export interface ChannelCounters {
+  channelId: string;
+  sent: number;
+  pending: number;
+  failed: number;
+}
+
+/**
+ * The campaign's groups per channel (CONTRACT §7, segment groups only). A campaign sent through one channel
+ * has its counters as that channel's (one indexed row, as before); one spread over several counts its rows
+ * by channel (a walk over the campaign's deliveries).
+ */
+async function channelCounters(db: Db, c: { id: string; channelIds: string[]; sent: number; failed: number; total: number }): Promise<ChannelCounters[]> {
+  if (c.channelIds.length <= 1) {
+    const { sent, pending, failed } = groupCounters(c);
+    return c.channelIds.map((channelId) => ({ channelId, sent, pending, failed }));
+  }
+  const rows = await db
+    .select({
+      channelId: deliveries.channelId,
+      sent: sql<number>`count(*) filter (where ${deliveries.state} = 'sent')`.mapWith(Number),
+      failed: sql<number>`count(*) filter (where ${deliveries.state} = 'failed')`.mapWith(Number),
+      pending: sql<number>`count(*) filter (where ${deliveries.state} in ('pending', 'sending'))`.mapWith(Number),
+    })
+    .from(deliveries)
+    .where(and(eq(deliveries.campaignId, c.id), eq(deliveries.isMonitoring, false)))
+    .groupBy(deliveries.channelId);
+  // In the campaign's order of channels (the segment's, then those failover moved groups to); a channel whose
+  // groups all moved away stays listed, with zeros.
+  const counted = new Map(rows.map((r) => [r.channelId, r]));
+  const others = rows.filter((r) => !c.channelIds.includes(r.channelId));
+  return [...c.channelIds.map((channelId) => counted.get(channelId) ?? { channelId, sent: 0, pending: 0, failed: 0 }), ...others];
+}
+
+/** A campaign of this tenant with its segment's name, its group counters (also per channel) and its monitoring copy. */
 export async function infoCampaign(db: Db, tenantId: string, campaignId: string) {
   const [c] = await infoStatement(db).execute({ campaignId, tenantId });
   if (!c) throw campaignNotFound(campaignId);
@@ -48,11 +85,13 @@ export async function infoCampaign(db: Db, tenantId: string, campaignId: string)
     id: c.id,
     name: c.name,
     status: c.status,
+    pauseReason: c.status === "paused" ? c.pauseReason : null,
     messageType: c.messageType,
     segmentId: c.segmentId,
     segmentName: c.segmentName,
     // The segment's groups only (docs/decisions.md#monitoring-copy): the monitoring copy is not one of them.
     groups: groupCounters(c),
+    channels: await channelCounters(db, c),
     monitoringCopy:
       c.monitoringGroup && c.monitoringChannel && c.monitoringState
         ? { groupId: c.monitoringGroup, channelId: c.monitoringChannel, state: c.monitoringState, sentAt: c.monitoringSentAt }

@@ -78,10 +78,12 @@ function infoAnswer(c: CampaignInfo, readsAvailable: boolean) {
     id_campaign: c.id,
     name: c.name,
     status: c.status,
+    pause_reason: c.pauseReason,
     message_type: c.messageType,
     id_segment: c.segmentId,
     segment_name: c.segmentName,
     groups: c.groups,
+    channels: c.channels.map((ch) => ({ id_channel: ch.channelId, sent: ch.sent, pending: ch.pending, failed: ch.failed })),
     monitoring_group: copy
       ? { id_group: copy.groupId, id_channel: copy.channelId, status: copy.state, sent_at: copy.sentAt ? toBrasiliaIso(copy.sentAt) : null }
       : null,

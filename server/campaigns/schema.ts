@@ -124,16 +124,37 @@ export const monitoringCopy = z
       "It is not one of the campaign's groups (not in `groups`). null when the segment has none.",
   });
 
+/** One channel's share of the campaign's groups (CONTRACT §7 "Which channel sends"). */
+export const channelShare = z.object({
+  id_channel: z.string(),
+  sent: z.number().int(),
+  pending: z.number().int().meta({ description: "Neither sent nor failed yet (a pending group may still move to another channel: failover)" }),
+  failed: z.number().int(),
+});
+
 export const infoCampaignInput = z.object({ id_campaign: idCampaign });
 export const infoCampaignOutput = z.object({
   success: z.literal(true),
   id_campaign: z.string(),
   name: z.string(),
   status: campaignStatus,
+  pause_reason: pauseReason.nullable().meta({
+    description:
+      "Why a paused campaign waits (null unless paused): `user` (pause-campaign; resume-campaign continues it), `schedule` (outside the sending " +
+      "window), `channel_offline` (no channel that reaches its remaining groups is connected and able to send), `channel_limits` (the numbers " +
+      "that reach them are only capped or cooling: it resumes when the first limit ends), `send_errors` (10 failed sends in a row on one channel)",
+  }),
   message_type: anyMessageType,
   id_segment: z.string(),
   segment_name: z.string(),
   groups: groupCountersOutput,
+  channels: z.array(channelShare).meta({
+    description:
+      "The campaign's groups per channel that sends them (segment groups only; the monitoring copy is in monitoring_group). A group reached " +
+      "by several of the segment's channels is given one of them at creation, spread evenly over those that can send; a pending group moves " +
+      "to another channel that reaches it when its channel cannot send (failover). Every channel the campaign was given stays listed, with zeros " +
+      "once failover moved all its groups away.",
+  }),
   monitoring_group: monitoringCopy,
   reads_available: z.boolean().meta({
     description:

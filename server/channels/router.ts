@@ -3,6 +3,8 @@ import { ownerProcedure, router } from "../trpc";
 import { createChannel } from "./create-channel";
 import { editChannel } from "./edit-channel";
 import { listChannels } from "./list-channels";
+import { findChannel } from "./find-channel";
+import { channelAnswers } from "./channel-answer";
 import { listGroups } from "./list-groups";
 import { lastGatewayCheck, runGatewayCheck } from "../messaging/gateway-check";
 import { channelPairing, disconnectChannel } from "./pair-channel";
@@ -16,11 +18,18 @@ import {
   editChannelOutput,
   gatewayCheckOutput,
   group,
+  infoChannelInput,
+  infoChannelOutput,
+  listChannelsOutput,
   listGroupsInput,
   listGroupsOutput,
 } from "./schema";
 
 const tags = ["Channels"];
+const channelsDescription =
+  "Beyond the published API (CONTRACT §7; additive: the spec's fields are unchanged): each channel carries its number (`phone`), its number's " +
+  "`health` (state, why, since, until, today's usage and caps, warm-up day) and its own `limits` (the number_health fields; null: the " +
+  "tenant's value). Channels are listed oldest first; another tenant's channel is 404 like a missing one. docs/numbers.md.";
 const phoneNumber = z.string().regex(/^\d{10,15}$/, "must be the number with country code, digits only");
 
 export const channelsRouter = router({
@@ -57,7 +66,8 @@ export const channelsRouter = router({
         method: "PUT",
         path: "/external/edit-channel/{id_channel}",
         tags,
-        summary: "Rename a channel",
+        summary: "Rename a channel; beyond the published API, change its own budget (limits)",
+        description: `Answers the spec's fields and the channel object of info-channel. ${channelsDescription}`,
         protect: true,
         errorResponses: [400, 401, 404, 429, 500],
       },
@@ -65,15 +75,46 @@ export const channelsRouter = router({
     .input(editChannelInput)
     .output(editChannelOutput)
     .mutation(async ({ ctx, input }) => {
-      const ch = await editChannel(ctx.db, ctx.tenantId, input.id_channel, input.name, ctx.now);
-      return {
-        success: true as const,
-        id_channel: ch.id,
-        name: ch.name,
-        status: ch.status,
-        message: "Channel updated",
-        timestamp: ctx.now.toISOString(),
-      };
+      const ch = await editChannel(ctx.db, ctx.tenantId, input.id_channel, { name: input.name, limits: input.limits }, ctx.now);
+      const [answer] = await channelAnswers(ctx.db, ctx.tenantId, [ch], ctx.now);
+      return { success: true as const, ...answer, message: "Channel updated", timestamp: ctx.now.toISOString() };
+    }),
+
+  listAll: ownerProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/external/list-channels",
+        tags,
+        summary: "List the channels with their number, health and limits (beyond the published API)",
+        description: channelsDescription,
+        protect: true,
+        errorResponses: [401, 429, 500],
+      },
+    })
+    .output(listChannelsOutput)
+    .query(async ({ ctx }) => ({
+      success: true as const,
+      channels: await channelAnswers(ctx.db, ctx.tenantId, await listChannels(ctx.db, ctx.tenantId), ctx.now),
+    })),
+
+  info: ownerProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/external/info-channel/{id_channel}",
+        tags,
+        summary: "One channel with its number, health and limits (beyond the published API)",
+        description: channelsDescription,
+        protect: true,
+        errorResponses: [400, 401, 404, 429, 500],
+      },
+    })
+    .input(infoChannelInput)
+    .output(infoChannelOutput)
+    .query(async ({ ctx, input }) => {
+      const [answer] = await channelAnswers(ctx.db, ctx.tenantId, [await findChannel(ctx.db, ctx.tenantId, input.id_channel)], ctx.now);
+      return { success: true as const, ...answer };
     }),
 
   groups: ownerProcedure

@@ -2,6 +2,8 @@ import { z } from "zod";
 import { name } from "../text";
 import { idPattern } from "../ids";
 import { groupIdPattern } from "../messaging/group-id";
+import { channelHealthStates } from "../../db/schema";
+import { numberHealthShape } from "../settings/schema";
 
 export const channelStatus = z.enum(["connecting", "connected", "disconnected"]).meta({
   description: "connecting (awaiting pairing) → connected ⇄ disconnected",
@@ -32,14 +34,87 @@ export const createChannelOutput = z.object({
   timestamp: z.iso.datetime({ offset: true }),
 });
 
-export const editChannelInput = z.object({ id_channel: idChannel, name: channelName });
-export const editChannelOutput = z.object({
-  success: z.literal(true),
+const isoTime = z.iso.datetime({ offset: true });
+
+/** CONTRACT §7 "Health": a channel's number as channel answers and `channel_status` webhooks show it. */
+export const channelHealth = z
+  .object({
+    state: z.enum(channelHealthStates).meta({
+      description:
+        "ok: sends. warming: sends, within its warm-up days (daily_cap follows the ramp). cooling: the platform answered rate-limited; " +
+        "no sends until `until` (1 min, doubling per signal within an hour, at most 60 min). capped: daily_cap reached; no sends until `until` " +
+        "(the next 00:00 in Brasília). restricted: the platform restricted the number (a temporary ban). logged_out: the session was ended; " +
+        "pair again. banned: the platform banned the number; pair again (a new pairing clears it). A merely offline channel keeps ok/warming " +
+        "(its `status` says disconnected).",
+    }),
+    reason: z.string().nullable().meta({ description: "Why: the platform's disconnect reason, rate-overlimit, daily_message_cap; null for ok/warming." }),
+    since: isoTime.nullable().meta({ description: "When the state began (null: never changed)." }),
+    until: isoTime.nullable().meta({ description: "When cooling or capped ends; null otherwise." }),
+    sent_today: z.number().int().meta({ description: "Messages sent today (Brasília day): campaign sends and monitoring copies." }),
+    daily_cap: z.number().int().nullable().meta({ description: "Today's message cap (the warm-up ramp while warming); null: no cap." }),
+    groups_created_today: z.number().int().meta({ description: "Groups created today (Brasília day) by launches." }),
+    group_create_cap: z.number().int().meta({ description: "Groups the channel may create today." }),
+    warmup_day: z.number().int().nullable().meta({ description: "1…warmup_days while the number warms up; null otherwise." }),
+  })
+  .meta({ description: "The number's health and today's usage (docs/numbers.md#health-states)." });
+
+const limitField = <T extends z.ZodType>(field: T) =>
+  field.nullable().meta({ description: `${field.description ?? ""} On a channel: null means the tenant's value (number_health).`.trim() });
+
+/** A channel's own budget: the `number_health` fields, null = the tenant's value. */
+const limitsShape = {
+  daily_message_cap: limitField(numberHealthShape.daily_message_cap),
+  warmup_days: limitField(numberHealthShape.warmup_days),
+  warmup_first_day_cap: limitField(numberHealthShape.warmup_first_day_cap),
+  min_send_gap_seconds: limitField(numberHealthShape.min_send_gap_seconds),
+  group_create_cap: limitField(numberHealthShape.group_create_cap),
+};
+export const channelLimits = z
+  .object(limitsShape)
+  .meta({ description: "This channel's overrides of the tenant's number_health settings, every field present; null: the tenant's value." });
+
+/** CONTRACT §7 "Reading channels through the API": list-channels' items, info-channel and edit-channel. */
+export const channelObject = z.object({
   id_channel: z.string(),
   name: z.string(),
   status: channelStatus,
+  phone: z.string().nullable().meta({ description: "The channel's own number, digits with country code; null until paired.", example: "5511912345678" }),
+  health: channelHealth,
+  limits: channelLimits,
+  created_at: isoTime,
+});
+export type ChannelObject = z.infer<typeof channelObject>;
+
+export const listChannelsOutput = z.object({ success: z.literal(true), channels: z.array(channelObject) });
+export const infoChannelInput = z.object({ id_channel: idChannel });
+export const infoChannelOutput = channelObject.extend({ success: z.literal(true) });
+
+export const editChannelInput = z.object({
+  id_channel: idChannel,
+  name: channelName,
+  limits: z
+    .strictObject(
+      Object.fromEntries(Object.entries(limitsShape).map(([k, v]) => [k, v.optional()])) as {
+        [K in keyof typeof limitsShape]: z.ZodOptional<(typeof limitsShape)[K]>;
+      },
+      {
+        error: (iss) =>
+          iss.code === "unrecognized_keys"
+            ? `unknown propert${iss.keys.length > 1 ? "ies" : "y"} ${iss.keys.join(", ")} (allowed: ${Object.keys(limitsShape).join(", ")})`
+            : undefined,
+      },
+    )
+    .optional()
+    .meta({
+      description:
+        "Beyond the published API: this channel's own budget, only the fields to change; a number replaces the tenant's value for this channel, " +
+        "null goes back to it (CONTRACT §7 Budgets).",
+    }),
+});
+export const editChannelOutput = channelObject.extend({
+  success: z.literal(true),
   message: z.string(),
-  timestamp: z.iso.datetime({ offset: true }),
+  timestamp: isoTime,
 });
 
 export const listGroupsInput = z.object({ id_channel: idChannel });

@@ -19,7 +19,7 @@ const campaign = (over: Partial<PlanCampaign> = {}): PlanCampaign => ({
   nextRunAt: new Date(0),
   pending: 10,
   sendableNow: 10,
-  channelsOffline: false,
+  blocked: null,
   nextRetryAt: null,
   queueFreeAt: null,
   ...over,
@@ -67,13 +67,36 @@ describe("planNext without a sending schedule", () => {
 
   it("pauses when every pending group's channel is offline, and resumes when one is back", () => {
     const now = at("2026-11-23 10:00");
-    expect(planNext(campaign({ status: "sending", channelsOffline: true }), settings(), now)).toEqual({
-      kind: "pause",
-      reason: "channel_offline",
-      until: null,
+    const offline = { reason: "channel_offline" as const, until: null };
+    const recheck = new Date(now.getTime() + 30_000);
+    expect(planNext(campaign({ status: "sending", blocked: offline }), settings(), now)).toEqual({ kind: "pause", reason: "channel_offline", until: recheck });
+    expect(planNext(campaign({ status: "paused", pauseReason: "channel_offline", blocked: offline }), settings(), now)).toEqual({
+      kind: "wait",
+      until: recheck,
+      reason: "in_flight",
     });
-    expect(planNext(campaign({ status: "paused", pauseReason: "channel_offline", channelsOffline: true }), settings(), now)).toMatchObject({ kind: "wait" });
     expect(planNext(campaign({ status: "paused", pauseReason: "channel_offline" }), settings(), now)).toMatchObject({ kind: "send" });
+  });
+
+  it("pauses as channel_limits when only capped or cooling numbers hold it, until the first limit ends (looked at every 30 s)", () => {
+    const now = at("2026-11-23 10:00");
+    const soon = new Date(now.getTime() + 10_000);
+    const late = new Date(now.getTime() + 3_600_000);
+    expect(planNext(campaign({ status: "sending", blocked: { reason: "channel_limits", until: soon } }), settings(), now)).toEqual({
+      kind: "pause",
+      reason: "channel_limits",
+      until: soon,
+    });
+    expect(planNext(campaign({ status: "sending", blocked: { reason: "channel_limits", until: late } }), settings(), now)).toEqual({
+      kind: "pause",
+      reason: "channel_limits",
+      until: new Date(now.getTime() + 30_000),
+    });
+    // Another reason now (a number went offline too): the pause says so.
+    expect(
+      planNext(campaign({ status: "paused", pauseReason: "channel_limits", blocked: { reason: "channel_offline", until: soon } }), settings(), now),
+    ).toEqual({ kind: "pause", reason: "channel_offline", until: soon });
+    expect(planNext(campaign({ status: "paused", pauseReason: "channel_limits" }), settings(), now)).toMatchObject({ kind: "send" });
   });
 
   it("waits for a retry when the only pending groups are backing off", () => {

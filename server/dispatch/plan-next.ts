@@ -1,5 +1,6 @@
 import type { pauseReasons } from "../../db/schema";
 import type { Settings } from "../settings/schema";
+import type { Blocked } from "./claim-deliveries";
 import { localDate, windowState } from "./sending-window";
 
 /** What the planner needs to know about a campaign; the engine gathers it, the planner decides. */
@@ -13,8 +14,11 @@ export interface PlanCampaign {
   pending: number;
   /** Pending deliveries that could be sent right now (channel connected, no retry delay, not in flight). */
   sendableNow: number;
-  /** Every pending delivery's channel is offline. */
-  channelsOffline: boolean;
+  /**
+   * Nothing left can be sent: every open delivery's channel is offline or stopped by its health, after
+   * failover moved what it could (null: something can go, now or after a wait).
+   */
+  blocked: Blocked | null;
   /** Earliest retry time among pending deliveries waiting for one. */
   nextRetryAt: Date | null;
   /** Before it starts: when the queue lets it (null: free now). */
@@ -26,11 +30,13 @@ export type Plan =
   | { kind: "wait"; until: Date; reason: "scheduled" | "window" | "queue" | "pacing" | "retry" | "in_flight" }
   /** `sendAt`: the pacing pause ends then, within the lead the engine started early by; the step waits for it before it claims. */
   | { kind: "send"; batchSize: number; sendAt?: Date }
-  | { kind: "pause"; reason: "schedule" | "channel_offline"; until: Date | null }
+  | { kind: "pause"; reason: "schedule" | "channel_offline" | "channel_limits"; until: Date | null }
   | { kind: "finish" }
   | { kind: "cancel"; reason: "outside_hours" };
 
 const recheckMs = 1000;
+/** A campaign nothing of which can be sent looks again this often (docs/dispatch.md#several-numbers-per-group). */
+export const blockedRecheckMs = 30_000;
 
 /**
  * The dispatch decision, pure: settings × campaign state × time → the next thing to do.
@@ -70,10 +76,14 @@ export function planNext(c: PlanCampaign, settings: Settings, now: Date, leadMs 
         : { kind: "pause", reason: "schedule", until: later(win.next?.start) };
     }
   }
-  if (c.channelsOffline) {
-    return c.status === "paused" && c.pauseReason === "channel_offline"
-      ? { kind: "wait", until: new Date(now.getTime() + 30_000), reason: "in_flight" }
-      : { kind: "pause", reason: "channel_offline", until: null };
+  if (c.blocked) {
+    // Looked at again when a limit ends, and at least every 30 s (a channel reconnected or another that reaches
+    // the groups may take them over: failover); a reconnect also wakes a campaign paused as channel_offline.
+    const recheck = new Date(now.getTime() + blockedRecheckMs);
+    const until = c.blocked.until && c.blocked.until < recheck ? c.blocked.until : recheck;
+    return c.status === "paused" && c.pauseReason === c.blocked.reason
+      ? { kind: "wait", until, reason: "in_flight" }
+      : { kind: "pause", reason: c.blocked.reason, until };
   }
   return sendOrWait(c, settings, now, false, leadMs);
 }

@@ -2,7 +2,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { asyncCommit, isConnectionLost, pgErrorCode, retryOnConnectionLoss, tsParam } from "../../db/errors";
 import { rowsOf } from "../../db/params";
 import type { Db } from "../../db/client";
-import { campaigns, channels as channelsTable, deliveries } from "../../db/schema";
+import { campaigns, deliveries } from "../../db/schema";
 import { eventsRecorded, insertEventSql } from "../outbox/record-event";
 import { progressEventSql, progressEveryMs, recordProgressEvent, recordStatusEvent } from "./campaign-events";
 import { releasedNextRunSql, type Released } from "./campaign-lease";
@@ -278,42 +278,4 @@ async function recordUnknownOnce(
     const [c] = await tx.update(campaigns).set({ failureStreaks: streak }).where(eq(campaigns.id, d.campaignId)).returning();
     return Number((c.failureStreaks as Record<string, number>)[d.channelId] ?? 0);
   });
-}
-
-/** Rate-limit slow-down (docs/dispatch.md): base step, cap and quiet period, from SEND_SLOWDOWN_MS (default 5 s). */
-export function slowdownConfig() {
-  const n = Number(process.env.SEND_SLOWDOWN_MS ?? 5000);
-  const base = Number.isFinite(n) && n >= 0 ? n : 5000;
-  return { baseMs: base, capMs: base * 32, quietMs: base * 60 };
-}
-
-/** A channel's last rate-limit signal counts if it came after this (the quiet period before `at`). */
-const quietSince = (at: Date) => tsParam(new Date(at.getTime() - slowdownConfig().quietMs));
-
-/**
- * The platform signalled a rate limit on this channel: its extra pause doubles (from the base, up to the
- * cap); after a quiet period it starts from the base again. Returns the channel's new extra pause.
- */
-export async function slowDownChannel(db: Db, channelId: string, at: Date): Promise<number> {
-  const { baseMs, capMs } = slowdownConfig();
-  const [row] = await db
-    .update(channelsTable)
-    .set({
-      slowdownMs: sql`case when ${channelsTable.slowdownAt} is null or ${channelsTable.slowdownAt} < ${quietSince(at)} then ${baseMs}::int
-        else least(${capMs}::int, greatest(${baseMs}::int, ${channelsTable.slowdownMs} * 2)) end`,
-      slowdownAt: at,
-    })
-    .where(eq(channelsTable.id, channelId))
-    .returning({ ms: channelsTable.slowdownMs });
-  return row?.ms ?? 0;
-}
-
-/**
- * A channel's extra pause as of `now`, as a SQL expression over its row (`row`: an alias): its slowdown
- * while the last rate-limit signal is within the quiet period, else 0. The claim returns it per delivery.
- */
-export function channelSlowdownSql(row: string, now: Date) {
-  const r = (column: string) => sql.raw(`${row}.${column}`);
-  return sql<number>`(case when ${r("slowdown_ms")} > 0 and ${r("slowdown_at")} >= ${quietSince(now)}
-    then ${r("slowdown_ms")} else 0 end)`;
 }

@@ -5,12 +5,16 @@ import { campaigns, deliveries } from "../../db/schema";
 import { ProviderOutcomeUnknownError, ProviderUnavailableError, type MessagingProvider, type OutboundMessage, type SendOutcome } from "../messaging/provider";
 import { savedSettingsSql, settingsFrom } from "../settings/get-settings";
 import type { Settings } from "../settings/schema";
+import { recordRateLimited } from "../numbers/health";
 import { buildMessage } from "./build-message";
 import { CampaignLease, type Released } from "./campaign-lease";
+import { budgetChannelsSql, channelBudgets, type BudgetChannel, type ClaimBudget } from "./channel-budgets";
+import { markClaimedCaps, markReachedCaps, settleChannelUsage, type UsageSettlement } from "./channel-usage";
 import { claimDeliveries, deliveryOutlook, outlookOf, outlookProbe, type ClaimStart } from "./claim-deliveries";
+import { moveStranded } from "./failover";
 import { groupCounters } from "./group-counters";
-import { planNext, randomPauseMs, type Plan } from "./plan-next";
-import { autoPauseAfterFailures, recordFailure, recordSentMany, recordUnknown, releaseDelivery, releaseForReconcile, slowDownChannel } from "./record-delivery";
+import { blockedRecheckMs, planNext, randomPauseMs, type Plan } from "./plan-next";
+import { autoPauseAfterFailures, recordFailure, recordSentMany, recordUnknown, releaseDelivery, releaseForReconcile } from "./record-delivery";
 import { reconcileInFlight, staleProbe } from "./reconcile";
 import { queueFreeAt, queueProbe } from "./queue";
 import { transition } from "./transition";
@@ -60,6 +64,8 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
     ...queueProbe(now),
     // Qualified by hand: drizzle writes a RETURNING's columns unqualified, and tenant_settings has a tenant_id too.
     settings: savedSettingsSql(sql.raw(`"campaigns".tenant_id`)),
+    // The tenant's numbers' own limits and first pairing: the claim's budgets (channel-budgets.ts).
+    budgetChannels: budgetChannelsSql(sql.raw(`"campaigns".tenant_id`)),
   });
   if (!acquired) {
     const [exists] = await db.select({ id: campaigns.id }).from(campaigns).where(eq(campaigns.id, campaignId));
@@ -77,9 +83,11 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
   try {
     // Reconciliation may move the counters and the outlook: then both are read again.
     const stale = probe.stale && (await reconcileInFlight(db, provider, campaignId, now)) > 0;
+    // One of its numbers cannot send: its pending deliveries move to others that reach their groups (failover).
+    const moved = probe.blocked && (await moveStranded(db, campaignId, now)) > 0;
     const c = stale ? (await db.select().from(campaigns).where(eq(campaigns.id, campaignId)))[0] : lease.campaign;
     const settings = settingsFrom(probe.settings);
-    const { monitoringOpen, ...outlook } = stale ? await deliveryOutlook(db, campaignId, now) : await outlookOf(db, campaignId, now, probe);
+    const { monitoringOpen, ...outlook } = stale || moved ? await deliveryOutlook(db, campaignId, now) : await outlookOf(db, campaignId, now, probe);
     plan = planNext(
       {
         status: c.status,
@@ -105,7 +113,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         break;
       case "pause":
         await transition(db, campaignId, [c.status], "paused", now, { pauseReason: plan.reason });
-        next = plan.until ?? new Date(now.getTime() + 30_000);
+        next = plan.until ?? new Date(now.getTime() + blockedRecheckMs);
         break;
       case "cancel":
         await transition(db, campaignId, [c.status], "canceled", now, { finishedAt: now });
@@ -125,7 +133,9 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
         const pauseMs = randomPauseMs(rates.min_dispatch_rate, rates.max_dispatch_rate, random());
         // Not sending yet (its first loop, or its first after a pause): its claim moves it to `sending`.
         const start = c.status !== "sending" ? { from: [c.status] } : undefined;
-        const result = await sendBatch({ deps, c, settings, clock, lease }, plan.batchSize, pauseMs, plan.sendAt, start);
+        // The numbers' budgets in force when this loop's sends go out.
+        const budget = channelBudgets(settings.number_health, probe.budgetChannels as BudgetChannel[] | null, plan.sendAt ?? clock());
+        const result = await sendBatch({ deps, c, settings, clock, lease, budget }, plan.batchSize, pauseMs, plan.sendAt, start);
         sent = result.sent;
         if (result.released) {
           // The loop's sent mark let the campaign go and set its next run (sendHeld).
@@ -135,12 +145,11 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
           break;
         }
         if (result.autoPaused || lease.lost) break;
-        // A channel that signalled a rate limit widens the pause of its campaigns (docs/dispatch.md).
         // Counted from the provider's last answer: the loop's recording and the release do not lengthen the pause.
-        next = new Date(result.answeredAt.getTime() + pauseMs + result.slowdownMs);
+        next = new Date(result.answeredAt.getTime() + pauseMs);
         pacing = true;
         // Nothing left (the release reads the counters): finish right away rather than after the pacing pause.
-        if (result.slowdownMs === 0) doneAt = clock();
+        doneAt = clock();
         break;
       }
     }
@@ -174,12 +183,13 @@ interface LoopContext {
   settings: Settings;
   clock: () => Date;
   lease: CampaignLease;
+  /** The numbers' budgets the claims enforce. */
+  budget: ClaimBudget;
 }
 
 interface LoopResult {
   sent: number;
   autoPaused: boolean;
-  slowdownMs: number;
   answeredAt: Date;
   /** Set when the loop's sent mark also let the campaign go (its last send, all answered ok). */
   released?: Released | null;
@@ -190,10 +200,10 @@ interface LoopResult {
  * the next run and let the campaign go in the same statement.
  */
 async function sendBatch(loop: LoopContext, size: number, pauseMs: number, sendAt: Date | undefined, start: ClaimStart | undefined): Promise<LoopResult> {
-  const { deps, c, clock, lease } = loop;
-  const none = () => ({ sent: 0, autoPaused: false, slowdownMs: 0, answeredAt: clock() });
+  const { deps, clock, lease } = loop;
+  const none = () => ({ sent: 0, autoPaused: false, answeredAt: clock() });
   if (lease.lost) return none();
-  const batch = await claimDeliveries(deps.db, c.id, size, clock(), lease, start);
+  const batch = await claim(loop, size, start);
   if (batch.length === 0) return none();
   // Claimed ahead of the pause's end: the rest of the pause, then the sends.
   const rest = sendAt ? sendAt.getTime() - clock().getTime() : 0;
@@ -204,10 +214,24 @@ async function sendBatch(loop: LoopContext, size: number, pauseMs: number, sendA
   // of the campaign's groups, so it takes no slot of dispatches_per_loop: once it is out, the same loop
   // goes on with the segment's groups (none are claimed while it is backing off for a retry).
   if (result.autoPaused || lease.lost || !batch.every((d) => d.isMonitoring)) return result;
-  const groups = await claimDeliveries(deps.db, c.id, size, clock(), lease);
+  const groups = await claim(loop, size);
   if (groups.length === 0) return result;
   const more = await sendClaimed(loop, groups, pauseMs);
-  return { ...more, sent: result.sent + more.sent, slowdownMs: Math.max(result.slowdownMs, more.slowdownMs) };
+  return { ...more, sent: result.sent + more.sent };
+}
+
+/**
+ * One claim under the numbers' budgets. A claim that brought a number to its cap marks it `capped` (its other
+ * deliveries then fail over); one that took nothing with caps in force looks for numbers already at their cap
+ * and not marked yet (the planner counted their rows as sendable).
+ */
+async function claim(loop: LoopContext, size: number, start?: ClaimStart) {
+  const { deps, c, clock, lease, budget } = loop;
+  const batch = await claimDeliveries(deps.db, c.id, size, clock(), lease, start, budget);
+  const capped = batch[0]?.cappedChannels ?? [];
+  if (capped.length > 0) await markClaimedCaps(deps.db, capped, clock());
+  else if (batch.length === 0 && budget.limits.length > 0) await markReachedCaps(deps.db, budget, clock());
+  return batch;
 }
 
 /**
@@ -265,46 +289,72 @@ async function sendHeld(loop: LoopContext, batch: Claimed[], pauseMs: number | u
     const o = outcomes[i];
     return o.ok ? [{ id: d.id, channelId: d.channelId, messageId: o.receipt.messageId }] : [];
   });
-  // The loop's channels' slow-down as claimed, widened by a rate limit signalled in this loop.
-  let slowdownMs = Math.max(0, ...batch.map((d) => d.channelSlowdownMs));
+  // A number's least gap runs from the loop's last answer too (the claim moved it from the claim's time).
+  const usage: UsageSettlement = { refunds: new Map(), nextSends: gapsAfter(loop.budget, batch, now) };
   // Every send answered ok (the common loop): nothing else to write, so the sent mark also lets the campaign
-  // go, its next run `pauseMs` (+ slow-down) after the last answer, or now when no group is left.
+  // go, its next run `pauseMs` after the last answer, or now when no group is left.
   if (pauseMs !== undefined && sent.length === batch.length && !lease.lost) {
-    const nextRunAt = new Date(now.getTime() + pauseMs + slowdownMs);
-    const doneAt = slowdownMs === 0 ? now : undefined;
-    const released = await lease.releaseWith((token) => recordSentMany(db, c.id, sent, now, { token, nextRunAt, doneAt }));
-    return { sent: sent.length, autoPaused: false, slowdownMs, answeredAt: now, released };
+    const nextRunAt = new Date(now.getTime() + pauseMs);
+    const released = await lease.releaseWith((token) => recordSentMany(db, c.id, sent, now, { token, nextRunAt, doneAt: now }));
+    await settleChannelUsage(db, loop.budget.day, usage);
+    return { sent: sent.length, autoPaused: false, answeredAt: now, released };
   }
   // What went out is recorded whoever holds the campaign now (only rows still `sending` move).
   await recordSentMany(db, c.id, sent, now);
   // The lease may be lost: another worker may own these rows by now, so nothing else is written. The
   // rest stay `sending` and the next holder reconciles them with the provider (never resent blindly).
-  if (lease.lost) return { sent: sent.length, autoPaused: false, slowdownMs, answeredAt: now };
-  for (const [i, d] of batch.entries()) {
-    const o = outcomes[i];
-    if (o.ok) continue;
-    if (o.error instanceof ProviderUnavailableError) {
-      await releaseDelivery(db, d.id, now);
-      continue;
+  if (lease.lost) return { sent: sent.length, autoPaused: false, answeredAt: now };
+  const refund = (channelId: string) => usage.refunds.set(channelId, (usage.refunds.get(channelId) ?? 0) + 1);
+  const cooled = new Set<string>();
+  try {
+    for (const [i, d] of batch.entries()) {
+      const o = outcomes[i];
+      if (o.ok) continue;
+      if (o.error instanceof ProviderUnavailableError) {
+        await releaseDelivery(db, d.id, now);
+        refund(d.channelId);
+        continue;
+      }
+      if (!(o.error instanceof ProviderOutcomeUnknownError) && o.error.rateLimited) {
+        // The platform told the number to slow down (CONTRACT §7): it cools (no sends through it until its
+        // cool-down ends; its deliveries fail over to the segment's other numbers). The group loses no attempt:
+        // it goes back to pending, as for an offline channel.
+        // One signal per number and loop: the loop's other sends through it answered the same.
+        if (!cooled.has(d.channelId)) await recordRateLimited(db, d.channelId, now, o.error.message.slice(0, 200));
+        cooled.add(d.channelId);
+        await releaseDelivery(db, d.id, now);
+        refund(d.channelId);
+        continue;
+      }
+      let streak: number;
+      if (o.error instanceof ProviderOutcomeUnknownError) {
+        // Maybe sent: never resent in this attempt; looked up (or settled by a platform event) later.
+        streak = await recordUnknown(db, d, o.error.message, provider.reconcileAfterMs, now);
+      } else {
+        streak = await recordFailure(db, d, o.error.message, o.error.transient, now);
+        refund(d.channelId);
+      }
+      if (streak >= autoPauseAfterFailures) {
+        // A broken channel must not burn through every group: pause (the rest of this loop was already answered).
+        await transition(db, c.id, ["sending"], "paused", now, { pauseReason: "send_errors" });
+        return { sent: sent.length, autoPaused: true, answeredAt: now };
+      }
     }
-    let streak: number;
-    if (o.error instanceof ProviderOutcomeUnknownError) {
-      // Maybe sent: never resent in this attempt; looked up (or settled by a platform event) later.
-      streak = await recordUnknown(db, d, o.error.message, provider.reconcileAfterMs, now);
-    } else if (o.error.rateLimited) {
-      // Not a broken channel, a busy one: slow it down, retry on the schedule, no auto-pause streak.
-      slowdownMs = Math.max(slowdownMs, await slowDownChannel(db, d.channelId, now));
-      streak = await recordFailure(db, d, o.error.message, o.error.transient, now, { countsInStreak: false });
-    } else {
-      streak = await recordFailure(db, d, o.error.message, o.error.transient, now);
-    }
-    if (streak >= autoPauseAfterFailures) {
-      // A broken channel must not burn through every group: pause (the rest of this loop was already answered).
-      await transition(db, c.id, ["sending"], "paused", now, { pauseReason: "send_errors" });
-      return { sent: sent.length, autoPaused: true, slowdownMs, answeredAt: now };
-    }
+  } finally {
+    await settleChannelUsage(db, loop.budget.day, usage);
   }
-  return { sent: sent.length, autoPaused: false, slowdownMs, answeredAt: now };
+  return { sent: sent.length, autoPaused: false, answeredAt: now };
+}
+
+/** The channels of the batch that have a least gap between sends, each with its next send counted from `answeredAt`. */
+function gapsAfter(budget: ClaimBudget, batch: Claimed[], answeredAt: Date) {
+  const out = new Map<string, Date>();
+  if (budget.limits.length === 0) return out;
+  for (const d of batch) {
+    const gap = budget.limits.find((l) => l.id === d.channelId)?.gapMs ?? 0;
+    if (gap > 0) out.set(d.channelId, new Date(answeredAt.getTime() + gap));
+  }
+  return out;
 }
 
 async function firstSent(db: Db, campaignId: string): Promise<OutboundMessage["forwardOf"]> {

@@ -4,30 +4,24 @@
  * next position, added to the launch's segment, and the statuses are brought up to date, in one
  * transaction; a created group is announced with a `group_created` group_activity event.
  */
-import { and, asc, eq, inArray, max } from "drizzle-orm";
+import { and, asc, eq, max } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
-import { channels, launchGroups, segmentChannels, segmentGroups } from "../../db/schema";
+import { launches, launchGroups, segmentChannels, segmentGroups } from "../../db/schema";
 import { BadRequest, Unavailable } from "../errors";
 import { ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError, type MessagingProvider } from "../messaging/provider";
 import { recordEvent } from "../outbox/record-event";
 import { queryGroups } from "../channels/list-groups";
+import { giveBackGroupCreation, takeGroupCreation, type GroupCreator } from "../numbers/group-creations";
+import { recordRateLimited } from "../numbers/health";
+import { addGroupReach } from "../segments/group-reach";
 import type { Launch, LaunchGroup } from "./find-launch";
+import { launchCreators, noCreatorError, recordCreateFailure, recordCreateSuccess } from "./group-creators";
 import { withLaunchLock } from "./launch-lock";
 import { applyRestatus } from "./restatus-groups";
 
 /** The template's name for the group at `position`. */
 export const groupName = (template: string, position: number) => template.replaceAll("{n}", String(position));
-
-/** The first of the launch's channels that is connected now (it creates the next group), or null. */
-export async function creatingChannel(db: Db, launch: Pick<Launch, "tenantId" | "channelIds">): Promise<string | null> {
-  if (launch.channelIds.length === 0) return null;
-  const rows = await db
-    .select({ id: channels.id, status: channels.status })
-    .from(channels)
-    .where(and(eq(channels.tenantId, launch.tenantId), inArray(channels.id, launch.channelIds)));
-  return launch.channelIds.find((id) => rows.some((r) => r.id === id && r.status === "connected")) ?? null;
-}
 
 async function nextPosition(db: Db, launchId: string) {
   const [row] = await db
@@ -46,12 +40,20 @@ interface NewLaunchGroup {
   adopted: boolean;
 }
 
+interface AppendOptions {
+  /** Every channel whose number is in the group (`channelId` first): the segment's rows of the group (segment_group_channels). */
+  reaching: string[];
+  /** A group made from the template: the launch's failures in a row end (`rateLimited`: it still waits an hour). */
+  made?: { rateLimited: boolean };
+}
+
 /**
- * Appends one group: launch_groups and segment_groups rows, statuses, and (created groups) the
- * `group_created` event. Another process may have taken `position` meanwhile: then the group goes to
- * the next free one (its name keeps the number it was created with).
+ * Appends one group: launch_groups, segment_groups and segment_group_channels rows (every channel that
+ * reaches it), statuses, and (created groups) the `group_created` event and the end of the launch's
+ * creation backoff. Another process may have taken `position` meanwhile: then the group goes to the next
+ * free one (its name keeps the number it was created with).
  */
-async function appendGroup(db: Db, launch: Launch, position: number, g: NewLaunchGroup, now: Date): Promise<LaunchGroup> {
+async function appendGroup(db: Db, launch: Launch, position: number, g: NewLaunchGroup, opts: AppendOptions, now: Date): Promise<LaunchGroup> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await db.transaction(async (tx) => {
@@ -67,6 +69,8 @@ async function appendGroup(db: Db, launch: Launch, position: number, g: NewLaunc
           .insert(segmentGroups)
           .values({ segmentId: launch.segmentId, groupId: g.groupId, channelId: g.channelId, name: g.name, position: position - 1 })
           .onConflictDoNothing();
+        await addGroupReach(tx, launch.segmentId, g.groupId, [g.channelId, ...opts.reaching]);
+        if (opts.made) await recordCreateSuccess(tx, launch.id, opts.made.rateLimited, now);
         const changes = await applyRestatus(tx, launch.id, now);
         const status = changes.find((c) => c.position === position)?.to ?? row.status;
         if (!g.adopted) {
@@ -115,10 +119,13 @@ function providerError(err: unknown, what: string): never {
 }
 
 /**
- * Creates `count` groups from the launch's template through its first connected channel, one after the
- * other. Stops at the first failure, and after a group the platform made while throttling the number:
- * the groups made so far are kept (and returned) and the error is thrown only when none was made. A
- * group the provider found after a failure (`adopted`) is the creation's group like any other.
+ * Creates `count` groups from the launch's template, one after the other, each through the next of the
+ * launch's channels that may create (group-creators.ts: in turn, within each one's `group_create_cap`, taken
+ * before the call and given back when the platform certainly made nothing), with the launch's other channels
+ * and the template's admins added and promoted. Stops at the first failure (the launch's creations then wait:
+ * recordCreateFailure), and after a group the platform made while throttling the number: the groups made so
+ * far are kept (and returned) and the error is thrown only when none was made. A group the provider found
+ * after a failure (`adopted`) is the creation's group like any other.
  */
 export function createTemplateGroups(
   db: Db,
@@ -138,52 +145,113 @@ export async function createTemplateGroupsLocked(
   count: number,
   now: Date,
 ): Promise<{ created: LaunchGroup[]; error?: unknown }> {
-  {
-    const created: LaunchGroup[] = [];
-    if (count <= 0) return { created };
-    const channelId = await creatingChannel(db, launch);
-    if (!channelId) throw new Unavailable("None of the launch's channels (id_channel) is connected: no group can be created now.", "channel_offline");
-    const t = launch.groupTemplate;
-    for (let i = 0; i < count; i++) {
-      try {
-        const position = await nextPosition(db, launch.id);
-        const name = groupName(t.name, position);
-        const made = await provider.createGroup(channelId, {
-          // The launch's slot: asked again (a crash before it was recorded), the provider answers the group it made.
-          key: `launch:${launch.id}:${position}`,
-          name,
-          description: t.description,
-          pictureUrl: t.image_url,
-          adminsOnly: t.admins_only,
-          admins: t.admins,
-        });
-        if (t.admins.length > 0) {
-          // createGroup adds and promotes them where the platform allows; promoting again is harmless.
-          await provider
-            .promoteParticipants(channelId, made.id_group, t.admins)
-            .catch((err) => console.error("[launches] promoting admins failed", launch.id, made.id_group, err));
-        }
-        const inviteUrl = await provider.inviteUrl(channelId, made.id_group).catch((err) => {
-          console.error("[launches] reading the invite link failed", launch.id, made.id_group, err);
-          return null;
-        });
-        // Everyone in it now: the channel's number and the admins it could add.
-        const members = (await provider.groupState(channelId, made.id_group).catch(() => null))?.size ?? 1 + t.admins.length;
-        // `adopted: false` here means made for the launch (group_created is sent), even when the provider found it after a failure.
-        created.push(
-          await appendGroup(db, launch, position, { groupId: made.id_group, channelId, name: made.name || name, inviteUrl, members, adopted: false }, now),
-        );
-        if (made.adopted)
-          console.warn(`[launches] launch ${launch.id}: group ${made.id_group} was found after the platform failed making it (kept, not made again)`);
-        if (made.rateLimited)
-          return { created, error: new ProviderSendError("The platform throttled group creation on this number.", true, { rateLimited: true }) };
-      } catch (err) {
-        if (created.length === 0) providerError(err, "The group could not be created");
-        console.error("[launches] creating a group failed", launch.id, err);
-        return { created, error: err };
+  const created: LaunchGroup[] = [];
+  const stop = (error: unknown) => {
+    if (created.length === 0) throw error;
+    console.error("[launches] creating a group failed", launch.id, error instanceof Error ? error.message : error);
+    return { created, error };
+  };
+  for (let i = 0; i < count; i++) {
+    // Read again each time: the pin of an unknown outcome and the channels' counts change as groups are made.
+    const [current] = await db.select().from(launches).where(eq(launches.id, launch.id));
+    const { able, all } = await launchCreators(db, current ?? launch, now);
+    let creator: GroupCreator | undefined;
+    for (const c of able) {
+      // Taken before the call: two processes creating on one number never pass its cap.
+      if (await takeGroupCreation(db, c.channelId, c.cap, now)) {
+        creator = c;
+        break;
       }
     }
-    return { created };
+    // Read again: a channel may have reached its cap between the look and the take (another process).
+    if (!creator) return stop(noCreatorError((await launchCreators(db, current ?? launch, now)).all, now));
+    const others = await otherNumbers(provider, all, creator.channelId);
+    const outcome = await createOne(db, provider, launch, creator.channelId, others, now).catch((err: unknown) => ({ err }));
+    if ("err" in outcome) return stop(await afterFailedCreation(db, launch, creator.channelId, outcome.err, now));
+    created.push(outcome.group);
+    if (outcome.rateLimited) {
+      await recordRateLimited(db, creator.channelId, now, "rate-overlimit (group creation)");
+      return stop(new ProviderSendError("The platform throttled group creation on this number.", true, { rateLimited: true }));
+    }
+  }
+  return { created };
+}
+
+/** The launch's other channels whose number is known (the banned ones left out: WhatsApp has no such account to add). */
+async function otherNumbers(provider: MessagingProvider, all: readonly GroupCreator[], creatorId: string) {
+  const out: { channelId: string; phone: string }[] = [];
+  for (const c of all) {
+    if (c.channelId === creatorId || c.healthState === "banned") continue;
+    const phone = c.phone ?? (await provider.ownNumber(c.channelId).catch(() => null));
+    if (phone) out.push({ channelId: c.channelId, phone });
+  }
+  return out;
+}
+
+/** One creation through `channelId`: the group made (or found after a failure), its admins promoted, its invite link read, appended. */
+async function createOne(
+  db: Db,
+  provider: MessagingProvider,
+  launch: Launch,
+  channelId: string,
+  others: { channelId: string; phone: string }[],
+  now: Date,
+): Promise<{ group: LaunchGroup; rateLimited: boolean }> {
+  const t = launch.groupTemplate;
+  const position = await nextPosition(db, launch.id);
+  const name = groupName(t.name, position);
+  // The other channels' numbers join as admins, so that every channel of the launch reaches the group.
+  const admins = [...new Set([...t.admins, ...others.map((o) => o.phone)])];
+  const made = await provider.createGroup(channelId, {
+    // The launch's slot: asked again (a crash before it was recorded), the provider answers the group it made.
+    key: `launch:${launch.id}:${position}`,
+    name,
+    description: t.description,
+    pictureUrl: t.image_url,
+    adminsOnly: t.admins_only,
+    admins,
+  });
+  if (admins.length > 0) {
+    // createGroup adds and promotes them where the platform allows; promoting again is harmless.
+    await provider
+      .promoteParticipants(channelId, made.id_group, admins)
+      .catch((err) => console.error("[launches] promoting admins failed", launch.id, made.id_group, err));
+  }
+  const inviteUrl = await provider.inviteUrl(channelId, made.id_group).catch((err) => {
+    console.error("[launches] reading the invite link failed", launch.id, made.id_group, err);
+    return null;
+  });
+  // Everyone in it now: the channel's number and the admins it could add.
+  const members = (await provider.groupState(channelId, made.id_group).catch(() => null))?.size ?? 1 + admins.length;
+  // `adopted: false` here means made for the launch (group_created is sent), even when the provider found it after a failure.
+  const group = await appendGroup(
+    db,
+    launch,
+    position,
+    { groupId: made.id_group, channelId, name: made.name || name, inviteUrl, members, adopted: false },
+    { reaching: [channelId, ...others.map((o) => o.channelId)], made: { rateLimited: made.rateLimited === true } },
+    now,
+  );
+  if (made.adopted) console.warn(`[launches] launch ${launch.id}: group ${made.id_group} was found after the platform failed making it (kept, not made again)`);
+  return { group, rateLimited: made.rateLimited === true };
+}
+
+/**
+ * A creation through `channelId` failed: the day's creation is given back when the platform certainly made
+ * nothing (refused, unreachable, throttled before making it), a rate-limit answer cools the number, and the
+ * launch's creations wait (pinned to the channel while the outcome is unknown). Returns the error in the API's terms.
+ */
+async function afterFailedCreation(db: Db, launch: Launch, channelId: string, err: unknown, now: Date): Promise<unknown> {
+  const unknown = err instanceof ProviderOutcomeUnknownError;
+  const rateLimited = rateLimitedCreation(err);
+  if (err instanceof ProviderSendError || err instanceof ProviderUnavailableError) await giveBackGroupCreation(db, channelId, now);
+  if (rateLimited) await recordRateLimited(db, channelId, now, "rate-overlimit (group creation)");
+  if (err instanceof ProviderSendError || err instanceof ProviderUnavailableError || unknown)
+    await recordCreateFailure(db, launch.id, channelId, { unknown, rateLimited }, now);
+  try {
+    providerError(err, "The group could not be created");
+  } catch (mapped) {
+    return mapped;
   }
 }
 
@@ -226,7 +294,14 @@ export function adoptExistingGroups(db: Db, provider: MessagingProvider, launch:
       const position = await nextPosition(db, launch.id);
       const name = available.get(groupId)!.name;
       adopted.push(
-        await appendGroup(db, launch, position, { groupId, channelId: adopt.id_channel, name, inviteUrl, members: state?.size ?? 0, adopted: true }, now),
+        await appendGroup(
+          db,
+          launch,
+          position,
+          { groupId, channelId: adopt.id_channel, name, inviteUrl, members: state?.size ?? 0, adopted: true },
+          { reaching: [adopt.id_channel] },
+          now,
+        ),
       );
     }
     return adopted;

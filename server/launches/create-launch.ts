@@ -2,12 +2,12 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { launches, segmentChannels, segments } from "../../db/schema";
-import { Unavailable } from "../errors";
 import { newId } from "../ids";
 import type { MessagingProvider } from "../messaging/provider";
 import { requireChannels } from "../segments/resolve-groups";
-import { adoptExistingGroups, checkAdoptable, createTemplateGroups, creatingChannel } from "./add-groups";
+import { adoptExistingGroups, checkAdoptable, createTemplateGroups } from "./add-groups";
 import { groupsOfLaunch, type Launch } from "./find-launch";
+import { launchCreators, noCreatorError } from "./group-creators";
 import type { CreateLaunchInput } from "./schema";
 import { forgetPublicLink } from "./public-link";
 import { claimSlug, freeSlug, randomSlug, slugFromName, slugTaken } from "./slug";
@@ -18,7 +18,7 @@ import { wakeLaunch } from "./wake";
  * transaction, then `initial_groups` groups from the template and the adopted ones, appended in order.
  * A slug given and taken (by any launch, now or before a rename) is 409; a generated one that is taken
  * gets `-2`, `-3`, …
- * Nothing is kept when groups are asked for and not one can be made (no channel connected: 503; the
+ * Nothing is kept when groups are asked for and not one can be made (no channel may create: 503; the
  * provider failing or refusing: 503 / 400). Should the provider fail midway, the launch keeps the groups
  * made so far (the answer lists them; launch-groups makes more).
  */
@@ -27,8 +27,10 @@ export async function createLaunch(db: Db, provider: MessagingProvider, tenantId
   const channelIds = [...new Set(input.id_channel)];
   // Checked before anything is made: a 400 leaves nothing behind.
   if (input.adopt) await checkAdoptable(provider, channelIds, input.adopt);
-  if (input.initial_groups > 0 && !(await creatingChannel(db, { tenantId, channelIds }))) {
-    throw new Unavailable("None of the launch's channels (id_channel) is connected: its first groups cannot be created now.", "channel_offline");
+  if (input.initial_groups > 0) {
+    // No channel may create now (offline, throttled within the hour, at its day's cap): 503, nothing kept.
+    const { able, all } = await launchCreators(db, { tenantId, channelIds }, now);
+    if (able.length === 0) throw noCreatorError(all, now);
   }
 
   const launch = await insertLaunch(db, tenantId, input, channelIds, now);

@@ -17,7 +17,12 @@ export interface ParticipantChange {
 export type GroupActivity =
   | { event: "group_created"; id_launch: string; id_group: string; name: string; position: number; invite_url: string | null }
   | { event: "group_full"; id_launch: string; id_group: string; members: number }
-  | { event: "link_broken"; id_launch: string; id_group?: string; reason: "group_gone" | "not_admin" | "all_groups_full" | "no_open_group" }
+  | {
+      event: "link_broken";
+      id_launch: string;
+      id_group?: string;
+      reason: "group_gone" | "not_admin" | "all_groups_full" | "no_open_group" | "group_create_cap";
+    }
   | { event: "members_changed"; id_launch: string; id_group: string; joined: ParticipantChange[]; left: ParticipantChange[]; members: number };
 
 /** Call inside the transaction of the change (as recordEvent). */

@@ -1,15 +1,18 @@
 /**
  * The launch engine's one pass (docs/decisions.md#launches, "Numbers"): for each active launch with
  * auto_create, make the groups `groupsToCreate` asks for (reserve groups once the filling group passes
- * 80 % of capacity − margin; a new filling group when all are full or broken) through its first
- * connected channel. Runs in the background — on `wakeLaunch` and every ~30 s — never inside the
- * public link's request. Engines: inngest/launch-runner.ts (embedded) and inngest/functions/launch-engine.ts.
+ * 80 % of capacity − margin; a new filling group when all are full or broken) through its channels in turn
+ * (docs/launches.md#several-numbers). Runs in the background — on `wakeLaunch` and every ~30 s — never inside
+ * the public link's request. A launch whose last creation failed is left alone until its `create_retry_at`,
+ * whatever wakes the engine (joins, the link living on the margin): never a loop of creations.
+ * Engines: inngest/launch-runner.ts (embedded) and inngest/functions/launch-engine.ts.
  */
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lte, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { tsParam } from "../../db/errors";
 import { launchGroups, launches } from "../../db/schema";
 import type { MessagingProvider } from "../messaging/provider";
-import { createTemplateGroupsLocked, creatingChannel, rateLimitedCreation } from "./add-groups";
+import { createTemplateGroupsLocked } from "./add-groups";
 import { groupsOfLaunch, type Launch } from "./find-launch";
 import { withLaunchLock } from "./launch-lock";
 import { groupsToCreate, type RotationGroup } from "./rotation";
@@ -26,15 +29,26 @@ function needsGroups(launch: Launch, groups: readonly RotationGroup[]) {
   return groupsToCreate(groups, launch);
 }
 
+/** Whether the launch's creations may be tried at `now` (no backoff running). */
+const mayTry = (launch: Pick<Launch, "createRetryAt">, now: Date) => launch.createRetryAt === null || launch.createRetryAt <= now;
+
 /**
- * One pass over the active auto_create launches (or just `launchId`). Returns how many groups were
- * created. A channel the platform throttled (a rate-limited creation) makes no other group in the pass.
+ * One pass over the active auto_create launches (or just `launchId`) whose creations are not put off.
+ * Returns how many groups were created. A failure puts the launch off (group-creators.ts); a rate-limit
+ * answer also keeps the number from creating for an hour, for every launch.
  */
 export async function runLaunchEngine(db: Db, provider: MessagingProvider, now: Date, launchId?: string): Promise<number> {
   const due = await db
     .select()
     .from(launches)
-    .where(and(eq(launches.status, "active"), eq(launches.autoCreate, true), launchId ? eq(launches.id, launchId) : undefined))
+    .where(
+      and(
+        eq(launches.status, "active"),
+        eq(launches.autoCreate, true),
+        or(isNull(launches.createRetryAt), lte(launches.createRetryAt, tsParam(now))),
+        launchId ? eq(launches.id, launchId) : undefined,
+      ),
+    )
     .orderBy(asc(launches.createdAt))
     .limit(batch);
   if (due.length === 0) return 0;
@@ -54,7 +68,6 @@ export async function runLaunchEngine(db: Db, provider: MessagingProvider, now: 
       ),
     );
   let created = 0;
-  const throttled = new Set<string>();
   for (const launch of due) {
     if (
       needsGroups(
@@ -64,19 +77,17 @@ export async function runLaunchEngine(db: Db, provider: MessagingProvider, now: 
     )
       continue;
     created += await withLaunchLock(launch.id, async () => {
-      // Looked at again under the lock: a request may have added groups meanwhile.
-      const n = needsGroups(launch, await groupsOfLaunch(db, launch.id));
+      // Looked at again under the lock: a request may have added groups, or a failure put the launch off, meanwhile.
+      const [fresh] = await db.select().from(launches).where(eq(launches.id, launch.id));
+      if (fresh?.status !== "active" || !fresh.autoCreate || !mayTry(fresh, now)) return 0;
+      const n = needsGroups(fresh, await groupsOfLaunch(db, launch.id));
       if (n === 0) return 0;
-      const channelId = await creatingChannel(db, launch);
-      if (channelId && throttled.has(channelId)) return 0;
       try {
-        const { created: made, error } = await createTemplateGroupsLocked(db, provider, launch, n, now);
-        if (error) console.error(`[launches] launch ${launch.id}: ${made.length} of ${n} groups created`, error);
-        if (channelId && rateLimitedCreation(error)) throttled.add(channelId);
+        const { created: made, error } = await createTemplateGroupsLocked(db, provider, fresh, n, now);
+        if (error) console.error(`[launches] launch ${launch.id}: ${made.length} of ${n} groups created`, error instanceof Error ? error.message : error);
         return made.length;
       } catch (err) {
         console.error(`[launches] launch ${launch.id}: no group could be created`, err instanceof Error ? err.message : err);
-        if (channelId && rateLimitedCreation(err)) throttled.add(channelId);
         return 0;
       }
     });

@@ -13,6 +13,7 @@ import { brasiliaParts } from "../time/brasilia";
 import { isLinkPreviewBot } from "./bot-agents";
 import { ClickWriter, clickCapKey, utmValue, visitorId } from "./click-counter";
 import { closedPage, notFoundPage, previewPage } from "./link-pages";
+import { launchCreators, whyNoCreator } from "./group-creators";
 import { pickJoinGroup, type RotationGroup } from "./rotation";
 import { wakeLaunch } from "./wake";
 
@@ -163,15 +164,31 @@ const brokenReason = (launch: LinkLaunch) =>
     : "no_open_group";
 
 /**
- * Sends `link_broken` (`reason` from brokenReason) unless one was sent for this launch within the period:
- * checked in the outbox under a lock per launch, so several processes and restarts still send one.
+ * Every group is full and the launch would make the next one, but none of its channels may create today:
+ * each is at its `group_create_cap` or out of action, and at least one is at its cap (CONTRACT §7).
+ */
+async function capStopsCreation(db: Db, launchId: string, now: Date): Promise<boolean> {
+  const [row] = await db
+    .select({ tenantId: launches.tenantId, channelIds: launches.channelIds, autoCreate: launches.autoCreate })
+    .from(launches)
+    .where(eq(launches.id, launchId));
+  if (!row?.autoCreate) return false;
+  const { able, all } = await launchCreators(db, row, now);
+  return able.length === 0 && whyNoCreator(all) === "group_create_cap";
+}
+
+/**
+ * Sends `link_broken` (`reason` from brokenReason, or `group_create_cap` when that is what keeps the next
+ * group from being made) unless one was sent for this launch within the period: checked in the outbox under
+ * a lock per launch, so several processes and restarts still send one.
  */
 async function reportLinkBroken(db: Db, launch: LinkLaunch, now: Date) {
-  const reason = brokenReason(launch);
   const { brokenCheckedAt } = state();
   const last = brokenCheckedAt.get(launch.id);
   if (last !== undefined && now.getTime() - last < linkBrokenPeriodMs) return;
   brokenCheckedAt.set(launch.id, now.getTime());
+  let reason = brokenReason(launch);
+  if (reason === "all_groups_full" && (await capStopsCreation(db, launch.id, now))) reason = "group_create_cap";
   const since = new Date(now.getTime() - linkBrokenPeriodMs);
   await db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`link_broken:${launch.id}`}))`);

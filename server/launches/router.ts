@@ -19,7 +19,7 @@ const tags = ["Launches"];
 
 /** What a failed group creation answers (docs/decisions.md#launch-details-decided-while-building). */
 const creationErrors =
-  "A group the platform made is never made twice: one whose answer was lost, or that failed after the platform made it, is found and kept. 503 `channel_offline`: no channel of the launch is connected; 503 `group_create_rate_limited`: WhatsApp throttled group creation on the number (nothing made; try later); 503 `group_create_unknown`: the platform may have made the group and cannot be asked yet (it is looked up before another is made; ask again later); 400 `provider_refused`: the platform refused the template.";
+  "A group the platform made is never made twice: one whose answer was lost, or that failed after the platform made it, is found and kept. Groups are created by the launch's channels in turn, each within its `group_create_cap` per Brasília day (the `number_health` setting, or the channel's own `limits`), with the other channels and the template's admins added and promoted. 503 `channel_offline`: no channel of the launch is connected (or the platform took them off); 503 `group_create_cap`: every channel that could create has reached its cap for the day (creations start again at 00:00 in Brasília); 503 `group_create_rate_limited`: WhatsApp throttled group creation on the number now or within the last hour (nothing made; no group is made on it for an hour); 503 `group_create_unknown`: the platform may have made the group and cannot be asked yet (it is looked up before another is made; ask again later); 400 `provider_refused`: the platform refused the template.";
 
 export const launchesRouter = router({
   create: ownerProcedure

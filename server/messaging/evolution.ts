@@ -25,6 +25,7 @@ import {
   type ProviderListener,
   type ProviderGroup,
   type LookupResult,
+  type NumberLossReason,
   type Receipt,
   type SentLookup,
   type SendReceipt,
@@ -193,6 +194,21 @@ function channelStatus(state: string | undefined, pairedOnce: boolean): ChannelS
   if (state === "open") return "connected";
   if (state === "refused") return "disconnected";
   return pairedOnce ? "disconnected" : "connecting";
+}
+
+/**
+ * Why WhatsApp closed a session, from `connection.update`'s `statusReason` (docs/evolution.md#disconnect-reasons-and-number-health).
+ * Evolution reports a close only for the codes it does not reconnect: 401, 402, 403, 406 (and 408 from 2.4.0-rc);
+ * Baileys' DisconnectReason names 401 loggedOut and 403 forbidden, Evolution's commit 258f5675 402 a temporary and
+ * 406 a permanent ban. Anything else (408 a lost connection, 428, 440, 500, 515…) is a plain disconnect.
+ */
+export function lossReason(statusReason: unknown): { reason: NumberLossReason; detail: string } | undefined {
+  const code = Number(statusReason);
+  if (code === 401) return { reason: "logged_out", detail: "statusReason 401 (loggedOut)" };
+  if (code === 402) return { reason: "restricted", detail: "statusReason 402 (temporary ban)" };
+  if (code === 403) return { reason: "banned", detail: "statusReason 403 (forbidden)" };
+  if (code === 406) return { reason: "banned", detail: "statusReason 406 (permanent ban)" };
+  return undefined;
 }
 
 /** The gateway no longer has this instance (deleted by hand, DEL_INSTANCE, a wiped database). */
@@ -848,9 +864,19 @@ export class EvolutionProvider implements MessagingProvider {
     await this.applyState(channelId, gatewayUnreachable).catch((e) => console.error(`[evolution] could not mark ${channelId} offline`, e));
   }
 
-  /** Records a state the gateway reported; emits `channel_status` when the channel status changed. */
-  private async applyState(channelId: string, state: string, at = new Date()) {
+  /**
+   * Records a state the gateway reported; emits `channel_status` when the channel status changed, or when the
+   * gateway said why it closed the session (`loss`: the number's health follows it even when the channel was
+   * already offline, e.g. Evolution's `logout.instance` came first). `ownNumber`: the number an `open` paired.
+   */
+  private async applyState(channelId: string, state: string, at = new Date(), extra: { loss?: ReturnType<typeof lossReason>; ownNumber?: string | null } = {}) {
     const row = await this.instance(channelId);
+    // A session that never opened has no number to judge (the pairing-code flow logs a connecting session out itself).
+    const loss = state === "close" && row.pairedOnce ? extra.loss : undefined;
+    if (loss && row.state === state) {
+      await this.events.emit({ type: "channel_status", channelId, status: channelStatus(state, row.pairedOnce), at, ...loss });
+      return channelStatus(state, row.pairedOnce);
+    }
     // Baileys passes through `connecting` while it reconnects a paired number: not a status change
     // (a real loss arrives as `close`), so campaigns don't pause and resume on every reconnect.
     if (row.pairedOnce && state === "connecting") return channelStatus(row.state, true);
@@ -859,6 +885,7 @@ export class EvolutionProvider implements MessagingProvider {
     if (row.state === state) return channelStatus(state, row.pairedOnce);
     // Another pairing may bring another number.
     this.ownNumbers.delete(channelId);
+    if (state === "open" && extra.ownNumber) this.ownNumbers.set(channelId, extra.ownNumber);
     const pairedOnce = row.pairedOnce || state === "open";
     const before = channelStatus(row.state, row.pairedOnce);
     const after = channelStatus(state, pairedOnce);
@@ -872,7 +899,7 @@ export class EvolutionProvider implements MessagingProvider {
         ...(state === "open" ? { qrCode: null, pairingCode: null, pairingRequestedAt: null } : {}),
       })
       .where(eq(evolutionInstances.channelId, channelId));
-    if (before !== after) await this.events.emit({ type: "channel_status", channelId, status: after, at });
+    if (before !== after || loss) await this.events.emit({ type: "channel_status", channelId, status: after, at, ...loss });
     return after;
   }
 
@@ -1460,9 +1487,10 @@ export class EvolutionProvider implements MessagingProvider {
     if (event === "connection.update" && data && !Array.isArray(data) && typeof data.state === "string") {
       // A connection (re)established: the gateway may have been upgraded meanwhile (an upgrade restarts it and every instance reconnects).
       if (data.state === "open") this.versionProbe = undefined;
-      await this.applyState(channelId, data.state, at);
       const wuid = data.state === "open" && typeof data.wuid === "string" ? jidNumber(data.wuid) : null;
+      // Known before the status event goes out: the service records the channel's number from it.
       if (wuid) this.ownNumbers.set(channelId, wuid);
+      await this.applyState(channelId, data.state, at, { loss: lossReason(data.statusReason), ownNumber: wuid });
     } else if (event === "qrcode.updated" && data && !Array.isArray(data)) {
       await this.savePairing(channelId, (data.qrcode ?? data) as { base64?: string; pairingCode?: string });
     } else if (event === "logout.instance" || event === "remove.instance") {

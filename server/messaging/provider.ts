@@ -79,9 +79,25 @@ export interface Receipt {
   messageId: string;
 }
 
+/**
+ * Why the platform took a number off (CONTRACT §7 "Health"): `logged_out` (the session was ended: pair again),
+ * `banned` (for good: pair again, usually another number), `restricted` (a temporary ban).
+ */
+export const numberLossReasons = ["restricted", "banned", "logged_out"] as const;
+export type NumberLossReason = (typeof numberLossReasons)[number];
+
 /** Receipts come in batches (a gateway reports many at once); `at` is when the platform saw them. */
 export type ProviderEvent =
-  | { type: "channel_status"; channelId: string; status: ChannelStatus; at: Date }
+  | {
+      type: "channel_status";
+      channelId: string;
+      status: ChannelStatus;
+      at: Date;
+      /** A disconnect the platform explained (a logout, a ban, a restriction): the number's health follows it. */
+      reason?: NumberLossReason;
+      /** The platform's own words for it (e.g. "statusReason 403 forbidden"), kept as the health's reason. */
+      detail?: string;
+    }
   | { type: "message_ack"; receipts: Receipt[]; at: Date }
   | { type: "message_read"; receipts: Receipt[]; at: Date }
   /** The platform reports a message going out (Evolution's `send.message`): settles a send whose answer was lost. */

@@ -1,11 +1,13 @@
 import { createHash, randomBytes, randomInt, randomUUID } from "node:crypto";
-import { and, asc, count, desc, eq, gt, inArray, isNull, lte, max, ne, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, inArray, isNull, lte, max, notInArray, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJson, rowsOf } from "../../db/params";
 import {
   channels,
   simulatorChannels,
   simulatorFailures,
+  simulatorGroupCreateLimits,
+  simulatorGroupCreations,
   simulatorGroups,
   simulatorInvites,
   simulatorLatency,
@@ -18,6 +20,7 @@ import {
   ProviderSendError,
   ProviderUnavailableError,
   type ChannelStatus,
+  type NumberLossReason,
   type GroupState,
   type NewGroup,
   type MessagingProvider,
@@ -80,7 +83,9 @@ interface ChannelState {
   channelId: string;
   online: boolean;
   latencyMs: number;
+  /** An injected failure or a rate limit is set: the channel's messages take the second path. */
   armed: boolean;
+  rateLimitPerMinute: number | null;
 }
 interface SentRow {
   deliveryKey: string;
@@ -90,10 +95,18 @@ interface SentRow {
 }
 const sentOutcome = (r: SentRow): SendOutcome => ({ ok: true, receipt: { messageId: r.messageId, sentAt: new Date(r.sentAt) } });
 
-/** A message log row, keyed by column name. */
-function messageRow(message: OutboundMessage) {
+/** Who the sender is in the group: its number, and whether the group is one of its derived groups (`Grupo nn`). */
+interface Sender {
+  own: string;
+  derived: Set<string>;
+}
+
+/** A message log row, keyed by column name, with what the reach test needs (own_number, derived; not stored). */
+function messageRow(message: OutboundMessage, sender: Sender) {
   const c = message.content;
   return {
+    own_number: sender.own,
+    derived: sender.derived.has(message.groupId),
     delivery_key: message.deliveryKey,
     message_id: `SIM${randomUUID().replaceAll("-", "").slice(0, 20).toUpperCase()}`,
     id_channel: message.channelId,
@@ -112,13 +125,22 @@ function messageRow(message: OutboundMessage) {
 /** A loop's message rows as one JSON parameter (a VALUES list would bind a dozen parameters per row). */
 const messageValues = (rows: ReturnType<typeof messageRow>[]) =>
   sql`select * from json_to_recordset(${JSON.stringify(rows)}::json) as v(delivery_key text, message_id text, id_channel text, id_group text,
-        id_campaign text, message_type text, text text, media_url text, file_name text, cards jsonb, mention_all boolean, link_preview boolean)`;
+        id_campaign text, message_type text, text text, media_url text, file_name text, cards jsonb, mention_all boolean, link_preview boolean,
+        own_number text, derived boolean)`;
 const messageColumns = sql.raw(
   "(delivery_key, message_id, id_channel, id_group, id_campaign, message_type, text, media_url, file_name, cards, mention_all, link_preview, sent_at, read_at)",
 );
-const messageFields = sql.raw(
-  "v.delivery_key, v.message_id, v.id_channel, v.id_group, v.id_campaign, v.message_type, v.text, v.media_url, v.file_name, v.cards, v.mention_all, v.link_preview, now(), null::timestamptz",
-);
+const messageFields = (sentAt: SQL = sql`now()`) =>
+  sql`v.delivery_key, v.message_id, v.id_channel, v.id_group, v.id_campaign, v.message_type, v.text, v.media_url, v.file_name, v.cards, v.mention_all, v.link_preview, ${sentAt}, null::timestamptz`;
+
+/**
+ * Whether the sender of `v` reaches its group (CONTRACT §7): its number is a participant (an admin where only
+ * admins post), or the group is one of its derived groups that nobody has touched yet (no row: its number is
+ * its only member). WhatsApp refuses a send to a group the number is not in.
+ */
+const reachesSql = sql`(exists (select 1 from ${simulatorParticipants} p left join ${simulatorGroups} g on g.id_group = p.id_group
+    where p.id_group = v.id_group and p.participant = v.own_number and (p.admin or g.admins_only is not true))
+  or (v.derived and not exists (select 1 from ${simulatorGroups} g2 where g2.id_group = v.id_group)))`;
 
 /** What a send's INSERT returns: the SentRow of each message it stored. */
 const sentReturning = sql.raw(`returning delivery_key as "deliveryKey", id_channel as "channelId", message_id as "messageId", sent_at as "sentAt"`);
@@ -155,15 +177,13 @@ export class SimulatorProvider implements MessagingProvider {
   }
 
   /**
-   * The group's row, made on first use for a derived group (`Grupo nn`): the channel's number is then
-   * its admin member. A group the number left (state `exists: false`) keeps its row without that member.
-   * Undefined when the channel has no such group.
+   * The group's row (whichever channel made it: another channel's number may be in it), made on first use
+   * for a derived group (`Grupo nn`) of this channel: the channel's number is then its admin member. A group
+   * the number left (state `exists: false`) keeps its row without that member. Undefined when there is no
+   * such group; whether the channel's number is in it is ownMembership's question.
    */
   private async groupRow(channelId: string, groupId: string) {
-    const [row] = await this.db
-      .select()
-      .from(simulatorGroups)
-      .where(and(eq(simulatorGroups.groupId, groupId), eq(simulatorGroups.channelId, channelId)));
+    const [row] = await this.db.select().from(simulatorGroups).where(eq(simulatorGroups.groupId, groupId));
     if (row) return row;
     const derived = this.groupsOf(channelId).find((g) => g.id_group === groupId);
     if (!derived) return undefined;
@@ -180,10 +200,7 @@ export class SimulatorProvider implements MessagingProvider {
         .onConflictDoNothing();
       return made;
     }
-    const [again] = await this.db
-      .select()
-      .from(simulatorGroups)
-      .where(and(eq(simulatorGroups.groupId, groupId), eq(simulatorGroups.channelId, channelId)));
+    const [again] = await this.db.select().from(simulatorGroups).where(eq(simulatorGroups.groupId, groupId));
     return again;
   }
 
@@ -214,9 +231,15 @@ export class SimulatorProvider implements MessagingProvider {
     const own = simulatedOwnNumber(channelId);
     const admins = [...new Set(group.admins.filter((a) => a !== own))];
     if (admins.length + 1 > SIMULATOR_GROUP_LIMIT) throw new ProviderSendError(`A group holds at most ${SIMULATOR_GROUP_LIMIT} participants.`, false);
+    if (await this.groupCreationThrottled(channelId, name)) {
+      throw new ProviderSendError(`rate-overlimit: WhatsApp throttled group creation on channel ${channelId} (no group was made).`, true, {
+        rateLimited: true,
+      });
+    }
     const groupId = newGroupId();
     const joinedAt = new Date();
     await this.db.transaction(async (tx) => {
+      await tx.insert(simulatorGroupCreations).values({ channelId, name, groupId, outcome: "made", at: joinedAt });
       await tx.insert(simulatorGroups).values({
         groupId,
         channelId,
@@ -231,9 +254,58 @@ export class SimulatorProvider implements MessagingProvider {
     return { id_group: groupId, name, adminsOnly: group.adminsOnly };
   }
 
+  /**
+   * Past the channel's `group_create_rate_limit_per_hour` (groups made in the rolling hour), WhatsApp answers
+   * rate-overlimit and makes nothing: the refusal is logged too (docs/simulator.md).
+   */
+  private async groupCreationThrottled(channelId: string, name: string): Promise<boolean> {
+    const limit = await this.groupCreateLimit(channelId);
+    if (limit === null) return false;
+    const at = new Date();
+    const [{ made }] = await this.db
+      .select({ made: count() })
+      .from(simulatorGroupCreations)
+      .where(
+        and(
+          eq(simulatorGroupCreations.channelId, channelId),
+          eq(simulatorGroupCreations.outcome, "made"),
+          gt(simulatorGroupCreations.at, new Date(at.getTime() - 3_600_000)),
+        ),
+      );
+    if (made < limit) return false;
+    await this.db.insert(simulatorGroupCreations).values({ channelId, name, groupId: null, outcome: "rate_limited", at });
+    return true;
+  }
+
+  /** Control: the channel's group creation limit per rolling hour, or null. */
+  async groupCreateLimit(channelId: string): Promise<number | null> {
+    const [row] = await this.db.select().from(simulatorGroupCreateLimits).where(eq(simulatorGroupCreateLimits.channelId, channelId));
+    return row?.perHour ?? null;
+  }
+
+  /** Control: sets the channel's group creation limit per rolling hour (null: none). */
+  async setGroupCreateLimit(channelId: string, perHour: number | null) {
+    if (perHour === null) await this.db.delete(simulatorGroupCreateLimits).where(eq(simulatorGroupCreateLimits.channelId, channelId));
+    else
+      await this.db
+        .insert(simulatorGroupCreateLimits)
+        .values({ channelId, perHour })
+        .onConflictDoUpdate({ target: simulatorGroupCreateLimits.channelId, set: { perHour } });
+  }
+
+  /** Inspection: the group creations asked of these channels, oldest first. */
+  async groupCreations(channelIds: string[]) {
+    if (channelIds.length === 0) return [];
+    return this.db
+      .select()
+      .from(simulatorGroupCreations)
+      .where(inArray(simulatorGroupCreations.channelId, channelIds))
+      .orderBy(asc(simulatorGroupCreations.id));
+  }
+
   /** Promotes to admin, adding first those not in the group (their join is reported, as a gateway does). */
   async promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<void> {
-    await this.adminGroup(channelId, groupId);
+    const group = await this.adminGroup(channelId, groupId);
     const wanted = [...new Set(participants)];
     if (wanted.length === 0) return;
     const present = await this.db
@@ -245,7 +317,7 @@ export class SimulatorProvider implements MessagingProvider {
     if (added.length > 0) {
       await this.db
         .insert(simulatorParticipants)
-        .values(added.map((participant) => ({ groupId, channelId, participant, admin: true, joinedAt })))
+        .values(added.map((participant) => ({ groupId, channelId: group.channelId, participant, admin: true, joinedAt })))
         .onConflictDoNothing();
     }
     await this.db
@@ -349,7 +421,7 @@ export class SimulatorProvider implements MessagingProvider {
       if (latest && latest.getTime() >= at.getTime()) at = new Date(latest.getTime() + 1);
       let joined: string[];
       if (typeof who === "number") {
-        joined = [...new Set(Array.from({ length: who }, randomPerson))];
+        joined = await this.newPeople(tx, groupId, who);
       } else {
         const wanted = [...new Set(who)];
         const present = wanted.length
@@ -376,13 +448,33 @@ export class SimulatorProvider implements MessagingProvider {
     return outcome;
   }
 
+  /** `n` random people, distinct from each other and from everyone already in the group (a collision draws again). */
+  private async newPeople(tx: Pick<Db, "select">, groupId: string, n: number): Promise<string[]> {
+    const people = new Set<string>();
+    while (people.size < n) {
+      const draw = new Set<string>();
+      while (draw.size < n - people.size) {
+        const p = randomPerson();
+        if (!people.has(p)) draw.add(p);
+      }
+      const present = await tx
+        .select({ participant: simulatorParticipants.participant })
+        .from(simulatorParticipants)
+        .where(and(eq(simulatorParticipants.groupId, groupId), inJson(simulatorParticipants.participant, [...draw])));
+      const taken = new Set(present.map((r) => r.participant));
+      for (const p of draw) if (!taken.has(p)) people.add(p);
+    }
+    return [...people];
+  }
+
   /**
    * Control: people leave — the `count` most recent non-admin participants, or the given ones (never
    * the channel's own number; those not in the group are skipped). Emits one `group_participants`
    * leave event, awaited.
    */
-  async leaveParticipants(channelId: string, groupId: string, who: string[] | number) {
+  async leaveParticipants(channelId: string, groupId: string, who: string[] | number, keep: string[] = []) {
     const own = simulatedOwnNumber(channelId);
+    const staying = [own, ...keep];
     const at = new Date();
     const left = await this.db.transaction(async (tx) => {
       await tx.select({ id: simulatorGroups.groupId }).from(simulatorGroups).where(eq(simulatorGroups.groupId, groupId)).for("update");
@@ -392,7 +484,13 @@ export class SimulatorProvider implements MessagingProvider {
               await tx
                 .select({ participant: simulatorParticipants.participant })
                 .from(simulatorParticipants)
-                .where(and(eq(simulatorParticipants.groupId, groupId), eq(simulatorParticipants.admin, false), ne(simulatorParticipants.participant, own)))
+                .where(
+                  and(
+                    eq(simulatorParticipants.groupId, groupId),
+                    eq(simulatorParticipants.admin, false),
+                    notInArray(simulatorParticipants.participant, staying),
+                  ),
+                )
                 .orderBy(desc(simulatorParticipants.joinedAt), desc(simulatorParticipants.participant))
                 .limit(who)
             ).map((r) => r.participant)
@@ -407,6 +505,19 @@ export class SimulatorProvider implements MessagingProvider {
     });
     if (left.length > 0) await this.events.emit({ type: "group_participants", channelId, groupId, action: "leave", participants: left, at });
     return { left, members: await this.size(groupId) };
+  }
+
+  /**
+   * Control: an admin on a phone makes these members admins (those not in the group are skipped); returns who
+   * was promoted. No participant event (the service follows joins and leaves only).
+   */
+  async promoteMembers(groupId: string, who: string[]) {
+    const rows = await this.db
+      .update(simulatorParticipants)
+      .set({ admin: true })
+      .where(and(eq(simulatorParticipants.groupId, groupId), inArray(simulatorParticipants.participant, [...new Set(who)])))
+      .returning({ participant: simulatorParticipants.participant });
+    return rows.map((r) => r.participant);
   }
 
   /** Control: a group admin on the phone revoked the link (a new one is made at once, as WhatsApp does). */
@@ -482,8 +593,9 @@ export class SimulatorProvider implements MessagingProvider {
   }
 
   /**
-   * The derived groups (`Grupo nn`), then the groups the channel made, oldest first; a group the
-   * number is no longer in (state `exists: false`) is not listed.
+   * The derived groups (`Grupo nn`), then the groups the channel made or whose member its number is (another
+   * channel's groups it joined), oldest first; a group the number is no longer in (state `exists: false`, a
+   * leave) is not listed.
    */
   async listGroups(channelId: string): Promise<ProviderGroup[]> {
     const status = await this.getStatus(channelId);
@@ -498,7 +610,12 @@ export class SimulatorProvider implements MessagingProvider {
         present: sql<boolean>`exists (select 1 from simulator_participants p where p.id_group = simulator_groups.id_group and p.participant = ${own})`,
       })
       .from(simulatorGroups)
-      .where(eq(simulatorGroups.channelId, channelId))
+      .where(
+        or(
+          eq(simulatorGroups.channelId, channelId),
+          sql`exists (select 1 from simulator_participants p where p.id_group = simulator_groups.id_group and p.participant = ${own})`,
+        ),
+      )
       .orderBy(asc(simulatorGroups.createdAt), asc(simulatorGroups.groupId));
     const known = new Map(rows.map((r) => [r.groupId, r]));
     const derived = this.groupsOf(channelId);
@@ -513,26 +630,65 @@ export class SimulatorProvider implements MessagingProvider {
     return { status: await this.getStatus(channelId), qrCode: null, pairingCode: null, automatic: true };
   }
 
+  /** A logout ends the session, as on WhatsApp: the channel disconnects as `logged_out` and must be paired again. */
   async disconnectChannel(channelId: string) {
-    await this.setOnline(channelId, false);
+    await this.setHealth(channelId, "logged_out");
   }
 
   async deleteChannel(channelId: string) {
     await this.db.delete(simulatorChannels).where(eq(simulatorChannels.channelId, channelId));
     await this.db.delete(simulatorFailures).where(eq(simulatorFailures.channelId, channelId));
+    await this.db.delete(simulatorGroupCreateLimits).where(eq(simulatorGroupCreateLimits.channelId, channelId));
     await this.db.delete(simulatorInvites).where(eq(simulatorInvites.channelId, channelId));
     await this.db.delete(simulatorParticipants).where(eq(simulatorParticipants.channelId, channelId));
     await this.db.delete(simulatorGroups).where(eq(simulatorGroups.channelId, channelId));
   }
 
-  /** Control: take a channel offline or bring it back; emits the status change. */
+  /**
+   * Control: take a channel offline or bring it back; emits the status change. Back online after a logout, a ban
+   * or a restriction is the number paired again: the reason is cleared.
+   */
   async setOnline(channelId: string, online: boolean) {
-    const [row] = await this.db.update(simulatorChannels).set({ online }).where(eq(simulatorChannels.channelId, channelId)).returning();
+    const [row] = await this.db
+      .update(simulatorChannels)
+      .set(online ? { online, health: null } : { online })
+      .where(eq(simulatorChannels.channelId, channelId))
+      .returning();
     if (!row) return false;
     if (row.paired) {
       await this.events.emit({ type: "channel_status", channelId, status: online ? "connected" : "disconnected", at: new Date() });
     }
     return true;
+  }
+
+  /**
+   * Control: the platform takes the number off (a logout, a ban, a restriction): the channel disconnects and
+   * its status event carries the reason, as a gateway's close event does. Sends then fail as offline, and list-groups
+   * answers unavailable, until `setOnline(channelId, true)` (the number paired again).
+   */
+  async setHealth(channelId: string, reason: NumberLossReason) {
+    const [row] = await this.db.update(simulatorChannels).set({ online: false, health: reason }).where(eq(simulatorChannels.channelId, channelId)).returning();
+    if (!row) return false;
+    if (row.paired) {
+      await this.events.emit({ type: "channel_status", channelId, status: "disconnected", reason, detail: `simulator: ${reason}`, at: new Date() });
+    }
+    return true;
+  }
+
+  /** Control: the platform's rate limit for the channel's sends (null: none); sends past it in a rolling minute are refused. */
+  async setRateLimit(channelId: string, perMinute: number | null) {
+    const [row] = await this.db
+      .update(simulatorChannels)
+      .set({ rateLimitPerMinute: perMinute })
+      .where(eq(simulatorChannels.channelId, channelId))
+      .returning({ channelId: simulatorChannels.channelId });
+    return row !== undefined;
+  }
+
+  /** Control: the channel's simulated state, as the state endpoint answers it. */
+  async channelControls(channelId: string) {
+    const row = await this.channel(channelId);
+    return row && { connected: row.paired && row.online, health: row.health, rateLimitPerMinute: row.rateLimitPerMinute };
   }
 
   /** The groups a channel exposes (the same whatever its state). */
@@ -564,35 +720,56 @@ export class SimulatorProvider implements MessagingProvider {
   }
 
   /**
-   * A loop's messages in one statement: the channels' states, the keys already sent (dedupe) and the insert of
-   * the rest; a channel with an injected failure armed takes a second path (consume the failures, then insert).
+   * A loop's messages in one statement: the channels' states, the keys already sent (dedupe), which messages'
+   * senders are not in their group, and the insert of the rest; a channel with an injected failure armed or a
+   * rate limit set takes a second path (consume the failures, count the minute's sends, then insert).
    * Latency applies per message, as a real gateway's would, between the insert and the answer: the message is
    * in the log (findSent finds it) while the answer is on its way.
    */
   async sendMany(messages: OutboundMessage[], options: SendManyOptions = {}): Promise<SendOutcome[]> {
     if (messages.length === 0) return [];
     if (options.signal?.aborted) return messages.map(notSent);
-    const rows = messages.map(messageRow);
-    const [{ states, existing, inserted }] = rowsOf<{ states: ChannelState[] | null; existing: SentRow[] | null; inserted: SentRow[] | null }>(
+    const senders = new Map<string, Sender>();
+    const senderOf = (channelId: string) => {
+      let sender = senders.get(channelId);
+      if (!sender) {
+        sender = { own: simulatedOwnNumber(channelId), derived: new Set(this.groupsOf(channelId).map((g) => g.id_group)) };
+        senders.set(channelId, sender);
+      }
+      return sender;
+    };
+    const rows = messages.map((m) => messageRow(m, senderOf(m.channelId)));
+    const [{ states, existing, unreached, inserted }] = rowsOf<{
+      states: ChannelState[] | null;
+      existing: SentRow[] | null;
+      unreached: string[] | null;
+      inserted: SentRow[] | null;
+    }>(
       await this.db.execute(sql`with v as (${messageValues(rows)}),
         st as (
           select sc.channel_id as "channelId", sc.paired and sc.online as online, coalesce(l.latency_ms, 0) as "latencyMs",
-                 exists (select 1 from ${simulatorFailures} f where f.id_channel = sc.channel_id and (f.always or f.fail_next > 0)) as armed
+                 sc.rate_limit_per_minute is not null
+                   or exists (select 1 from ${simulatorFailures} f where f.id_channel = sc.channel_id and (f.always or f.fail_next > 0)) as armed,
+                 sc.rate_limit_per_minute as "rateLimitPerMinute"
           from ${simulatorChannels} sc left join ${channels} ch on ch.id = sc.channel_id left join ${simulatorLatency} l on l.tenant_id = ch.tenant_id
           where sc.channel_id = any(array(select distinct v.id_channel from v))),
         ex as (
           select m.delivery_key as "deliveryKey", m.id_channel as "channelId", m.message_id as "messageId", m.sent_at as "sentAt"
           from ${simulatorMessages} m where m.delivery_key = any(array(select v.delivery_key from v))),
+        un as (select v.delivery_key from v where not ${reachesSql}),
         ins as (
           insert into ${simulatorMessages} ${messageColumns}
-          select ${messageFields} from v join st on st."channelId" = v.id_channel
+          select ${messageFields()} from v join st on st."channelId" = v.id_channel
           where st.online and not st.armed and not exists (select 1 from ex where ex."deliveryKey" = v.delivery_key)
+            and not exists (select 1 from un where un.delivery_key = v.delivery_key)
           on conflict do nothing
           ${sentReturning})
-        select (select json_agg(st) from st) as states, (select json_agg(ex) from ex) as existing, (select json_agg(ins) from ins) as inserted`),
+        select (select json_agg(st) from st) as states, (select json_agg(ex) from ex) as existing,
+               (select json_agg(un.delivery_key) from un) as unreached, (select json_agg(ins) from ins) as inserted`),
     );
     const state = new Map((states ?? []).map((c) => [c.channelId, c]));
     const known = new Map((existing ?? []).map((r) => [r.deliveryKey, r]));
+    const outside = new Set(unreached ?? []);
     const outcomes = new Map<string, SendOutcome>((inserted ?? []).map((r) => [r.deliveryKey, sentOutcome(r)]));
     const ms = messages.reduce((sum, m) => sum + (state.get(m.channelId)?.latencyMs ?? 0), 0);
 
@@ -607,7 +784,14 @@ export class SimulatorProvider implements MessagingProvider {
         console.warn(`[simulator] repeated send of delivery key ${m.deliveryKey}`);
         outcomes.set(m.deliveryKey, sentOutcome(previous));
       } else if (!channel?.online) outcomes.set(m.deliveryKey, { ok: false, error: new ProviderUnavailableError(`Channel ${m.channelId} is not connected.`) });
-      else if (channel.armed) armed.push(m);
+      else if (outside.has(m.deliveryKey)) {
+        // WhatsApp answers a send to a group the number is not in (or may not post in) with "forbidden".
+        const error = new ProviderSendError(
+          `forbidden: the number of channel ${m.channelId} is not a participant of ${m.groupId} (or not an admin where only admins post).`,
+          false,
+        );
+        outcomes.set(m.deliveryKey, { ok: false, error });
+      } else if (channel.armed) armed.push(m);
       // A concurrent send under the same key won the insert: answered below with its receipt.
       else lost.push(m.deliveryKey);
     }
@@ -618,17 +802,11 @@ export class SimulatorProvider implements MessagingProvider {
         outcomes.set(m.deliveryKey, { ok: false, error: new ProviderSendError(`Simulated failure sending to ${m.groupId}.`, true) });
         return false;
       });
-      if (toInsert.length > 0) {
-        const keys = new Set(toInsert.map((m) => m.deliveryKey));
-        const more = rowsOf<SentRow>(
-          await this.db.execute(sql`insert into ${simulatorMessages} ${messageColumns}
-            select ${messageFields} from (${messageValues(rows.filter((r) => keys.has(r.delivery_key)))}) as v
-            on conflict do nothing
-            ${sentReturning}`),
-        );
-        for (const r of more) outcomes.set(r.deliveryKey, sentOutcome(r));
-        lost.push(...toInsert.filter((m) => !outcomes.has(m.deliveryKey)).map((m) => m.deliveryKey));
-      }
+      const limited = toInsert.filter((m) => state.get(m.channelId)?.rateLimitPerMinute != null);
+      const free = toInsert.filter((m) => state.get(m.channelId)?.rateLimitPerMinute == null);
+      const stored = [...(await this.insertMessages(rows, free)), ...(await this.insertWithinRate(rows, limited, outcomes))];
+      for (const r of stored) outcomes.set(r.deliveryKey, sentOutcome(r));
+      lost.push(...toInsert.filter((m) => !outcomes.has(m.deliveryKey)).map((m) => m.deliveryKey));
     }
     if (lost.length > 0) {
       for (const key of lost) console.warn(`[simulator] repeated send of delivery key ${key}`);
@@ -646,6 +824,61 @@ export class SimulatorProvider implements MessagingProvider {
     // Receipts come later and on their own: a failure (a lost connection, say) is logged, never an unhandled rejection.
     if (receipts.length > 0) void this.deliverReceipts(receipts).catch((err) => console.error("[simulator] could not record receipts", err));
     return messages.map((m) => outcomes.get(m.deliveryKey)!);
+  }
+
+  /** Stores these messages (those whose key is already in the log are left out); returns what was stored. */
+  private async insertMessages(rows: ReturnType<typeof messageRow>[], messages: OutboundMessage[], db: Pick<Db, "execute"> = this.db, sentAt?: SQL) {
+    if (messages.length === 0) return [];
+    const keys = new Set(messages.map((m) => m.deliveryKey));
+    return rowsOf<SentRow>(
+      await db.execute(sql`insert into ${simulatorMessages} ${messageColumns}
+        select ${messageFields(sentAt)} from (${messageValues(rows.filter((r) => keys.has(r.delivery_key)))}) as v
+        on conflict do nothing
+        ${sentReturning}`),
+    );
+  }
+
+  /**
+   * The platform's rate limit (`rate_limit_per_minute`): per channel, no more than N messages in any rolling
+   * minute of the log. The channels' rows are locked while their last minute is counted and the allowed
+   * messages are stored (stamped with the clock read under the lock), so two senders cannot both take the
+   * last place; the rest are refused as WhatsApp's rate-overlimit (transient, rateLimited).
+   */
+  private async insertWithinRate(rows: ReturnType<typeof messageRow>[], messages: OutboundMessage[], outcomes: Map<string, SendOutcome>) {
+    if (messages.length === 0) return [];
+    const channelIds = [...new Set(messages.map((m) => m.channelId))].sort();
+    return this.db.transaction(async (tx) => {
+      const locked = await tx
+        .select({ channelId: simulatorChannels.channelId, limit: simulatorChannels.rateLimitPerMinute })
+        .from(simulatorChannels)
+        .where(inArray(simulatorChannels.channelId, channelIds))
+        .orderBy(asc(simulatorChannels.channelId))
+        .for("update");
+      const [{ now }] = rowsOf<{ now: string | Date }>(await tx.execute(sql`select clock_timestamp() as now`));
+      const at = new Date(now);
+      const recent = await tx
+        .select({ channelId: simulatorMessages.channelId, n: count() })
+        .from(simulatorMessages)
+        .where(and(inArray(simulatorMessages.channelId, channelIds), gt(simulatorMessages.sentAt, new Date(at.getTime() - 60_000))))
+        .groupBy(simulatorMessages.channelId);
+      const room = new Map(locked.map((c) => [c.channelId, c.limit === null ? Number.POSITIVE_INFINITY : c.limit]));
+      for (const r of recent) room.set(r.channelId, (room.get(r.channelId) ?? 0) - r.n);
+      const allowed = messages.filter((m) => {
+        const left = room.get(m.channelId) ?? 0;
+        if (left > 0) {
+          room.set(m.channelId, left - 1);
+          return true;
+        }
+        const error = new ProviderSendError(
+          `rate-overlimit: channel ${m.channelId} sent its ${locked.find((c) => c.channelId === m.channelId)?.limit} messages of this minute.`,
+          true,
+          { rateLimited: true },
+        );
+        outcomes.set(m.deliveryKey, { ok: false, error });
+        return false;
+      });
+      return this.insertMessages(rows, allowed, tx, sql`${at.toISOString()}::timestamptz`);
+    });
   }
 
   /** Consumes one injected failure for each (channel, group) that has one; returns their failureKeys. */

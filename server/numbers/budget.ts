@@ -73,3 +73,8 @@ export function nextBrasiliaMidnight(now: Date): Date {
   const tomorrow = new Date((today + 1) * 86_400_000).toISOString().slice(0, 10);
   return fromZonedTime(`${tomorrow}T00:00:00`, brasiliaTimeZone);
 }
+
+/** The state of a number that may send (CONTRACT §7): `warming` within its warm-up days, else `ok`. */
+export function restingState(budget: NumberHealth, firstPairedAt: Date | null, now: Date): "ok" | "warming" {
+  return dailyCap(budget, firstPairedAt, now).warmupDay === null ? "ok" : "warming";
+}

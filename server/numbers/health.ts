@@ -7,9 +7,11 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { tsParam } from "../../db/errors";
+import { env } from "../env";
 import { channels, type channelHealthStates } from "../../db/schema";
 import { recordEvent } from "../outbox/record-event";
 import { nextBrasiliaMidnight } from "./budget";
+import { healthView, tenantNumberHealth } from "./health-view";
 
 export type HealthState = (typeof channelHealthStates)[number];
 
@@ -32,7 +34,7 @@ export function sendableChannelSql(alias: string, now: Date): SQL<boolean> {
 
 /** The cool-down after a rate-limit answer: 1 min, doubling per signal within an hour, at most 60 min (NUMBER_COOLING_BASE_MS scales it for tests). */
 export function coolingConfig() {
-  const baseMs = Number(process.env.NUMBER_COOLING_BASE_MS ?? 60_000);
+  const baseMs = env.numberCoolingBaseMs;
   return { baseMs, capMs: baseMs * 60, quietMs: baseMs * 60 };
 }
 
@@ -44,53 +46,97 @@ export interface HealthChange {
 }
 
 type ChannelRow = typeof channels.$inferSelect;
+type ChannelStatus = ChannelRow["status"];
+
+/** The states the platform put the number in: they end only with a new pairing (a connection). */
+export const lossStates: readonly HealthState[] = ["restricted", "logged_out", "banned"];
+
+/** A change of a channel: its connection status, its number's health, its number (known at a pairing). */
+export interface ChannelChange {
+  status?: ChannelStatus;
+  health?: HealthChange;
+  /** The number the platform says the channel is paired with (null: not known). */
+  phone?: string | null;
+  /** Apply only while the health is still this (state and until): a decision made on an earlier read is dropped when something moved it meanwhile. */
+  ifHealth?: { state: HealthState; until: Date | null };
+}
 
 /**
- * Moves a channel to `change` (inside the caller's transaction when it passes one) and, when the state changed,
- * records `channel_status` with the new health. `health` builds the payload's `health` object from the updated
- * row (the numbers domain's view of it); without it the payload carries the state fields alone. Returns the
- * updated row, or null when nothing changed.
+ * Applies `change` to a channel (inside the caller's transaction when it passes one) and, when its status or its
+ * health's state changed, records one `channel_status` carrying both. A first connection sets `first_paired_at`
+ * (day 1 of the warm-up); a connection with another number than before is a new number: its days start again.
+ * The payload's `health` is the channel answers' (healthView). Returns the updated row, or null when nothing changed.
  */
-export async function changeHealth(
-  db: Db | Tx,
-  channelId: string,
-  change: HealthChange,
-  now: Date,
-  health: (row: ChannelRow) => Record<string, unknown> = (row) => ({
-    state: row.healthState,
-    reason: row.healthReason,
-    since: row.healthSince?.toISOString() ?? null,
-    until: row.healthUntil?.toISOString() ?? null,
-  }),
-): Promise<ChannelRow | null> {
+export async function changeChannel(db: Db | Tx, channelId: string, change: ChannelChange, now: Date): Promise<ChannelRow | null> {
   const run = async (tx: Db | Tx) => {
     const [before] = await tx.select().from(channels).where(eq(channels.id, channelId)).for("update");
     if (!before) return null;
-    const same = before.healthState === change.state && before.healthReason === change.reason && before.healthUntil?.getTime() === change.until?.getTime();
-    if (same) return null;
+    const guard = change.ifHealth;
+    if (guard && (before.healthState !== guard.state || before.healthUntil?.getTime() !== guard.until?.getTime())) return null;
+    const h = change.health;
+    const status = change.status ?? before.status;
+    const healthSame = !h || (before.healthState === h.state && before.healthReason === h.reason && before.healthUntil?.getTime() === h.until?.getTime());
+    const phone = change.phone ?? before.phone;
+    const newNumber = change.phone != null && before.phone !== null && before.phone !== change.phone;
+    const firstPairedAt = status === "connected" && (before.firstPairedAt === null || newNumber) ? now : before.firstPairedAt;
+    if (healthSame && status === before.status && phone === before.phone && firstPairedAt === before.firstPairedAt) return null;
     const [row] = await tx
       .update(channels)
       .set({
-        healthState: change.state,
-        healthReason: change.reason,
-        healthUntil: change.until,
-        healthSince: before.healthState === change.state ? before.healthSince : now,
+        status,
+        phone,
+        firstPairedAt,
+        ...(h && !healthSame
+          ? { healthState: h.state, healthReason: h.reason, healthUntil: h.until, healthSince: before.healthState === h.state ? before.healthSince : now }
+          : {}),
         updatedAt: now,
       })
       .where(eq(channels.id, channelId))
       .returning();
-    if (before.healthState !== change.state) {
+    if (before.healthState !== row.healthState || before.status !== row.status) {
       await recordEvent(
         tx,
         row.tenantId,
         "channel_status",
-        { id_channel: row.id, name: row.name, status: row.status, previous_status: before.status, health: health(row) },
+        {
+          id_channel: row.id,
+          name: row.name,
+          status: row.status,
+          previous_status: before.status,
+          health: healthView(row, await tenantNumberHealth(tx, row.tenantId), now),
+        },
         now,
       );
     }
     return row;
   };
   return "transaction" in db ? db.transaction(run) : run(db);
+}
+
+/**
+ * Moves a channel's health to `change` (see changeChannel): the one place a state changes, so every change of
+ * state emits `channel_status` with the new health. Returns the updated row, or null when nothing changed.
+ */
+export async function changeHealth(db: Db | Tx, channelId: string, change: HealthChange, now: Date): Promise<ChannelRow | null> {
+  return changeChannel(db, channelId, { health: change }, now);
+}
+
+/**
+ * What a status the platform reports does to the number's health: a reason (a logout, a ban, a restriction)
+ * puts it in that state; a connection of a number in such a state is a new pairing and clears it, to `resting`
+ * (ok, or warming within its warm-up days; a first pairing starts the warm-up). Undefined: the health stays (a
+ * mere disconnect keeps ok/warming; a cooling or capped number stays so until its time).
+ */
+export function healthOnStatus(
+  before: { healthState: HealthState },
+  status: ChannelStatus,
+  loss: { reason?: HealthState; detail?: string },
+  resting: "ok" | "warming",
+): HealthChange | undefined {
+  if (loss.reason && lossStates.includes(loss.reason)) return { state: loss.reason, reason: loss.detail ?? loss.reason, until: null };
+  if (status !== "connected" || before.healthState === resting) return undefined;
+  if (lossStates.includes(before.healthState) || sendingStates.includes(before.healthState)) return { state: resting, reason: null, until: null };
+  return undefined;
 }
 
 /**

@@ -4,7 +4,9 @@ import { launches, segments } from "../../db/schema";
 import { BadRequest } from "../errors";
 import type { MessagingProvider } from "../messaging/provider";
 import { countSegmentGroups, findMonitoringGroup, findSegment, segmentChannelIds, segmentGroupIds } from "./find-segment";
+import type { GroupReach } from "./group-reach";
 import { resolveGroups } from "./resolve-groups";
+import { monitoringChannels } from "./set-monitoring-group";
 import { writeSegmentMembers } from "./write-segment-members";
 
 /** Partial edit: lists replace the old ones and every rule of create applies to the result. */
@@ -19,6 +21,7 @@ export async function editSegment(
   const segment = await findSegment(db, tenantId, segmentId);
   const membersChange = input.id_channel !== undefined || input.groups !== undefined;
   let resolved: Awaited<ReturnType<typeof resolveGroups>> | undefined;
+  let monitoringReach: GroupReach | undefined;
   if (membersChange) {
     // A launch's segment holds the launch's groups, no more, no fewer (docs/decisions.md#launches): its groups
     // change through the launch (launch-groups), its name here.
@@ -41,6 +44,9 @@ export async function editSegment(
     if (monitoring && resolved.groups.some((g) => g.groupId === monitoring.id_group)) {
       throw new BadRequest(`groups: ${monitoring.id_group} is the segment's monitoring group and cannot be one of its groups.`);
     }
+    // The monitoring group's reach as listed now: its configured channel and the segment's channels in it.
+    if (monitoring)
+      monitoringReach = { groupId: monitoring.id_group, channelIds: monitoringChannels(monitoring.id_channel, resolved.reach.get(monitoring.id_group)) };
   }
   const name = input.name ?? segment.name;
   await db.transaction(async (tx) => {
@@ -48,7 +54,7 @@ export async function editSegment(
       .update(segments)
       .set({ name, updatedAt: now })
       .where(and(eq(segments.id, segmentId), eq(segments.tenantId, tenantId)));
-    if (resolved) await writeSegmentMembers(tx, segmentId, resolved.channelIds, resolved.groups);
+    if (resolved) await writeSegmentMembers(tx, segmentId, resolved.channelIds, resolved.groups, monitoringReach);
   });
   return { id: segmentId, name, totalGroups: resolved ? resolved.groups.length : await countSegmentGroups(db, segmentId) };
 }

@@ -1,12 +1,16 @@
 import { eq } from "drizzle-orm";
 import type { Tx } from "../../db/client";
 import { segmentChannels, segmentGroups } from "../../db/schema";
+import { replaceSegmentReach, type GroupReach } from "./group-reach";
 import type { ResolvedGroup } from "./resolve-groups";
 
 const chunk = 1000;
 
-/** Replaces a segment's channels and groups (inside the caller's transaction). */
-export async function writeSegmentMembers(tx: Tx, segmentId: string, channelIds: string[], groups: ResolvedGroup[]) {
+/**
+ * Replaces a segment's channels, groups and which channels reach each group (inside the caller's transaction).
+ * `monitoring`: the segment's monitoring group and the channels in it, recorded beside the groups' reach.
+ */
+export async function writeSegmentMembers(tx: Tx, segmentId: string, channelIds: string[], groups: ResolvedGroup[], monitoring?: GroupReach) {
   await tx.delete(segmentChannels).where(eq(segmentChannels.segmentId, segmentId));
   await tx.delete(segmentGroups).where(eq(segmentGroups.segmentId, segmentId));
   await tx.insert(segmentChannels).values(channelIds.map((channelId, position) => ({ segmentId, channelId, position })));
@@ -15,4 +19,5 @@ export async function writeSegmentMembers(tx: Tx, segmentId: string, channelIds:
       .insert(segmentGroups)
       .values(groups.slice(i, i + chunk).map((g, j) => ({ segmentId, groupId: g.groupId, channelId: g.channelId, name: g.name, position: i + j })));
   }
+  await replaceSegmentReach(tx, segmentId, [...groups, ...(monitoring ? [monitoring] : [])]);
 }

@@ -22,6 +22,18 @@ export const defaultSettings = deepFreeze({
   queue: {
     concurrent_mode: "disabled" as const,
   },
+  /**
+   * A number's budget (CONTRACT §7 "Budgets"; docs/numbers.md#budgets): no daily cap, no warm-up, no gap
+   * across campaigns (a zero-pacing campaign is not slowed by default), 20 group creations a day (under the
+   * 45–50 a day at which WhatsApp was reported to block creation).
+   */
+  number_health: {
+    daily_message_cap: null as number | null,
+    warmup_days: 0,
+    warmup_first_day_cap: 50,
+    min_send_gap_seconds: 0,
+    group_create_cap: 20,
+  },
   sending_schedule: {
     enabled: false,
     finish_queued_on_end: true,

@@ -34,7 +34,7 @@ export const timeOfDay = z
   .regex(/^([01]\d|2[0-3]):[0-5]\d$/, "must be a time HH:mm from 00:00 to 23:59")
   .meta({ description: "Time of day, HH:mm on a 24-hour clock (00:00–23:59), Brasília time (America/Sao_Paulo).", example: "08:00" });
 
-const { dispatch_rates: dr, preferences: pf, queue: qu, sending_schedule: ss } = d;
+const { dispatch_rates: dr, preferences: pf, queue: qu, sending_schedule: ss, number_health: nh } = d;
 const R = settingsLimits.dispatchRateSeconds;
 const I = settingsLimits.campaignIntervalSeconds;
 const L = settingsLimits.dispatchesPerLoop;
@@ -77,6 +77,49 @@ const queueShape = {
     description:
       "disabled: one campaign at a time per tenant, first in first out by start time; per_channel: one at a time per channel; " +
       `enabled: no queue, campaigns run side by side. Default ${qu.concurrent_mode}.`,
+  }),
+};
+
+/** The bounds of the `number_health` fields (CONTRACT §7 "Budgets"); a channel's `limits` take the same. */
+export const numberHealthLimits = {
+  daily_message_cap: { min: 1, max: 100_000 },
+  warmup_days: { min: 0, max: 60 },
+  warmup_first_day_cap: { min: 1, max: 10_000 },
+  min_send_gap_seconds: { min: 0, max: 3600 },
+  group_create_cap: { min: 0, max: 200 },
+} as const;
+
+const count = (field: keyof typeof numberHealthLimits) => {
+  const { min, max } = numberHealthLimits[field];
+  const text = `must be an integer from ${min} to ${max}`;
+  return z.number({ error: text }).int(text).min(min, text).max(max, text);
+};
+const NL = numberHealthLimits;
+
+/** The `number_health` fields; the descriptions end with the tenant default (a channel's `limits` say null keeps it). */
+export const numberHealthShape = {
+  daily_message_cap: count("daily_message_cap")
+    .nullable()
+    .meta({
+      description:
+        `null (no cap) or ${NL.daily_message_cap.min}–${NL.daily_message_cap.max.toLocaleString("en")}: messages one channel may send per Brasília day ` +
+        `(campaign sends and monitoring copies; 00:00–24:00 America/Sao_Paulo). Enforced when a send is claimed: a channel that reaches it is \`capped\` until the next 00:00. Default ${nh.daily_message_cap}.`,
+    }),
+  warmup_days: count("warmup_days").meta({
+    description: `${NL.warmup_days.min}–${NL.warmup_days.max}: days from a channel's first pairing during which its daily cap ramps up (state \`warming\`); 0 = no warm-up. Default ${nh.warmup_days}.`,
+  }),
+  warmup_first_day_cap: count("warmup_first_day_cap").meta({
+    description:
+      `${NL.warmup_first_day_cap.min}–${NL.warmup_first_day_cap.max.toLocaleString("en")}: the cap on warm-up day 1; each following warm-up day × 1.5, rounded up, ` +
+      `never above daily_message_cap when that is set. Default ${nh.warmup_first_day_cap}.`,
+  }),
+  min_send_gap_seconds: seconds(NL.min_send_gap_seconds.max).meta({
+    description:
+      `Seconds, ${NL.min_send_gap_seconds.min}–${NL.min_send_gap_seconds.max}: the least time between two sends of one channel, whatever campaigns they belong to ` +
+      `(each campaign's own pacing still applies on top). Default ${nh.min_send_gap_seconds}.`,
+  }),
+  group_create_cap: count("group_create_cap").meta({
+    description: `${NL.group_create_cap.min}–${NL.group_create_cap.max}: groups one channel may create per Brasília day (launches). Default ${nh.group_create_cap}.`,
   }),
 };
 
@@ -148,6 +191,9 @@ export const settingsSchema = z
     dispatch_rates: z.object(dispatchRatesShape).meta({ description: "Pacing of a campaign and of the campaign queue (all times in seconds)." }),
     preferences: z.object(preferencesShape).meta({ description: "How messages are sent." }),
     queue: z.object(queueShape).meta({ description: "How campaigns of the tenant wait for each other." }),
+    number_health: z
+      .object(numberHealthShape)
+      .meta({ description: "A number's budget: what one channel may send and create a day, and how fast (docs/numbers.md#budgets)." }),
     sending_schedule: z
       .object({
         ...scheduleFieldsShape,
@@ -188,7 +234,7 @@ const dayPatch = partialOf({
     .meta({ description: `${windowsMeta.description} Replaces the day's whole list.` }),
 }).meta(dayMeta(false));
 
-export const settingsSections = ["dispatch_rates", "preferences", "queue", "sending_schedule"] as const;
+export const settingsSections = ["dispatch_rates", "preferences", "queue", "number_health", "sending_schedule"] as const;
 
 export const editSettingsInput = z
   .strictObject(
@@ -196,6 +242,7 @@ export const editSettingsInput = z
       dispatch_rates: partialOf(dispatchRatesShape).meta({ description: "Only the fields to change." }).optional(),
       preferences: partialOf(preferencesShape).meta({ description: "Only the fields to change." }).optional(),
       queue: partialOf(queueShape).meta({ description: "Only the fields to change." }).optional(),
+      number_health: partialOf(numberHealthShape).meta({ description: "Only the fields to change." }).optional(),
       sending_schedule: partialOf({
         ...scheduleFieldsShape,
         days: partialOf(perDay(dayPatch)).meta({ description: "Only the days to change (keys monday … sunday), each with only the fields to change." }),

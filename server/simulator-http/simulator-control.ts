@@ -7,13 +7,27 @@ import { describeIssues, domainErrorResult, errorResult, jsonHeaders, toResponse
 import { PayloadTooLarge, readCappedText } from "../http/body-limit";
 import { clientIp } from "../http/client-address";
 import { consume } from "../http/rate-limit";
+import { numberLossReasons } from "../messaging/provider";
 import { SIMULATOR_GROUP_LIMIT, simulatedOwnNumber, type SimulatorProvider } from "../messaging/simulator";
 import { resolveRestCallerAt } from "../resolve-caller";
 import { idPattern } from "../ids";
 import { illFormedMessage, isIllFormed } from "../text";
 import { getServices } from "../services";
 
-const stateBody = z.object({ connected: z.boolean() });
+/** At least one of: online or not; the platform taking the number off (with a reason); its rate limit (null: none). */
+const stateBody = z
+  .object({
+    connected: z.boolean().optional(),
+    health: z.enum(numberLossReasons).optional(),
+    rate_limit_per_minute: z.number().int().min(1).max(100_000).nullable().optional(),
+    /** Group creations past N made in a rolling hour are refused as rate-overlimit (0: every one); null: no limit. */
+    group_create_rate_limit_per_hour: z.number().int().min(0).max(10_000).nullable().optional(),
+  })
+  .refine(
+    (b) => b.connected !== undefined || b.health !== undefined || b.rate_limit_per_minute !== undefined || b.group_create_rate_limit_per_hour !== undefined,
+    "give connected, health, rate_limit_per_minute and/or group_create_rate_limit_per_hour",
+  )
+  .refine((b) => !(b.health && b.connected === true), { message: "a number taken off (health) cannot be connected: true in the same call", path: ["health"] });
 const failuresBody = z.union([z.object({ fail_next: z.number().int().min(0).max(1_000_000) }), z.object({ always: z.boolean() })]);
 const latencyBody = z.object({ ms: z.number().int().min(0).max(60_000) });
 /** A participant: a phone number (digits with country code) or a platform id such as a LID (`<digits>@lid`). */
@@ -21,7 +35,11 @@ const participant = z.string().regex(/^\d{8,20}(@lid)?$/, "must be a phone numbe
 const people = z.array(participant).min(1).max(SIMULATOR_GROUP_LIMIT);
 const count = z.number().int().min(1).max(SIMULATOR_GROUP_LIMIT);
 const joinBody = z.object({ participant });
-const participantsBody = z.union([z.object({ join: z.union([count, people]) }).strict(), z.object({ leave: z.union([count, people]) }).strict()]);
+const participantsBody = z.union([
+  z.object({ join: z.union([count, people]) }).strict(),
+  z.object({ leave: z.union([count, people]) }).strict(),
+  z.object({ promote: people }).strict(),
+]);
 const groupStateBody = z
   .object({ exists: z.boolean().optional(), admin: z.boolean().optional() })
   .strict()
@@ -137,8 +155,30 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
       const channelId = textParam(channelState[1], "id_channel", true);
       if (!channelToken.test(channelId)) throw new DomainError(400, "validation_error", "id_channel: must be a channel token (channel_<uuid>)");
       const channel = await findChannel(db, tenantId, channelId);
-      await provider.setOnline(channel.id, body.connected);
-      return toResponse(ok({ id_channel: channel.id, connected: body.connected }));
+      if (body.rate_limit_per_minute !== undefined) await provider.setRateLimit(channel.id, body.rate_limit_per_minute);
+      if (body.group_create_rate_limit_per_hour !== undefined) await provider.setGroupCreateLimit(channel.id, body.group_create_rate_limit_per_hour);
+      if (body.health) await provider.setHealth(channel.id, body.health);
+      else if (body.connected !== undefined) await provider.setOnline(channel.id, body.connected);
+      const now = await provider.channelControls(channel.id);
+      if (!now) throw new NotFound(`Channel ${channel.id} is unknown to the platform.`);
+      return toResponse(
+        ok({
+          id_channel: channel.id,
+          connected: now.connected,
+          health: now.health,
+          rate_limit_per_minute: now.rateLimitPerMinute,
+          group_create_rate_limit_per_hour: await provider.groupCreateLimit(channel.id),
+        }),
+      );
+    }
+    if (req.method === "GET" && path === "/group-creations") {
+      // Every group creation asked of the platform (made, or refused as rate-limited), oldest first.
+      const wanted = url.searchParams.get("id_channel");
+      const channelIds = (await listChannels(db, tenantId)).map((c) => c.id).filter((id) => wanted === null || id === wanted);
+      const rows = await provider.groupCreations(channelIds);
+      return toResponse(
+        ok({ creations: rows.map((r) => ({ id_channel: r.channelId, name: r.name, id_group: r.groupId, outcome: r.outcome, at: r.at.toISOString() })) }),
+      );
     }
     const invite = req.method === "POST" ? path.match(/^\/invites\/([^/]+)\/join$/) : null;
     if (invite) {
@@ -178,10 +218,16 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
             throw new Conflict(`The group would pass ${SIMULATOR_GROUP_LIMIT} participants (it has ${outcome.members}).`, "group_full");
           return toResponse(ok({ id_group: groupId, joined: outcome.joined, left: [], members: outcome.members }));
         }
+        if ("promote" in spec) {
+          const promoted = await provider.promoteMembers(groupId, spec.promote);
+          return toResponse(ok({ id_group: groupId, joined: [], left: [], promoted, members: (await provider.participants(groupId)).length }));
+        }
         if (Array.isArray(spec.leave) && spec.leave.includes(simulatedOwnNumber(channelId))) {
           throw new DomainError(400, "validation_error", "leave: the channel's own number cannot leave (use the state endpoint with exists: false)");
         }
-        const { left, members } = await provider.leaveParticipants(channelId, groupId, spec.leave);
+        // "The N most recent" never takes the numbers of the tenant's channels (they are staff, like the admins).
+        const staff = (await listChannels(db, tenantId)).map((c) => simulatedOwnNumber(c.id));
+        const { left, members } = await provider.leaveParticipants(channelId, groupId, spec.leave, typeof spec.leave === "number" ? staff : []);
         return toResponse(ok({ id_group: groupId, joined: [], left, members }));
       }
       if (action === "invite/revoke") {

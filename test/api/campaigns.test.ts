@@ -49,7 +49,10 @@ describe("create-campaign/message", () => {
       id_segment: s.segment,
       segment_name: "Seg",
       // The monitoring copy is not one of the campaign's groups (it is reported apart).
+      pause_reason: null,
       groups: { total: 8, sent: 8, pending: 0, failed: 0 },
+      // One channel: all its groups (CONTRACT §7; the monitoring copy is apart).
+      channels: [{ id_channel: s.channel, sent: 8, pending: 0, failed: 0 }],
       monitoring_group: { id_group: s.groups[19], id_channel: s.channel, status: "sent" },
       // The simulator reports reads of group messages.
       reads_available: true,
@@ -60,10 +63,12 @@ describe("create-campaign/message", () => {
       "id_campaign",
       "name",
       "status",
+      "pause_reason",
       "message_type",
       "id_segment",
       "segment_name",
       "groups",
+      "channels",
       "monitoring_group",
       "reads_available",
       "scheduled_at",

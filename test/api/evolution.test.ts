@@ -19,8 +19,8 @@ let runner: InProcessRunner;
 let api: Api;
 
 beforeAll(async () => {
-  // Unknown outcomes are looked up 1 s after the attempt; retries and the rate-limit slow-down are short.
-  const env = { EVOLUTION_RECONCILE_AFTER_SECONDS: "1", SEND_RETRY_SCHEDULE: "200,400", SEND_SLOWDOWN_MS: "300" };
+  // Unknown outcomes are looked up 1 s after the attempt; retries and a number's cool-down after rate-overlimit are short.
+  const env = { EVOLUTION_RECONCILE_AFTER_SECONDS: "1", SEND_RETRY_SCHEDULE: "200,400", NUMBER_COOLING_BASE_MS: "300" };
   const started = await startEvolutionService({ env });
   ({ fake, server } = started);
   const services = started.services;
@@ -76,6 +76,7 @@ describe("channels on Evolution API", () => {
       name: "Vendas",
       status: "connected",
       previous_status: "connecting",
+      health: expect.objectContaining({ state: "ok" }),
     });
   });
 
@@ -416,7 +417,7 @@ describe("exactly once and the right failures on a gateway that behaves like Evo
     }
   });
 
-  it("400 rate-overlimit and No sessions are retried and sent, not failed; rate-overlimit slows the channel down", async () => {
+  it("400 rate-overlimit and No sessions are retried and sent, not failed; rate-overlimit cools the number without using a retry", async () => {
     const s = await segment(4);
     fake.failSend({ number: s.groups[0], message: evolutionSendErrors.rateOverlimit });
     fake.failSend({ number: s.groups[1], message: evolutionSendErrors.rateOverlimit });
@@ -427,10 +428,14 @@ describe("exactly once and the right failures on a gateway that behaves like Evo
     expect(info.json.groups).toEqual({ total: 4, sent: 4, pending: 0, failed: 0 });
     expect(perGroup(s.channel).size).toBe(4);
     expect([...perGroup(s.channel).values()].every((n) => n === 1)).toBe(true);
+    // The number cooled (CONTRACT §7): NUMBER_COOLING_BASE_MS, doubled by a second signal after the first cool-down.
     const [ch] = await (await getDb()).select().from(channels).where(eq(channels.id, s.channel));
-    expect(ch.slowdownMs).toBeGreaterThanOrEqual(300); // doubled per signal from SEND_SLOWDOWN_MS
+    expect(ch.rateLimitedAt).not.toBeNull();
+    expect(ch.coolingMs).toBeGreaterThanOrEqual(300);
+    // A rate-limited attempt is given back (the group loses no retry); No sessions is a failed attempt, retried.
     const rows = await (await getDb()).select().from(deliveries).where(eq(deliveries.campaignId, res.json.id_campaign));
-    expect(rows.every((d) => d.attempts === 2)).toBe(true);
+    const attempts = Object.fromEntries(rows.map((d) => [d.groupId, d.attempts]));
+    expect([0, 1, 2, 3].map((i) => attempts[s.groups[i]])).toEqual([1, 1, 2, 2]);
   });
 
   it("a document without file_name reaches the gateway with a file name and a real mimetype", async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LaunchRunner } from "../../inngest/launch-runner";
 import { checkInviteLinks } from "../../server/launches/invite-health";
 import { runLaunchEngine } from "../../server/launches/launch-engine";
+import { nextBrasiliaMidnight } from "../../server/numbers/budget";
 import type { Services } from "../../server/services";
 import { newTenant, until, type Api } from "../helpers";
 import type { FakeEvolution } from "../fake-evolution";
@@ -123,7 +124,7 @@ describe("launch groups on Evolution are never made twice", () => {
     expect(res.status).toBe(201);
     return res.json;
   };
-  const pass = () => runLaunchEngine(services.db, services.provider, new Date());
+  const pass = (now = new Date()) => runLaunchEngine(services.db, services.provider, now);
   /** Closed launches make no groups: each test leaves the engine nothing to do. */
   const close = async (...launches: { id_launch: string }[]) => {
     for (const l of launches) expect((await api("PUT", `/api/external/edit-launch/${l.id_launch}`, { status: "closed" })).status).toBe(200);
@@ -176,7 +177,7 @@ describe("launch groups on Evolution are never made twice", () => {
     }
   });
 
-  it("a rate-limited creation is reported as such (503 group_create_rate_limited) and not retried in the same pass", async () => {
+  it("a rate-limited creation is reported as such (503 group_create_rate_limited); the number then makes no group for an hour, by request or engine", async () => {
     const ch = await connectedChannel();
     // create-launch: the caller is told, and nothing is kept.
     const name = `Turma R ${Date.now()} #{n}`;
@@ -185,30 +186,130 @@ describe("launch groups on Evolution are never made twice", () => {
     expect(refused.status).toBe(503);
     expect(refused.json).toMatchObject({ success: false, code: "group_create_rate_limited" });
     expect(fake.groupsNamed(ch, subject(name, 1))).toEqual([]);
+    // Asked again at once: refused without a word to the gateway (CONTRACT §7: at least 1 h after a rate-limit answer).
+    const sent = fake.createRequests.filter((r) => r.instance === ch).length;
+    const again = await api("POST", "/api/external/create-launch", { name: "R", id_channel: [ch], group_template: template(name), capacity: 50, margin: 0 });
+    expect(again.status).toBe(503);
+    expect(again.json).toMatchObject({ success: false, code: "group_create_rate_limited" });
+    expect(fake.createRequests.filter((r) => r.instance === ch).length).toBe(sent);
 
-    // The engine: two launches on one number need a group; WhatsApp throttles the first creation: the pass makes no other.
-    const one = await fullLaunch(ch, `Turma R1 ${Date.now()} #{n}`);
-    const two = await fullLaunch(ch, `Turma R2 ${Date.now()} #{n}`);
-    const before = fake.createRequests.filter((r) => r.instance === ch).length;
+    // The engine: two launches on one number need a group; WhatsApp throttles the first creation: the pass makes no other,
+    // and nothing is tried on that number within the hour (explicit clock), then both are made.
+    const ch2 = await connectedChannel();
+    const one = await fullLaunch(ch2, `Turma R1 ${Date.now()} #{n}`);
+    const two = await fullLaunch(ch2, `Turma R2 ${Date.now()} #{n}`);
+    const before = fake.createRequests.filter((r) => r.instance === ch2).length;
     fake.failCreate({ message: "Error: rate-overlimit", after: false, times: 10 });
-    expect(await pass()).toBe(0);
-    expect(fake.createRequests.filter((r) => r.instance === ch).length).toBe(before + 1);
-    // Once WhatsApp lets it, the next pass makes one group for each.
+    const t0 = new Date();
+    expect(await pass(t0)).toBe(0);
+    expect(fake.createRequests.filter((r) => r.instance === ch2).length).toBe(before + 1);
     fake.knobs.createFailures = [];
-    expect(await pass()).toBe(2);
+    for (const min of [1, 5, 30, 59]) expect(await pass(new Date(t0.getTime() + min * 60_000))).toBe(0);
+    expect(fake.createRequests.filter((r) => r.instance === ch2).length).toBe(before + 1);
+    expect(await pass(new Date(t0.getTime() + 60 * 60_000 + 1000))).toBe(2);
     for (const l of [one, two]) expect((await info(l.id_launch)).groups).toHaveLength(2);
     await close(one, two);
 
     // Throttled after making the group: adopted, and the pass stops there too.
-    const three = await fullLaunch(ch, `Turma R3 ${Date.now()} #{n}`);
-    const four = await fullLaunch(ch, `Turma R4 ${Date.now()} #{n}`);
-    const mid = fake.createRequests.filter((r) => r.instance === ch).length;
+    const ch3 = await connectedChannel();
+    const three = await fullLaunch(ch3, `Turma R3 ${Date.now()} #{n}`);
+    const four = await fullLaunch(ch3, `Turma R4 ${Date.now()} #{n}`);
+    const mid = fake.createRequests.filter((r) => r.instance === ch3).length;
     fake.failCreate({ message: "Error: rate-overlimit", after: true });
     expect(await pass()).toBe(1);
-    expect(fake.createRequests.filter((r) => r.instance === ch).length).toBe(mid + 1);
+    expect(fake.createRequests.filter((r) => r.instance === ch3).length).toBe(mid + 1);
     expect((await info(three.id_launch)).groups).toHaveLength(2); // the oldest goes first
     expect((await info(four.id_launch)).groups).toHaveLength(1);
-    expect(fake.groupsNamed(ch, (await info(three.id_launch)).groups[1].name)).toHaveLength(1);
+    expect(fake.groupsNamed(ch3, (await info(three.id_launch)).groups[1].name)).toHaveLength(1);
     await close(three, four);
   });
 });
+
+// CONTRACT §7 "Launches on several numbers" on the real gateway's terms (docs/launches.md#several-numbers): the
+// backoff's real schedule, with an explicit clock, and a creation whose outcome is unknown kept on its number.
+describe("launch creations on Evolution: backoff and numbers", () => {
+  beforeAll(() => runner.stop()); // passes are run by hand below, with a clock
+  const template = (name: string) => ({ name, description: "Grupo oficial", admins_only: false, admins: ["5511900000001"] });
+  const pass = (now: Date) => runLaunchEngine(services.db, services.provider, now);
+  const posts = (ch: string) => fake.createRequests.filter((r) => r.instance === ch).length;
+  const at = (t0: Date, minutes: number, seconds = 0) => new Date(t0.getTime() + minutes * 60_000 + seconds * 1000);
+
+  it("failures in a row put the launch's creations off 5, 10, 20, 40, then 60 minutes: one attempt each time, none in between", async () => {
+    const ch = await connectedChannel();
+    const name = `Turma B ${Date.now()} #{n}`;
+    // Full at once (capacity 2: the number and the admin): the engine's pass makes #2.
+    const res = await api("POST", "/api/external/create-launch", {
+      name: "B",
+      id_channel: [ch],
+      group_template: template(name),
+      capacity: 2,
+      margin: 0,
+      reserve: 0,
+    });
+    expect(res.status).toBe(201);
+    fake.failCreate({ message: "Connection Closed", after: false, times: 100 });
+    const t0 = new Date();
+    const start = posts(ch);
+    expect(await pass(t0)).toBe(0);
+    expect(posts(ch)).toBe(start + 1);
+    // [minute of the next attempt, the wait before it]: 5, 10, 20, 40, 60, 60.
+    let last = 0;
+    for (const [attempt, next] of [5, 15, 35, 75, 135, 195].entries()) {
+      for (const probe of [last + 1, next - 1]) await pass(at(t0, probe, 59));
+      expect(posts(ch), `no attempt before minute ${next}`).toBe(start + 1 + attempt);
+      await pass(at(t0, next));
+      expect(posts(ch), `one attempt at minute ${next}`).toBe(start + 2 + attempt);
+      last = next;
+    }
+    fake.knobs.createFailures = [];
+    expect(await pass(at(t0, 255))).toBe(1);
+    expect((await info(res.json.id_launch)).groups).toHaveLength(2);
+    expect((await api("PUT", `/api/external/edit-launch/${res.json.id_launch}`, { status: "closed" })).status).toBe(200);
+  });
+
+  it("a creation whose outcome is unknown stays on its number: the other number makes nothing meanwhile, and the group is found, not made twice", async () => {
+    const [a, b] = [await connectedChannel(), await connectedChannel()];
+    const name = `Turma U ${Date.now()} #{n}`;
+    // #1 by a; full at once (capacity 3: both numbers and the admin), so the next pass makes #2, b's turn.
+    const res = await api("POST", "/api/external/create-launch", {
+      name: "U",
+      id_channel: [a, b],
+      group_template: template(name),
+      capacity: 3,
+      margin: 0,
+      reserve: 0,
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(res.json.groups.map((g: { id_channel: string }) => g.id_channel)).toEqual([a]);
+    // b's answer is lost and its groups cannot be listed: WhatsApp may have made #2.
+    fake.knobs.loseCreateAnswers = 1;
+    fake.knobs.rateLimitGroups = true;
+    const t0 = new Date();
+    expect(await pass(t0)).toBe(0);
+    fake.knobs.rateLimitGroups = false;
+    const second = name.replace("{n}", "2");
+    expect(fake.groupsNamed(b, second)).toHaveLength(1);
+    // b may not create again today (its cap is the one creation it spent): a, whose turn it is not, makes nothing either.
+    await setCreateCap(b, 1);
+    const fromA = posts(a);
+    expect(await pass(at(t0, 6))).toBe(0);
+    expect(await pass(at(t0, 30))).toBe(0);
+    expect(posts(a)).toBe(fromA);
+    // The next Brasília day b asks again: its earlier group is found and kept.
+    expect(await pass(at(nextBrasiliaMidnight(t0), 1))).toBe(1);
+    const groups = (await info(res.json.id_launch)).groups;
+    expect(groups.map((g: { id_channel: string; name: string }) => [g.id_channel, g.name])).toEqual([
+      [a, name.replace("{n}", "1")],
+      [b, second],
+    ]);
+    expect(fake.groupsNamed(b, second).map((g) => g.id)).toEqual([groups[1].id_group]);
+    expect(fake.groupsNamed(a, second)).toEqual([]);
+    expect((await api("PUT", `/api/external/edit-launch/${res.json.id_launch}`, { status: "closed" })).status).toBe(200);
+  });
+});
+
+/** A channel's `group_create_cap` of its own (edit-channel `limits`). */
+async function setCreateCap(channelId: string, cap: number) {
+  const res = await api("PUT", `/api/external/edit-channel/${channelId}`, { name: "Número do lançamento", limits: { group_create_cap: cap } });
+  expect(res.status, res.text).toBe(200);
+}

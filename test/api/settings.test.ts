@@ -23,6 +23,8 @@ const contractDefaults = {
   dispatch_rates: { min_dispatch_rate: 5, max_dispatch_rate: 15, dispatches_per_loop: 1, min_campaign_interval: 30, max_campaign_interval: 60 },
   preferences: { link_preview_mode: "ask_always", link_preview_type: "auto", forward_message_enabled: false },
   queue: { concurrent_mode: "disabled" },
+  // CONTRACT §7 "Budgets".
+  number_health: { daily_message_cap: null, warmup_days: 0, warmup_first_day_cap: 50, min_send_gap_seconds: 0, group_create_cap: 20 },
   sending_schedule: {
     enabled: false,
     finish_queued_on_end: true,
@@ -363,7 +365,7 @@ describe("edit-settings validation (400 naming the field)", () => {
   });
 
   it("unknown properties are refused by name, at every level", async () => {
-    await expect400(api, { colour: "blue" }, "colour", "dispatch_rates, preferences, queue, sending_schedule");
+    await expect400(api, { colour: "blue" }, "colour", "dispatch_rates, preferences, queue, number_health, sending_schedule");
     await expect400(api, { queue: { concurrent_mode: "enabled" }, extra: 1, other: 2 }, "extra, other");
     await expect400(api, { dispatch_rates: { min_dispatch_rate: 10, speed: 3 } }, "dispatch_rates:", "speed");
     await expect400(api, { sending_schedule: { days: { monday: { start: "09:00", lunch: true } } } }, "sending_schedule.days.monday:", "lunch");

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InProcessRunner } from "../../inngest/runner";
-import type { SimulatorProvider } from "../../server/messaging/simulator";
+import { simulatedOwnNumber, type SimulatorProvider } from "../../server/messaging/simulator";
 import { getServices } from "../../server/services";
 import { expectEnvelope, newTenant, until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
@@ -116,7 +116,8 @@ describe("simulator failure injection is per tenant", () => {
       linkPreview: false as const,
       mentionAll: false,
     });
-    // Same group id through another channel: not the injected failure.
+    // Same group id through another channel whose number is in it too: not the injected failure.
+    await provider.joinParticipants(a.channel, group, [simulatedOwnNumber(b.channel)]);
     const [other] = await provider.sendMany([message(b.channel)]);
     expect(other.ok).toBe(true);
     const [first, second] = [(await provider.sendMany([message(a.channel)]))[0], (await provider.sendMany([message(a.channel)]))[0]];

@@ -27,6 +27,11 @@ const fieldLabel: Record<string, string> = {
   "preferences.link_preview_type": "Tamanho da prévia",
   "preferences.forward_message_enabled": "Encaminhar mensagens",
   "queue.concurrent_mode": "Fila de campanhas",
+  "number_health.daily_message_cap": "Mensagens por dia por número",
+  "number_health.warmup_days": "Dias de aquecimento",
+  "number_health.warmup_first_day_cap": "Mensagens no 1º dia de aquecimento",
+  "number_health.min_send_gap_seconds": "Intervalo mínimo entre envios de um número",
+  "number_health.group_create_cap": "Grupos criados por dia por número",
   "sending_schedule.enabled": "Restringir ao horário de envio",
   "sending_schedule.finish_queued_on_end": "Terminar campanhas em andamento",
   "sending_schedule.finish_queued_mode": "Até quando terminar",
@@ -58,7 +63,7 @@ export function buildPatch(saved: Settings, draft: Settings): SettingsPatch {
     patch[section] ??= {};
     patch[section][key] = value;
   };
-  for (const section of ["dispatch_rates", "preferences", "queue"] as const) {
+  for (const section of ["dispatch_rates", "preferences", "queue", "number_health"] as const) {
     const before = saved[section] as Record<string, unknown>;
     const after = draft[section] as Record<string, unknown>;
     for (const key of Object.keys(after)) if (!Object.is(after[key], before[key])) put(section, key, after[key]);

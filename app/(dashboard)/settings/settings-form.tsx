@@ -6,6 +6,8 @@ import { ErrorAlert, Field, Loading, PageHeader } from "../../_components/ui";
 import { useTRPC } from "../../_lib/trpc";
 import { ScheduleEditor } from "./schedule-editor";
 import { buildPatch, fieldErrors, labelFor, settingsLimits, type Settings } from "./settings-fields";
+import { matchingPreset, numberPresets } from "@/server/settings/presets";
+import { numberHealthLimits } from "@/server/settings/schema";
 
 type Section<K extends keyof Settings> = Settings[K];
 
@@ -25,6 +27,14 @@ const queueModes: { value: Settings["queue"]["concurrent_mode"]; label: string; 
     label: "Sem fila",
     help: "Todas as campanhas enviam ao mesmo tempo, assim que chega a hora de cada uma. Mais rápido, com mais risco de bloqueio.",
   },
+];
+
+/** The number_health fields that are plain numbers (the daily cap, which may be "none", has its own field); labels from labelFor. */
+const healthFields: { field: "warmup_days" | "warmup_first_day_cap" | "min_send_gap_seconds" | "group_create_cap"; unit: string; integer: boolean }[] = [
+  { field: "warmup_days", unit: "dias", integer: true },
+  { field: "warmup_first_day_cap", unit: "mensagens", integer: true },
+  { field: "min_send_gap_seconds", unit: "segundos", integer: false },
+  { field: "group_create_cap", unit: "grupos", integer: true },
 ];
 
 export function SettingsForm() {
@@ -61,6 +71,8 @@ export function SettingsForm() {
   const rates = (changes: Partial<Section<"dispatch_rates">>) => set("dispatch_rates", changes);
   const prefs = (changes: Partial<Section<"preferences">>) => set("preferences", changes);
   const schedule = (changes: Partial<Section<"sending_schedule">>) => set("sending_schedule", changes);
+  const health = (changes: Partial<Section<"number_health">>) => set("number_health", changes);
+  const preset = matchingPreset(s);
 
   function onSubmit(e: FormEvent) {
     e.preventDefault();
@@ -142,6 +154,85 @@ export function SettingsForm() {
             />
           </div>
           <p className="muted small">O intervalo entre campanhas é a espera entre o fim de uma campanha da fila e o início da próxima.</p>
+        </section>
+
+        <section className="card" aria-labelledby="health-title">
+          <h2 id="health-title">Saúde dos números</h2>
+          <p className="muted section-help">
+            Limites de cada número (canal), valendo para todas as campanhas e lançamentos dele: o WhatsApp restringe e bane números que enviam demais, rápido
+            demais ou que criam grupos demais. Cada canal pode ter limites próprios na página Canais.
+          </p>
+          <fieldset className="preset-list">
+            <legend className="sr-only">Predefinições</legend>
+            {numberPresets.map((p) => (
+              <button
+                key={p.id}
+                type="button"
+                className={preset?.id === p.id ? "choice selected" : "choice"}
+                aria-pressed={preset?.id === p.id}
+                onClick={() => {
+                  setSaved(null);
+                  setDraft({ ...s, number_health: { ...p.number_health }, dispatch_rates: { ...s.dispatch_rates, ...p.dispatch_rates } });
+                }}
+              >
+                <strong>{p.label}</strong>
+                <small className="muted">{p.description}</small>
+              </button>
+            ))}
+          </fieldset>
+          <p className="muted small">Uma predefinição preenche os campos abaixo e as pausas entre envios; nada muda até você salvar.</p>
+          <div className="form-grid three">
+            <Field
+              label={labelFor("number_health.daily_message_cap")}
+              hint={`de ${numberHealthLimits.daily_message_cap.min} a ${numberHealthLimits.daily_message_cap.max}, por dia de Brasília`}
+            >
+              {(c) => (
+                <span className="input-unit">
+                  <input
+                    {...c}
+                    type="number"
+                    inputMode="numeric"
+                    min={numberHealthLimits.daily_message_cap.min}
+                    max={numberHealthLimits.daily_message_cap.max}
+                    step={1}
+                    disabled={s.number_health.daily_message_cap === null}
+                    value={s.number_health.daily_message_cap ?? ""}
+                    aria-invalid={invalid("number_health.daily_message_cap") || undefined}
+                    onChange={(e) => health({ daily_message_cap: e.target.value === "" ? Number.NaN : Number(e.target.value) })}
+                  />
+                  <span className="muted" aria-hidden="true">
+                    mensagens
+                  </span>
+                </span>
+              )}
+            </Field>
+            {healthFields.map(({ field, unit, integer }) => (
+              <NumberField
+                key={field}
+                label={labelFor(`number_health.${field}`)}
+                unit={unit}
+                path={`number_health.${field}`}
+                value={s.number_health[field]}
+                min={numberHealthLimits[field].min}
+                max={numberHealthLimits[field].max}
+                integer={integer}
+                invalid={invalid}
+                onChange={(v) => health({ [field]: v })}
+              />
+            ))}
+          </div>
+          <label className="check spaced">
+            <input
+              type="checkbox"
+              checked={s.number_health.daily_message_cap === null}
+              onChange={(e) => health({ daily_message_cap: e.target.checked ? null : (preset?.number_health.daily_message_cap ?? 1000) })}
+            />
+            Sem limite diário de mensagens
+          </label>
+          <p className="muted small hint">
+            Durante o aquecimento o limite do dia começa no valor do 1º dia e cresce 50% a cada dia, sem passar do limite diário. O intervalo entre envios vale
+            para o número em todas as campanhas somadas.
+          </p>
         </section>
 
         <section className="card" aria-labelledby="prefs-title">

@@ -4,6 +4,7 @@ import { skipToken, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Breadcrumb, DetailUnavailable, EmptyState, ErrorAlert, Loading, PageHeader, StatusBadge } from "../../../_components/ui";
 import { useTRPC } from "../../../_lib/trpc";
+import { HealthBadge } from "../../../_components/number-health";
 import { DisconnectButton, PairingPanel } from "./pairing-panel";
 
 export function ChannelDetail({ id }: { id: string }) {
@@ -14,6 +15,8 @@ export function ChannelDetail({ id }: { id: string }) {
     }),
   );
   const channel = channels.data?.find((c) => c.id_channel === id);
+  // The number's health (a ban, a cool-down) beside its connection status.
+  const info = useQuery(trpc.channels.info.queryOptions(channel ? { id_channel: id } : skipToken, { refetchInterval: 10_000 }));
   const groups = useQuery(trpc.channels.groupsDetailed.queryOptions(channel?.status === "connected" ? { id_channel: id } : skipToken));
   const [search, setSearch] = useState("");
 
@@ -31,7 +34,7 @@ export function ChannelDetail({ id }: { id: string }) {
         title={channel.name}
         description={
           <>
-            <StatusBadge status={channel.status} /> <code className="muted">{channel.id_channel}</code>
+            <StatusBadge status={channel.status} /> {info.data && <HealthBadge health={info.data.health} />} <code className="muted">{channel.id_channel}</code>
           </>
         }
         actions={channel.status === "connected" ? <DisconnectButton id={id} /> : undefined}

@@ -126,7 +126,13 @@ export function DisconnectButton({ id }: { id: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const disconnect = useMutation(
-    trpc.channels.disconnect.mutationOptions({ onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.channels.list.queryKey() }) }),
+    trpc.channels.disconnect.mutationOptions({
+      onSuccess: () =>
+        Promise.all([
+          queryClient.invalidateQueries({ queryKey: trpc.channels.list.queryKey() }),
+          queryClient.invalidateQueries({ queryKey: trpc.channels.info.queryKey({ id_channel: id }) }),
+        ]),
+    }),
   );
   return (
     <>

@@ -1,0 +1,57 @@
+/**
+ * Failover (CONTRACT §7; docs/dispatch.md#several-numbers-per-group): the pending deliveries of a channel that
+ * cannot send (offline, or cooling, capped, restricted, logged out, banned) move to another of the segment's
+ * channels that reaches the group and can send, spread over them. Only `pending` rows move: a send in flight,
+ * or whose outcome is unknown, stays on its channel until it is settled (exactly once per group). A delivery
+ * no other channel can take waits where it is.
+ */
+import { sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { tsParam } from "../../db/errors";
+import { rowsOf } from "../../db/params";
+import { campaigns, channels, deliveries, segmentGroupChannels } from "../../db/schema";
+import { sendableChannelSql } from "../numbers/health";
+
+/**
+ * Moves what can move, in one statement (run by a step when one of the campaign's channels cannot send).
+ * Each row moved records where it came from (`moved_from`, `moved_at`); the campaign's channel list gains the
+ * new ones. Returns how many moved.
+ */
+export async function moveStranded(db: Db, campaignId: string, now: Date): Promise<number> {
+  const at = tsParam(now);
+  const moved = rowsOf<{ id: number; from: string; to: string }>(
+    await db.execute(sql`with stranded as (
+        -- Rows a concurrent claim holds are skipped: it found their channel able to send.
+        select d.id, d.channel_id, d.id_group, d.position from ${deliveries} d join ${channels} c on c.id = d.channel_id
+        where d.campaign_id = ${campaignId} and d.state = 'pending' and not ${sendableChannelSql("c", now)}
+        for update of d skip locked),
+      choices as (
+        select s.id, s.rn, array_agg(r.channel_id order by r.channel_id) as alts
+        from (select *, row_number() over (order by position) as rn from stranded) s
+          join ${campaigns} cm on cm.id = ${campaignId}
+          join ${segmentGroupChannels} r on r.segment_id = cm.segment_id and r.id_group = s.id_group and r.channel_id <> s.channel_id
+          join ${channels} rc on rc.id = r.channel_id and ${sendableChannelSql("rc", now)}
+        group by s.id, s.rn),
+      moved as (
+        -- Spread over the channels that can take them: the n-th row goes to the (n mod k)-th of its k choices.
+        update ${deliveries} d set channel_id = ch.alts[1 + (ch.rn % array_length(ch.alts, 1))], moved_from = d.channel_id, moved_at = ${at}, updated_at = ${at}
+        from choices ch where d.id = ch.id and d.state = 'pending'
+        returning d.id, d.moved_from, d.channel_id, d.is_monitoring),
+      added as (
+        select coalesce(jsonb_agg(distinct m.channel_id), '[]'::jsonb) as ids from moved m join ${campaigns} cl on cl.id = ${campaignId}
+        where not m.is_monitoring and not cl.channel_ids @> jsonb_build_array(m.channel_id)),
+      listed as (
+        -- The campaign's channels, in order: those it had, then the new ones.
+        update ${campaigns} set channel_ids = ${campaigns.channelIds} || (select ids from added)
+        where ${campaigns.id} = ${campaignId} and (select ids from added) <> '[]'::jsonb)
+      select id, moved_from as "from", channel_id as "to" from moved`),
+  );
+  if (moved.length > 0) {
+    const pairs = new Map<string, number>();
+    for (const m of moved) pairs.set(`${m.from} → ${m.to}`, (pairs.get(`${m.from} → ${m.to}`) ?? 0) + 1);
+    console.log(
+      `[dispatch] campaign ${campaignId} moved ${moved.length} pending to channels that can send: ${[...pairs].map(([k, n]) => `${n} ${k}`).join(", ")}`,
+    );
+  }
+  return moved.length;
+}

@@ -1,0 +1,239 @@
+/**
+ * CONTRACT §7 through HTTP (docs/dispatch.md#several-numbers-per-group): one group reached by several of a
+ * segment's channels gets one message, spread over them; failover when a number is banned; a number's daily cap
+ * and its least gap between sends, enforced at the claim. The simulator's §7 controls make a channel a member of
+ * another's group by its number and take a number off, as the platform would.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InProcessRunner } from "../../inngest/runner";
+import { WebhookRunner } from "../../inngest/webhook-runner";
+import { nextBrasiliaMidnight } from "../../server/numbers/budget";
+import { getServices } from "../../server/services";
+import { newTenant, until, waitFor, type Api } from "../helpers";
+import { startTestServer, type TestServer } from "../http-server";
+import { startReceiver, type Receiver } from "../webhooks/receiver";
+
+let server: TestServer;
+let dispatch: InProcessRunner;
+let webhooks: WebhookRunner;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  process.env.WEBHOOK_ALLOW_PRIVATE = "1";
+  server = await startTestServer();
+  receiver = await startReceiver();
+  const services = await getServices();
+  dispatch = new InProcessRunner(services, { maxSleepMs: 50 }).start();
+  webhooks = new WebhookRunner(services.db, { maxSleepMs: 50 }).start();
+});
+afterAll(async () => {
+  await webhooks?.stop();
+  await dispatch?.stop();
+  await receiver?.close();
+  await server?.close();
+});
+
+interface Logged {
+  id_channel: string;
+  id_group: string;
+  sent_at: string;
+}
+
+const pacing = (seconds: number, perLoop: number) => ({
+  dispatch_rates: { min_dispatch_rate: seconds, max_dispatch_rate: seconds, dispatches_per_loop: perLoop, min_campaign_interval: 0, max_campaign_interval: 0 },
+});
+
+/** A tenant with `n` channels (their ids and numbers, as info-channel answers them) and the given settings. */
+async function tenantWithNumbers(n: number, settings: unknown = pacing(0, 10)) {
+  const t = await newTenant(server.url, { channelLimit: 20 });
+  expect((await t("PATCH", "/api/external/edit-settings", settings)).status).toBe(200);
+  const numbers: { id: string; phone: string; groups: string[] }[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = (await t("POST", "/api/external/create-channel", { name: `Número ${i + 1}` })).json.id_channel as string;
+    const phone = (await t("GET", `/api/external/info-channel/${id}`)).json.phone as string;
+    const groups = ((await t("GET", `/api/external/list-groups/${id}`)).json.groups as { id_group: string }[]).map((g) => g.id_group);
+    numbers.push({ id, phone, groups });
+  }
+  return { t, numbers };
+}
+
+/** The other number joins each group (simulator §7: it reaches them from then on) and is promoted, as launch teams do. */
+async function reach(t: Api, groups: string[], phone: string) {
+  for (const g of groups) {
+    expect((await t("POST", `/api/simulator/groups/${encodeURIComponent(g)}/participants`, { join: [phone] })).status).toBe(200);
+    expect((await t("POST", `/api/simulator/groups/${encodeURIComponent(g)}/participants`, { promote: [phone] })).status).toBe(200);
+  }
+}
+
+async function segment(t: Api, channels: string[], groups: string[]) {
+  const res = await t("POST", "/api/external/create-segment", { name: "Lançamento", id_channel: channels, groups });
+  expect(res.status, res.text).toBe(201);
+  return res.json.id_segment as string;
+}
+
+async function campaign(t: Api, segmentId: string, name = "Oferta") {
+  const res = await t("POST", "/api/external/create-campaign/message", { name, id_segment: segmentId, message: `Aula hoje às 20h (${name})` });
+  expect(res.status, res.text).toBe(201);
+  return res.json.id_campaign as string;
+}
+
+const info = (t: Api, id: string) => t("GET", `/api/external/info-campaign/${id}`);
+const finished = (t: Api, id: string, ms = 30_000) =>
+  until(
+    () => info(t, id),
+    (r) => ["completed", "failed"].includes(r.json.status),
+    ms,
+  );
+const log = async (t: Api, id: string) => (await t("GET", `/api/simulator/messages?id_campaign=${id}`)).json.messages as Logged[];
+const byChannel = (messages: Logged[]) => {
+  const out: Record<string, number> = {};
+  for (const m of messages) out[m.id_channel] = (out[m.id_channel] ?? 0) + 1;
+  return out;
+};
+/** Every group exactly once. */
+function expectOncePerGroup(messages: Logged[], groups: string[]) {
+  expect(messages.map((m) => m.id_group).sort()).toEqual([...groups].sort());
+}
+
+describe("one group, several channels: the fan-out spreads, exactly once", () => {
+  it("16 groups, 10 of them reached by two channels: one message each, 8 and 8, through a channel that reaches the group; channels = the log", async () => {
+    const { t, numbers } = await tenantWithNumbers(2);
+    const [a, b] = numbers;
+    const shared = a.groups.slice(0, 10);
+    const onlyB = b.groups.slice(0, 6);
+    await reach(t, shared, b.phone);
+    const id = await campaign(t, await segment(t, [a.id, b.id], [...shared, ...onlyB]));
+    const done = await finished(t, id);
+    expect(done.json).toMatchObject({ status: "completed", pause_reason: null, groups: { total: 16, sent: 16, pending: 0, failed: 0 } });
+    const messages = await log(t, id);
+    expectOncePerGroup(messages, [...shared, ...onlyB]);
+    // A group only B reaches goes through B; the shared ones make up the difference (CONTRACT §7: evenly).
+    for (const m of messages.filter((x) => onlyB.includes(x.id_group))) expect(m.id_channel).toBe(b.id);
+    expect(byChannel(messages)).toEqual({ [a.id]: 8, [b.id]: 8 });
+    expect(done.json.channels).toEqual([
+      { id_channel: a.id, sent: 8, pending: 0, failed: 0 },
+      { id_channel: b.id, sent: 8, pending: 0, failed: 0 },
+    ]);
+
+    // Every group reachable by both: the counts differ by at most one (5 and 5 of 10; 6 and 5 of 11).
+    for (const n of [10, 11]) {
+      await reach(t, a.groups.slice(10, 11), b.phone);
+      const id2 = await campaign(t, await segment(t, [a.id, b.id], a.groups.slice(0, n)), `Todos ${n}`);
+      expect((await finished(t, id2)).json.status).toBe("completed");
+      const counts = Object.values(byChannel(await log(t, id2))).sort();
+      expect(counts).toEqual(n === 10 ? [5, 5] : [5, 6]);
+    }
+  });
+});
+
+describe("failover", () => {
+  it("a number banned mid-campaign: the rest goes through the other number, none through the banned one after the ban; channel_status with health banned is delivered", async () => {
+    const { t, numbers } = await tenantWithNumbers(2, pacing(0.15, 1));
+    const [a, b] = numbers;
+    const path = `/ban-${t.tenantId}`;
+    expect((await t("PATCH", "/api/external/edit-webhooks", { channel_status_url: `${receiver.url}${path}` })).status).toBe(200);
+    const groups = a.groups.slice(0, 16);
+    await reach(t, groups, b.phone);
+    const id = await campaign(t, await segment(t, [a.id, b.id], groups));
+    await waitFor("a few sends through each number", async () => {
+      const sent = byChannel(await log(t, id));
+      return (sent[a.id] ?? 0) >= 2 && (sent[b.id] ?? 0) >= 2;
+    });
+    const ban = await t("POST", `/api/simulator/channels/${b.id}/state`, { health: "banned" });
+    expect(ban.json).toMatchObject({ success: true, connected: false, health: "banned" });
+    const bannedAt = Date.now();
+
+    const done = await finished(t, id);
+    expect(done.json).toMatchObject({ status: "completed", groups: { total: 16, sent: 16, pending: 0, failed: 0 } });
+    const messages = await log(t, id);
+    expectOncePerGroup(messages, groups);
+    const throughB = messages.filter((m) => m.id_channel === b.id);
+    expect(throughB.length).toBeGreaterThanOrEqual(2);
+    for (const m of throughB) expect(new Date(m.sent_at).getTime()).toBeLessThanOrEqual(bannedAt);
+    expect(messages.filter((m) => m.id_channel === a.id).length).toBe(16 - throughB.length);
+    // The campaign never stopped: the other number took B's groups (CONTRACT §7: pause only when nothing can go).
+    expect(done.json.channels).toEqual([
+      { id_channel: a.id, sent: 16 - throughB.length, pending: 0, failed: 0 },
+      { id_channel: b.id, sent: throughB.length, pending: 0, failed: 0 },
+    ]);
+    const statuses = (await t("GET", `/api/external/info-channel/${b.id}`)).json;
+    expect(statuses).toMatchObject({ status: "disconnected", health: { state: "banned" } });
+
+    const delivered = await waitFor("channel_status banned at the receiver", () =>
+      receiver.received
+        .filter((r) => r.path === path)
+        .map((r) => JSON.parse(r.body))
+        .find((e) => e.type === "channel_status" && e.data.id_channel === b.id && e.data.health?.state === "banned"),
+    );
+    expect(delivered.data).toMatchObject({ status: "disconnected", previous_status: "connected" });
+  });
+
+  it("a group only the banned number reaches waits; the campaign pauses as channel_offline when nothing else is left, and goes on when the number is paired again", async () => {
+    const { t, numbers } = await tenantWithNumbers(2);
+    const [a, b] = numbers;
+    const shared = a.groups.slice(0, 4);
+    await reach(t, shared, b.phone);
+    const onlyB = b.groups.slice(0, 2);
+    const seg = await segment(t, [a.id, b.id], [...shared, ...onlyB]);
+    expect((await t("POST", `/api/simulator/channels/${b.id}/state`, { health: "banned" })).status).toBe(200);
+    const id = await campaign(t, seg);
+    const paused = await until(
+      () => info(t, id),
+      (r) => r.json.status === "paused",
+    );
+    expect(paused.json).toMatchObject({ pause_reason: "channel_offline", groups: { sent: 4, pending: 2, failed: 0 } });
+    expect(byChannel(await log(t, id))).toEqual({ [a.id]: 4 });
+    // Paired again (a new pairing clears the ban): the two groups go through B.
+    expect((await t("POST", `/api/simulator/channels/${b.id}/state`, { connected: true })).status).toBe(200);
+    expect((await finished(t, id)).json).toMatchObject({ status: "completed", groups: { sent: 6, pending: 0, failed: 0 } });
+    expect(byChannel(await log(t, id))).toEqual({ [a.id]: 4, [b.id]: 2 });
+  });
+});
+
+describe("budgets at the claim", () => {
+  it("a daily cap of 5: exactly 5 sends, the number capped until the next 00:00 in Brasília, the campaign paused as channel_limits", async () => {
+    const { t, numbers } = await tenantWithNumbers(1, { ...pacing(0, 10), number_health: { daily_message_cap: 5 } });
+    const [a] = numbers;
+    const groups = a.groups.slice(0, 8);
+    const id = await campaign(t, await segment(t, [a.id], groups));
+    const paused = await until(
+      () => info(t, id),
+      (r) => r.json.status === "paused",
+    );
+    expect(paused.json).toMatchObject({ pause_reason: "channel_limits", groups: { total: 8, sent: 5, pending: 3, failed: 0 } });
+    const channel = (await t("GET", `/api/external/info-channel/${a.id}`)).json;
+    expect(channel.health).toMatchObject({ state: "capped", sent_today: 5, daily_cap: 5 });
+    expect(new Date(channel.health.until).getTime()).toBe(nextBrasiliaMidnight(new Date()).getTime());
+    // A while later still 5: nothing passes the cap.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await log(t, id)).length).toBe(5);
+    expect((await info(t, id)).json.groups.sent).toBe(5);
+  });
+
+  it("a number's own cap of 5 (limits): its other groups fail over to the number beside it; exactly 5 through it", async () => {
+    const { t, numbers } = await tenantWithNumbers(2);
+    const [a, b] = numbers;
+    expect((await t("PUT", `/api/external/edit-channel/${a.id}`, { name: "Número 1", limits: { daily_message_cap: 5 } })).status).toBe(200);
+    const groups = a.groups.slice(0, 14);
+    await reach(t, groups, b.phone);
+    const id = await campaign(t, await segment(t, [a.id, b.id], groups));
+    expect((await finished(t, id)).json).toMatchObject({ status: "completed", groups: { sent: 14, failed: 0 } });
+    const messages = await log(t, id);
+    expectOncePerGroup(messages, groups);
+    expect(byChannel(messages)).toEqual({ [a.id]: 5, [b.id]: 9 });
+    expect((await t("GET", `/api/external/info-channel/${a.id}`)).json.health).toMatchObject({ state: "capped", sent_today: 5 });
+  });
+
+  it("min_send_gap_seconds 1 holds across two campaigns on one number (zero pacing, no queue)", async () => {
+    const { t, numbers } = await tenantWithNumbers(1, { ...pacing(0, 10), queue: { concurrent_mode: "enabled" } });
+    const [a] = numbers;
+    expect((await t("PUT", `/api/external/edit-channel/${a.id}`, { name: "Número 1", limits: { min_send_gap_seconds: 1 } })).status).toBe(200);
+    const first = await campaign(t, await segment(t, [a.id], a.groups.slice(0, 3)), "Primeira");
+    const second = await campaign(t, await segment(t, [a.id], a.groups.slice(3, 6)), "Segunda");
+    for (const id of [first, second]) expect((await finished(t, id, 40_000)).json.groups).toMatchObject({ sent: 3, failed: 0 });
+    const all = [...(await log(t, first)), ...(await log(t, second))].map((m) => new Date(m.sent_at).getTime()).sort((x, y) => x - y);
+    expect(all).toHaveLength(6);
+    const gaps = all.slice(1).map((at, i) => at - all[i]);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000);
+  });
+});
