@@ -10,7 +10,7 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { launches, launchGroups } from "../../db/schema";
-import { Unavailable } from "../errors";
+import { RateLimited, Unavailable } from "../errors";
 import { groupCreators, type CreateBlock, type GroupCreator } from "../numbers/group-creations";
 import { brasiliaDay, nextBrasiliaMidnight } from "../numbers/budget";
 import type { Launch } from "./find-launch";
@@ -70,14 +70,19 @@ export function whyNoCreator(all: readonly GroupCreator[]): CreateBlock {
   return all.some((c) => c.block === "health") && !blocks.has("offline") ? "health" : "offline";
 }
 
-/** The 503 a request that asked for groups gets when no channel may create now. */
-export function noCreatorError(all: readonly GroupCreator[], now: Date): Unavailable {
+/**
+ * What a request that asked for groups gets when no channel may create now: the day's cap is the tenant's own
+ * quota (429 with Retry-After until 00:00 in Brasília); the others are the platform's or the numbers' state (503).
+ */
+export function noCreatorError(all: readonly GroupCreator[], now: Date): Unavailable | RateLimited {
   switch (whyNoCreator(all)) {
     case "group_create_cap": {
       const caps = all.filter((c) => c.block === "group_create_cap").map((c) => `${c.channelId} ${c.createdToday}/${c.cap}`);
-      return new Unavailable(
+      const midnight = nextBrasiliaMidnight(now);
+      return new RateLimited(
         `Every channel of the launch that can create groups has reached its group_create_cap for ${brasiliaDay(now)} (${caps.join(", ")}); ` +
-          `creations start again at ${nextBrasiliaMidnight(now).toISOString()} (00:00 in Brasília).`,
+          `creations start again at ${midnight.toISOString()} (00:00 in Brasília).`,
+        Math.max(1, Math.ceil((midnight.getTime() - now.getTime()) / 1000)),
         "group_create_cap",
       );
     }

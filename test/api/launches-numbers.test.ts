@@ -221,7 +221,7 @@ describe("a launch on two numbers", () => {
 });
 
 describe("group_create_cap", () => {
-  it("holds per channel per Brasília day: the creations stop at each one's cap (503 group_create_cap when none may), and start again at 00:00 in Brasília", async () => {
+  it("holds per channel per Brasília day: the creations stop at each one's cap (429 group_create_cap with Retry-After when none may), and start again at 00:00 in Brasília", async () => {
     const [a, b] = [await channel(), await channel()];
     await setCreateCap(a, 2);
     await setCreateCap(b, 1);
@@ -229,8 +229,13 @@ describe("group_create_cap", () => {
     const res = await api("POST", `/api/external/launch-groups/${launch.id_launch}`, { create: 5 });
     expect(res.status, res.text).toBe(200);
     expect((res.json.groups as GroupOut[]).map((g) => g.id_channel)).toEqual([a, b, a]);
-    const refused = expectEnvelope(await api("POST", `/api/external/launch-groups/${launch.id_launch}`, { create: 1 }), 503, "Service Unavailable");
+    const refusedRes = await api("POST", `/api/external/launch-groups/${launch.id_launch}`, { create: 1 });
+    const refused = expectEnvelope(refusedRes, 429, "Too Many Requests");
     expect(refused.code).toBe("group_create_cap");
+    // Until 00:00 in Brasília: a positive wait of at most a day.
+    const retryAfter = Number(refusedRes.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(86_400);
     expect(refused.message).toContain("00:00");
     // The cap is checked before the platform is asked: nothing was refused there.
     expect((await creations(a)).map((c) => c.outcome)).toEqual(["made", "made"]);
