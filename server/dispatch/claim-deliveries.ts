@@ -3,6 +3,7 @@ import { tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { campaigns, channels, deliveries, monitoringGroups, segmentChannels } from "../../db/schema";
 import { brasiliaDay } from "../numbers/budget";
+import { groupsCreatedOn } from "../numbers/group-creations";
 import { sendableChannelSql } from "../numbers/health";
 import { campaignLeaseMs } from "./campaign-lease";
 import type { ClaimBudget } from "./channel-budgets";
@@ -113,7 +114,7 @@ export async function claimDeliveries(
       : sql`select id, channel_id from picked`,
   );
   const usage = db.$with("usage", {}).as(sql`update ${channels} c set usage_day = ${budget.day},
-        sent_today = u.used + coalesce(t.n, 0)
+        sent_today = u.used + coalesce(t.n, 0), groups_created_today = ${groupsCreatedOn("c", budget.day)}
         ${limited ? sql`, next_send_at = case when coalesce(t.n, 0) > 0 and b.gap_ms > 0 then ${at} + make_interval(secs => b.gap_ms / 1000.0) else c.next_send_at end` : sql``}
       from usage_locked u left join (select channel_id, count(*)::int as n from taken group by channel_id) t on t.channel_id = u.id
         ${limited ? sql`left join budget b on b.id = u.id` : sql``}

@@ -77,6 +77,14 @@ const todays = (column: typeof channels.groupsCreatedToday | typeof channels.sen
   sql`(case when ${channels.usageDay} = ${day} then ${column} else 0 end)`;
 
 /**
+ * For an UPDATE of the channel row `alias` that moves its `usage_day` to `day` to count sends (the dispatch's
+ * claim): the day's group creations as of the row, so a new Brasília day restarts them too. Without it, a
+ * number's first send of the day carried yesterday's creations into today, against its `group_create_cap`.
+ */
+export const groupsCreatedOn = (alias: string, day: string) =>
+  sql`(case when ${sql.raw(alias)}.usage_day = ${day} then ${sql.raw(alias)}.groups_created_today else 0 end)`;
+
+/**
  * Takes one of the channel's creations for today, in one conditional UPDATE: true when the count was below
  * `cap` (and is now one more), false when the cap is reached. Two processes never pass the cap: the second
  * UPDATE waits for the first's row lock and re-checks its condition on the row the first wrote. A new

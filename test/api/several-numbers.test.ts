@@ -4,10 +4,12 @@
  * and its least gap between sends, enforced at the claim. The simulator's §7 controls make a channel a member of
  * another's group by its number and take a number off, as the platform would.
  */
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { channels } from "../../db/schema";
 import { InProcessRunner } from "../../inngest/runner";
 import { WebhookRunner } from "../../inngest/webhook-runner";
-import { nextBrasiliaMidnight } from "../../server/numbers/budget";
+import { brasiliaDay, nextBrasiliaMidnight } from "../../server/numbers/budget";
 import { getServices } from "../../server/services";
 import { newTenant, until, waitFor, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
@@ -222,6 +224,18 @@ describe("budgets at the claim", () => {
     expectOncePerGroup(messages, groups);
     expect(byChannel(messages)).toEqual({ [a.id]: 5, [b.id]: 9 });
     expect((await t("GET", `/api/external/info-channel/${a.id}`)).json.health).toMatchObject({ state: "capped", sent_today: 5 });
+  });
+
+  it("a new Brasília day restarts a number's group creations as well as its sends (its first send of the day carries none of yesterday's)", async () => {
+    const { t, numbers } = await tenantWithNumbers(1);
+    const [a] = numbers;
+    // Yesterday the number sent 4 messages and created 3 groups.
+    const yesterday = brasiliaDay(new Date(Date.now() - 86_400_000));
+    await (await getServices()).db.update(channels).set({ usageDay: yesterday, sentToday: 4, groupsCreatedToday: 3 }).where(eq(channels.id, a.id));
+    expect((await t("GET", `/api/external/info-channel/${a.id}`)).json.health).toMatchObject({ sent_today: 0, groups_created_today: 0 });
+    const id = await campaign(t, await segment(t, [a.id], a.groups.slice(0, 2)));
+    expect((await finished(t, id)).json.groups).toMatchObject({ sent: 2, failed: 0 });
+    expect((await t("GET", `/api/external/info-channel/${a.id}`)).json.health).toMatchObject({ sent_today: 2, groups_created_today: 0 });
   });
 
   it("min_send_gap_seconds 1 holds across two campaigns on one number (zero pacing, no queue)", async () => {
