@@ -43,13 +43,40 @@ export interface SimulatorOptions {
 
 /** Stable `<digits>@g.us` ids derived from the channel id: the same channel always has the same groups. */
 export function simulatedGroups(channelId: string, count: number): ProviderGroup[] {
-  const digest = createHash("sha256").update(channelId).digest();
-  const base = (digest.readBigUInt64BE(0) % 10_000_000_000n).toString().padStart(10, "0");
-  const width = Math.max(2, String(count).length);
+  const prefix = derivedPrefix(channelId);
+  const width = derivedWidth(count);
   return Array.from({ length: count }, (_, i) => {
     const n = String(i + 1).padStart(width, "0");
-    return { id_group: `120363${base}${n}@g.us`, name: `Grupo ${n}` };
+    return { id_group: `${prefix}${n}@g.us`, name: `Grupo ${n}` };
   });
+}
+
+/**
+ * The channel's derived group `groupId` (one of simulatedGroups(channelId, count)), or undefined, read from the
+ * id alone: the send path asks this for every message, and building the channel's list (thousands of groups) for
+ * each loop cost the scale bench most of its server CPU in garbage collection.
+ */
+export function derivedGroup(channelId: string, groupId: string, count: number): ProviderGroup | undefined {
+  const prefix = derivedPrefix(channelId);
+  if (!groupId.startsWith(prefix) || !groupId.endsWith("@g.us")) return undefined;
+  const n = groupId.slice(prefix.length, -"@g.us".length);
+  if (n.length !== derivedWidth(count) || !/^\d+$/.test(n)) return undefined;
+  const i = Number(n);
+  return i >= 1 && i <= count ? { id_group: groupId, name: `Grupo ${n}` } : undefined;
+}
+
+const derivedWidth = (count: number) => Math.max(2, String(count).length);
+/** `120363` + 10 digits from the channel id's hash, remembered (a bounded memo: a hash per message was measurable). */
+const prefixes = new Map<string, string>();
+function derivedPrefix(channelId: string) {
+  let prefix = prefixes.get(channelId);
+  if (prefix === undefined) {
+    const digest = createHash("sha256").update(channelId).digest();
+    prefix = `120363${(digest.readBigUInt64BE(0) % 10_000_000_000n).toString().padStart(10, "0")}`;
+    if (prefixes.size >= 10_000) prefixes.clear();
+    prefixes.set(channelId, prefix);
+  }
+  return prefix;
 }
 
 /** The channel's own simulated number: `55119` + 8 digits from the channel id (a São Paulo mobile), stable. */
@@ -98,7 +125,7 @@ const sentOutcome = (r: SentRow): SendOutcome => ({ ok: true, receipt: { message
 /** Who the sender is in the group: its number, and whether the group is one of its derived groups (`Grupo nn`). */
 interface Sender {
   own: string;
-  derived: Set<string>;
+  derived: (groupId: string) => boolean;
 }
 
 /** A message log row, keyed by column name, with what the reach test needs (own_number, derived; not stored). */
@@ -106,7 +133,7 @@ function messageRow(message: OutboundMessage, sender: Sender) {
   const c = message.content;
   return {
     own_number: sender.own,
-    derived: sender.derived.has(message.groupId),
+    derived: sender.derived(message.groupId),
     delivery_key: message.deliveryKey,
     message_id: `SIM${randomUUID().replaceAll("-", "").slice(0, 20).toUpperCase()}`,
     id_channel: message.channelId,
@@ -185,7 +212,7 @@ export class SimulatorProvider implements MessagingProvider {
   private async groupRow(channelId: string, groupId: string) {
     const [row] = await this.db.select().from(simulatorGroups).where(eq(simulatorGroups.groupId, groupId));
     if (row) return row;
-    const derived = this.groupsOf(channelId).find((g) => g.id_group === groupId);
+    const derived = this.derivedGroup(channelId, groupId);
     if (!derived) return undefined;
     // Derived groups sort before created ones (list-groups shows them first anyway).
     const [made] = await this.db
@@ -389,7 +416,7 @@ export class SimulatorProvider implements MessagingProvider {
       .select({ channelId: simulatorGroups.channelId })
       .from(simulatorGroups)
       .where(and(eq(simulatorGroups.groupId, groupId), inArray(simulatorGroups.channelId, channelIds)));
-    return made?.channelId ?? channelIds.find((id) => this.groupsOf(id).some((g) => g.id_group === groupId));
+    return made?.channelId ?? channelIds.find((id) => this.derivedGroup(id, groupId) !== undefined);
   }
 
   /** Control: the group the invite code opens, while the code is current and the group exists for its number. */
@@ -696,6 +723,11 @@ export class SimulatorProvider implements MessagingProvider {
     return simulatedGroups(channelId, this.opts.groupsPerChannel);
   }
 
+  /** One of the channel's derived groups, or undefined (without building groupsOf's list). */
+  derivedGroup(channelId: string, groupId: string) {
+    return derivedGroup(channelId, groupId, this.opts.groupsPerChannel);
+  }
+
   /** Control: injected failures for sends to one group through one channel (the caller's own). */
   async setFailures(channelId: string, groupId: string, spec: { failNext?: number; always?: boolean }) {
     const set = { failNext: spec.failNext ?? 0, always: spec.always ?? false };
@@ -733,7 +765,7 @@ export class SimulatorProvider implements MessagingProvider {
     const senderOf = (channelId: string) => {
       let sender = senders.get(channelId);
       if (!sender) {
-        sender = { own: simulatedOwnNumber(channelId), derived: new Set(this.groupsOf(channelId).map((g) => g.id_group)) };
+        sender = { own: simulatedOwnNumber(channelId), derived: (groupId) => this.derivedGroup(channelId, groupId) !== undefined };
         senders.set(channelId, sender);
       }
       return sender;
