@@ -11,20 +11,15 @@ export async function register() {
   const { getServices } = await import("./server/services");
   const { startDispatchEngine } = await import("./inngest/engine");
   const { startWebhookEngine } = await import("./inngest/webhook-engine");
-  const { startMaintenance } = await import("./inngest/maintenance-runner");
-  const { startChannelStatePoll } = await import("./inngest/channel-state-poll");
   const { startLaunchEngine } = await import("./inngest/launch-runner");
-  const { startLaunchFunnel } = await import("./inngest/launch-funnel-runner");
-  const { startNumberHealthSweep } = await import("./inngest/number-health-runner");
+  const { startPeriodicJobs } = await import("./inngest/jobs/in-process");
   const { runGatewayCheck } = await import("./server/messaging/gateway-check");
   const services = await getServices();
   startDispatchEngine(services);
   startWebhookEngine(services);
-  startMaintenance(services);
-  startChannelStatePoll(services);
   startLaunchEngine(services);
-  startLaunchFunnel(services);
-  startNumberHealthSweep(services);
+  // The periodic jobs of inngest/jobs/ (maintenance, the state poll, the launches' pass, the number health sweep).
+  startPeriodicJobs(services);
   // Printed in the log at start and kept for the dashboard's channels page; it never blocks the start.
   void runGatewayCheck(services.provider).catch((err) => console.error("[evolution] gateway check failed", err));
 }

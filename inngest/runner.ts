@@ -1,4 +1,5 @@
 import { dueWork } from "../server/dispatch/due-campaigns";
+import { pickDue } from "../server/dispatch/pick-due";
 import { runCampaignStep, type DispatchDeps } from "../server/dispatch/run-campaign-step";
 import { onDispatchWake } from "../server/dispatch/wake";
 import { env } from "../server/env";
@@ -134,15 +135,7 @@ export class InProcessRunner extends WakeableLoop {
       .map(([id, e]) => ({ id, tenantId: e.tenantId }));
     const busy = new Map<string, number>();
     for (const r of this.running.values()) if (!r.waiting) busy.set(r.tenantId, (busy.get(r.tenantId) ?? 0) + 1);
-    const picked: typeof due = [];
-    for (let i = 0; i < free; i++) {
-      const candidates = due.filter((d) => !picked.includes(d) && (busy.get(d.tenantId) ?? 0) < this.perTenant);
-      if (candidates.length === 0) break;
-      const next = candidates.reduce((best, d) => ((busy.get(d.tenantId) ?? 0) < (busy.get(best.tenantId) ?? 0) ? d : best));
-      picked.push(next);
-      busy.set(next.tenantId, (busy.get(next.tenantId) ?? 0) + 1);
-    }
-    for (const { id, tenantId } of picked) {
+    for (const { id, tenantId } of pickDue(due, busy, free, this.perTenant)) {
       this.agenda.delete(id);
       const deps = { ...this.deps, leadMs: this.leadMs, sleep: (ms: number) => this.lend(id, ms) };
       const step = runCampaignStep(deps, id)

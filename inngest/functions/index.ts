@@ -1,22 +1,13 @@
-import { dispatchCampaign } from "./dispatch-campaign";
-import { sweepDueCampaigns } from "./sweep-due-campaigns";
+import { inngestFunctionOf } from "../jobs/inngest-functions";
+import { periodicJobs } from "../jobs/index";
 import { deliverWebhook } from "./deliver-webhook";
-import { sweepWebhooks } from "./sweep-webhooks";
-import { maintenance } from "./maintenance";
-import { pollChannelStates } from "./poll-channel-states";
+import { dispatchCampaign } from "./dispatch-campaign";
 import { launchEngine } from "./launch-engine";
-import { launchFunnel } from "./launch-funnel";
-import { numberHealthSweep } from "./number-health-sweep";
+import { sweepDueCampaigns } from "./sweep-due-campaigns";
+import { sweepWebhooks } from "./sweep-webhooks";
+
+/** The periodic jobs' cron functions (inngest/jobs/), one per definition. */
+export const periodicFunctions = periodicJobs.map((job) => inngestFunctionOf(job));
 
 /** Every function served at /api/inngest. */
-export const functions = [
-  dispatchCampaign,
-  sweepDueCampaigns,
-  deliverWebhook,
-  sweepWebhooks,
-  maintenance,
-  pollChannelStates,
-  launchEngine,
-  launchFunnel,
-  numberHealthSweep,
-];
+export const functions = [dispatchCampaign, sweepDueCampaigns, deliverWebhook, sweepWebhooks, launchEngine, ...periodicFunctions];

@@ -4,7 +4,7 @@ import { reportMembersChanged } from "./group-activity";
 import { checkInviteLinks } from "./invite-health";
 
 /**
- * One pass of the launches' periodic work, for both engines (the embedded LaunchFunnelRunner and the
+ * One pass of the launches' periodic work, for both engines (the `launch-funnel` job of inngest/jobs/, in process and
  * Inngest cron): `members_changed` events for groups whose last one is old enough, then the invite
  * links due a check (each group every LAUNCH_INVITE_CHECK_SECONDS).
  */

@@ -31,8 +31,8 @@ export interface MaintenanceOptions {
 }
 
 /**
- * The one retention job (docs/decisions.md#limits-abuse-retention, "Retention"), hourly: the embedded MaintenanceRunner and the Inngest cron
- * `maintenance` both call it. Nothing pending goes: an idempotency claim still running, an unused and
+ * The one retention job (docs/decisions.md#limits-abuse-retention, "Retention"), hourly: the `maintenance` job of
+ * inngest/jobs/ calls it, in process and as an Inngest cron. Nothing pending goes: an idempotency claim still running, an unused and
  * unexpired OAuth code or authorization request, a live token, a bucket whose window is open, a pending
  * webhook delivery or an outbox event not yet fanned out. Returns how many rows went, per table.
  */

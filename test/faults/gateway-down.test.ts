@@ -2,7 +2,8 @@ import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { campaigns, outboxEvents } from "../../db/schema";
-import { startChannelStatePoll, type ChannelStatePollEngine } from "../../inngest/channel-state-poll";
+import { startJob, type JobEngine } from "../../inngest/jobs/in-process";
+import { channelStatePollJob } from "../../inngest/jobs/channel-state-poll";
 import { InProcessRunner } from "../../inngest/runner";
 import type { FakeEvolution } from "../fake-evolution";
 import { newTenant, until, waitFor, type Api } from "../helpers";
@@ -19,7 +20,7 @@ const outageMs = 5000;
 let fake: FakeEvolution;
 let server: TestServer;
 let runner: InProcessRunner;
-let poll: ChannelStatePollEngine;
+let poll: JobEngine;
 let api: Api;
 
 beforeAll(async () => {
@@ -28,7 +29,7 @@ beforeAll(async () => {
   ({ fake, server } = started);
   const services = started.services;
   runner = new InProcessRunner(services, { maxSleepMs: 50 }).start();
-  poll = startChannelStatePoll(services);
+  poll = startJob(channelStatePollJob, services);
   expect(poll.kind).toBe("in-process");
   api = await newTenant(server.url, { channelLimit: 5 });
   const pacing = {

@@ -6,7 +6,8 @@
  */
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
-import { LaunchFunnelRunner } from "../../inngest/launch-funnel-runner";
+import { JobTimer } from "../../inngest/jobs/in-process";
+import { launchFunnelJob } from "../../inngest/jobs/launch-funnel";
 import { getServices } from "../../server/services";
 import { brasiliaParts } from "../../server/time/brasilia";
 import { newTenant, waitFor, type Api } from "../helpers";
@@ -84,7 +85,7 @@ describe("the funnel over HTTP", () => {
     expect(csv.slice(1).map((l) => l.split(",").at(-1))).toEqual(["false", "false", "true", "false"]);
 
     // The webhook runner delivers group_created (create-launch) and, on the periodic pass, members_changed.
-    await new LaunchFunnelRunner(await getServices(), 60_000).runOnce();
+    await new JobTimer(launchFunnelJob, await getServices(), { intervalMs: 60_000 }).runOnce();
     const events = await waitFor("group_created ×2 and members_changed ×2", () => {
       const got = fx.receiver.received
         .filter((r) => r.path === path)
@@ -114,7 +115,7 @@ describe("the funnel over HTTP", () => {
     const { id_launch } = await launch(api, { initial_groups: 3 });
     const [g1, g2, g3] = (await info(api, id_launch)).groups as { id_group: string; invite_url: string }[];
     process.env.LAUNCH_INVITE_CHECK_SECONDS = "1";
-    const runner = new LaunchFunnelRunner(await getServices(), 100).start();
+    const runner = new JobTimer(launchFunnelJob, await getServices(), { intervalMs: 100 }).start();
     try {
       const revoked = await api("POST", `/api/simulator/groups/${g1.id_group}/invite/revoke`, {});
       expect(revoked.status).toBe(200);

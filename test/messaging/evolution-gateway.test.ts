@@ -7,7 +7,8 @@ import { createTenant } from "../../server/auth/create-tenant";
 import { newId } from "../../server/ids";
 import { compareVersions, EvolutionProvider } from "../../server/messaging/evolution";
 import { ProviderUnavailableError, type ProviderEvent } from "../../server/messaging/provider";
-import { startChannelStatePoll } from "../../inngest/channel-state-poll";
+import { startJob } from "../../inngest/jobs/in-process";
+import { channelStatePollJob } from "../../inngest/jobs/channel-state-poll";
 import { SimulatorProvider } from "../../server/messaging/simulator";
 import { startEvolutionProvider } from "../evolution-harness";
 import { evolutionDateTime } from "../fake-evolution";
@@ -236,10 +237,12 @@ describe("instances and pairing", () => {
 describe("the embedded state poll", () => {
   it("runs on an unref'd timer for Evolution (off with the simulator) and recovers a missed webhook", async () => {
     const db = await getDb();
-    expect(startChannelStatePoll({ db, provider: new SimulatorProvider(db, { pairingMs: 0, groupsPerChannel: 1 }) }, { intervalMs: 50 }).kind).toBe("off");
+    expect(startJob(channelStatePollJob, { db, provider: new SimulatorProvider(db, { pairingMs: 0, groupsPerChannel: 1 }) }, { intervalMs: 50 }).kind).toBe(
+      "off",
+    );
     const id = await channel(h.provider, false);
     h.fake.instances.get(id)!.state = "open";
-    const engine = startChannelStatePoll({ db, provider: h.provider }, { intervalMs: 50 });
+    const engine = startJob(channelStatePollJob, { db, provider: h.provider }, { intervalMs: 50 });
     try {
       expect(engine.kind).toBe("in-process");
       await expect

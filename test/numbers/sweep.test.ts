@@ -3,9 +3,10 @@ import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { campaigns, channels } from "../../db/schema";
-import { createNumberHealthSweep } from "../../inngest/functions/number-health-sweep";
+import { inngestFunctionOf } from "../../inngest/jobs/inngest-functions";
 import { functions } from "../../inngest/functions/index";
-import { NumberHealthRunner } from "../../inngest/number-health-runner";
+import { JobTimer } from "../../inngest/jobs/in-process";
+import { numberHealthSweepJob } from "../../inngest/jobs/number-health-sweep";
 import { markCapped, recordRateLimited } from "../../server/numbers/health";
 import { sweepNumberHealth } from "../../server/numbers/sweep-health";
 import { getServices } from "../../server/services";
@@ -49,7 +50,7 @@ describe("the health sweep", () => {
 
     const until = await recordRateLimited(db, a, new Date());
     expect((await info(t, a)).health).toMatchObject({ state: "cooling", reason: "rate-overlimit", until: until?.toISOString() });
-    const runner = new NumberHealthRunner(db, { intervalMs: 100 }).start();
+    const runner = new JobTimer(numberHealthSweepJob, await getServices(), { intervalMs: 100 }).start();
     try {
       const back = await waitFor("the number back to ok", async () => {
         const i = await info(t, a);
@@ -118,7 +119,7 @@ describe("number-health-sweep (Inngest cron function)", () => {
     const t = await newTenant(fx.server.url);
     const a = await channel(t);
     const until = (await recordRateLimited(db, a, new Date())) as Date;
-    const engine = new InngestTestEngine({ function: createNumberHealthSweep({ clock: () => new Date(until.getTime() + 1) }) });
+    const engine = new InngestTestEngine({ function: inngestFunctionOf(numberHealthSweepJob, { clock: () => new Date(until.getTime() + 1) }) });
     const { result } = await engine.execute();
     expect(result).toMatchObject({ changed: expect.any(Number), woken: 0, requested: 0 });
     expect((await info(t, a)).health.state).toBe("ok");

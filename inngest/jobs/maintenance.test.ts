@@ -7,9 +7,10 @@ import { idempotencyKeys, simulatorMessages } from "../../db/schema";
 import { createTenant } from "../../server/auth/create-tenant";
 import { getServices } from "../../server/services";
 import { inngestEnv, restoreInngestEnvAfterEach } from "../../test/helpers";
-import { MaintenanceRunner, startMaintenance } from "../maintenance-runner";
-import { createMaintenance, maintenance } from "./maintenance";
-import { functions } from "./index";
+import { functions } from "../functions/index";
+import { JobTimer, startJob } from "./in-process";
+import { inngestFunctionOf } from "./inngest-functions";
+import { maintenanceJob } from "./maintenance";
 
 const day = 86_400_000;
 // The job runs "in 2001": only the rows dated 2000 are old to it; rows written now are in its future.
@@ -18,12 +19,13 @@ const jobNow = new Date("2001-01-01T00:00:00Z");
 describe("maintenance (Inngest cron function)", () => {
   let t: InngestTestEngine;
   beforeEach(() => {
-    t = new InngestTestEngine({ function: createMaintenance({ clock: () => jobNow }) });
+    t = new InngestTestEngine({ function: inngestFunctionOf(maintenanceJob, { clock: () => jobNow }) });
   });
 
   it("is served, hourly", () => {
-    expect(functions).toContain(maintenance);
-    expect(JSON.stringify(maintenance.opts ?? {})).toContain("0 * * * *");
+    const maintenance = functions.find((f) => f.id() === "maintenance");
+    expect(maintenance).toBeDefined();
+    expect(JSON.stringify(maintenance?.opts ?? {})).toContain("0 * * * *");
   });
 
   it("runs the retention job and answers the counts per table, logging one line", async () => {
@@ -58,7 +60,10 @@ describe("the embedded maintenance runner", () => {
 
   it("runs first shortly after start, then every interval, and stops", async () => {
     const runs: Date[] = [];
-    const runner = new MaintenanceRunner(await getDb(), { firstRunMs: 30, intervalMs: 60, job: async (_db, now) => void runs.push(now) }).start();
+    const runner = new JobTimer({ ...maintenanceJob, run: async ({ now }) => void runs.push(now) }, await getServices(), {
+      firstRunMs: 30,
+      intervalMs: 60,
+    }).start();
     await vi.waitFor(() => expect(runs.length).toBeGreaterThanOrEqual(3), { timeout: 5000, interval: 10 });
     await runner.stop();
     const stoppedAt = runs.length;
@@ -69,7 +74,7 @@ describe("the embedded maintenance runner", () => {
   it("defaults to a minute after start, then hourly", async () => {
     vi.useFakeTimers();
     const runs: number[] = [];
-    const runner = new MaintenanceRunner(await getDb(), { job: async () => void runs.push(Date.now()) }).start();
+    const runner = new JobTimer({ ...maintenanceJob, run: async () => void runs.push(Date.now()) }, await getServices()).start();
     await vi.advanceTimersByTimeAsync(59_000);
     expect(runs).toHaveLength(0);
     await vi.advanceTimersByTimeAsync(1_000);
@@ -83,12 +88,12 @@ describe("the embedded maintenance runner", () => {
 
   it("is this process's job without Inngest, Inngest's cron's with it", async () => {
     for (const k of inngestEnv) delete process.env[k];
-    const embedded = startMaintenance(await getServices());
+    const embedded = startJob(maintenanceJob, await getServices());
     expect(embedded.kind).toBe("in-process");
     // Stopped before its first run (a minute away).
     await embedded.stop();
     process.env.INNGEST_EVENT_KEY = "test-event-key";
-    const viaInngest = startMaintenance(await getServices());
+    const viaInngest = startJob(maintenanceJob, await getServices());
     expect(viaInngest.kind).toBe("inngest");
     await viaInngest.stop();
   });

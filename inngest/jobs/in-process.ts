@@ -1,0 +1,94 @@
+/**
+ * The in-process provider of the periodic jobs (no Inngest configured): each job on an unref'd timer, the first
+ * run `firstRunMs` after start, then `intervalMs` after the end of each run, never two at once. A failed run is
+ * logged and the next one scheduled as usual; stop() waits for a run in progress.
+ */
+import { wakeDispatch } from "../../server/dispatch/wake";
+import { inngestConfigured } from "../../server/env";
+import type { Services } from "../../server/services";
+import { periodicJobs } from "./index";
+import type { JobContext, PeriodicJobDefinition } from "./job";
+
+/** The in-process context: steps are plain calls; a dispatch wake-up is the runner's. */
+export function inProcessContext(services: Services, now: Date): JobContext {
+  return {
+    services,
+    now,
+    step: (_name, fn) => fn(),
+    wakeDispatch: async () => {
+      wakeDispatch();
+      return 0;
+    },
+  };
+}
+
+export interface JobTimerOptions {
+  /** Replaces the job's own interval (tests). */
+  intervalMs?: number;
+  /** Replaces the job's own delay before the first run (tests). */
+  firstRunMs?: number;
+}
+
+export class JobTimer {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> = Promise.resolve();
+  private stopped = true;
+  private readonly intervalMs: number;
+  private readonly firstRunMs: number;
+
+  constructor(
+    private readonly job: PeriodicJobDefinition,
+    private readonly services: Services,
+    opts: JobTimerOptions = {},
+  ) {
+    this.intervalMs = opts.intervalMs ?? job.intervalMs();
+    this.firstRunMs = opts.firstRunMs ?? job.firstRunMs ?? this.intervalMs;
+  }
+
+  start() {
+    this.stopped = false;
+    this.schedule(this.firstRunMs);
+    return this;
+  }
+
+  async stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One run now (tests; the timer calls it too). */
+  runOnce(now = new Date()) {
+    this.running = this.job.run(inProcessContext(this.services, now)).catch((err) => console.error(this.job.failure, err));
+    return this.running;
+  }
+
+  private schedule(ms: number) {
+    if (this.stopped) return;
+    this.timer = setTimeout(async () => {
+      if (this.stopped) return;
+      await this.runOnce();
+      this.schedule(this.intervalMs);
+    }, ms);
+    this.timer.unref?.();
+  }
+}
+
+export interface JobEngine {
+  /** `off`: nothing to do for these services (or an interval of 0); `inngest`: Inngest's cron runs it. */
+  kind: "inngest" | "in-process" | "off";
+  stop(): Promise<void>;
+}
+
+/** One job: off when it does not apply, Inngest's when Inngest is configured, else this process's timer. */
+export function startJob(job: PeriodicJobDefinition, services: Services, opts: JobTimerOptions = {}): JobEngine {
+  if ((job.appliesTo && !job.appliesTo(services)) || !((opts.intervalMs ?? job.intervalMs()) > 0)) return { kind: "off", stop: async () => {} };
+  if (inngestConfigured()) return { kind: "inngest", stop: async () => {} };
+  const timer = new JobTimer(job, services, opts).start();
+  return { kind: "in-process", stop: () => timer.stop() };
+}
+
+/** Every periodic job of the registry (instrumentation.ts, at start). */
+export function startPeriodicJobs(services: Services): JobEngine[] {
+  return periodicJobs.map((job) => startJob(job, services));
+}
