@@ -154,7 +154,10 @@ export const tests: E2ETest[] = [
         const final = await splitMatchesInfo();
         const log1 = await sentBy(id);
         for (const s of final) {
-          assert(s.sent === (log1[s.id_channel] ?? 0) && s.pending === 0 && s.failed === 0, `${names[s.id_channel]}: ${JSON.stringify(s)}, log ${JSON.stringify(log1)}`);
+          assert(
+            s.sent === (log1[s.id_channel] ?? 0) && s.pending === 0 && s.failed === 0,
+            `${names[s.id_channel]}: ${JSON.stringify(s)}, log ${JSON.stringify(log1)}`,
+          );
         }
         assert((log1[a] ?? 0) + (log1[b] ?? 0) === shared.length, `not one message per group: ${JSON.stringify(log1)}`);
         const afterBan = ((await call("GET", `/api/simulator/messages?id_campaign=${id}`)).messages as { id_channel: string; sent_at: string }[]).filter(

@@ -97,8 +97,8 @@ export function CampaignDetail({ id }: { id: string }) {
         <section className="card" aria-labelledby="numbers-title">
           <h2 id="numbers-title">Números</h2>
           <p className="muted small">
-            Cada grupo sai por um dos números do segmento que estão nele. Um número que não pode enviar agora é pulado, e os grupos pendentes dele vão
-            pelos outros números do grupo.
+            Cada grupo sai por um dos números do segmento que estão nele. Um número que não pode enviar agora é pulado, e os grupos pendentes dele vão pelos
+            outros números do grupo.
           </p>
           <CampaignNumbers shares={c.channels} total={total} active={active} poll={poll} />
         </section>

@@ -34,20 +34,26 @@ export function CampaignNumbers({ shares, total, active, poll }: { shares: Share
   if (channels.error) return <ErrorAlert error={channels.error} />;
   const byId = new Map(channels.data.map((ch) => [ch.id_channel, ch]));
   const now = Date.now();
-  const skipped = new Map(shares.map((s) => [s.id_channel, byId.has(s.id_channel) ? skipReason(byId.get(s.id_channel)!, now) : null]));
+  const skipped = new Map(
+    shares.map((s) => {
+      const channel = byId.get(s.id_channel);
+      return [s.id_channel, channel ? skipReason(channel, now) : null];
+    }),
+  );
   return (
     <ul className="number-list" aria-label="Grupos por número">
       {shares.map((share) => {
         const reason = skipped.get(share.id_channel);
         // Failover moves pending groups only to numbers that can send (and are in the group).
         const othersSend = shares.some((s) => s.id_channel !== share.id_channel && byId.has(s.id_channel) && skipped.get(s.id_channel) === null);
+        const pendingGo = othersSend ? "os grupos pendentes vão pelos outros números" : "os grupos pendentes esperam um número que possa enviar";
         return (
           <NumberRow
             key={share.id_channel}
             share={share}
             total={total}
             channel={byId.get(share.id_channel)}
-            skipped={active && reason ? `Pulado: ${reason} — ${othersSend ? "os grupos pendentes vão pelos outros números" : "os grupos pendentes esperam um número que possa enviar"}` : null}
+            skipped={active && reason ? `Pulado: ${reason} — ${pendingGo}` : null}
           />
         );
       })}
