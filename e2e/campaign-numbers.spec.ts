@@ -8,7 +8,7 @@
  */
 import type { Locator, Page } from "playwright-core";
 import { channelIdOf, createApiKey, createChannel, newAccount, signUp, tallScreenshot, withPage } from "./flows";
-import { assert, eventually, expectText, expectVisible, type E2ETest } from "./harness";
+import { assert, eventually, expectCount, expectText, expectVisible, type E2ETest } from "./harness";
 
 interface Share {
   id_channel: string;
@@ -73,9 +73,10 @@ export const tests: E2ETest[] = [
           await call("POST", `/api/simulator/groups/${encodeURIComponent(g)}/participants`, { promote: [phoneOfB] });
         }
         const bothSegment = (await call("POST", "/api/external/create-segment", { name: "Dois números", id_channel: [a, b], groups: shared })).id_segment;
-        // A segment only B reaches, for the end (made now: a banned number's groups can no longer be listed).
+        // A segment of groups only B is in (A is given too: a campaign needs a connected channel), for the end; made
+        // now, while B can still list its groups.
         const onlyB = (await groupsOf(b)).slice(0, 3);
-        const bSegment = (await call("POST", "/api/external/create-segment", { name: "Só o B", id_channel: [b], groups: onlyB })).id_segment;
+        const bSegment = (await call("POST", "/api/external/create-segment", { name: "Só o B", id_channel: [a, b], groups: onlyB })).id_segment;
         // Paced: one group every 2 s, so the ban lands mid-campaign and the page can follow it.
         await call("PATCH", "/api/external/edit-settings", {
           dispatch_rates: { min_dispatch_rate: 2, max_dispatch_rate: 2, dispatches_per_loop: 1, min_campaign_interval: 0, max_campaign_interval: 0 },
@@ -91,25 +92,26 @@ export const tests: E2ETest[] = [
         await expectText(numberRow(page, "Celular B"), "Saudável");
 
         /** The card equals info-campaign's `channels` read at the same moment (retried: both move every 2 s). */
-        const splitMatchesInfo = async (timeout = 15_000) => {
+        const splitMatchesInfo = async (campaign: string, groups: number, numbers: number) => {
           let shares: Share[] = [];
           await eventually(async () => {
-            shares = (await info(id)).channels as Share[];
-            assert(shares.length === 2, `info-campaign lists ${shares.length} channels`);
+            shares = (await info(campaign)).channels as Share[];
+            assert(shares.length === numbers, `info-campaign lists ${shares.length} channels, not ${numbers}`);
+            await expectCount(numbersCard(page).getByRole("listitem"), numbers, 1000);
             for (const s of shares) {
               const shown = await shownShare(numberRow(page, names[s.id_channel]));
-              assert(shown.total === shared.length, `the card counts ${shown.total} groups, not ${shared.length}`);
+              assert(shown.total === groups, `the card counts ${shown.total} groups, not ${groups}`);
               const { sent, pending, failed } = shown;
               assert(
                 sent === s.sent && pending === s.pending && failed === s.failed,
                 `${names[s.id_channel]}: the card shows ${JSON.stringify({ sent, pending, failed })}, info-campaign ${JSON.stringify(s)}`,
               );
             }
-          }, timeout);
+          }, 15_000);
           return shares;
         };
         // Spread evenly at fan-out: 6 and 6.
-        const first = await splitMatchesInfo();
+        const first = await splitMatchesInfo(id, shared.length, 2);
         assert(
           first.every((s) => s.sent + s.pending + s.failed === shared.length / 2),
           `the groups are not spread 6 and 6: ${JSON.stringify(first)}`,
@@ -151,7 +153,7 @@ export const tests: E2ETest[] = [
           assert((await info(id)).status === "completed", "the campaign has not completed");
         }, 60_000);
         await expectText(page.getByTestId("campaign-status"), "Concluída");
-        const final = await splitMatchesInfo();
+        const final = await splitMatchesInfo(id, shared.length, 2);
         const log1 = await sentBy(id);
         for (const s of final) {
           assert(
@@ -169,13 +171,18 @@ export const tests: E2ETest[] = [
         await tallScreenshot(ctx, page, "campaign-numbers-03-completed");
         log(`completed: the page's split = info-campaign = the simulator's log ${JSON.stringify(log1)}`);
 
-        // Groups only the banned number reaches: the campaign waits, paused, and the page says why.
+        // Groups only the banned number is in: the campaign waits, paused, and the page says why.
         const waiting = (await call("POST", "/api/external/create-campaign/message", { name: "Só o B", id_segment: bSegment, message: "Oi!" }))
           .id_campaign as string;
         await page.goto(`/campaigns/${waiting}`);
         await expectText(page.getByTestId("campaign-status"), "Pausada · canal desconectado", 30_000);
         assert((await info(waiting)).pause_reason === "channel_offline", "info-campaign does not say channel_offline");
         await expectText(numberRow(page, "Celular B").getByRole("status"), "Pulado: banido — os grupos pendentes esperam um número que possa enviar");
+        const stalled = await splitMatchesInfo(waiting, onlyB.length, 1);
+        assert(
+          stalled[0].id_channel === b && stalled[0].pending === onlyB.length && stalled[0].sent === 0,
+          `the waiting campaign's split: ${JSON.stringify(stalled)}`,
+        );
         await expectText(numberRow(page, "Celular B"), `0 de ${onlyB.length} grupos (0%): 0 enviados · ${onlyB.length} pendentes · 0 falhas`);
         await tallScreenshot(ctx, page, "campaign-numbers-04-paused");
         log("a campaign only B reaches: paused as channel_offline, B skipped, its groups waiting");

@@ -100,7 +100,13 @@ export function CampaignDetail({ id }: { id: string }) {
             Cada grupo sai por um dos números do segmento que estão nele. Um número que não pode enviar agora é pulado, e os grupos pendentes dele vão pelos
             outros números do grupo.
           </p>
-          <CampaignNumbers shares={c.channels} total={total} active={active} poll={poll} />
+          <CampaignNumbers
+            shares={c.channels}
+            total={total}
+            active={active}
+            stalled={c.status === "paused" && (c.pause_reason === "channel_offline" || c.pause_reason === "channel_limits")}
+            poll={poll}
+          />
         </section>
       )}
 

@@ -27,7 +27,20 @@ function skipReason(channel: Pick<Channel, "status" | "health">, now: number): s
  * The campaign's groups per number (info-campaign `channels`): each number's share with its health, and, while the
  * campaign runs, which numbers are skipped and why (docs/numbers.md#the-campaign-page).
  */
-export function CampaignNumbers({ shares, total, active, poll }: { shares: Share[]; total: number; active: boolean; poll: number }) {
+export function CampaignNumbers({
+  shares,
+  total,
+  active,
+  stalled,
+  poll,
+}: {
+  shares: Share[];
+  total: number;
+  active: boolean;
+  /** Paused because no number that is in its remaining groups can send (channel_offline, channel_limits). */
+  stalled: boolean;
+  poll: number;
+}) {
   const trpc = useTRPC();
   const channels = useQuery(trpc.channels.listAll.queryOptions(undefined, { refetchInterval: active ? poll : false, select: (d) => d.channels }));
   if (channels.isPending) return <Loading label="Carregando números…" />;
@@ -44,8 +57,8 @@ export function CampaignNumbers({ shares, total, active, poll }: { shares: Share
     <ul className="number-list" aria-label="Grupos por número">
       {shares.map((share) => {
         const reason = skipped.get(share.id_channel);
-        // Failover moves pending groups only to numbers that can send (and are in the group).
-        const othersSend = shares.some((s) => s.id_channel !== share.id_channel && byId.has(s.id_channel) && skipped.get(s.id_channel) === null);
+        // Failover moves pending groups only to numbers that can send and are in the group; a stalled campaign has none.
+        const othersSend = !stalled && shares.some((s) => s.id_channel !== share.id_channel && byId.has(s.id_channel) && skipped.get(s.id_channel) === null);
         const pendingGo = othersSend ? "os grupos pendentes vão pelos outros números" : "os grupos pendentes esperam um número que possa enviar";
         return (
           <NumberRow
