@@ -73,10 +73,11 @@ export const tests: E2ETest[] = [
           await call("POST", `/api/simulator/groups/${encodeURIComponent(g)}/participants`, { promote: [phoneOfB] });
         }
         const bothSegment = (await call("POST", "/api/external/create-segment", { name: "Dois números", id_channel: [a, b], groups: shared })).id_segment;
-        // A segment of groups only B is in (A is given too: a campaign needs a connected channel), for the end; made
-        // now, while B can still list its groups.
+        // For the end: three groups only B is in and one only A is in (made now, while B can still list its groups).
         const onlyB = (await groupsOf(b)).slice(0, 3);
-        const bSegment = (await call("POST", "/api/external/create-segment", { name: "Só o B", id_channel: [a, b], groups: onlyB })).id_segment;
+        const onlyA = (await groupsOf(a)).slice(shared.length, shared.length + 1);
+        const bSegment = (await call("POST", "/api/external/create-segment", { name: "Mais o B", id_channel: [a, b], groups: [...onlyB, ...onlyA] }))
+          .id_segment;
         // Paced: one group every 2 s, so the ban lands mid-campaign and the page can follow it.
         await call("PATCH", "/api/external/edit-settings", {
           dispatch_rates: { min_dispatch_rate: 2, max_dispatch_rate: 2, dispatches_per_loop: 1, min_campaign_interval: 0, max_campaign_interval: 0 },
@@ -171,21 +172,23 @@ export const tests: E2ETest[] = [
         await tallScreenshot(ctx, page, "campaign-numbers-03-completed");
         log(`completed: the page's split = info-campaign = the simulator's log ${JSON.stringify(log1)}`);
 
-        // Groups only the banned number is in: the campaign waits, paused, and the page says why.
-        const waiting = (await call("POST", "/api/external/create-campaign/message", { name: "Só o B", id_segment: bSegment, message: "Oi!" }))
+        // Groups only the banned number is in: once A sent its one group the campaign waits, paused, and the page
+        // says why (a campaign that cannot send anything from its start stays pending instead: nothing started).
+        const waiting = (await call("POST", "/api/external/create-campaign/message", { name: "Mais o B", id_segment: bSegment, message: "Oi!" }))
           .id_campaign as string;
         await page.goto(`/campaigns/${waiting}`);
         await expectText(page.getByTestId("campaign-status"), "Pausada · canal desconectado", 30_000);
         assert((await info(waiting)).pause_reason === "channel_offline", "info-campaign does not say channel_offline");
-        await expectText(numberRow(page, "Celular B").getByRole("status"), "Pulado: banido — os grupos pendentes esperam um número que possa enviar");
-        const stalled = await splitMatchesInfo(waiting, onlyB.length, 1);
+        const stalled = await splitMatchesInfo(waiting, onlyB.length + 1, 2);
+        const stalledOf = (channel: string) => stalled.find((x) => x.id_channel === channel);
         assert(
-          stalled[0].id_channel === b && stalled[0].pending === onlyB.length && stalled[0].sent === 0,
+          stalledOf(a)?.sent === 1 && stalledOf(b)?.sent === 0 && stalledOf(b)?.pending === onlyB.length,
           `the waiting campaign's split: ${JSON.stringify(stalled)}`,
         );
-        await expectText(numberRow(page, "Celular B"), `0 de ${onlyB.length} grupos (0%): 0 enviados · ${onlyB.length} pendentes · 0 falhas`);
+        await expectText(numberRow(page, "Celular B").getByRole("status"), "Pulado: banido — os grupos pendentes esperam um número que possa enviar");
+        assert((await numberRow(page, "Celular A").getByRole("status").count()) === 0, "A is shown as skipped");
         await tallScreenshot(ctx, page, "campaign-numbers-04-paused");
-        log("a campaign only B reaches: paused as channel_offline, B skipped, its groups waiting");
+        log("B's groups wait: paused as channel_offline, B skipped with its groups waiting, A sent its one");
       });
     },
   },
