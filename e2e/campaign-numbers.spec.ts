@@ -20,10 +20,10 @@ interface Share {
 const numbersCard = (page: Page) => page.getByRole("list", { name: "Grupos por número" });
 const numberRow = (page: Page, name: string) => numbersCard(page).getByRole("listitem", { name: `Número ${name}`, exact: true });
 
-/** One number's share as the card shows it ("7 de 12 grupos (58%): 5 enviados · 2 pendentes · 0 falhas"). */
+/** One number's share as the card shows it ("7 de 12 grupos (58%) · enviados 5 · pendentes 2 · falhas 0"). */
 async function shownShare(row: Locator): Promise<Omit<Share, "id_channel"> & { groups: number; total: number }> {
   const text = (await row.locator(".number-counts").textContent({ timeout: 1000 })) ?? "";
-  const m = /(\d+) de (\d+) grupos \((\d+)%\): (\d+) enviados · (\d+) pendentes · (\d+) falhas/.exec(text);
+  const m = /(\d+) de (\d+) grupos \((\d+)%\) · enviados (\d+) · pendentes (\d+) · falhas (\d+)/.exec(text);
   assert(m, `unexpected share text: ${JSON.stringify(text)}`);
   const [groups, total, percent, sent, pending, failed] = m.slice(1).map(Number);
   assert(groups === sent + pending + failed, `the share's groups (${groups}) are not its sent + pending + failed: ${text}`);

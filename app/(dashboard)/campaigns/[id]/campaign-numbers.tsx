@@ -99,7 +99,7 @@ function NumberRow({ share, total, channel, skipped }: { share: Share; total: nu
       <div className="number-share">
         <ProgressBar total={total} sent={share.sent} failed={share.failed} pending={share.pending} label={`Grupos do número ${name}`} />
         <span className="small number-counts">
-          <strong>{groups}</strong> de {total} grupos ({percent}%): {share.sent} enviados · {share.pending} pendentes · {share.failed} falhas
+          <strong>{groups}</strong> de {total} grupos ({percent}%) · enviados {share.sent} · pendentes {share.pending} · falhas {share.failed}
         </span>
       </div>
       {skipped && (
