@@ -7,7 +7,7 @@
  * and the page says why. The card fits a 390 px wide phone.
  */
 import type { Locator, Page } from "playwright-core";
-import { channelIdOf, createApiKey, createChannel, newAccount, signUp, tallScreenshot, withPage } from "./flows";
+import { apiCaller, channelIdOf, createApiKey, createChannel, newAccount, signUp, tallScreenshot, withPage } from "./flows";
 import { assert, eventually, expectCount, expectText, expectVisible, type E2ETest } from "./harness";
 
 interface Share {
@@ -39,16 +39,7 @@ export const tests: E2ETest[] = [
       await withPage(ctx, async (page) => {
         await signUp(page, newAccount("cnum"));
         const apiKey = await createApiKey(page, "Chave do simulador");
-        const call = async (method: string, path: string, body?: unknown) => {
-          const res = await fetch(`${baseUrl}${path}`, {
-            method,
-            body: body === undefined ? undefined : JSON.stringify(body),
-            headers: { "x-api-key": apiKey, "content-type": "application/json" },
-          });
-          const text = await res.text();
-          assert(res.ok, `${method} ${path} answered ${res.status}: ${text}`);
-          return JSON.parse(text);
-        };
+        const call = apiCaller(baseUrl, apiKey);
         const info = (id: string) => call("GET", `/api/external/info-campaign/${id}`);
         const sentBy = async (id: string) => {
           const out: Record<string, number> = {};
