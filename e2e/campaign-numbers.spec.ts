@@ -3,8 +3,8 @@
  * groups (the simulator's §7 controls join and promote the second one), a paced campaign; the campaign page's
  * Números card shows each number's share as info-campaign's `channels` gives it; the simulator bans one number
  * mid-campaign and the card says it is skipped and why while the other number finishes; at the end the split
- * equals the simulator's message log per number. A campaign only the banned number reaches then waits, paused,
- * and the page says why. The card fits a 390 px wide phone.
+ * equals the simulator's message log per number. A campaign whose other groups only the banned number is in then
+ * waits, paused, and the page says why. The card fits a 390 px wide phone.
  */
 import type { Locator, Page } from "playwright-core";
 import { apiCaller, channelIdOf, createApiKey, createChannel, newAccount, signUp, tallScreenshot, withPage } from "./flows";
