@@ -97,6 +97,20 @@ export async function createApiKey(page: Page, name: string): Promise<string> {
   return key;
 }
 
+/** REST calls with an API key, as a script would make them: `call(method, path, body?)` answers the parsed body and fails on a non-2xx answer. */
+export function apiCaller(baseUrl: string, apiKey: string) {
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { "x-api-key": apiKey, "content-type": "application/json" },
+    });
+    const text = await res.text();
+    assert(res.ok, `${method} ${path} answered ${res.status}: ${text}`);
+    return JSON.parse(text);
+  };
+}
+
 /** The id of a channel, read from its link on the channels page. */
 export async function channelIdOf(page: Page, name: string): Promise<string> {
   await nav(page, "Canais").click();

@@ -5,7 +5,7 @@
  * (a campaign sent through it); a number's own limits edited there.
  */
 import type { Page } from "playwright-core";
-import { channelIdOf, createApiKey, createChannel, nav, newAccount, signUp, tallScreenshot, withPage } from "./flows";
+import { apiCaller, channelIdOf, createApiKey, createChannel, nav, newAccount, signUp, tallScreenshot, withPage } from "./flows";
 import { assert, eventually, expectText, expectUrl, expectVisible, type E2ETest } from "./harness";
 
 const rowOf = (page: Page, name: string) => page.getByRole("row").filter({ has: page.getByRole("link", { name, exact: true }) });
@@ -19,16 +19,7 @@ export const tests: E2ETest[] = [
       await withPage(ctx, async (page) => {
         await signUp(page, newAccount("num"));
         const apiKey = await createApiKey(page, "Chave do simulador");
-        const call = async (method: string, path: string, body?: unknown) => {
-          const res = await fetch(`${baseUrl}${path}`, {
-            method,
-            body: body === undefined ? undefined : JSON.stringify(body),
-            headers: { "x-api-key": apiKey, "content-type": "application/json" },
-          });
-          const text = await res.text();
-          assert(res.ok, `${method} ${path} answered ${res.status}: ${text}`);
-          return JSON.parse(text);
-        };
+        const call = apiCaller(baseUrl, apiKey);
         const api = (path: string, body: unknown) => call("POST", path, body);
         /** A campaign to these groups of the channel, through the API; its id. */
         const campaignTo = async (channel: string, groups: string[]) => {

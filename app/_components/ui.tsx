@@ -42,8 +42,20 @@ export function CampaignStatusBadge({ status, pauseReason }: { status: string; p
   );
 }
 
-/** Groups processed out of the total: sent in one colour, failed in another. */
-export function ProgressBar({ total, sent, failed, label = "Progresso do envio" }: { total: number; sent: number; failed: number; label?: string }) {
+/** Groups processed out of the total: sent in one colour, failed in another; `pending` (a part of the total, e.g. one number's) in a lighter one. */
+export function ProgressBar({
+  total,
+  sent,
+  failed,
+  pending,
+  label = "Progresso do envio",
+}: {
+  total: number;
+  sent: number;
+  failed: number;
+  pending?: number;
+  label?: string;
+}) {
   const pct = (n: number) => (total > 0 ? `${Math.min(100, (n / total) * 100)}%` : "0%");
   const done = sent + failed;
   return (
@@ -54,10 +66,11 @@ export function ProgressBar({ total, sent, failed, label = "Progresso do envio" 
       aria-valuemin={0}
       aria-valuemax={total}
       aria-valuenow={done}
-      aria-valuetext={`${done} de ${total} grupos processados: ${sent} enviados, ${failed} com falha`}
+      aria-valuetext={`${done} de ${total} grupos processados: ${sent} enviados, ${failed} com falha${pending === undefined ? "" : `, ${pending} pendentes`}`}
     >
       <span className="progress-sent" style={{ width: pct(sent) }} />
       <span className="progress-failed" style={{ width: pct(failed) }} />
+      {pending !== undefined && <span className="progress-pending" style={{ width: pct(pending) }} />}
     </div>
   );
 }

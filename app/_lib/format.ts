@@ -79,7 +79,7 @@ export const campaignStatusLabel: Record<string, string> = {
   canceled: "Cancelada",
 } satisfies Record<CampaignStatus, string>;
 
-/** Why a campaign is paused (campaigns.list `pause_reason`). */
+/** Why a campaign is paused (`pause_reason` of info-campaign and the campaigns list). */
 export const pauseReasonLabel: Record<string, string> = {
   user: "por você",
   schedule: "fora do horário",

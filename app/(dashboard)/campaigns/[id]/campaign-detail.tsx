@@ -6,6 +6,7 @@ import { Breadcrumb, CampaignStatusBadge, DetailUnavailable, ErrorAlert, Loading
 import { deliveryStateLabel, formatDateTime, formatDayTimeSeconds, formatTime, isActiveCampaign, messageTypeLabel } from "../../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../../_lib/trpc";
 import { CampaignActions } from "./campaign-actions";
+import { CampaignNumbers } from "./campaign-numbers";
 import { DeliveriesTable } from "./deliveries-table";
 
 const poll = 2000;
@@ -22,14 +23,6 @@ export function CampaignDetail({ id }: { id: string }) {
     ),
   );
   const active = info.data ? isActiveCampaign(info.data.status) : false;
-  // info-campaign does not say why a campaign is paused; the list does.
-  const listed = useQuery(
-    trpc.campaigns.list.queryOptions(undefined, {
-      enabled: info.data?.status === "paused",
-      refetchInterval: info.data?.status === "paused" ? poll : false,
-      select: (rows) => rows.find((c) => c.id_campaign === id),
-    }),
-  );
   const deliveries = useQuery(
     trpc.campaigns.deliveries.queryOptions(
       { id_campaign: id },
@@ -55,7 +48,7 @@ export function CampaignDetail({ id }: { id: string }) {
         description={
           <span className="header-meta">
             <span data-testid="campaign-status">
-              <CampaignStatusBadge status={c.status} pauseReason={listed.data?.pause_reason} />
+              <CampaignStatusBadge status={c.status} pauseReason={c.pause_reason} />
             </span>
             <span>{messageTypeLabel[c.message_type] ?? c.message_type}</span>
             <span>
@@ -99,6 +92,23 @@ export function CampaignDetail({ id }: { id: string }) {
           {active && <span className="live"> · atualizando a cada 2 s</span>}
         </p>
       </section>
+
+      {c.channels.length > 0 && (
+        <section className="card" aria-labelledby="numbers-title">
+          <h2 id="numbers-title">Números</h2>
+          <p className="muted small">
+            Cada grupo sai por um dos números do segmento que estão nele. Um número que não pode enviar agora é pulado, e os grupos pendentes dele vão pelos
+            outros números do grupo.
+          </p>
+          <CampaignNumbers
+            shares={c.channels}
+            total={total}
+            active={active}
+            stalled={c.status === "paused" && (c.pause_reason === "channel_offline" || c.pause_reason === "channel_limits")}
+            poll={poll}
+          />
+        </section>
+      )}
 
       <section className="card">
         <h2>Entregas por grupo</h2>
