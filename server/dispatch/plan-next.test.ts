@@ -78,6 +78,21 @@ describe("planNext without a sending schedule", () => {
     expect(planNext(campaign({ status: "paused", pauseReason: "channel_offline" }), settings(), now)).toMatchObject({ kind: "send" });
   });
 
+  it("pauses a due campaign that has not started when none of its groups can go, and starts it once one can", () => {
+    const now = at("2026-11-23 10:00");
+    const offline = { reason: "channel_offline" as const, until: null };
+    const recheck = new Date(now.getTime() + 30_000);
+    expect(planNext(campaign({ status: "pending", sendableNow: 0, blocked: offline }), settings(), now)).toEqual({
+      kind: "pause",
+      reason: "channel_offline",
+      until: recheck,
+    });
+    // Not before its time, nor ahead of the queue: those waits come first.
+    const when = at("2026-11-24 09:30");
+    expect(planNext(campaign({ scheduledAt: when, blocked: offline }), settings(), now)).toEqual({ kind: "wait", until: when, reason: "scheduled" });
+    expect(planNext(campaign({ status: "paused", pauseReason: "channel_offline", sendableNow: 3 }), settings(), now)).toMatchObject({ kind: "send" });
+  });
+
   it("pauses as channel_limits when only capped or cooling numbers hold it, until the first limit ends (looked at every 30 s)", () => {
     const now = at("2026-11-23 10:00");
     const soon = new Date(now.getTime() + 10_000);

@@ -61,6 +61,9 @@ export function planNext(c: PlanCampaign, settings: Settings, now: Date, leadMs 
       return { kind: "wait", until: later(win.next?.start), reason: "window" };
     }
     if (c.queueFreeAt && c.queueFreeAt > now) return { kind: "wait", until: c.queueFreeAt, reason: "queue" };
+    // Due, and none of its groups can go (their numbers all offline or stopped): paused with the reason, as a
+    // started campaign is, rather than left `pending` and looked at every second.
+    if (c.blocked) return blockedPlan(c, c.blocked, now);
     return sendOrWait(c, settings, now, true, leadMs);
   }
 
@@ -76,16 +79,21 @@ export function planNext(c: PlanCampaign, settings: Settings, now: Date, leadMs 
         : { kind: "pause", reason: "schedule", until: later(win.next?.start) };
     }
   }
-  if (c.blocked) {
-    // Looked at again when a limit ends, and at least every 30 s (a channel reconnected or another that reaches
-    // the groups may take them over: failover); a reconnect also wakes a campaign paused as channel_offline.
-    const recheck = new Date(now.getTime() + blockedRecheckMs);
-    const until = c.blocked.until && c.blocked.until < recheck ? c.blocked.until : recheck;
-    return c.status === "paused" && c.pauseReason === c.blocked.reason
-      ? { kind: "wait", until, reason: "in_flight" }
-      : { kind: "pause", reason: c.blocked.reason, until };
-  }
+  if (c.blocked) return blockedPlan(c, c.blocked, now);
   return sendOrWait(c, settings, now, false, leadMs);
+}
+
+/**
+ * Nothing of the campaign can be sent: paused with the reason (or, already paused for it, waiting). Looked at
+ * again when a limit ends, and at least every 30 s (a channel reconnected or another that reaches the groups may
+ * take them over: failover); a reconnect also wakes a campaign paused as channel_offline.
+ */
+function blockedPlan(c: PlanCampaign, blocked: Blocked, now: Date): Plan {
+  const recheck = new Date(now.getTime() + blockedRecheckMs);
+  const until = blocked.until && blocked.until < recheck ? blocked.until : recheck;
+  return c.status === "paused" && c.pauseReason === blocked.reason
+    ? { kind: "wait", until, reason: "in_flight" }
+    : { kind: "pause", reason: blocked.reason, until };
 }
 
 function sendOrWait(c: PlanCampaign, settings: Settings, now: Date, starting: boolean, leadMs: number): Plan {

@@ -192,6 +192,27 @@ describe("failover", () => {
   });
 });
 
+describe("a campaign none of whose groups can go when it starts", () => {
+  it("pauses as channel_offline (not left pending), and starts when the number is paired again", async () => {
+    const { t, numbers } = await tenantWithNumbers(2);
+    const [a, b] = numbers;
+    const onlyB = b.groups.slice(0, 3);
+    // The segment has A (connected, so the campaign may be created) but only B reaches its groups.
+    const seg = await segment(t, [a.id, b.id], onlyB);
+    expect((await t("POST", `/api/simulator/channels/${b.id}/state`, { health: "banned" })).status).toBe(200);
+    const id = await campaign(t, seg);
+    const paused = await until(
+      () => info(t, id),
+      (r) => r.json.status === "paused",
+    );
+    expect(paused.json).toMatchObject({ pause_reason: "channel_offline", groups: { sent: 0, pending: 3, failed: 0 } });
+    expect(await log(t, id)).toEqual([]);
+    expect((await t("POST", `/api/simulator/channels/${b.id}/state`, { connected: true })).status).toBe(200);
+    expect((await finished(t, id)).json).toMatchObject({ status: "completed", groups: { sent: 3, pending: 0, failed: 0 } });
+    expect(byChannel(await log(t, id))).toEqual({ [b.id]: 3 });
+  });
+});
+
 describe("budgets at the claim", () => {
   it("a daily cap of 5: exactly 5 sends, the number capped until the next 00:00 in Brasília, the campaign paused as channel_limits", async () => {
     const { t, numbers } = await tenantWithNumbers(1, { ...pacing(0, 10), number_health: { daily_message_cap: 5 } });
