@@ -1,4 +1,14 @@
-import { serverBundle } from "./build-server";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * How the production server process is started, shared by scripts/ (start, build-server) and e2e/ (the
+ * e2e runner, the crash test, the bench): neither imports the other's files.
+ */
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** The esbuild bundle of scripts/serve.ts (scripts/build-server.ts writes it). */
+export const serverBundle = path.join(root, ".next", "serve.cjs");
 
 /**
  * V8's heap sizing for the server, each unless NODE_OPTIONS sets that option itself (a command-line
