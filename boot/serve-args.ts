@@ -18,7 +18,7 @@ export const serverBundle = path.join(root, ".next", "serve.cjs");
  *    factor is about 1.4, so the heap stays near what is live (about 60 MB serving the API; under 100 MB
  *    creating a campaign for a 50,000-group segment, the largest a segment may be).
  *  - `--max-semi-space-size=4`: young generation of 3 × 4 MB instead of 3 × 16 MB.
- * Measured with `npm run bench` (docs/benchmarks.md): peak RSS on PGlite 385–405 → 311–317 MB, with no
+ * Measured with `npm run bench` (docs/history/benchmarks.md, "Memory"): peak RSS on PGlite 385–405 → 311–317 MB, with no
  * change in throughput or latency beyond run-to-run noise.
  */
 export const heapFlags = [
