@@ -332,8 +332,8 @@ export function validateEnv(source: Record<string, string | undefined> = process
 const trimSlash = (u: string) => u.replace(/\/$/, "");
 
 /**
- * The service's configuration, read through `readEnv`: each accessor reads its variable when called (tests
- * set process.env between tests), with the documented default when unset.
+ * The service's configuration by name: each accessor reads its variable when called (tests set process.env
+ * between tests), with its default when unset; what each means is its variable's doc line above.
  */
 export const env = {
   get port() {
@@ -348,11 +348,9 @@ export const env = {
   get databaseUrl() {
     return readEnv("DATABASE_URL");
   },
-  /** PostgreSQL connections the process keeps at most. */
   get databasePoolSize() {
     return setting("DATABASE_POOL_SIZE");
   },
-  /** Benches only: a file the statements run are counted into, by text (db/client.ts). */
   get statementLog() {
     return readEnv("DB_STATEMENT_LOG");
   },
@@ -365,7 +363,6 @@ export const env = {
   get simulatorGroupsPerChannel() {
     return setting("SIMULATOR_GROUPS_PER_CHANNEL");
   },
-  /** Days the simulator's message log is kept (the hourly maintenance job deletes older messages). */
   get simulatorRetentionDays() {
     return setting("SIMULATOR_RETENTION_DAYS");
   },
@@ -377,7 +374,6 @@ export const env = {
     get apiKey() {
       return setting("EVOLUTION_API_KEY");
     },
-    /** Where the gateway posts its webhooks (our /api/evolution/webhook/…); defaults to APP_URL. */
     get webhookBaseUrl() {
       return trimSlash(readEnv("EVOLUTION_WEBHOOK_BASE_URL") ?? env.appUrl);
     },
@@ -390,44 +386,31 @@ export const env = {
     get groupsTtlSeconds() {
       return setting("EVOLUTION_GROUPS_TTL_SECONDS");
     },
-    /** One group listing may take minutes on a large account (one picture per group); it is never retried. */
     get groupsTimeoutMs() {
       return setting("EVOLUTION_GROUPS_TIMEOUT_MS");
     },
-    /** Between two state polls of the channels that are not connected (embedded runner; 0 turns it off). */
     get statePollSeconds() {
       return setting("EVOLUTION_STATE_POLL_SECONDS");
     },
-    /**
-     * A send whose answer was lost is looked up on the gateway this long after the attempt, and resent
-     * only after two negative look-ups this far apart (docs/decisions.md#evolution-api). Default 300.
-     */
     get reconcileAfterSeconds() {
       return setting("EVOLUTION_RECONCILE_AFTER_SECONDS");
     },
   },
-  /**
-   * Proxy hops in front of the server whose X-Forwarded-For/-Host/-Proto are believed (docs/decisions.md#limits-abuse-retention
-   * "Client address"). 0 (default): the client is the TCP peer and those headers are ignored.
-   */
   get trustProxy() {
     return setting("TRUST_PROXY");
   },
   get defaultChannelLimit() {
     return setting("DEFAULT_CHANNEL_LIMIT");
   },
-  /** How long a key that authenticated skips the lookup (0 disables the cache). */
   get apiKeyCacheSeconds() {
     return setting("API_KEY_CACHE_SECONDS");
   },
   get segmentGroupLimit() {
     return setting("SEGMENT_GROUP_LIMIT");
   },
-  /** Inngest only: steps one function run takes before continuing in a new run. */
   get dispatchStepsPerRun() {
     return setting("DISPATCH_STEPS_PER_RUN");
   },
-  /** In-process runner only: campaign steps run at once. */
   get dispatchConcurrency() {
     return setting("DISPATCH_CONCURRENCY");
   },
@@ -444,79 +427,60 @@ export const env = {
     get failedAuthPerMinute() {
       return setting("RATE_LIMIT_FAILED_AUTH_PER_MINUTE");
     },
-    /** Dashboard sign-in: failed attempts per account (email) in 15 minutes, then every attempt is refused unhashed. */
     get signInFailuresPerAccount() {
       return setting("RATE_LIMIT_SIGN_IN_PER_ACCOUNT");
     },
-    /** Dashboard sign-in: failed attempts per client address in 15 minutes. */
     get signInFailuresPerAddress() {
       return setting("RATE_LIMIT_SIGN_IN_PER_ADDRESS");
     },
-    /** Dashboard sign-up: accounts created per client address in an hour. */
     get signUpsPerAddressPerHour() {
       return setting("RATE_LIMIT_SIGN_UP_PER_ADDRESS_PER_HOUR");
     },
   },
   webhooks: {
-    /** Delays (ms) before each retry of a failed delivery; after the last one the delivery is given up. */
     get retrySchedule(): number[] {
       return setting("WEBHOOK_RETRY_SCHEDULE");
     },
     get timeoutMs() {
       return setting("WEBHOOK_TIMEOUT_MS");
     },
-    /** Days finished deliveries (with their attempts) and fanned-out outbox events are kept. */
     get retentionDays() {
       return setting("WEBHOOK_RETENTION_DAYS");
     },
-    /** Hours the previous signing secret keeps signing beside the new one after a rotation. */
     get secretGraceHours() {
       return setting("WEBHOOK_SECRET_GRACE_HOURS");
     },
-    /** Deliveries of one tenant in flight at once (distinct campaigns/channels; one at a time per campaign). */
     get tenantConcurrency() {
       return setting("WEBHOOK_TENANT_CONCURRENCY");
     },
-    /**
-     * WEBHOOK_ALLOW_PRIVATE=1 lets webhook URLs (and media URLs) reach private, loopback and link-local
-     * addresses, in every mode, production included: self-hosters deliver to receivers on their own
-     * network. The server logs a warning at start when it is on (startupWarnings).
-     */
     get allowPrivate(): boolean {
       return readEnv("WEBHOOK_ALLOW_PRIVATE") === "1";
     },
   },
   /** Launches' members and invite links (docs/decisions.md#launches, "Members"). */
   launchFunnel: {
-    /** How often each launch group's invite link and state are checked (hourly). */
     get inviteCheckSeconds() {
       return setting("LAUNCH_INVITE_CHECK_SECONDS");
     },
-    /** The least time between two `members_changed` webhooks of one group (a minute). */
     get membersReportSeconds() {
       return setting("LAUNCH_MEMBERS_REPORT_SECONDS");
     },
   },
-  /** A number's cool-down after a rate-limit answer (CONTRACT §7): the base, doubling per signal within 60 bases (tests shorten it). */
   get numberCoolingBaseMs() {
     return setting("NUMBER_COOLING_BASE_MS");
   },
-  /** Delays (ms) before each retry of a failed send (docs/decisions.md#delivery-states: about 2 s and 10 s). */
   get sendRetrySchedule(): number[] {
     return setting("SEND_RETRY_SCHEDULE");
   },
-  /** next-auth's URL: NEXTAUTH_URL, or APP_URL. */
   get nextAuthUrl() {
     return readEnv("NEXTAUTH_URL") ?? env.appUrl;
   },
-  /** Old encryption keys still accepted for reading during a rotation. */
   get encryptionKeysPrevious(): string[] {
     return (readEnv("ENCRYPTION_KEY_PREVIOUS") ?? "")
       .split(",")
       .map((value) => value.trim())
       .filter(Boolean);
   },
-  /** Tests only (NODE_ENV=test): the scrypt N new password hashes get. */
   get passwordScryptNForTests() {
     return this.isTest ? readEnv("PASSWORD_SCRYPT_N_FOR_TESTS") : undefined;
   },
