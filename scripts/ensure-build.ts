@@ -20,6 +20,7 @@ const sourceDirs = ["app", "server", "db", "inngest", "public"];
 const sourceFiles = [
   "scripts/serve.ts",
   "scripts/build-server.ts",
+  "boot/serve-args.ts",
   "instrumentation.ts",
   "proxy.ts",
   "middleware.ts",
