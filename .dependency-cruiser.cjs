@@ -22,6 +22,14 @@ module.exports = {
       to: { path: `^server/${domains}/` },
     },
     {
+      name: "http-imports-no-router",
+      comment:
+        "server/http serves the app router it is handed (RestDeps.router, from server/rest-api.ts): server/root.ts and the composition around it import every domain.",
+      severity: "error",
+      from: { path: "^server/http/" },
+      to: { path: "^server/(root|services|rest-api|openapi|resolve-caller)\\.ts$" },
+    },
+    {
       name: "dispatch-imports-no-engine-or-page",
       comment: "server/dispatch is engine-agnostic: Inngest and the embedded runner call it, never the reverse.",
       severity: "error",
@@ -50,6 +58,20 @@ module.exports = {
       to: { path: "^app/" },
     },
     {
+      name: "e2e-imports-no-scripts",
+      comment: "The e2e harness and scripts/ (which runs it) share what both need through boot/, never each other's files the other way.",
+      severity: "error",
+      from: { path: "^e2e/" },
+      to: { path: "^scripts/" },
+    },
+    {
+      name: "boot-imports-no-harness",
+      comment: "boot/ (how the server process is started) is shared by scripts/ and e2e/: it imports neither, nor the tests.",
+      severity: "error",
+      from: { path: "^boot/" },
+      to: { path: "^(scripts|e2e|test|bench)/" },
+    },
+    {
       name: "no-circular",
       comment: "No module reaches itself through its imports.",
       severity: "error",
@@ -66,8 +88,8 @@ module.exports = {
     },
   ],
   options: {
-    // Tests, their fixtures and the e2e/bench harnesses may reach anywhere.
-    exclude: { path: ["\\.test\\.tsx?$", "^test/", "^e2e/", "^bench/"] },
+    // Tests, their fixtures and the bench harness may reach anywhere; e2e/ is held to e2e-imports-no-scripts and no cycles.
+    exclude: { path: ["\\.test\\.tsx?$", "^test/", "^bench/"] },
     doNotFollow: { path: "node_modules" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },

@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { acquireDataDirLock, releaseDataDirLock } from "../db/data-dir-lock";
-import { serverArgs } from "../scripts/serve-args";
+import { serverArgs } from "../boot/serve-args";
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -7,9 +7,9 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { serverBundle } from "../boot/serve-args";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-export const serverBundle = path.join(root, ".next", "serve.cjs");
 
 export async function buildServerBundle(): Promise<void> {
   await build({

@@ -1,5 +1,5 @@
 /**
- * `npm run docs:check`: every relative link and `#anchor` in README.md and docs/*.md must lead
+ * `npm run docs:check`: every relative link and `#anchor` in README.md and docs/ (subfolders too) must lead
  * somewhere — the file exists, and the anchor is a heading of the target, slugged as GitHub does.
  * Prints the broken ones and exits 1; test/docs/links.test.ts runs the same check under `npm test`.
  */
@@ -68,11 +68,11 @@ function targetsOf(line: string): string[] {
   return reference ? [...inline, reference[1]] : inline;
 }
 
-/** README.md and every docs/*.md under `root`. */
+/** README.md and every .md under `root`'s docs/, subfolders included (docs/history/). */
 export function markdownFiles(root: string): string[] {
   const docs = path.join(root, "docs");
   const inDocs = existsSync(docs)
-    ? readdirSync(docs)
+    ? readdirSync(docs, { recursive: true, encoding: "utf8" })
         .filter((f) => f.endsWith(".md"))
         .sort()
         .map((f) => path.join("docs", f))

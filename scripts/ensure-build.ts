@@ -7,7 +7,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, uti
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { isAlive } from "../db/process-alive";
-import { buildServerBundle, serverBundle } from "./build-server";
+import { serverBundle } from "../boot/serve-args";
+import { buildServerBundle } from "./build-server";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const buildIdFile = path.join(root, ".next", "BUILD_ID");
@@ -19,6 +20,7 @@ const sourceDirs = ["app", "server", "db", "inngest", "public"];
 const sourceFiles = [
   "scripts/serve.ts",
   "scripts/build-server.ts",
+  "boot/serve-args.ts",
   "instrumentation.ts",
   "proxy.ts",
   "middleware.ts",

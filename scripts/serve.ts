@@ -1,7 +1,7 @@
 /**
  * The production server process, bundled by scripts/build-server.ts into .next/serve.cjs and started
  * as `node .next/serve.cjs --port 3000 [--hostname H]` from the project folder: `npm start`, the
- * browser suite, the crash test and the bench all spawn it (scripts/serve-args.ts). Why it is not
+ * browser suite, the crash test and the bench all spawn it (boot/serve-args.ts). Why it is not
  * `next start`: server/http/app-server.ts.
  */
 import { parseArgs } from "node:util";

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { isAlive } from "../db/process-alive";
 import { env, validateEnv } from "../server/env";
 import { ensureBuild } from "./ensure-build";
-import { serverArgs } from "./serve-args";
+import { serverArgs } from "../boot/serve-args";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 

@@ -3,7 +3,7 @@ import { env } from "./env";
 import { reasonPhrase } from "./http/envelope";
 import { bodyCap, describeBytes } from "./http/body-limit";
 import { appRouter } from "./root";
-import { restPrefix, restRoutes } from "./http/routes";
+import { restPrefix, restRoutesOf } from "./http/routes";
 import { partnerOAuthScheme, partnerRouteScopes } from "./oauth/openapi";
 
 const description = `
@@ -138,6 +138,7 @@ export function buildOpenApiDocument(): OpenAPIObject {
   doc.servers = [{ url: env.appUrl }];
   doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, ErrorEnvelope: envelopeSchema as never } };
   const paths: Record<string, Record<string, Operation>> = {};
+  const restRoutes = restRoutesOf(appRouter);
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     const full = restPrefix + path;
     paths[full] = item as Record<string, Operation>;

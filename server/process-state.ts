@@ -15,7 +15,7 @@
 export type ProcessSlot =
   /** server/services.ts: the composition root (database, provider, provider events wired), a Promise. */
   | "services"
-  /** server/http/rest.ts: trpc-to-openapi's handler, built once (building it builds the OpenAPI document). */
+  /** server/http/rest.ts: trpc-to-openapi's handler and the route table, built once (building the handler builds the OpenAPI document). */
   | "openApiHandler"
   /** server/http/rate-limit.ts: the limiters of the current database. */
   | "rateLimiters"

@@ -3,7 +3,7 @@ import { getServerSession } from "next-auth";
 import CredentialsModule from "next-auth/providers/credentials";
 import { safeCallbackUrl } from "./callback-url";
 import { serverDb } from "../database";
-import { env } from "../env";
+import { exportNextAuthUrl } from "../env";
 import { clientIp } from "../http/client-address";
 import { endSessions, sessionIsCurrent, sessionMaxAgeSeconds, sessionSecret, secureCookies } from "./session";
 import { signIn, SignInThrottled, type SignedInUser } from "./sign-in";
@@ -12,8 +12,7 @@ import { throttledSignInError } from "./sign-in-error";
 // next-auth ships CommonJS: bundlers hand us its default export, plain Node ESM (tsx scripts) the module.
 const Credentials = ((CredentialsModule as unknown as { default?: typeof CredentialsModule }).default ?? CredentialsModule) as typeof CredentialsModule;
 
-// next-auth reads its URL from the environment; APP_URL (or PORT) is enough for us.
-process.env.NEXTAUTH_URL ??= env.appUrl;
+exportNextAuthUrl();
 
 declare module "next-auth" {
   interface Session {

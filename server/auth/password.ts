@@ -1,4 +1,5 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import { env } from "../env";
 
 /**
  * Passwords: scrypt, N=2^17, r=8, p=1 (128 MiB and roughly a third of a second of one core per hash),
@@ -25,9 +26,8 @@ function scrypt(password: string, salt: Buffer, opts: ScryptOptions): Promise<Bu
  * never read in any other mode, so a deployment always hashes with passwordParams.
  */
 function currentParams(): { N: number; r: number; p: number } {
-  if (process.env.NODE_ENV !== "test") return passwordParams;
-  const N = Number(process.env.PASSWORD_SCRYPT_N_FOR_TESTS);
-  return Number.isInteger(N) && N >= 2 && (N & (N - 1)) === 0 ? { ...passwordParams, N } : passwordParams;
+  const N = env.passwordScryptNForTests;
+  return N !== undefined && (N & (N - 1)) === 0 ? { ...passwordParams, N } : passwordParams;
 }
 
 export async function hashPassword(password: string): Promise<string> {

@@ -17,7 +17,7 @@ export const sessionMaxAgeSeconds = 7 * 24 * 60 * 60;
 export const sessionSecret = () => persistentSecret("NEXTAUTH_SECRET", "nextauth-secret");
 
 /** next-auth's rule (an https URL gets `__Secure-` cookies), decided here once so every reader and writer agrees. */
-export const secureCookies = () => (process.env.NEXTAUTH_URL ?? env.appUrl).startsWith("https://");
+export const secureCookies = () => env.nextAuthUrl.startsWith("https://");
 export const sessionCookieName = () => `${secureCookies() ? "__Secure-" : ""}next-auth.session-token`;
 
 export interface SessionUser {

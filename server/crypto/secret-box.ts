@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
-import { persistentSecret } from "../env";
+import { env, persistentSecret } from "../env";
 
 /**
  * Encryption at rest for secrets we must read back (webhook signing secrets, integration credentials):
@@ -27,12 +27,7 @@ function currentKey(): Key {
 }
 
 function knownKeys(): Key[] {
-  const previous = (process.env.ENCRYPTION_KEY_PREVIOUS ?? "")
-    .split(",")
-    .map((value) => value.trim())
-    .filter(Boolean)
-    .map(keyFrom);
-  return [currentKey(), ...previous];
+  return [currentKey(), ...env.encryptionKeysPrevious.map(keyFrom)];
 }
 
 export function encryptSecret(plaintext: string): string {

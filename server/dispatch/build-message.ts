@@ -2,9 +2,7 @@ import type { campaigns, deliveries } from "../../db/schema";
 import type { CampaignContent } from "./campaign-content";
 import type { OutboundMessage } from "../messaging/provider";
 import type { Settings } from "../settings/schema";
-
-/** Stable per (campaign, group): the key a provider may deduplicate on, and reconciliation looks up. */
-export const deliveryKey = (campaignId: string, groupId: string) => `${campaignId}:${groupId}`;
+import { encodeDeliveryKey } from "./delivery-key";
 
 /** The provider message for one delivery: content, link preview decision, mention, forwarding. */
 export function buildMessage(
@@ -19,7 +17,7 @@ export function buildMessage(
   const base = {
     channelId: d.channelId,
     groupId: d.groupId,
-    deliveryKey: deliveryKey(c.id, d.groupId),
+    deliveryKey: encodeDeliveryKey(c.id, d.groupId),
     campaignId: c.id,
     linkPreview: preview ? { type: prefs.link_preview_type } : (false as const),
     mentionAll: c.mentionAll,

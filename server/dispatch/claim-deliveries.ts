@@ -37,7 +37,7 @@ const monitoringCopyOpen = (campaignId: string, now: Date) => sql`exists (
 /**
  * The monitoring copy's position (-1; the segment's groups are 0 and up): with it, a look for the open copy
  * is one probe of deliveries_open_idx (campaign_id, position). Without it the planner walked the campaign's
- * open rows to find the one with is_monitoring, three times a loop (docs/benchmarks.md, issue 14).
+ * open rows to find the one with is_monitoring, three times a loop (docs/history/benchmarks.md, issue 14).
  */
 const monitoringPosition = (alias: string) => sql.raw(`${alias}.position < 0`);
 

@@ -5,13 +5,8 @@ import { campaigns, deliveries } from "../../db/schema";
 import type { LookupResult, MessagingProvider, Receipt } from "../messaging/provider";
 import { getSettings } from "../settings/get-settings";
 import { buildMessage } from "./build-message";
+import { decodeDeliveryKey } from "./delivery-key";
 import { outcomeUnknownError, recordFailure, recordLateSent, recordSent, sendRetrySchedule } from "./record-delivery";
-
-/** Campaign ids hold no colon: the key splits back at the first one. */
-export const parseDeliveryKey = (key: string) => {
-  const i = key.indexOf(":");
-  return i > 0 ? { campaignId: key.slice(0, i), groupId: key.slice(i + 1) } : null;
-};
 
 /** Negative look-ups, `reconcileAfterMs` apart, before a send whose outcome is unknown goes again. */
 export const negativeLookupsBeforeResend = 2;
@@ -136,7 +131,7 @@ async function backToPending(db: Db, id: number, at: Date, counted: boolean) {
  */
 export async function recordSentFromEvent(db: Db, receipts: Receipt[], at: Date) {
   for (const r of receipts) {
-    const key = parseDeliveryKey(r.deliveryKey);
+    const key = decodeDeliveryKey(r.deliveryKey);
     if (!key) continue;
     const [d] = await db
       .select({ id: deliveries.id, campaignId: deliveries.campaignId, channelId: deliveries.channelId, state: deliveries.state, error: deliveries.error })

@@ -3,20 +3,14 @@ import { asyncCommit, isConnectionLost, pgErrorCode, retryOnConnectionLoss, tsPa
 import { rowsOf } from "../../db/params";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries } from "../../db/schema";
+import { env } from "../env";
 import { eventsRecorded, insertEventSql } from "../outbox/record-event";
 import { progressEventSql, progressEveryMs, recordProgressEvent, recordStatusEvent } from "./campaign-events";
 import { releasedNextRunSql, type Released } from "./campaign-lease";
 import { pendingGroupsSql } from "./group-counters";
 
-/** Retry delays of a failed send (docs/decisions.md#delivery-states: about 2 s and 10 s; SEND_RETRY_SCHEDULE overrides, in ms). */
-export function sendRetrySchedule(): number[] {
-  const raw = process.env.SEND_RETRY_SCHEDULE;
-  if (!raw) return [2000, 10_000];
-  return raw
-    .split(",")
-    .map((s) => Number(s.trim()))
-    .filter((n) => Number.isFinite(n) && n >= 0);
-}
+/** Retry delays of a failed send (SEND_RETRY_SCHEDULE, server/env.ts). */
+export const sendRetrySchedule = (): number[] => env.sendRetrySchedule;
 
 export const autoPauseAfterFailures = 10;
 

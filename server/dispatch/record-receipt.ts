@@ -3,6 +3,7 @@ import { tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { deliveries } from "../../db/schema";
 import type { Receipt } from "../messaging/provider";
+import { decodeDeliveryKey } from "./delivery-key";
 
 /**
  * Acks or read receipts from the platform, matched by delivery key `<campaign>:<group>`: one UPDATE for
@@ -10,8 +11,8 @@ import type { Receipt } from "../messaging/provider";
  */
 export async function recordReceipts(db: Db, kind: "ack" | "read", receipts: Receipt[], at: Date) {
   const keys = receipts.flatMap((r) => {
-    const split = r.deliveryKey.lastIndexOf(":");
-    return split < 0 ? [] : [{ c: r.deliveryKey.slice(0, split), g: r.deliveryKey.slice(split + 1) }];
+    const key = decodeDeliveryKey(r.deliveryKey);
+    return key ? [{ c: key.campaignId, g: key.groupId }] : [];
   });
   if (keys.length === 0) return;
   const when = tsParam(at);

@@ -18,7 +18,7 @@ export interface AppServer {
  * The production server: Next.js (dashboard, consent page, OAuth, tRPC, Inngest, every route of app/)
  * behind one node:http server that hands `/api/external/*` to the REST facade directly. The facade is
  * the same handler as app/api/external/[...path]/route.ts (`handleExternal`, server/rest-api.ts) (which `next dev` still serves); going
- * around Next.js' router saves it about 3 ms of CPU per call on a 2-vCPU machine (docs/benchmarks.md).
+ * around Next.js' router saves it about 3 ms of CPU per call on a 2-vCPU machine (docs/history/benchmarks.md).
  *
  * The launches' public link `/g/{slug}` is answered here too, never by Next.js (its p99 target is 20 ms).
  *

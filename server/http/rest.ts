@@ -1,7 +1,6 @@
-import type { TRPCError } from "@trpc/server";
+import type { AnyTRPCRouter, TRPCError } from "@trpc/server";
 import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 import type { Db } from "../../db/client";
-import { appRouter } from "../root";
 import type { Caller, Context } from "../trpc";
 import { bodyCap, PayloadTooLarge, readCappedText } from "./body-limit";
 import { clientIp } from "./client-address";
@@ -9,7 +8,7 @@ import { errorResult, jsonHeaders, toResponse, trpcErrorResult, type HttpResult 
 import { validateIdempotencyKey, withIdempotency } from "./idempotency";
 import { consume, type LimitOutcome } from "./rate-limit";
 import { pinBodyCoercion } from "./no-body-coercion";
-import { matchRoute, pathParamOverridden, restPrefix, type RestRoute } from "./routes";
+import { matchRoute, pathParamOverridden, restPrefix, restRoutesOf, type RestRoute } from "./routes";
 import { processWide } from "../process-state";
 
 /**
@@ -18,6 +17,8 @@ import { processWide } from "../process-state";
  * provider come from are not its business.
  */
 export interface RestDeps {
+  /** The app router (server/root.ts): the procedures the facade serves. */
+  router: AnyTRPCRouter;
   /** The database and the messaging provider (server/services.ts). */
   services(): Promise<Pick<Context, "db" | "provider">>;
   /** Who calls (API key, partner token or nobody) and whether their address is blocked by failed authentications. */
@@ -31,22 +32,23 @@ interface Exchange {
   error?: TRPCError;
 }
 
-/** Built once: the stock fetch adapter rebuilds it (and the whole OpenAPI document) on every request. */
-function openApiHandler() {
+/** Built once, with the route table: the stock fetch adapter rebuilds it (and the whole OpenAPI document) on every request. */
+function openApiHandler(router: AnyTRPCRouter) {
   return processWide("openApiHandler", () => {
-    pinBodyCoercion(appRouter);
-    return createOpenApiNodeHttpHandler({
-      router: appRouter,
+    pinBodyCoercion(router);
+    const handler = createOpenApiNodeHttpHandler({
+      router,
       createContext: ({ req }: { req: { exchange: Exchange } }) => req.exchange.ctx,
       onError: ({ error, req }: { error: TRPCError; req: { exchange: Exchange } }) => {
         req.exchange.error = error;
       },
-    } as never);
+    } as never) as (req: unknown, res: unknown) => unknown;
+    return { handler, routes: restRoutesOf(router) };
   });
 }
 
 /** Calls the tRPC procedure behind `route` through trpc-to-openapi, with the body already parsed. */
-async function runProcedure(req: Request, url: URL, body: unknown, exchange: Exchange): Promise<HttpResult> {
+async function runProcedure(handler: (req: unknown, res: unknown) => unknown, req: Request, url: URL, body: unknown, exchange: Exchange): Promise<HttpResult> {
   const innerUrl = `${url.origin}${url.pathname.slice(restPrefix.length)}${url.search}`;
   let headers: Headers | undefined;
   const proxied = new Proxy(req, {
@@ -78,7 +80,7 @@ async function runProcedure(req: Request, url: URL, body: unknown, exchange: Exc
       },
       end: (chunk?: string) => resolve({ status: statusCode, text: chunk ?? "" }),
     };
-    Promise.resolve((openApiHandler() as (req: unknown, res: unknown) => unknown)(proxied, res)).catch(reject);
+    Promise.resolve(handler(proxied, res)).catch(reject);
   });
   if (status < 400 && !exchange.error) {
     const file = exchange.route.meta.fileResponse ? fileOf(text) : undefined;
@@ -132,7 +134,8 @@ export async function handleExternalRequest(req: Request, deps: RestDeps): Promi
     const now = new Date();
     const url = new URL(req.url);
     const { db, provider } = await deps.services();
-    const { route, allowed } = matchRoute(req.method, url.pathname);
+    const { handler, routes } = openApiHandler(deps.router);
+    const { route, allowed } = matchRoute(routes, req.method, url.pathname);
     if (!route) {
       if (allowed.length > 0) {
         return toResponse(
@@ -167,7 +170,7 @@ export async function handleExternalRequest(req: Request, deps: RestDeps): Promi
       return toResponse(withHeaders(errorResult(400, `${overridden}: is set by the path and cannot be changed.`, "validation_error"), limitHeaders));
 
     const exchange: Exchange = { ctx: { db, provider, caller, now, clientIp: ip }, route };
-    const run = () => runProcedure(req, url, body, exchange);
+    const run = () => runProcedure(handler, req, url, body, exchange);
     const key = req.headers.get("idempotency-key");
     let result: HttpResult;
     if (key !== null && route.meta.idempotent && caller.kind === "apiKey") {

@@ -1,6 +1,5 @@
-import type { AnyProcedure } from "@trpc/server";
+import type { AnyProcedure, AnyTRPCRouter } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { appRouter } from "../root";
 import type { AppMeta } from "../trpc";
 
 export interface RestRoute {
@@ -14,17 +13,18 @@ export interface RestRoute {
 
 export const restPrefix = "/api";
 
-/** Every procedure with OpenAPI meta, as the REST facade serves it. */
-export const restRoutes: RestRoute[] = Object.entries(appRouter._def.procedures as unknown as Record<string, AnyProcedure>).flatMap(([procedurePath, proc]) => {
-  const meta = proc._def.meta as OpenApiMeta<AppMeta> | undefined;
-  if (!meta?.openapi) return [];
-  const path = restPrefix + meta.openapi.path;
-  const pattern = new RegExp(`^${path.replace(/\{[^}]+\}/g, "[^/]+").replace(/[.]/g, "\\.")}/?$`);
-  return [{ procedurePath, method: meta.openapi.method, path, pattern, meta }];
-});
+/** Every procedure of the router (the app router, handed in: server/http knows no domain) with OpenAPI meta, as the REST facade serves it. */
+export const restRoutesOf = (router: AnyTRPCRouter): RestRoute[] =>
+  Object.entries(router._def.procedures as unknown as Record<string, AnyProcedure>).flatMap(([procedurePath, proc]) => {
+    const meta = proc._def.meta as OpenApiMeta<AppMeta> | undefined;
+    if (!meta?.openapi) return [];
+    const path = restPrefix + meta.openapi.path;
+    const pattern = new RegExp(`^${path.replace(/\{[^}]+\}/g, "[^/]+").replace(/[.]/g, "\\.")}/?$`);
+    return [{ procedurePath, method: meta.openapi.method, path, pattern, meta }];
+  });
 
-export function matchRoute(method: string, pathname: string) {
-  const candidates = restRoutes.filter((r) => r.pattern.test(pathname));
+export function matchRoute(routes: RestRoute[], method: string, pathname: string) {
+  const candidates = routes.filter((r) => r.pattern.test(pathname));
   return { route: candidates.find((r) => r.method === method), allowed: candidates.map((r) => r.method) };
 }
 

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { defaultNodeFlags, serverArgs } from "../../scripts/serve-args";
+import { defaultNodeFlags, serverArgs } from "../../boot/serve-args";
 
 /** The V8 heap limit (MB) of a Node process started with these flags. */
 function heapLimitMb(flags: string[], nodeOptions?: string): number {

@@ -1,4 +1,14 @@
-import { serverBundle } from "./build-server";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * How the production server process is started, shared by scripts/ (start, build-server) and e2e/ (the
+ * e2e runner, the crash test, the bench): neither imports the other's files.
+ */
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** The esbuild bundle of scripts/serve.ts (scripts/build-server.ts writes it). */
+export const serverBundle = path.join(root, ".next", "serve.cjs");
 
 /**
  * V8's heap sizing for the server, each unless NODE_OPTIONS sets that option itself (a command-line
@@ -8,7 +18,7 @@ import { serverBundle } from "./build-server";
  *    factor is about 1.4, so the heap stays near what is live (about 60 MB serving the API; under 100 MB
  *    creating a campaign for a 50,000-group segment, the largest a segment may be).
  *  - `--max-semi-space-size=4`: young generation of 3 × 4 MB instead of 3 × 16 MB.
- * Measured with `npm run bench` (docs/benchmarks.md): peak RSS on PGlite 385–405 → 311–317 MB, with no
+ * Measured with `npm run bench` (docs/history/benchmarks.md, "Memory"): peak RSS on PGlite 385–405 → 311–317 MB, with no
  * change in throughput or latency beyond run-to-run noise.
  */
 export const heapFlags = [
