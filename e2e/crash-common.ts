@@ -291,8 +291,8 @@ export interface TwoNumbers {
 
 /**
  * Two paired numbers in the same groups, as launch teams run them (CONTRACT §7): B joins each of A's first
- * `groups` groups and is promoted (the simulator's participants control, by B's number from info-channel);
- * a segment of both channels over those groups.
+ * `groups` groups (the simulator's participants control, by B's number from info-channel; in the simulator's
+ * groups every member may post, so a member reaches the group); a segment of both channels over those groups.
  */
 export async function twoNumbersOnSameGroups(api: Api, groups: number): Promise<TwoNumbers> {
   const paired = async (name: string) => {
@@ -310,9 +310,7 @@ export async function twoNumbersOnSameGroups(api: Api, groups: number): Promise<
   const queue = [...groupIds];
   const worker = async () => {
     for (let g = queue.shift(); g !== undefined; g = queue.shift()) {
-      const participants = `/api/simulator/groups/${encodeURIComponent(g)}/participants`;
-      await api.post(participants, { join: [b.phone] });
-      await api.post(participants, { promote: [b.phone] });
+      await api.post(`/api/simulator/groups/${encodeURIComponent(g)}/participants`, { join: [b.phone] });
     }
   };
   await Promise.all(Array.from({ length: 8 }, worker));

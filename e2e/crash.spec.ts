@@ -198,8 +198,9 @@ async function crashBanTest(log: (line: string) => void) {
   const started = Date.now();
   await withCrashRig({ name: "crash-ban", groups: BAN_GROUPS, log }, async (rig) => {
     const { api, target } = rig;
+    const t0 = Date.now();
     const { a, b, groupIds, segmentId } = await twoNumbersOnSameGroups(api, BAN_GROUPS);
-    log(`numbers ${a.id} (A) and ${b.id} (B) both in ${BAN_GROUPS} groups (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    log(`numbers ${a.id} (A) and ${b.id} (B) both in ${BAN_GROUPS} groups (joined in ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
     await api.patch("/api/external/edit-settings", zeroPacing(BAN_PER_LOOP));
     await api.post("/api/simulator/latency", { ms: BAN_LATENCY_MS });
     const idCampaign = (await api.post("/api/external/create-campaign/message", { name: "Crash ban", id_segment: segmentId, message: "Dois números" }))

@@ -13,7 +13,7 @@
  * take the campaign meanwhile), else the stopped one is; the kill waits for a moment when A's lease is
  * taken (mid-step), and the test checks that the dead process held it.
  *
- * Two numbers, one banned (CONTRACT §7): one tenant, 300 groups each reached by two of its numbers, zero
+ * Two numbers, one banned (CONTRACT §7): one tenant, 200 groups each reached by two of its numbers, zero
  * pacing. A fifth sent, the simulator bans number B (through the second server), then the process holding the
  * campaign is killed as above. The survivor takes the campaign over and fails B's groups over to A: every
  * group gets exactly one message, no repeated delivery key, none through B after its ban (the service's
@@ -260,24 +260,26 @@ function twoProcesses(ctx: E2EContext) {
 
 // ───────────────────────────── two numbers, one banned ─────────────────────────────
 
-const BAN_GROUPS = 300;
-/** 10 a loop (5 through each number) at 20 ms a message: a loop of ~0.2 s, long enough to kill mid-step. */
+const BAN_GROUPS = 200;
+/** 10 a loop (5 through each number) at 30 ms a message: a loop of ~0.3 s, long enough to kill mid-step. */
 const BAN_PER_LOOP = 10;
-const BAN_LATENCY_MS = 20;
+const BAN_LATENCY_MS = 30;
 
 function twoProcessesBan(ctx: E2EContext) {
   const { log } = ctx;
   return withTwoServers(ctx, { name: "two-processes-ban", groups: BAN_GROUPS, tenants: ["Two ban"] }, async (rig) => {
     const [key] = rig.keys;
     const first = rig.api(0, key);
+    const joining = Date.now();
     const { a, b, groupIds, segmentId } = await twoNumbersOnSameGroups(first, BAN_GROUPS);
+    log(`${a.id} (A) and ${b.id} (B) both in ${BAN_GROUPS} groups (joined in ${((Date.now() - joining) / 1000).toFixed(1)} s)`);
     await first.patch("/api/external/edit-settings", zeroPacing(BAN_PER_LOOP));
     await first.patch("/api/external/edit-webhooks", { campaign_status_url: rig.receiver.url, channel_status_url: rig.receiver.url });
     await first.post("/api/simulator/latency", { ms: BAN_LATENCY_MS });
     const t0 = Date.now();
     const id = (await first.post("/api/external/create-campaign/message", { name: "Two ban", id_segment: segmentId, message: "Dois números" }))
       .id_campaign as string;
-    log(`campaign ${id}: ${BAN_GROUPS} groups, each reached by ${a.id} (A) and ${b.id} (B)`);
+    log(`campaign ${id}: ${BAN_GROUPS} groups, each reached by A and B`);
 
     // A fifth sent: B banned (through the second server), then the process holding the campaign killed.
     await sentReaches(first, id, BAN_GROUPS / 5, "the ban");
