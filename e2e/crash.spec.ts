@@ -228,6 +228,10 @@ async function crashBanTest(log: (line: string) => void) {
     log(`found sent at the provider after the restart (reconcileInFlight): ${reconciled.sent} (back to pending: ${reconciled.pending})`);
     assert(left.inFlightLogged > 0, "the kill did not land between the provider's acceptance and our record: nothing was reconciled");
     assert(
+      (left.loggedByChannel.get(b.id) ?? 0) > 0,
+      "no send through B was accepted but unrecorded at the kill: the banned number's sends in flight were not put to the test",
+    );
+    assert(
       reconciled.sent === left.inFlightLogged,
       `${left.inFlightLogged} deliveries were accepted but unrecorded at the kill; reconcileInFlight found ${reconciled.sent} of them sent (the others were sent again)`,
     );
