@@ -6,7 +6,8 @@
  * 1. One number: a campaign to 300 groups at zero pacing, killed three times.
  * 2. Two numbers in every group (CONTRACT §7), one banned mid-campaign: 200 groups, each reached by both
  *    numbers, spread over them. While a loop through the number to be banned is in flight (already in the
- *    simulator's log, not yet answered), the simulator bans it, and the server is killed right after. After
+ *    simulator's log, not yet answered: that loop is slowed to 2 s), the simulator bans the number, and the
+ *    server is killed right after. After
  *    the restart its groups fail over to the other number: every group still gets exactly one message, none
  *    through the banned number after its ban (the service's `health.since`; the log gives id_channel and the
  *    time), the sends it had in flight before the ban are found at the provider rather than sent again, and
@@ -177,6 +178,8 @@ const BAN_GROUPS = 200;
 /** 8 a loop (4 through each number) at 50 ms a message: a loop is in the simulator's log 400 ms before its answer. */
 const BAN_PER_LOOP = 8;
 const BAN_LATENCY_MS = 50;
+/** For the loop the ban and the kill aim at: 2 s between its insert and its answer, whatever the machine's load. */
+const AIM_LATENCY_MS = 250;
 /** The ban once this share is sent. */
 const BAN_AT = 0.3;
 
@@ -207,7 +210,11 @@ async function crashBanTest(log: (line: string) => void) {
       .id_campaign as string;
     log(`campaign ${idCampaign} created for ${BAN_GROUPS} groups over A and B`);
 
-    const seen = await sentReaches(api, idCampaign, BAN_AT * BAN_GROUPS, "the ban");
+    // Slow loops from here (the one in flight still answers at the former pace): the next loop's sends through
+    // B stay accepted and unanswered long enough for the ban and the kill to land on them.
+    await sentReaches(api, idCampaign, BAN_AT * BAN_GROUPS, "the ban");
+    await api.post("/api/simulator/latency", { ms: AIM_LATENCY_MS });
+    const seen = await sentReaches(api, idCampaign, (await infoCampaign(api, idCampaign)).groups.sent + 1, "the ban");
     const caught = await inFlightThrough(api, idCampaign, b.id, 5000);
     const answeredAt = await banNumber(api, b.id);
     await rig.kill();
@@ -220,6 +227,7 @@ async function crashBanTest(log: (line: string) => void) {
     );
     assert(left.sent < BAN_GROUPS, "the kill came after the last group was recorded");
     await rig.start();
+    await api.post("/api/simulator/latency", { ms: BAN_LATENCY_MS });
     const bannedAt = await bannedSince(api, b.id, answeredAt);
 
     const last = await finished(api, idCampaign, Date.now() + completionTimeoutMs);
