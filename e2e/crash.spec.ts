@@ -1,7 +1,17 @@
 /**
- * Crash test: a campaign to 300 groups at zero pacing while the real server (.next/serve.cjs) is
- * killed with SIGKILL three times mid-dispatch and restarted on the same data. At the end the
- * simulator's durable log holds exactly one message per group and info-campaign agrees with it.
+ * Crash tests: the real server (.next/serve.cjs) killed with SIGKILL mid-dispatch and restarted on the same
+ * data; at the end the simulator's durable log holds exactly one message per group and info-campaign agrees
+ * with it.
+ *
+ * 1. One number: a campaign to 300 groups at zero pacing, killed three times.
+ * 2. Two numbers in every group (CONTRACT §7), one banned mid-campaign: 200 groups, each reached by both
+ *    numbers, spread over them. While a loop through the number to be banned is in flight (already in the
+ *    simulator's log, not yet answered: that loop is slowed to 2 s), the simulator bans the number, and the
+ *    server is killed right after. After
+ *    the restart its groups fail over to the other number: every group still gets exactly one message, none
+ *    through the banned number after its ban (the service's `health.since`; the log gives id_channel and the
+ *    time), the sends it had in flight before the ban are found at the provider rather than sent again, and
+ *    info-campaign's `channels` equal the log per channel.
  *
  * The simulator answers each loop `LATENCY_MS` per message *after* storing it (a gateway that
  * accepted and answers late), so a kill lands between the provider's acceptance and our record: every
@@ -9,7 +19,8 @@
  * be found there by reconcileInFlight (provider.findSent → sent), not sent again: the server's
  * `[dispatch] … reconciled … N sent at the provider` lines must add up to exactly the number left
  * accepted-but-unrecorded, and that number must be above zero (the simulator deduplicates by delivery
- * key, so its log alone could not tell a resend from a reconciliation).
+ * key, so its log alone could not tell a resend from a reconciliation: a resend shows as the server's
+ * `[simulator] repeated send` warning, of which there must be none).
  *
  * Runs inside the e2e runner (`npm test`, or `npx tsx scripts/e2e.ts crash`) but starts its own
  * servers: PGlite in a temporary DATA_DIR when DATABASE_URL is unset; with DATABASE_URL, a fresh
@@ -21,26 +32,25 @@
  * restarted server runs the real recovery path (lease takeover, reconcile with provider.findSent).
  * CRASH_WAIT_FOR_LEASES=1 waits them out instead.
  */
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
-import path from "node:path";
-import { reconciledFromLog, type Groups } from "./crash-common";
-import { assert, type E2ETest } from "./harness";
 import {
-  apiClient,
-  createDatabase,
-  createTenant,
-  freePort,
-  killServer,
-  portIsFree,
-  root,
-  startServer,
-  stopServer,
-  tail,
-  tempDataDir,
-  withDatabase,
-  type ServerOptions,
-  type ServerProcess,
-} from "./server-process";
+  banNumber,
+  bannedSince,
+  expectAllSent,
+  expectBanKept,
+  expectOncePerGroup,
+  finished,
+  infoCampaign,
+  leftBehind,
+  reconciledFromLog,
+  sentReaches,
+  simulatorLog,
+  twoNumbersOnSameGroups,
+  waitForLeases,
+  withCrashRig,
+  zeroPacing,
+} from "./crash-common";
+import { assert, type E2ETest } from "./harness";
+import { stopServer, type Api } from "./server-process";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -55,7 +65,6 @@ const killWindows: [number, number][] = [
   [0.5, 0.7],
   [0.8, 0.9],
 ];
-const waitForLeases = process.env.CRASH_WAIT_FOR_LEASES === "1";
 const completionTimeoutMs = waitForLeases ? 300_000 : 120_000;
 
 /** PostgreSQL only: waits until a loop of the campaign is in flight (its groups `sending`), as wanted. */
@@ -82,48 +91,9 @@ async function inFlightWatcher(databaseUrl: string, campaignId: string) {
 
 async function crashTest(log: (line: string) => void) {
   const started = Date.now();
-  const temp = tempDataDir("gcs-crash-");
-  const dataDir = temp.dir;
-  const logFile = path.join(root, "e2e", "artifacts", "crash-server.log");
-  mkdirSync(path.dirname(logFile), { recursive: true });
-  rmSync(logFile, { force: true });
-  let database: Awaited<ReturnType<typeof createDatabase>> | undefined;
-  let server: ServerProcess | undefined;
   let watch: Awaited<ReturnType<typeof inFlightWatcher>> | undefined;
-  try {
-    if (process.env.DATABASE_URL) {
-      database = await createDatabase(process.env.DATABASE_URL, "gcs_crash");
-      log(`PostgreSQL: fresh database ${database.name}`);
-    } else {
-      log(`PGlite in ${dataDir}`);
-    }
-    const target = { dataDir, databaseUrl: database?.url };
-    const unique = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-    const tenant = await createTenant({ ...target, name: "Crash test", email: `crash-${unique}@example.com`, password: "senha-segura-crash-123" });
-    log(`tenant ${tenant.tenant_id} created with the admin CLI`);
-
-    const port = await freePort();
-    const serverOpts: ServerOptions = {
-      port,
-      ...target,
-      logFile,
-      log,
-      env: { SIMULATOR_GROUPS_PER_CHANNEL: String(GROUPS), RATE_LIMIT_API_KEY_PER_MINUTE: "1000000" },
-    };
-    const start = async () => {
-      try {
-        return await startServer(serverOpts);
-      } catch (err) {
-        // The same port, unless something else took it while the server was down.
-        if (await portIsFree(serverOpts.port)) throw err;
-        serverOpts.port = await freePort();
-        log(`port taken; restarting on ${serverOpts.port}`);
-        return startServer(serverOpts);
-      }
-    };
-    server = await start();
-    const api = apiClient(() => server!.url, tenant.api_key);
-
+  await withCrashRig({ name: "crash", groups: GROUPS, log }, async (rig) => {
+    const { api, target } = rig;
     const channel = await api.post("/api/external/create-channel", { name: "Crash" });
     const idChannel = channel.id_channel as string;
     assert(channel.status === "connected", `the channel should pair at once, got ${String(channel.status)}`);
@@ -131,9 +101,7 @@ async function crashTest(log: (line: string) => void) {
     const groupIds = (listed.groups as { id_group: string }[]).map((g) => g.id_group);
     assert(groupIds.length === GROUPS, `expected ${GROUPS} groups, got ${groupIds.length}`);
     const segment = await api.post("/api/external/create-segment", { name: "Crash 300", id_channel: [idChannel], groups: groupIds });
-    await api.patch("/api/external/edit-settings", {
-      dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 5, min_campaign_interval: 0, max_campaign_interval: 0 },
-    });
+    await api.patch("/api/external/edit-settings", zeroPacing(5));
     await api.post("/api/simulator/latency", { ms: LATENCY_MS });
     const created = await api.post("/api/external/create-campaign/message", {
       name: "Crash campaign",
@@ -143,22 +111,10 @@ async function crashTest(log: (line: string) => void) {
     const idCampaign = created.id_campaign as string;
     log(`campaign ${idCampaign} created for ${GROUPS} groups`);
 
-    const info = async () => {
-      const r = await api.get(`/api/external/info-campaign/${idCampaign}`);
-      return { status: r.status as string, groups: r.groups as Groups };
-    };
-
     const stats = { inFlight: 0, inFlightLogged: 0, perKill: [] as number[] };
-    watch = database ? await inFlightWatcher(database.url, idCampaign) : undefined;
+    watch = target.databaseUrl ? await inFlightWatcher(target.databaseUrl, idCampaign) : undefined;
     for (const [i, [low, high]] of killWindows.entries()) {
-      const deadline = Date.now() + 90_000;
-      let seen = await info();
-      while (seen.groups.sent < low * GROUPS) {
-        assert(Date.now() < deadline, `kill ${i + 1}: sent stayed at ${seen.groups.sent} (status ${seen.status}) for 90 s`);
-        assert(seen.status !== "completed" && seen.status !== "failed", `kill ${i + 1}: campaign ${seen.status} before the kill`);
-        await sleep(5);
-        seen = await info();
-      }
+      const seen = await sentReaches(api, idCampaign, low * GROUPS, `kill ${i + 1}`);
       // `sent` moves when a loop is recorded, and the next loop claims its groups a few ms later: a
       // kill right then would land between loops. So aim at the next loop's 200 ms between the
       // simulator's insert and its answer: on PostgreSQL (readable beside the server) by watching for
@@ -173,51 +129,30 @@ async function crashTest(log: (line: string) => void) {
         await sleep(jitter);
         aim = `${jitter} ms after sent reached ${seen.groups.sent}`;
       }
-      await killServer(server);
+      await rig.kill();
       assert(seen.status === "sending", `kill ${i + 1} did not land mid-dispatch: ${JSON.stringify(seen)}`);
-      log(`kill ${i + 1}: SIGKILL pid ${server.pid} (${aim}; window ${low * 100}–${high * 100}%)`);
+      log(`kill ${i + 1}: SIGKILL pid ${rig.server().pid} (${aim}; window ${low * 100}–${high * 100}%)`);
 
       // While it is down: what the dead worker left behind.
       const t0 = Date.now();
-      await withDatabase(target, async (q) => {
-        const [inFlight] = await q(
-          `select count(*)::int as n,
-                  count(*) filter (where exists (select 1 from simulator_messages m
-                                                 where m.delivery_key = d.campaign_id || ':' || d.id_group))::int as in_log
-             from deliveries d where d.campaign_id = $1 and d.state = 'sending'`,
-          [idCampaign],
-        );
-        const [sentRow] = await q(`select sent from campaigns where id = $1`, [idCampaign]);
-        const [logRow] = await q(`select count(*)::int as n from simulator_messages where id_campaign = $1`, [idCampaign]);
-        const sentNow = Number(sentRow.sent);
-        assert(sentNow < GROUPS, `kill ${i + 1} came after the last group was recorded`);
-        log(
-          `  left behind at ${sentNow}/${GROUPS} sent (${((100 * sentNow) / GROUPS).toFixed(0)}%${sentNow > high * GROUPS ? ", past the window" : ""}): ` +
-            `${String(inFlight.n)} deliveries in flight (${String(inFlight.in_log)} of them already in the simulator's log); ` +
-            `simulator log ${String(logRow.n)}`,
-        );
-        stats.inFlight += Number(inFlight.n);
-        stats.inFlightLogged += Number(inFlight.in_log);
-        stats.perKill.push(Number(inFlight.in_log));
-        if (!waitForLeases) {
-          await q(`update campaigns set lease_until = now() - interval '1 second' where id = $1 and lease_until is not null`, [idCampaign]);
-          await q(`update deliveries set lease_until = now() - interval '1 second' where campaign_id = $1 and state = 'sending'`, [idCampaign]);
-        }
-      });
+      const left = await leftBehind(target, idCampaign);
+      assert(left.sent < GROUPS, `kill ${i + 1} came after the last group was recorded`);
+      log(
+        `  left behind at ${left.sent}/${GROUPS} sent (${((100 * left.sent) / GROUPS).toFixed(0)}%${left.sent > high * GROUPS ? ", past the window" : ""}): ` +
+          `${left.inFlight} deliveries in flight (${left.inFlightLogged} of them already in the simulator's log); ` +
+          `simulator log ${left.logged}`,
+      );
+      stats.inFlight += left.inFlight;
+      stats.inFlightLogged += left.inFlightLogged;
+      stats.perKill.push(left.inFlightLogged);
       log(`  ${waitForLeases ? "leases left to expire on their own" : "leases of the dead worker expired"} (${Date.now() - t0} ms); restarting`);
-      server = await start();
+      await rig.start();
     }
 
-    const deadline = Date.now() + completionTimeoutMs;
-    let last = await info();
-    while (last.status !== "completed" && last.status !== "failed" && last.status !== "canceled") {
-      assert(Date.now() < deadline, `not finished after ${completionTimeoutMs / 1000} s: ${JSON.stringify(last)}`);
-      await sleep(200);
-      last = await info();
-    }
+    const last = await finished(api, idCampaign, Date.now() + completionTimeoutMs);
     log(`finished: ${JSON.stringify(last)} (${((Date.now() - started) / 1000).toFixed(1)} s since the start of the test)`);
     log(`over the three kills: ${stats.inFlight} deliveries left in flight, ${stats.inFlightLogged} of them already accepted by the provider`);
-    const reconciled = reconciledFromLog(logFile, idCampaign);
+    const reconciled = reconciledFromLog(rig.logFile, idCampaign);
     log(
       `accepted but unrecorded per kill: ${stats.perKill.join(", ")}; found sent at the provider after the restarts (reconcileInFlight): ${reconciled.sent} (back to pending: ${reconciled.pending})`,
     );
@@ -227,66 +162,108 @@ async function crashTest(log: (line: string) => void) {
       `${stats.inFlightLogged} deliveries were accepted but unrecorded at the kills; reconcileInFlight found ${reconciled.sent} of them sent (the others were sent again)`,
     );
 
-    const messages = (await api.get(`/api/simulator/messages?id_campaign=${idCampaign}`)).messages as {
-      id_group: string;
-      id_campaign: string;
-      delivery_key: string;
-    }[];
-    const groupsSeen = new Set(messages.map((m) => m.id_group));
-    const keys = new Set(messages.map((m) => m.delivery_key));
-    log(`simulator log: ${messages.length} messages, ${groupsSeen.size} distinct groups, ${keys.size} distinct delivery keys`);
-    assert(messages.length === GROUPS, `expected exactly ${GROUPS} messages in the simulator's log, got ${messages.length}`);
-    assert(groupsSeen.size === GROUPS, `expected ${GROUPS} distinct groups, got ${groupsSeen.size}`);
-    assert(keys.size === GROUPS, `expected every delivery_key unique, got ${keys.size} distinct of ${messages.length}`);
-    // The simulator keeps one message per delivery key (as a careful gateway would), so a resend does not show in its
-    // log: it shows as its warning in the server's.
-    const repeated = readFileSync(logFile, "utf8")
-      .split("\n")
-      .filter((l) => l.includes("[simulator] repeated send"));
-    assert(
-      repeated.length === 0,
-      `${repeated.length} sends repeated a delivery key the simulator had already accepted (a real platform delivers both): ${repeated[0]}`,
-    );
-    assert(
-      groupIds.every((g) => groupsSeen.has(g)),
-      "some group of the segment got no message",
-    );
-    assert(
-      messages.every((m) => m.id_campaign === idCampaign),
-      "a message of another campaign in the log",
-    );
+    await expectOncePerGroup(api, idCampaign, groupIds, [rig.logFile], log);
     assert(last.status === "completed", `expected status completed, got ${last.status}`);
     const g = last.groups;
     assert(g.total === GROUPS && g.sent === GROUPS && g.pending === 0 && g.failed === 0, `info-campaign counters do not match the log: ${JSON.stringify(g)}`);
 
-    await stopServer(server);
-    await withDatabase(target, async (q) => {
-      const rows = await q(
-        `select state, count(*)::int as n, count(*) filter (where attempts > 1)::int as retried, max(attempts)::int as max_attempts
-           from deliveries where campaign_id = $1 group by state order by state`,
-        [idCampaign],
-      );
-      log(
-        `deliveries: ${rows
-          .map((r) => `${String(r.state)} ${String(r.n)} (${String(r.retried)} with more than one attempt, max ${String(r.max_attempts)})`)
-          .join("; ")}`,
-      );
-      assert(rows.length === 1 && rows[0].state === "sent" && rows[0].n === GROUPS, `every delivery should be sent: ${JSON.stringify(rows)}`);
-    });
-  } catch (err) {
-    console.error(`[crash] last server log lines (${logFile}):\n${tail(logFile, 25)}`);
-    throw err;
-  } finally {
-    await watch?.close();
-    if (server) await stopServer(server).catch(() => {});
-    if (database) await database.drop().catch((err: Error) => console.error(`[crash] could not drop ${database!.name}: ${err.message}`));
-    temp.remove();
+    await stopServer(rig.server());
+    await expectAllSent(target, idCampaign, GROUPS, log);
+  }).finally(() => watch?.close());
+}
+
+// ───────────────────────────── two numbers, one banned ─────────────────────────────
+
+const BAN_GROUPS = 200;
+/** 8 a loop (4 through each number) at 10 ms a message but for the loop aimed at (AIM_LATENCY_MS). */
+const BAN_PER_LOOP = 8;
+const BAN_LATENCY_MS = 10;
+/** For the loop the ban and the kill aim at: 2 s between its insert and its answer, whatever the machine's load. */
+const AIM_LATENCY_MS = 250;
+/** The ban once this share is sent. */
+const BAN_AT = 0.3;
+
+/**
+ * Waits (at most `timeoutMs`) until a loop with sends through `channelId` is in flight and already in the
+ * provider's log: the log, read first, holds more of them than info-campaign counts sent a moment later.
+ */
+async function inFlightThrough(api: Api, campaignId: string, channelId: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const logged = (await simulatorLog(api, campaignId, channelId)).length;
+    const sent = (await infoCampaign(api, campaignId)).channels.find((c) => c.id_channel === channelId)?.sent ?? 0;
+    if (logged > sent) return true;
   }
+  return false;
+}
+
+async function crashBanTest(log: (line: string) => void) {
+  const started = Date.now();
+  await withCrashRig({ name: "crash-ban", groups: BAN_GROUPS, log }, async (rig) => {
+    const { api, target } = rig;
+    const t0 = Date.now();
+    const { a, b, groupIds, segmentId } = await twoNumbersOnSameGroups(api, BAN_GROUPS);
+    log(`numbers ${a.id} (A) and ${b.id} (B) both in ${BAN_GROUPS} groups (joined in ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    await api.patch("/api/external/edit-settings", zeroPacing(BAN_PER_LOOP));
+    await api.post("/api/simulator/latency", { ms: BAN_LATENCY_MS });
+    const idCampaign = (await api.post("/api/external/create-campaign/message", { name: "Crash ban", id_segment: segmentId, message: "Dois números" }))
+      .id_campaign as string;
+    log(`campaign ${idCampaign} created for ${BAN_GROUPS} groups over A and B`);
+
+    // Slow loops from here (the one in flight still answers at the former pace): the next loop's sends through
+    // B stay accepted and unanswered long enough for the ban and the kill to land on them.
+    await sentReaches(api, idCampaign, BAN_AT * BAN_GROUPS, "the ban");
+    await api.post("/api/simulator/latency", { ms: AIM_LATENCY_MS });
+    const seen = await sentReaches(api, idCampaign, (await infoCampaign(api, idCampaign)).groups.sent + 1, "the ban");
+    const caught = await inFlightThrough(api, idCampaign, b.id, 5000);
+    const answeredAt = await banNumber(api, b.id);
+    await rig.kill();
+    assert(seen.status === "sending", `the ban did not land mid-dispatch: ${JSON.stringify(seen)}`);
+    log(`B banned (${caught ? "a loop through B in flight, already in the provider's log" : "aim missed"}), then SIGKILL pid ${rig.server().pid}`);
+    const left = await leftBehind(target, idCampaign);
+    log(
+      `  left behind at ${left.sent}/${BAN_GROUPS} sent: ${left.inFlight} deliveries in flight, ${left.inFlightLogged} of them already in the ` +
+        `simulator's log (${left.loggedByChannel.get(b.id) ?? 0} through B); simulator log ${left.logged}; restarting`,
+    );
+    assert(left.sent < BAN_GROUPS, "the kill came after the last group was recorded");
+    await rig.start();
+    await api.post("/api/simulator/latency", { ms: BAN_LATENCY_MS });
+    const bannedAt = await bannedSince(api, b.id, answeredAt);
+
+    const last = await finished(api, idCampaign, Date.now() + completionTimeoutMs);
+    log(`finished: ${JSON.stringify(last)} (${((Date.now() - started) / 1000).toFixed(1)} s since the start of the test)`);
+    const reconciled = reconciledFromLog(rig.logFile, idCampaign);
+    log(`found sent at the provider after the restart (reconcileInFlight): ${reconciled.sent} (back to pending: ${reconciled.pending})`);
+    assert(left.inFlightLogged > 0, "the kill did not land between the provider's acceptance and our record: nothing was reconciled");
+    assert(
+      (left.loggedByChannel.get(b.id) ?? 0) > 0,
+      "no send through B was accepted but unrecorded at the kill: the banned number's sends in flight were not put to the test",
+    );
+    assert(
+      reconciled.sent === left.inFlightLogged,
+      `${left.inFlightLogged} deliveries were accepted but unrecorded at the kill; reconcileInFlight found ${reconciled.sent} of them sent (the others were sent again)`,
+    );
+    assert(last.status === "completed", `expected status completed, got ${last.status}`);
+    const g = last.groups;
+    assert(
+      g.total === BAN_GROUPS && g.sent === BAN_GROUPS && g.pending === 0 && g.failed === 0,
+      `info-campaign counters do not match the log: ${JSON.stringify(g)}`,
+    );
+    const messages = await expectOncePerGroup(api, idCampaign, groupIds, [rig.logFile], log);
+    expectBanKept(messages, last.channels, b.id, bannedAt, log);
+
+    await stopServer(rig.server());
+    await expectAllSent(target, idCampaign, BAN_GROUPS, log);
+  });
 }
 
 export const tests: E2ETest[] = [
   {
     name: "SIGKILL the server three times mid-dispatch: one message per group, counters match",
     run: ({ log }) => crashTest(log),
+  },
+  {
+    name: "two numbers in every group, one banned mid-campaign, then SIGKILL: one message per group, none through the banned number after its ban",
+    run: ({ log }) => crashBanTest(log),
   },
 ];
