@@ -11,7 +11,7 @@ import { openDatabase, type Database } from "../db/client";
 import { rowsOf } from "../db/params";
 import { WebhookRunner } from "../inngest/webhook-runner";
 import { createTenant } from "../server/auth/create-tenant";
-import { recordEvent } from "../server/outbox/record-event";
+import { recordMarkerEvent } from "../test/webhooks/marker-events";
 import { editWebhooks } from "../server/webhooks/webhook-config";
 
 export interface WebhookFigures {
@@ -56,7 +56,7 @@ export async function benchWebhooks(open: { url?: string }, log: (line: string) 
         for (let i = 0; i < 100; i++) {
           const n = batch * 100 + i;
           const tenantId = tenants[n % tenants.length];
-          await recordEvent(
+          await recordMarkerEvent(
             tx,
             tenantId,
             "campaign_progress",
@@ -82,7 +82,7 @@ export async function benchWebhooks(open: { url?: string }, log: (line: string) 
     for (let n = 0; n < latencyEvents; n++) {
       const [row] = await db
         .transaction(async (tx) => {
-          await recordEvent(
+          await recordMarkerEvent(
             tx,
             tenants[n % tenants.length],
             "campaign_progress",

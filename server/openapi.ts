@@ -1,10 +1,12 @@
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
+import { z } from "zod";
 import { env } from "./env";
 import { reasonPhrase } from "./http/envelope";
 import { bodyCap, describeBytes } from "./http/body-limit";
 import { appRouter } from "./root";
 import { restPrefix, restRoutesOf } from "./http/routes";
 import { partnerOAuthScheme, partnerRouteScopes } from "./oauth/openapi";
+import { eventBody, eventTypes } from "./webhooks/events";
 
 const description = `
 REST API of the group messaging campaign service. Every decision the published API document leaves
@@ -115,6 +117,27 @@ const rateLimitHeaders = {
   "RateLimit-Reset": { description: "Seconds until the window resets", schema: { type: "integer" } },
 };
 
+/**
+ * OpenAPI 3.1 `webhooks`: what the service POSTs to the account's URL of each event type, from the event's schema
+ * (server/webhooks/events.ts); signing and retries are docs/webhooks.md's.
+ */
+function webhooksSection() {
+  return Object.fromEntries(
+    eventTypes.map((type) => {
+      // As input: no additionalProperties false, so receivers that validate keep accepting fields added later.
+      const { $schema: _, ...schema } = z.toJSONSchema(eventBody(type), { io: "input", unrepresentable: "any" });
+      const post = {
+        operationId: `webhook_${type}`,
+        summary: `${type} event`,
+        description: `POSTed to \`${type}_url\` (edit-webhooks), signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature).`,
+        requestBody: { required: true, content: { "application/json": { schema } } },
+        responses: { "2XX": { description: "Received. Anything else, a time-out or a refused connection is retried (docs/webhooks.md)." } },
+      };
+      return [type, { post }];
+    }),
+  );
+}
+
 type Operation = {
   parameters?: unknown[];
   responses: Record<string, { description?: string; content?: unknown; headers?: unknown }>;
@@ -192,5 +215,6 @@ export function buildOpenApiDocument(): OpenAPIObject {
     }
   }
   doc.paths = paths as never;
+  doc.webhooks = webhooksSection() as never;
   return doc;
 }

@@ -4,7 +4,7 @@ import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { webhookAttempts, webhookDeliveries } from "../../db/schema";
-import { recordEvent } from "../../server/outbox/record-event";
+import { recordMarkerEvent } from "../../test/webhooks/marker-events";
 import { deliverOne } from "../../server/webhooks/deliver-webhooks";
 import { fanOutEvents } from "../../server/webhooks/fan-out-events";
 import { newTenant } from "../../test/helpers";
@@ -33,7 +33,7 @@ async function tenantWithDeliveries(n: number) {
   const db = await getDb();
   for (let i = 1; i <= n; i++) {
     await db.transaction((tx) =>
-      recordEvent(tx, api.tenantId, "campaign_status", { id_campaign: "campaign_x", name: "X", status: "sending", seq: i }, new Date()),
+      recordMarkerEvent(tx, api.tenantId, "campaign_status", { id_campaign: "campaign_x", name: "X", status: "sending", seq: i }, new Date()),
     );
   }
   await fanOutEvents(db, new Date());
@@ -109,7 +109,13 @@ describe("sweep-webhooks (Inngest function)", () => {
     await api("PATCH", "/api/external/edit-webhooks", { channel_status_url: `${fx.receiver.url}/sweep` });
     const db = await getDb();
     await db.transaction((tx) =>
-      recordEvent(tx, api.tenantId, "channel_status", { id_channel: "channel_y", name: "Y", status: "connected", previous_status: "connecting" }, new Date()),
+      recordMarkerEvent(
+        tx,
+        api.tenantId,
+        "channel_status",
+        { id_channel: "channel_y", name: "Y", status: "connected", previous_status: "connecting" },
+        new Date(),
+      ),
     );
     const t = new InngestTestEngine({ function: sweepWebhooks, steps: [{ id: "request", handler: () => ({ ids: [] }) }] });
     const { ctx } = await t.execute();

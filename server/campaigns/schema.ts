@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { campaignStatuses, deliveryStates, messageTypes, pauseReasons } from "../../db/schema";
-import { idPattern } from "../ids";
+import { tokenSchema } from "../ids";
 import { idSegment } from "../segments/schema";
 import { mediaUrl, name, text, url } from "../text";
 import { campaignLimits } from "./limits";
@@ -26,10 +26,7 @@ export type MessageType = z.infer<typeof messageType>;
 export type DeliveryState = z.infer<typeof deliveryState>;
 export type PauseReason = z.infer<typeof pauseReason>;
 
-export const idCampaign = z
-  .string()
-  .regex(idPattern("campaign"), "must be a campaign token of the form campaign_<uuid>")
-  .meta({ example: "campaign_7c9e6679-7425-40de-944b-e07fc1f90ae7" });
+export const idCampaign = tokenSchema("campaign").meta({ example: "campaign_7c9e6679-7425-40de-944b-e07fc1f90ae7" });
 
 /** Where a button leads (the recipient's phone opens it, not our gateway). */
 const httpsUrl = url({ protocols: ["https"] });

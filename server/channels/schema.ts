@@ -1,23 +1,18 @@
 import { z } from "zod";
 import { name } from "../text";
-import { idPattern } from "../ids";
-import { groupIdPattern } from "../messaging/group-id";
-import { channelHealthStates } from "../../db/schema";
+import { tokenSchema } from "../ids";
+import { idGroup } from "../messaging/group-id";
 import { numberHealthShape } from "../settings/schema";
+import { channelHealth, channelStatus } from "../webhooks/events";
 
-export const channelStatus = z.enum(["connecting", "connected", "disconnected"]).meta({
-  description: "connecting (awaiting pairing) → connected ⇄ disconnected",
-});
+// A channel's status and health are what channel_status webhooks carry too: defined with the events.
+export { channelHealth, channelStatus };
 
-export const idChannel = z
-  .string()
-  .regex(idPattern("channel"), "must be a channel token of the form channel_<uuid>")
-  .meta({ description: "Channel token", example: "channel_0b6f1c3e-8f7a-4d0e-9a51-3c2d8e4f5a60" });
+const isoTime = z.iso.datetime({ offset: true });
 
-export const idGroup = z
-  .string()
-  .regex(groupIdPattern, "must be a group id of the form <digits>@g.us (or the legacy <phone>-<timestamp>@g.us)")
-  .meta({ example: "120363012345678901@g.us" });
+export const idChannel = tokenSchema("channel").meta({ description: "Channel token", example: "channel_0b6f1c3e-8f7a-4d0e-9a51-3c2d8e4f5a60" });
+
+export { idGroup };
 
 const channelName = name();
 
@@ -33,30 +28,6 @@ export const createChannelOutput = z.object({
   status: channelStatus,
   timestamp: z.iso.datetime({ offset: true }),
 });
-
-const isoTime = z.iso.datetime({ offset: true });
-
-/** CONTRACT §7 "Health": a channel's number as channel answers and `channel_status` webhooks show it. */
-export const channelHealth = z
-  .object({
-    state: z.enum(channelHealthStates).meta({
-      description:
-        "ok: sends. warming: sends, within its warm-up days (daily_cap follows the ramp). cooling: the platform answered rate-limited; " +
-        "no sends until `until` (1 min, doubling per signal within an hour, at most 60 min). capped: daily_cap reached; no sends until `until` " +
-        "(the next 00:00 in Brasília). restricted: the platform restricted the number (a temporary ban). logged_out: the session was ended; " +
-        "pair again. banned: the platform banned the number; pair again (a new pairing clears it). A merely offline channel keeps ok/warming " +
-        "(its `status` says disconnected).",
-    }),
-    reason: z.string().nullable().meta({ description: "Why: the platform's disconnect reason, rate-overlimit, daily_message_cap; null for ok/warming." }),
-    since: isoTime.nullable().meta({ description: "When the state began (null: never changed)." }),
-    until: isoTime.nullable().meta({ description: "When cooling or capped ends; null otherwise." }),
-    sent_today: z.number().int().meta({ description: "Messages sent today (Brasília day): campaign sends and monitoring copies." }),
-    daily_cap: z.number().int().nullable().meta({ description: "Today's message cap (the warm-up ramp while warming); null: no cap." }),
-    groups_created_today: z.number().int().meta({ description: "Groups created today (Brasília day) by launches." }),
-    group_create_cap: z.number().int().meta({ description: "Groups the channel may create today." }),
-    warmup_day: z.number().int().nullable().meta({ description: "1…warmup_days while the number warms up; null otherwise." }),
-  })
-  .meta({ description: "The number's health and today's usage (docs/numbers.md#health-states)." });
 
 const limitField = <T extends z.ZodType>(field: T) =>
   field.nullable().meta({ description: `${field.description ?? ""} On a channel: null means the tenant's value (number_health).`.trim() });

@@ -1,10 +1,12 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import type { Tx } from "../../db/client";
 import { campaigns } from "../../db/schema";
-import { recordEventSql, type EventSelect, type OutboxEventType } from "../outbox/record-event";
+import { recordEventSql, type EventSelect } from "../outbox/record-event";
+import type { EventData } from "../webhooks/events";
 import { pendingGroupsSql } from "./group-counters";
 
 type CampaignRow = typeof campaigns.$inferSelect;
+type CampaignStatusData = EventData<"campaign_status">;
 
 /** campaign_status, in the transaction that changed the status (the row as `tx` sees it, after the change). */
 export async function recordStatusEvent(tx: Tx, c: CampaignRow, previous: string, at: Date) {
@@ -12,19 +14,39 @@ export async function recordStatusEvent(tx: Tx, c: CampaignRow, previous: string
   await recordEventSql(tx, statusEventSql("c", row, at), at);
 }
 
-/** The data of a campaign event of the row `row`: its id, name, status and groups (the counters). */
-function campaignData(row: string, extra?: SQL) {
+/** One SQL expression per field of a payload's object `T`, optional where the field is (undefined leaves it out). */
+type SqlFields<T> = { [K in keyof T]: SQL };
+
+/** jsonb_build_object of `fields`, in their order (the keys are code, never input). */
+const jsonbObject = (fields: Record<string, SQL | undefined>) =>
+  sql`jsonb_build_object(${sql.join(
+    Object.entries(fields).flatMap(([key, value]) => (value ? [sql`${sql.raw(`'${key}'`)}, ${value}`] : [])),
+    sql.raw(", "),
+  )})`;
+
+/**
+ * The data of a campaign event of the row `row`: its id, name, status, `previous` (the previous status, on a
+ * campaign_status after the first) and groups (the counters).
+ */
+function campaignData(row: string, previous?: SQL) {
   const r = (column: string) => sql.raw(`${row}.${column}`);
-  const groups = sql`jsonb_build_object('total', ${r("total")}, 'sent', ${r("sent")}, 'pending', ${pendingGroupsSql(row)}, 'failed', ${r("failed")})`;
-  return sql`jsonb_build_object('id_campaign', ${r("id")}, 'name', ${r("name")}, 'status', ${r("status")}${extra ?? sql``}, 'groups', ${groups})`;
+  const groups: SqlFields<CampaignStatusData["groups"]> = { total: r("total"), sent: r("sent"), pending: pendingGroupsSql(row), failed: r("failed") };
+  const data: SqlFields<CampaignStatusData> = {
+    id_campaign: r("id"),
+    name: r("name"),
+    status: r("status"),
+    previous_status: previous,
+    groups: jsonbObject(groups),
+  };
+  return jsonbObject(data);
 }
 
 /** A campaign event of `type` from the row `row` (an alias in `source`): the payload names its type too. */
-const campaignEvent = (type: OutboxEventType, row: string, source: SQL, at: Date, data: SQL): EventSelect => ({
+const campaignEvent = (type: "campaign_status" | "campaign_progress", row: string, source: SQL, at: Date, data: SQL): EventSelect => ({
   type,
   source,
   tenantId: sql.raw(`${row}.tenant_id`),
-  payload: sql`jsonb_build_object('type', ${type}::text, 'timestamp', ${at.toISOString()}::text, 'data', ${data})`,
+  payload: jsonbObject({ type: sql`${type}::text`, timestamp: sql`${at.toISOString()}::text`, data }),
 });
 
 /**
@@ -32,8 +54,7 @@ const campaignEvent = (type: OutboxEventType, row: string, source: SQL, at: Date
  * `previous_status` column, or without one (`previous: false`, the creation's event).
  */
 export function statusEventSql(row: string, source: SQL, at: Date, { previous = true } = {}): EventSelect {
-  const extra = previous ? sql.raw(`, 'previous_status', ${row}.previous_status`) : undefined;
-  return campaignEvent("campaign_status", row, source, at, campaignData(row, extra));
+  return campaignEvent("campaign_status", row, source, at, campaignData(row, previous ? sql.raw(`${row}.previous_status`) : undefined));
 }
 
 /** Events of campaign_progress are at least this far apart per campaign (the last one is forced). */

@@ -8,26 +8,11 @@ import type { Db, Tx } from "../../db/client";
 import { launches, launchGroups, launchParticipants } from "../../db/schema";
 import { env } from "../env";
 import { recordEvent } from "../outbox/record-event";
-
-export interface ParticipantChange {
-  participant: string;
-  staff: boolean;
-}
-
-export type GroupActivity =
-  | { event: "group_created"; id_launch: string; id_group: string; name: string; position: number; invite_url: string | null }
-  | { event: "group_full"; id_launch: string; id_group: string; members: number }
-  | {
-      event: "link_broken";
-      id_launch: string;
-      id_group?: string;
-      reason: "group_gone" | "not_admin" | "all_groups_full" | "no_open_group" | "group_create_cap";
-    }
-  | { event: "members_changed"; id_launch: string; id_group: string; joined: ParticipantChange[]; left: ParticipantChange[]; members: number };
+import type { GroupActivity, ParticipantChange } from "../webhooks/events";
 
 /** Call inside the transaction of the change (as recordEvent). */
 export function recordGroupActivity(tx: Db | Tx, tenantId: string, activity: GroupActivity, at: Date) {
-  return recordEvent(tx, tenantId, "group_activity", activity as unknown as Record<string, unknown>, at);
+  return recordEvent(tx, tenantId, "group_activity", activity, at);
 }
 
 /** Joins and leaves not yet in a `members_changed` event. */

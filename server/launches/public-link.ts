@@ -8,6 +8,7 @@ import { urlMaxLength } from "../text-limits";
 import { clientAddressHeader, clientIp } from "../http/client-address";
 import { securityHeaders } from "../http/security-headers";
 import { recordEvent } from "../outbox/record-event";
+import type { LinkBrokenReason } from "../webhooks/events";
 import { processWide } from "../process-state";
 import { brasiliaParts } from "../time/brasilia";
 import { isLinkPreviewBot } from "./bot-agents";
@@ -187,7 +188,7 @@ async function reportLinkBroken(db: Db, launch: LinkLaunch, now: Date) {
   const last = brokenCheckedAt.get(launch.id);
   if (last !== undefined && now.getTime() - last < linkBrokenPeriodMs) return;
   brokenCheckedAt.set(launch.id, now.getTime());
-  let reason = brokenReason(launch);
+  let reason: LinkBrokenReason = brokenReason(launch);
   if (reason === "all_groups_full" && (await capStopsCreation(db, launch.id, now))) reason = "group_create_cap";
   const since = new Date(now.getTime() - linkBrokenPeriodMs);
   await db.transaction(async (tx) => {

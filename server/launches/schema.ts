@@ -5,13 +5,10 @@
 import { z } from "zod";
 import { launchGroupStatuses, launchStatuses } from "../../db/schema";
 import { idChannel, idGroup } from "../channels/schema";
-import { idPattern } from "../ids";
+import { tokenSchema } from "../ids";
 import { illFormedMessage, isIllFormed, mediaUrl, name, text, urlMaxLength } from "../text";
 
-export const idLaunch = z
-  .string()
-  .regex(idPattern("launch"), "must be a launch token of the form launch_<uuid>")
-  .meta({ example: "launch_7c9e6679-7425-40de-944b-e07fc1f90ae7" });
+export const idLaunch = tokenSchema("launch").meta({ example: "launch_7c9e6679-7425-40de-944b-e07fc1f90ae7" });
 
 export const slugPattern = /^[a-z0-9-]{3,60}$/;
 export const launchSlug = z

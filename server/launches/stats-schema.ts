@@ -1,11 +1,8 @@
 import { z } from "zod";
-import { idPattern } from "../ids";
+import { tokenSchema } from "../ids";
 
 /** The launch's id in a path (core16's schema has the same rule). */
-export const idLaunchParam = z
-  .string()
-  .regex(idPattern("launch"), "must be a launch token of the form launch_<uuid>")
-  .meta({ example: "launch_5d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6" });
+export const idLaunchParam = tokenSchema("launch").meta({ example: "launch_5d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6" });
 
 /** `days` outside 1–365 (or not a number) becomes 30 (docs/decisions.md#launch-endpoints). */
 const days = z

@@ -1,13 +1,15 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { outboxEvents } from "../../db/schema";
+import type { EventData, EventPayload, EventType } from "../webhooks/events";
 import { wakeWebhooks } from "../webhooks/wake";
 
-export type OutboxEventType = "campaign_status" | "campaign_progress" | "channel_status" | "group_activity";
+export type OutboxEventType = EventType;
 
 /** Call inside the transaction of the change that causes the event: no event lost, none invented. */
-export async function recordEvent(tx: Db | Tx, tenantId: string, type: OutboxEventType, data: Record<string, unknown>, at: Date) {
-  await tx.insert(outboxEvents).values({ tenantId, type, payload: { type, timestamp: at.toISOString(), data }, createdAt: at });
+export async function recordEvent<T extends EventType>(tx: Db | Tx, tenantId: string, type: T, data: EventData<T>, at: Date) {
+  const payload: EventPayload<T> = { type, timestamp: at.toISOString(), data };
+  await tx.insert(outboxEvents).values({ tenantId, type, payload, createdAt: at });
   // The webhook engine looks a moment later (after the commit); it also polls, so nothing depends on this.
   wakeWebhooks();
 }

@@ -2,12 +2,9 @@ import { z } from "zod";
 import { env } from "../env";
 import { name } from "../text";
 import { idChannel, idGroup } from "../channels/schema";
-import { idPattern } from "../ids";
+import { tokenSchema } from "../ids";
 
-export const idSegment = z
-  .string()
-  .regex(idPattern("segment"), "must be a segment token of the form segment_<uuid>")
-  .meta({ example: "segment_5d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6" });
+export const idSegment = tokenSchema("segment").meta({ example: "segment_5d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6" });
 
 const segmentName = name();
 const channelList = z.array(idChannel).min(1, "must list at least one channel").max(1000, "must list at most 1000 channels");

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { text, urlMaxLength } from "../text";
+import { eventTypes, type EventType } from "./events";
 
-export const webhookTypes = ["campaign_status", "campaign_progress", "channel_status", "group_activity"] as const;
-export type WebhookType = (typeof webhookTypes)[number];
+export const webhookTypes = eventTypes;
+export type WebhookType = EventType;
 
 /** The config field that holds each type's URL. */
 export const urlField = {

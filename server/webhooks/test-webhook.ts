@@ -4,13 +4,14 @@ import type { Db } from "../../db/client";
 import { webhookAttempts, webhookConfigs } from "../../db/schema";
 import { BadRequest } from "../errors";
 import { webhookBody, webhookHeaders } from "./deliver-webhooks";
+import type { EventData } from "./events";
 import { urlField, type WebhookType } from "./schema";
 import { sendWebhook } from "./send-webhook";
 import { configuredUrl, getWebhookConfig, signingSecrets } from "./webhook-config";
 
 export const TEST_LIMIT = { max: 5, windowMs: 10 * 60_000 };
 
-const sampleData: Record<WebhookType, Record<string, unknown>> = {
+const sampleData: { [T in WebhookType]: EventData<T> } = {
   campaign_status: {
     id_campaign: "campaign_00000000-0000-4000-8000-000000000000",
     name: "Campanha de teste",

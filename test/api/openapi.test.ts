@@ -1,3 +1,4 @@
+import { validate } from "@scalar/openapi-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
@@ -107,5 +108,27 @@ describe("OpenAPI document", () => {
   it("publishes the channel status values", () => {
     const schema = doc.paths["/api/external/edit-channel/{id_channel}"].put.responses["200"].content["application/json"].schema;
     expect(schema.properties.status.enum).toEqual(["connecting", "connected", "disconnected"]);
+  });
+
+  it("is a valid OpenAPI 3.1 document, webhooks included", async () => {
+    expect(doc.openapi).toBe("3.1.0");
+    const { valid, errors } = await validate(structuredClone(doc));
+    expect(errors).toEqual([]);
+    expect(valid).toBe(true);
+  });
+
+  it("publishes each webhook event type under webhooks, with the body's schema (server/webhooks/events.ts)", () => {
+    expect(Object.keys(doc.webhooks).sort()).toEqual(["campaign_progress", "campaign_status", "channel_status", "group_activity"]);
+    for (const [type, item] of Object.entries(doc.webhooks) as [string, any][]) {
+      const schema = item.post.requestBody.content["application/json"].schema;
+      expect(schema.properties.type.const, type).toBe(type);
+      expect(schema.required, type).toEqual(["type", "timestamp", "data"]);
+      expect(Object.keys(item.post.responses), type).toEqual(["2XX"]);
+    }
+    const data = (type: string) => doc.webhooks[type].post.requestBody.content["application/json"].schema.properties.data;
+    expect(data("campaign_status").required).toEqual(["id_campaign", "name", "status", "groups"]);
+    expect(data("channel_status").properties.health.required).toContain("daily_cap");
+    const events = data("group_activity").oneOf ?? data("group_activity").anyOf;
+    expect(events.map((e: any) => e.properties.event.const)).toEqual(["group_created", "group_full", "link_broken", "members_changed"]);
   });
 });

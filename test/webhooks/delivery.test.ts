@@ -5,7 +5,7 @@ import { getDb } from "../../db/client";
 import { webhookAttempts, webhookConfigs, webhookDeliveries } from "../../db/schema";
 import { InProcessRunner } from "../../inngest/runner";
 import { createCampaign, tenantWithSegment } from "../campaigns";
-import { recordEvent } from "../../server/outbox/record-event";
+import { recordMarkerEvent } from "./marker-events";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
@@ -34,7 +34,7 @@ async function record(tenantId: string, events: { campaign: string; seq: number 
   const db = await getDb();
   for (const e of events) {
     await db.transaction((tx) =>
-      recordEvent(
+      recordMarkerEvent(
         tx,
         tenantId,
         "campaign_progress",

@@ -7,7 +7,7 @@
 import { afterEach, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { WebhookRunner } from "../../inngest/webhook-runner";
-import { recordEvent } from "../../server/outbox/record-event";
+import { recordMarkerEvent } from "./marker-events";
 import { getServices } from "../../server/services";
 import { newTenant, waitFor, type Api } from "../helpers";
 import { withServerAndReceiver } from "./fixtures";
@@ -30,7 +30,7 @@ async function flood(tenantId: string, campaigns: number, count: number) {
   await db.transaction(async (tx) => {
     for (let i = 0; i < count; i++) {
       const campaign = `c${i % campaigns}`;
-      await recordEvent(
+      await recordMarkerEvent(
         tx,
         tenantId,
         "campaign_progress",

@@ -5,7 +5,7 @@ import { getDb } from "../../db/client";
 import { partnerApps, webhookDeliveries } from "../../db/schema";
 import { InProcessRunner } from "../../inngest/runner";
 import { createCampaign, tenantWithSegment } from "../campaigns";
-import { recordEvent } from "../../server/outbox/record-event";
+import { recordMarkerEvent } from "./marker-events";
 import { fanOutEvents } from "../../server/webhooks/fan-out-events";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
@@ -58,7 +58,7 @@ async function authorizedApp(appUrl: string, ownUrl: string) {
   expect((await api("PATCH", "/api/external/edit-webhooks", { campaign_status_url: ownUrl })).status).toBe(200);
   const db = await getDb();
   const status = (n: number) =>
-    db.transaction((tx) => recordEvent(tx, user.tenantId, "campaign_status", { id_campaign: `campaign_${n}`, name: "C", status: "pending" }, new Date()));
+    db.transaction((tx) => recordMarkerEvent(tx, user.tenantId, "campaign_status", { id_campaign: `campaign_${n}`, name: "C", status: "pending" }, new Date()));
   return { app, user, db, status };
 }
 
@@ -116,7 +116,7 @@ describe("partner apps' webhooks", () => {
         .status,
     ).toBe(200);
     await db.transaction((tx) =>
-      recordEvent(tx, user.tenantId, "group_activity", { event: "group_full", id_launch: "launch_x", id_group: "1@g.us", members: 980 }, new Date()),
+      recordMarkerEvent(tx, user.tenantId, "group_activity", { event: "group_full", id_launch: "launch_x", id_group: "1@g.us", members: 980 }, new Date()),
     );
     await status(1);
     // Events fan out in order: once the app has the later campaign_status, the group_activity was fanned out too.
