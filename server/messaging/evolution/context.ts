@@ -1,7 +1,7 @@
-import type { Db } from "../../../db/client";
-import { type EvolutionClient, EvolutionHttpError, EvolutionUnreachableError } from "./client";
-import { type ProviderEvents, ProviderUnavailableError } from "../provider";
 import { createHash } from "node:crypto";
+import type { Db } from "../../../db/client";
+import { type ProviderEvents, ProviderUnavailableError } from "../provider";
+import { type EvolutionClient, EvolutionHttpError, EvolutionUnreachableError } from "./client";
 
 export interface EvolutionOptions {
   apiUrl: string;

@@ -1,8 +1,8 @@
-import type { Db } from "../../../db/client";
-import type { LookupResult, SendReceipt, SentLookup } from "../provider";
-import { and, eq, inArray } from "drizzle-orm";
 import { createHash } from "node:crypto";
+import { and, eq, inArray } from "drizzle-orm";
+import type { Db } from "../../../db/client";
 import { evolutionMessages } from "../../../db/schema";
+import type { LookupResult, SendReceipt, SentLookup } from "../provider";
 import { type EvolutionContext, timestampOf } from "./context";
 import type { Instances } from "./instances";
 
@@ -24,7 +24,7 @@ export class SentLookups {
    * leaving out gateway ids another part already claimed. Null: not (yet) there. Throws when the
    * gateway cannot answer.
    */
-  async findOnGateway(instanceName: string, row: typeof evolutionMessages.$inferSelect) {
+  private async findOnGateway(instanceName: string, row: typeof evolutionMessages.$inferSelect) {
     const path = `/chat/findMessages/${encodeURIComponent(instanceName)}`;
     if (row.idRequested) {
       const byId = await this.ctx.client.request<unknown>("POST", path, {
@@ -53,7 +53,7 @@ export class SentLookups {
   }
 
   /** Gateway ids already recorded for another delivery (or part): never claimed twice. */
-  async claimedIds(ids: string[], own: { deliveryKey: string; part: number }) {
+  private async claimedIds(ids: string[], own: { deliveryKey: string; part: number }) {
     const rows = await this.ctx.db
       .select({ messageId: evolutionMessages.messageId, deliveryKey: evolutionMessages.deliveryKey, part: evolutionMessages.part })
       .from(evolutionMessages)
@@ -84,14 +84,14 @@ export class SentLookups {
 }
 
 /** findMessages answers `{messages: {records: [...]}}` (v2); older builds answer a bare array. */
-export function records(res: unknown): EvolutionMessageRecord[] {
+function records(res: unknown): EvolutionMessageRecord[] {
   if (Array.isArray(res)) return res as EvolutionMessageRecord[];
   const r = (res as { messages?: { records?: unknown } } | undefined)?.messages?.records;
   return Array.isArray(r) ? (r as EvolutionMessageRecord[]) : [];
 }
 
 /** Evolution's stored message types → our content kinds. */
-export const recordKinds: Record<string, string> = {
+const recordKinds: Record<string, string> = {
   conversation: "text",
   extendedTextMessage: "text",
   imageMessage: "image",

@@ -12,7 +12,7 @@ export class Gateway {
    * (re)connects (upgrading the gateway restarts it, and every instance reconnects), and by the start-up
    * check; a failed read is tried again next time.
    */
-  gatewayVersion(fresh = false): Promise<string | null> {
+  private gatewayVersion(fresh = false): Promise<string | null> {
     const now = Date.now();
     if (fresh || !this.versionProbe || now - this.versionProbe.at >= (this.ctx.opts.versionTtlMs ?? 600_000)) {
       const value: Promise<string | null> = this.ctx.client

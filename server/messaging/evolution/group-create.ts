@@ -1,18 +1,18 @@
-import { type CreatedGroup, type NewGroup, type ProviderGroup, ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError } from "../provider";
-import { type CreationOutcome, type GroupCreation, GroupCreations } from "./group-creations";
-import { evolutionErrorText, EvolutionHttpError, EvolutionUnreachableError } from "./client";
-import { type EvolutionParticipant, mayBeOurs } from "./jids";
+import { randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { evolutionInstances } from "../../../db/schema";
 import { groupIdPattern } from "../group-id";
-import { randomUUID } from "node:crypto";
+import { type CreatedGroup, type NewGroup, type ProviderGroup, ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError } from "../provider";
+import { evolutionErrorText, EvolutionHttpError, EvolutionUnreachableError } from "./client";
 import type { EvolutionContext } from "./context";
-import type { Instances } from "./instances";
+import { type CreationOutcome, type GroupCreation, GroupCreations } from "./group-creations";
 import type { GroupListings } from "./group-listing";
 import { groupError, type Groups } from "./groups";
+import type { Instances } from "./instances";
+import { type EvolutionParticipant, mayBeOurs } from "./jids";
 
 /** Creating a group takes WhatsApp seconds (participants' devices, the metadata): its own, longer time-out. */
-export const createTimeoutMs = 60_000;
+const createTimeoutMs = 60_000;
 
 /** Creating a group, never twice (docs/evolution.md#group-creation-that-never-duplicates). */
 export class GroupCreator {
@@ -107,7 +107,7 @@ export class GroupCreator {
    * rate-overlimit among them), a time-out, a connection lost after the request went out — may have
    * come after WhatsApp made the group: it is looked up.
    */
-  async afterFailedCreate(
+  private async afterFailedCreate(
     channelId: string,
     instanceName: string,
     group: NewGroup,
@@ -162,7 +162,7 @@ export class GroupCreator {
    * not already another creation's. Not found in a listing that started at or after `settlesAt`: the
    * group was not made. Throws when the gateway cannot list now.
    */
-  async settleCreation(channelId: string, instanceName: string, attempt: GroupCreation): Promise<CreationOutcome> {
+  private async settleCreation(channelId: string, instanceName: string, attempt: GroupCreation): Promise<CreationOutcome> {
     const creations = new GroupCreations(this.ctx.db, channelId);
     const settles = attempt.settlesAt.getTime();
     const listing = await this.listings.groupsListedSince(channelId, instanceName, Date.now() >= settles ? settles : attempt.startedAt.getTime());
@@ -184,7 +184,7 @@ export class GroupCreator {
   }
 
   /** The picture, admins-only and (for a group found after a failure) the description; the cached list gains the group. */
-  async finishGroup(
+  private async finishGroup(
     channelId: string,
     instanceName: string,
     group: NewGroup,

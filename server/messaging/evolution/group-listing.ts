@@ -1,12 +1,12 @@
-import { type ProviderGroup, ProviderUnavailableError } from "../provider";
 import { eq } from "drizzle-orm";
 import { evolutionInstances } from "../../../db/schema";
 import { groupIdPattern } from "../group-id";
+import { type ProviderGroup, ProviderUnavailableError } from "../provider";
 import { unavailable, type EvolutionContext } from "./context";
 import type { Instances } from "./instances";
 
 /** One group of `fetchAllGroups` (Evolution picks Baileys' fields; no participants with getParticipants=false): `owner` is its creator's JID or LID. */
-export interface ListedGroup {
+interface ListedGroup {
   id: string;
   subject?: string;
   creation?: number;
@@ -14,14 +14,14 @@ export interface ListedGroup {
 }
 
 /** A listing of a channel's groups: when it started (ms), the gateway's answer, and the groups campaigns can go to. */
-export interface GroupListing {
+interface GroupListing {
   startedAt: number;
   raw: ListedGroup[];
   groups: ProviderGroup[];
 }
 
 /** Groups a campaign can go to: community parents cannot receive messages. */
-export function sendableGroups(list: unknown): ProviderGroup[] {
+function sendableGroups(list: unknown): ProviderGroup[] {
   return (Array.isArray(list) ? list : [])
     .filter(
       (g): g is { id: string; subject?: string; announce?: boolean; isCommunity?: boolean } =>
@@ -75,7 +75,7 @@ export class GroupListings {
   }
 
   /** The channel's one listing in progress, or a new one. */
-  refreshGroups(channelId: string, instanceName: string): Promise<GroupListing> {
+  private refreshGroups(channelId: string, instanceName: string): Promise<GroupListing> {
     let pending = this.groupFetches.get(channelId);
     if (!pending) {
       pending = this.fetchGroups(channelId, instanceName).finally(() => this.groupFetches.delete(channelId));
@@ -99,7 +99,7 @@ export class GroupListings {
     }
   }
 
-  async fetchGroups(channelId: string, instanceName: string): Promise<GroupListing> {
+  private async fetchGroups(channelId: string, instanceName: string): Promise<GroupListing> {
     // Taken before the request: a group made before this moment is in the answer.
     const startedAt = Date.now();
     const res = await this.instances.onInstance(channelId, () =>

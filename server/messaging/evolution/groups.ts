@@ -1,13 +1,13 @@
-import { evolutionErrorText, EvolutionHttpError, EvolutionUnreachableError } from "./client";
-import { type EvolutionParticipant, isLid, isOwn, jidNumber, type OwnIds, pairsOf, participantNumber } from "./jids";
-import { type GroupState, type LidPhone, ProviderSendError, ProviderUnavailableError } from "../provider";
 import { eq } from "drizzle-orm";
 import { evolutionInstances } from "../../../db/schema";
+import { type GroupState, type LidPhone, ProviderSendError, ProviderUnavailableError } from "../provider";
+import { evolutionErrorText, EvolutionHttpError, EvolutionUnreachableError } from "./client";
 import { type EvolutionContext, isLostInstance } from "./context";
-import type { Instances } from "./instances";
 import type { GroupListings } from "./group-listing";
+import type { Instances } from "./instances";
+import { type EvolutionParticipant, isLid, isOwn, jidNumber, type OwnIds, pairsOf, participantNumber } from "./jids";
 
-export const inviteUrlPrefix = "https://chat.whatsapp.com/";
+const inviteUrlPrefix = "https://chat.whatsapp.com/";
 
 /** A failed group-management call, as the provider interface classifies failures. */
 export function groupError(err: unknown, what: string): Error {
@@ -152,7 +152,7 @@ export class Groups {
   }
 
   /** Only admins may read a group's invite code (`not-authorized` otherwise): whether the number is one. */
-  async readsInviteCode(channelId: string, instanceName: string, groupId: string): Promise<boolean> {
+  private async readsInviteCode(channelId: string, instanceName: string, groupId: string): Promise<boolean> {
     try {
       await this.groupCall(channelId, instanceName, "GET", "inviteCode", { groupId });
       return true;

@@ -1,10 +1,10 @@
-import { type ChannelStatus, type NumberLossReason, ProviderUnavailableError } from "../provider";
-import { EvolutionHttpError } from "./client";
+import { randomBytes } from "node:crypto";
 import { eq, ne } from "drizzle-orm";
 import { evolutionInstances } from "../../../db/schema";
+import { type ChannelStatus, type NumberLossReason, ProviderUnavailableError } from "../provider";
+import { EvolutionHttpError } from "./client";
 import { type EvolutionContext, isLostInstance, sha256, unavailable } from "./context";
 import { jidNumber } from "./jids";
-import { randomBytes } from "node:crypto";
 
 /** The events we ask the gateway for (Evolution's names; its webhook bodies name them in lower-case dotted form). */
 export const evolutionWebhookEvents = [
@@ -20,14 +20,14 @@ export const evolutionWebhookEvents = [
 /** The header that carries an instance's webhook secret (set with `webhook.headers`; never in the URL, which Evolution logs). */
 export const webhookTokenHeader = "x-webhook-token";
 
+/** Our own instance state (never the gateway's): a send found the gateway unreachable; the state poll reads it again. */
+const gatewayUnreachable = "unreachable";
+
 /**
  * Evolution's connection states → channel status; a pairing that never finished stays `connecting`;
  * `refused` (the gateway gave up after QRCODE_LIMIT codes) is `disconnected` until pairing is asked again.
  */
-/** Our own instance state (never the gateway's): a send found the gateway unreachable; the state poll reads it again. */
-export const gatewayUnreachable = "unreachable";
-
-export function channelStatus(state: string | undefined, pairedOnce: boolean): ChannelStatus {
+function channelStatus(state: string | undefined, pairedOnce: boolean): ChannelStatus {
   if (state === "open") return "connected";
   if (state === "refused") return "disconnected";
   return pairedOnce ? "disconnected" : "connecting";
@@ -77,7 +77,7 @@ export class Instances {
    * new webhook secret: `POST /instance/create` (connects and gives the first QR code), then
    * `POST /webhook/set` with the secret in `webhook.headers`.
    */
-  async provision(channelId: string) {
+  private async provision(channelId: string) {
     const instanceName = channelId;
     const secret = randomBytes(24).toString("base64url");
     const hash = sha256(secret).toString("hex");

@@ -1,7 +1,7 @@
-import { type ChannelStatus, type PairingInfo, type PairingOptions, ProviderUnavailableError } from "../provider";
-import { evolutionErrorText, EvolutionHttpError } from "./client";
 import { eq } from "drizzle-orm";
 import { evolutionInstances } from "../../../db/schema";
+import { type ChannelStatus, type PairingInfo, type PairingOptions, ProviderUnavailableError } from "../provider";
+import { evolutionErrorText, EvolutionHttpError } from "./client";
 import { unavailable, type EvolutionContext } from "./context";
 import type { Instances } from "./instances";
 
@@ -16,7 +16,7 @@ export class Pairings {
   ) {}
 
   /** `GET /instance/connect/{name}`: Evolution answers its errors as HTTP 200 `{error: true, message}`. */
-  async connect(channelId: string, instanceName: string, number?: string) {
+  private async connect(channelId: string, instanceName: string, number?: string) {
     const res = await this.instances.onInstance(channelId, () =>
       this.ctx.client.request<{
         base64?: string;
@@ -35,7 +35,7 @@ export class Pairings {
    * A new pairing session started. A number that never paired is `connecting` again (from `refused`);
    * one that paired before stays `disconnected` until it pairs (applyState ignores its `connecting`).
    */
-  async markConnecting(channelId: string): Promise<ChannelStatus> {
+  private async markConnecting(channelId: string): Promise<ChannelStatus> {
     const row = await this.instances.instance(channelId);
     if (!row.pairedOnce) return this.instances.applyState(channelId, "connecting");
     await this.ctx.db.update(evolutionInstances).set({ state: "connecting", updatedAt: new Date() }).where(eq(evolutionInstances.channelId, channelId));
@@ -43,7 +43,7 @@ export class Pairings {
   }
 
   /** Waits until the gateway reports the instance `close` (after a logout). */
-  async waitForClose(channelId: string, instanceName: string) {
+  private async waitForClose(channelId: string, instanceName: string) {
     const end = Date.now() + (this.ctx.opts.closeWaitMs ?? 15_000);
     for (;;) {
       const state = await this.instances.liveState(channelId, instanceName);

@@ -1,16 +1,16 @@
-import { EvolutionHttpError, EvolutionUnreachableError } from "./client";
-import { type OutboundMessage, ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError, type SendReceipt } from "../provider";
-import { and, eq } from "drizzle-orm";
-import { carouselFallback } from "../carousel-fallback";
 import { createHash } from "node:crypto";
+import { and, eq } from "drizzle-orm";
 import { evolutionMessages } from "../../../db/schema";
+import { carouselFallback } from "../carousel-fallback";
+import { type OutboundMessage, ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError, type SendReceipt } from "../provider";
+import { EvolutionHttpError, EvolutionUnreachableError } from "./client";
 import { type EvolutionContext, isLostInstance, timestampOf } from "./context";
 import { partFingerprint, recordPart } from "./find-sent";
-import type { Instances } from "./instances";
 import type { Gateway } from "./gateway-check";
+import type { Instances } from "./instances";
 
 /** One message part as Evolution sends it: the endpoint and its body (without number/options), its kind and text. */
-export type Part = {
+type Part = {
   endpoint: "sendText" | "sendMedia" | "sendWhatsAppAudio";
   kind: "text" | "image" | "video" | "document" | "audio";
   body: Record<string, unknown>;
@@ -30,7 +30,7 @@ export class Sender {
   ) {}
 
   /** The message parts of one delivery, as Evolution's endpoints take them. */
-  parts(message: OutboundMessage): Part[] {
+  private parts(message: OutboundMessage): Part[] {
     const c = message.content;
     const linkPreview = message.linkPreview !== false;
     switch (c.type) {
@@ -78,7 +78,7 @@ export class Sender {
    * dispatch core decides (look-ups, `send.message` events) whether it ever goes again. Parts already
    * sent (a carousel resent after a part was lost) are skipped.
    */
-  async sendPart(instanceName: string, message: OutboundMessage, part: number, p: Part): Promise<SendReceipt> {
+  private async sendPart(instanceName: string, message: OutboundMessage, part: number, p: Part): Promise<SendReceipt> {
     const requestedId = requestedMessageId(message.deliveryKey, part);
     const [known] = await this.ctx.db
       .select()
@@ -123,7 +123,7 @@ export class Sender {
    * closed connection make the channel unavailable; a 500 of media preparation did not send; a lost
    * answer or any other 5xx is unknown.
    */
-  async sendFailure(err: unknown, message: OutboundMessage, p: Part): Promise<Error> {
+  private async sendFailure(err: unknown, message: OutboundMessage, p: Part): Promise<Error> {
     if (err instanceof ProviderOutcomeUnknownError || err instanceof ProviderSendError || err instanceof ProviderUnavailableError) return err;
     if (err instanceof EvolutionUnreachableError) {
       if (!err.notSent) return new ProviderOutcomeUnknownError(err.message);
@@ -153,9 +153,9 @@ export class Sender {
 }
 
 /** Default extensions when neither `file_name` nor the URL's path carries one (docs/evolution.md). */
-export const defaultExtensions = { image: "jpg", video: "mp4", document: "pdf" } as const;
+const defaultExtensions = { image: "jpg", video: "mp4", document: "pdf" } as const;
 
-export const extensionOf = (name: string) => /\.([A-Za-z0-9]{1,10})$/.exec(name)?.[1];
+const extensionOf = (name: string) => /\.([A-Za-z0-9]{1,10})$/.exec(name)?.[1];
 
 /**
  * The `fileName` Evolution gets (it derives the mimetype from it alone): the campaign's `file_name`

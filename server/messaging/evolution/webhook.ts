@@ -1,14 +1,14 @@
-import { type EvolutionMessageRecord, recordFingerprint, recordPart } from "./find-sent";
-import { type EvolutionParticipant, jidNumber, lidOf, pairOf, participantNumber } from "./jids";
-import type { Receipt } from "../provider";
+import { timingSafeEqual } from "node:crypto";
 import { and, desc, eq, isNotNull, isNull, or } from "drizzle-orm";
 import { evolutionInstances, evolutionMessages } from "../../../db/schema";
 import { groupIdPattern } from "../group-id";
-import { type Instances, lossReason } from "./instances";
+import type { Receipt } from "../provider";
 import { type EvolutionContext, sha256, timestampOf } from "./context";
-import { timingSafeEqual } from "node:crypto";
-import type { GroupListings } from "./group-listing";
+import { type EvolutionMessageRecord, recordFingerprint, recordPart } from "./find-sent";
 import type { Gateway } from "./gateway-check";
+import type { GroupListings } from "./group-listing";
+import { type Instances, lossReason } from "./instances";
+import { type EvolutionParticipant, jidNumber, lidOf, pairOf, participantNumber } from "./jids";
 
 /** The gateway's webhooks for one channel: authenticated by the instance's secret, turned into provider events. */
 export class WebhookIntake {
@@ -36,7 +36,7 @@ export class WebhookIntake {
    * the gateway sends the event again; `eventId` (a digest of the body's `date_time` and the event) lets a
    * resend of an event already recorded change nothing.
    */
-  async participantsEvent(channelId: string, data: Record<string, unknown>, at: Date, eventId: string) {
+  private async participantsEvent(channelId: string, data: Record<string, unknown>, at: Date, eventId: string) {
     const action = data.action === "add" ? "join" : data.action === "remove" ? "leave" : undefined;
     const groupId = typeof data.id === "string" ? data.id : undefined;
     if (!action || !groupId || !groupIdPattern.test(groupId) || !Array.isArray(data.participants)) return;
@@ -84,7 +84,7 @@ export class WebhookIntake {
    * the id we asked for, else by group + content fingerprint, the latest attempt first), that part is
    * settled; once every part of the delivery is, `message_sent` tells the dispatch core.
    */
-  async sentEvent(channelId: string, data: Record<string, unknown>, at: Date) {
+  private async sentEvent(channelId: string, data: Record<string, unknown>, at: Date) {
     const r = data as EvolutionMessageRecord;
     const id = r.key?.id;
     const groupId = r.key?.remoteJid;
@@ -178,7 +178,7 @@ export class WebhookIntake {
     return true;
   }
 
-  async receipts(channelId: string, updates: Record<string, unknown>[], at: Date) {
+  private async receipts(channelId: string, updates: Record<string, unknown>[], at: Date) {
     const acked: Receipt[] = [];
     const read: Receipt[] = [];
     for (const u of updates) {
