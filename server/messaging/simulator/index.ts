@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomInt, randomUUID } from "node:crypto";
 import { and, asc, count, desc, eq, gt, inArray, isNull, lte, max, notInArray, or, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { inJson, rowsOf } from "../../db/params";
+import type { Db } from "../../../db/client";
+import { inJson, rowsOf } from "../../../db/params";
 import {
   channels,
   simulatorChannels,
@@ -13,7 +13,7 @@ import {
   simulatorLatency,
   simulatorMessages,
   simulatorParticipants,
-} from "../../db/schema";
+} from "../../../db/schema";
 import {
   notSent,
   ProviderEvents,
@@ -34,7 +34,7 @@ import {
   type SendManyOptions,
   type SendOutcome,
   type SendReceipt,
-} from "./provider";
+} from "../provider";
 
 export interface SimulatorOptions {
   pairingMs: number;
