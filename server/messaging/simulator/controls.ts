@@ -30,9 +30,12 @@ export type JoinOutcome =
 export class SimulatorControls {
   protected readonly ctx: SimulatorContext;
   protected readonly platform: SimulatedPlatform;
+  /** The platform's event bus (tests emit through it as the platform would). */
+  protected readonly events: ProviderEvents;
 
   constructor(db: Db, opts: SimulatorOptions) {
-    this.ctx = { db, opts, events: new ProviderEvents("simulator") };
+    this.events = new ProviderEvents("simulator");
+    this.ctx = { db, opts, events: this.events };
     this.platform = new SimulatedPlatform(this.ctx);
   }
 
@@ -132,7 +135,7 @@ export class SimulatorControls {
       return { kind: "joined", channelId, groupId, joined, members: members + joined.length };
     });
     if (outcome.kind === "joined" && outcome.joined.length > 0) {
-      await this.ctx.events.emit({ type: "group_participants", channelId, groupId, action: "join", participants: outcome.joined, at });
+      await this.events.emit({ type: "group_participants", channelId, groupId, action: "join", participants: outcome.joined, at });
     }
     return outcome;
   }
@@ -192,7 +195,7 @@ export class SimulatorControls {
       const goneSet = new Set(gone.map((r) => r.participant));
       return leaving.filter((p) => goneSet.has(p));
     });
-    if (left.length > 0) await this.ctx.events.emit({ type: "group_participants", channelId, groupId, action: "leave", participants: left, at });
+    if (left.length > 0) await this.events.emit({ type: "group_participants", channelId, groupId, action: "leave", participants: left, at });
     return { left, members: await this.platform.size(groupId) };
   }
 
@@ -257,7 +260,7 @@ export class SimulatorControls {
       .returning();
     if (!row) return false;
     if (row.paired) {
-      await this.ctx.events.emit({ type: "channel_status", channelId, status: online ? "connected" : "disconnected", at: new Date() });
+      await this.events.emit({ type: "channel_status", channelId, status: online ? "connected" : "disconnected", at: new Date() });
     }
     return true;
   }
@@ -275,7 +278,7 @@ export class SimulatorControls {
       .returning();
     if (!row) return false;
     if (row.paired) {
-      await this.ctx.events.emit({ type: "channel_status", channelId, status: "disconnected", reason, detail: `simulator: ${reason}`, at: new Date() });
+      await this.events.emit({ type: "channel_status", channelId, status: "disconnected", reason, detail: `simulator: ${reason}`, at: new Date() });
     }
     return true;
   }

@@ -44,7 +44,7 @@ export class SimulatorProvider extends SimulatorControls implements MessagingPro
   }
 
   subscribe(listener: ProviderListener) {
-    return this.ctx.events.subscribe(listener);
+    return this.events.subscribe(listener);
   }
 
   // ---- channels ----
@@ -65,7 +65,7 @@ export class SimulatorProvider extends SimulatorControls implements MessagingPro
       .where(and(eq(simulatorChannels.paired, false), lte(simulatorChannels.pairsAt, now)))
       .returning({ channelId: simulatorChannels.channelId, online: simulatorChannels.online });
     for (const ch of paired) {
-      await this.ctx.events.emit({ type: "channel_status", channelId: ch.channelId, status: ch.online ? "connected" : "disconnected", at: now });
+      await this.events.emit({ type: "channel_status", channelId: ch.channelId, status: ch.online ? "connected" : "disconnected", at: now });
     }
   }
 
