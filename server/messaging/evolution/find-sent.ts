@@ -70,7 +70,7 @@ export class SentLookups {
     if (rows.length === 0) return { kind: "absent" }; // a row is written before every POST
     const unsettled = rows.filter((r) => !(r.messageId && r.sentAt));
     if (unsettled.some((r) => !r.fingerprint && !r.idRequested)) return { kind: "unsearchable" };
-    const { instanceName } = await this.instances.instance(lookup.channelId);
+    const { instanceName } = await this.instances.row(lookup.channelId);
     for (const row of unsettled) {
       const found = await this.findOnGateway(instanceName, row);
       if (!found) return { kind: "not_found" }; // a resend skips the parts that are out

@@ -210,7 +210,7 @@ export class GroupCreator {
     }
     const listed: ProviderGroup = { id_group: id, name: made.subject, ...(group.adminsOnly ? { adminsOnly: true } : {}) };
     // The cached list gains it at once (a listing is slow): list-groups shows it.
-    const cached = (await this.instances.instance(channelId)).groups;
+    const cached = (await this.instances.row(channelId)).groups;
     if (cached && !cached.some((g) => g.id_group === id)) {
       await this.ctx.db
         .update(evolutionInstances)

@@ -42,7 +42,7 @@ export class GroupListings {
   ) {}
 
   async forgetGroup(channelId: string, groupId: string) {
-    const cached = (await this.instances.instance(channelId)).groups;
+    const cached = (await this.instances.row(channelId)).groups;
     if (!cached?.some((g) => g.id_group === groupId)) return;
     await this.ctx.db
       .update(evolutionInstances)
@@ -60,7 +60,7 @@ export class GroupListings {
   async listGroups(channelId: string): Promise<ProviderGroup[]> {
     const status = await this.instances.getStatus(channelId);
     if (status !== "connected") throw new ProviderUnavailableError(`Channel ${channelId} is ${status}: its groups cannot be queried.`);
-    const row = await this.instances.instance(channelId);
+    const row = await this.instances.row(channelId);
     if (row.groups && row.groupsFetchedAt && Date.now() - row.groupsFetchedAt.getTime() < this.ctx.opts.groupsTtlMs) return row.groups;
     const pending = this.refreshGroups(channelId, row.instanceName);
     if (row.groups) {

@@ -33,7 +33,7 @@ export class Groups {
 
   /** The instance of a connected channel, for group management (Evolution answers `Connection Closed` otherwise). */
   async openInstance(channelId: string) {
-    const row = await this.instances.instance(channelId);
+    const row = await this.instances.row(channelId);
     if (row.state !== "open") throw new ProviderUnavailableError(`Channel ${channelId} is not connected: it cannot manage groups now.`);
     return row;
   }
@@ -168,7 +168,7 @@ export class Groups {
   async ownIds(channelId: string): Promise<OwnIds> {
     const phone = await this.instances.ownNumber(channelId);
     if (!phone) throw new ProviderUnavailableError(`Evolution API did not tell the number of channel ${channelId}: its groups cannot be told apart.`);
-    const row = await this.instances.instance(channelId);
+    const row = await this.instances.row(channelId);
     return { phone, lid: row.ownLidPhone === phone ? row.ownLid : null };
   }
 

@@ -56,7 +56,8 @@ export class Instances {
 
   constructor(private readonly ctx: EvolutionContext) {}
 
-  async instance(channelId: string) {
+  /** The channel's instance row (ProviderUnavailableError when it has none). */
+  async row(channelId: string) {
     const [row] = await this.ctx.db.select().from(evolutionInstances).where(eq(evolutionInstances.channelId, channelId));
     if (!row) throw new ProviderUnavailableError(`Channel ${channelId} has no Evolution instance.`);
     return row;
@@ -152,7 +153,7 @@ export class Instances {
   async savePairing(channelId: string, qr: { base64?: string | null; pairingCode?: string | null; code?: string } | undefined) {
     if (!qr || (!qr.base64 && !qr.pairingCode)) return;
     // The gateway repeats the current code in every answer until WhatsApp makes a new one: only a new one restarts the expiry.
-    const newCode = qr.pairingCode && qr.pairingCode !== (await this.instance(channelId)).pairingCode ? qr.pairingCode : null;
+    const newCode = qr.pairingCode && qr.pairingCode !== (await this.row(channelId)).pairingCode ? qr.pairingCode : null;
     await this.ctx.db
       .update(evolutionInstances)
       .set({
@@ -169,7 +170,7 @@ export class Instances {
    * same groups in a loop) until the state poll reads the instance `open` again.
    */
   async markUnreachable(channelId: string) {
-    const row = await this.instance(channelId).catch(() => undefined);
+    const row = await this.row(channelId).catch(() => undefined);
     if (row?.state !== "open") return;
     await this.applyState(channelId, gatewayUnreachable).catch((e) => console.error(`[evolution] could not mark ${channelId} offline`, e));
   }
@@ -180,7 +181,7 @@ export class Instances {
    * already offline, e.g. Evolution's `logout.instance` came first). `ownNumber`: the number an `open` paired.
    */
   async applyState(channelId: string, state: string, at = new Date(), extra: { loss?: ReturnType<typeof lossReason>; ownNumber?: string | null } = {}) {
-    const row = await this.instance(channelId);
+    const row = await this.row(channelId);
     // A session that never opened has no number to judge (the pairing-code flow logs a connecting session out itself).
     const loss = state === "close" && row.pairedOnce ? extra.loss : undefined;
     if (loss && row.state === state) {
@@ -230,7 +231,7 @@ export class Instances {
   }
 
   async getStatus(channelId: string): Promise<ChannelStatus> {
-    const row = await this.instance(channelId);
+    const row = await this.row(channelId);
     const state = await this.liveState(channelId, row.instanceName);
     if (this.recreations.has(channelId)) await this.recreations.get(channelId);
     return this.applyState(channelId, state);
@@ -254,7 +255,7 @@ export class Instances {
   }
 
   async disconnectChannel(channelId: string) {
-    const row = await this.instance(channelId);
+    const row = await this.row(channelId);
     try {
       await this.onInstance(channelId, () => this.ctx.client.request("DELETE", `/instance/logout/${encodeURIComponent(row.instanceName)}`, { retry: true }));
     } catch (err) {
@@ -266,7 +267,7 @@ export class Instances {
   }
 
   async deleteChannel(channelId: string) {
-    const row = await this.instance(channelId);
+    const row = await this.row(channelId);
     try {
       if (row.state === "open") await this.disconnectChannel(channelId);
       await this.ctx.client.request("DELETE", `/instance/delete/${encodeURIComponent(row.instanceName)}`, { retry: true });
@@ -283,7 +284,7 @@ export class Instances {
   async ownNumber(channelId: string): Promise<string | null> {
     const known = this.ownNumbers.get(channelId);
     if (known) return known;
-    const row = await this.instance(channelId).catch(() => undefined);
+    const row = await this.row(channelId).catch(() => undefined);
     if (!row?.pairedOnce) return null;
     try {
       const res = await this.ctx.client.request<{ name?: string; ownerJid?: string | null }[]>("GET", "/instance/fetchInstances", {

@@ -36,7 +36,7 @@ export class Pairings {
    * one that paired before stays `disconnected` until it pairs (applyState ignores its `connecting`).
    */
   private async markConnecting(channelId: string): Promise<ChannelStatus> {
-    const row = await this.instances.instance(channelId);
+    const row = await this.instances.row(channelId);
     if (!row.pairedOnce) return this.instances.applyState(channelId, "connecting");
     await this.ctx.db.update(evolutionInstances).set({ state: "connecting", updatedAt: new Date() }).where(eq(evolutionInstances.channelId, channelId));
     return "disconnected";
@@ -64,10 +64,10 @@ export class Pairings {
    * later read's connect (which, while connecting, answers the current QR code and code).
    */
   async pairing(channelId: string, options: PairingOptions = {}): Promise<PairingInfo> {
-    const row = await this.instances.instance(channelId);
+    const row = await this.instances.row(channelId);
     let status = await this.instances.getStatus(channelId);
     if (status === "connected") return { status, qrCode: null, pairingCode: null, pairingCodeExpiresAt: null, sessionClosed: false, automatic: false };
-    const state = (await this.instances.instance(channelId)).state;
+    const state = (await this.instances.row(channelId)).state;
     try {
       if (options.phoneNumber) {
         if (state !== "close") {
@@ -113,7 +113,7 @@ export class Pairings {
     } catch (err) {
       unavailable(err, `Evolution API cannot start pairing ${row.instanceName}`);
     }
-    const fresh = await this.instances.instance(channelId);
+    const fresh = await this.instances.row(channelId);
     const live = fresh.state === "connecting";
     const expiresAt = fresh.pairingCode && fresh.pairingUpdatedAt ? new Date(fresh.pairingUpdatedAt.getTime() + pairingCodeLifetimeMs) : null;
     // Asked for and not come yet: pending for as long as a code would live (then the page offers to ask again).

@@ -62,7 +62,7 @@ export class Sender {
   }
 
   async send(message: OutboundMessage): Promise<SendReceipt> {
-    const row = await this.instances.instance(message.channelId);
+    const row = await this.instances.row(message.channelId);
     // Offline by the gateway's last word: check once more (a webhook may have been missed) before refusing.
     if (row.state !== "open" && (await this.instances.getStatus(message.channelId)) !== "connected") {
       throw new ProviderUnavailableError(`Channel ${message.channelId} is not connected.`);
