@@ -19,8 +19,9 @@ import { env } from "../env";
 import type { GroupState, MessagingProvider } from "../messaging/provider";
 import { recordGroupActivity } from "./group-activity";
 import { foldAliases, pairsFor, storePairs } from "./lid-phones";
+import { lockLaunch, moveMembers } from "./member-counts";
 import { staffMatcher } from "./members";
-import { eventIdRetentionMs, lockLaunch, moveMembers } from "./record-participants";
+import { eventIdRetentionMs } from "./record-participants";
 import { applyRestatus } from "./restatus-groups";
 import { wakeLaunch } from "./wake";
 

@@ -4,8 +4,8 @@
  * the group, or a crash mid-create is looked up instead of creating again.
  */
 import { and, asc, eq, isNotNull, ne, or, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { evolutionGroupCreations } from "../../db/schema";
+import type { Db } from "../../../db/client";
+import { evolutionGroupCreations } from "../../../db/schema";
 
 export type GroupCreation = typeof evolutionGroupCreations.$inferSelect;
 

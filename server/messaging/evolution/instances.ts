@@ -1,0 +1,302 @@
+import { randomBytes } from "node:crypto";
+import { eq, ne } from "drizzle-orm";
+import { evolutionInstances } from "../../../db/schema";
+import { type ChannelStatus, type NumberLossReason, ProviderUnavailableError } from "../provider";
+import { EvolutionHttpError } from "./client";
+import { type EvolutionContext, isLostInstance, sha256, unavailable } from "./context";
+import { jidNumber } from "./jids";
+
+/** The events we ask the gateway for (Evolution's names; its webhook bodies name them in lower-case dotted form). */
+export const evolutionWebhookEvents = [
+  "CONNECTION_UPDATE",
+  "QRCODE_UPDATED",
+  "MESSAGES_UPDATE",
+  "SEND_MESSAGE",
+  "LOGOUT_INSTANCE",
+  "REMOVE_INSTANCE",
+  "GROUP_PARTICIPANTS_UPDATE",
+];
+
+/** The header that carries an instance's webhook secret (set with `webhook.headers`; never in the URL, which Evolution logs). */
+export const webhookTokenHeader = "x-webhook-token";
+
+/** Our own instance state (never the gateway's): a send found the gateway unreachable; the state poll reads it again. */
+const gatewayUnreachable = "unreachable";
+
+/**
+ * Evolution's connection states → channel status; a pairing that never finished stays `connecting`;
+ * `refused` (the gateway gave up after QRCODE_LIMIT codes) is `disconnected` until pairing is asked again.
+ */
+function channelStatus(state: string | undefined, pairedOnce: boolean): ChannelStatus {
+  if (state === "open") return "connected";
+  if (state === "refused") return "disconnected";
+  return pairedOnce ? "disconnected" : "connecting";
+}
+
+/**
+ * Why WhatsApp closed a session, from `connection.update`'s `statusReason` (docs/evolution.md#disconnect-reasons-and-number-health).
+ * Evolution reports a close only for the codes it does not reconnect: 401, 402, 403, 406 (and 408 from 2.4.0-rc);
+ * Baileys' DisconnectReason names 401 loggedOut and 403 forbidden, Evolution's commit 258f5675 402 a temporary and
+ * 406 a permanent ban. Anything else (408 a lost connection, 428, 440, 500, 515…) is a plain disconnect.
+ */
+export function lossReason(statusReason: unknown): { reason: NumberLossReason; detail: string } | undefined {
+  const code = Number(statusReason);
+  if (code === 401) return { reason: "logged_out", detail: "statusReason 401 (loggedOut)" };
+  if (code === 402) return { reason: "restricted", detail: "statusReason 402 (temporary ban)" };
+  if (code === 403) return { reason: "banned", detail: "statusReason 403 (forbidden)" };
+  if (code === 406) return { reason: "banned", detail: "statusReason 406 (permanent ban)" };
+  return undefined;
+}
+
+/** One Evolution instance per channel: provisioning, its connection state, the channel's status and number. */
+export class Instances {
+  /** Each connected channel's own number, once read (dropped when the channel's state changes). */
+  readonly ownNumbers = new Map<string, string>();
+  private recreations = new Map<string, Promise<void>>();
+
+  constructor(private readonly ctx: EvolutionContext) {}
+
+  /** The channel's instance row (ProviderUnavailableError when it has none). */
+  async row(channelId: string) {
+    const [row] = await this.ctx.db.select().from(evolutionInstances).where(eq(evolutionInstances.channelId, channelId));
+    if (!row) throw new ProviderUnavailableError(`Channel ${channelId} has no Evolution instance.`);
+    return row;
+  }
+
+  /** Where the gateway posts one channel's events; the secret travels in the `x-webhook-token` header. */
+  webhookUrl(channelId: string) {
+    return `${this.ctx.opts.webhookBaseUrl}/api/evolution/webhook/${encodeURIComponent(channelId)}`;
+  }
+
+  async createChannel(channel: { id: string; name: string }) {
+    await this.provision(channel.id);
+    return { ref: channel.id, status: "connecting" as const };
+  }
+
+  /**
+   * Creates the channel's instance (or configures an existing one again, after a lost answer) with a
+   * new webhook secret: `POST /instance/create` (connects and gives the first QR code), then
+   * `POST /webhook/set` with the secret in `webhook.headers`.
+   */
+  private async provision(channelId: string) {
+    const instanceName = channelId;
+    const secret = randomBytes(24).toString("base64url");
+    const hash = sha256(secret).toString("hex");
+    // The row exists before the gateway can post its first webhook for this instance.
+    await this.ctx.db
+      .insert(evolutionInstances)
+      .values({ channelId, instanceName, webhookTokenHash: hash })
+      .onConflictDoUpdate({ target: evolutionInstances.channelId, set: { webhookTokenHash: hash, updatedAt: new Date() } });
+    const webhook = {
+      enabled: true,
+      url: this.webhookUrl(channelId),
+      headers: { [webhookTokenHeader]: secret },
+      byEvents: false,
+      base64: false,
+      events: evolutionWebhookEvents,
+    };
+    try {
+      const created = await this.ctx.client.request<{ qrcode?: { base64?: string; pairingCode?: string | null } }>("POST", "/instance/create", {
+        // groupsIgnore=false: an instance that ignores groups never reports their events.
+        body: { instanceName, integration: "WHATSAPP-BAILEYS", qrcode: true, groupsIgnore: false, webhook },
+      });
+      await this.savePairing(channelId, created?.qrcode);
+    } catch (err) {
+      // A retried create after a lost answer: the instance is there already, so configure it again below.
+      const exists = err instanceof EvolutionHttpError && (err.status === 403 || err.status === 409) && /already in use|exists/i.test(err.message);
+      if (!exists) unavailable(err, `Evolution API could not create instance ${instanceName}`);
+    }
+    try {
+      await this.ctx.client.request("POST", `/webhook/set/${encodeURIComponent(instanceName)}`, { body: { webhook }, retry: true });
+    } catch (err) {
+      unavailable(err, `Evolution API could not set the webhook of ${instanceName}`);
+    }
+  }
+
+  /**
+   * The gateway lost the channel's instance (404): create it again, same name, new webhook secret.
+   * The number must pair again: a paired channel becomes `disconnected`. One recreation at a time per channel.
+   */
+  recreate(channelId: string): Promise<void> {
+    let pending = this.recreations.get(channelId);
+    if (!pending) {
+      pending = (async () => {
+        console.warn(`[evolution] instance ${channelId} was lost by the gateway (404): creating it again`);
+        await this.applyState(channelId, "close");
+        await this.ctx.db
+          .update(evolutionInstances)
+          .set({ groups: null, groupsFetchedAt: null, qrCode: null, pairingCode: null })
+          .where(eq(evolutionInstances.channelId, channelId));
+        await this.provision(channelId);
+      })().finally(() => this.recreations.delete(channelId));
+      this.recreations.set(channelId, pending);
+    }
+    return pending;
+  }
+
+  /** One call on the channel's instance; a lost instance (404) is created again before the error goes on. */
+  async onInstance<T>(channelId: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      if (isLostInstance(err)) await this.recreate(channelId);
+      throw err;
+    }
+  }
+
+  /**
+   * Keeps the latest QR code and pairing code for the dashboard. A pairing code is kept (with the time
+   * it was made, `pairingUpdatedAt`) until a new one replaces it or the number pairs: answers and
+   * `qrcode.updated` events without one (a QR-only session, a code not made yet) never erase it. While a
+   * session pairs by number, every QR refresh makes WhatsApp a new code (`svc` ~377), which replaces it.
+   */
+  async savePairing(channelId: string, qr: { base64?: string | null; pairingCode?: string | null; code?: string } | undefined) {
+    if (!qr || (!qr.base64 && !qr.pairingCode)) return;
+    // The gateway repeats the current code in every answer until WhatsApp makes a new one: only a new one restarts the expiry.
+    const newCode = qr.pairingCode && qr.pairingCode !== (await this.row(channelId)).pairingCode ? qr.pairingCode : null;
+    await this.ctx.db
+      .update(evolutionInstances)
+      .set({
+        ...(qr.base64 ? { qrCode: qr.base64 } : {}),
+        ...(newCode ? { pairingCode: newCode, pairingUpdatedAt: new Date() } : {}),
+        updatedAt: new Date(),
+      })
+      .where(eq(evolutionInstances.channelId, channelId));
+  }
+
+  /**
+   * A send found the gateway down (connection refused, unknown host): the channel is offline
+   * (`disconnected`, so its campaigns pause as `channel_offline` instead of claiming and releasing the
+   * same groups in a loop) until the state poll reads the instance `open` again.
+   */
+  async markUnreachable(channelId: string) {
+    const row = await this.row(channelId).catch(() => undefined);
+    if (row?.state !== "open") return;
+    await this.applyState(channelId, gatewayUnreachable).catch((e) => console.error(`[evolution] could not mark ${channelId} offline`, e));
+  }
+
+  /**
+   * Records a state the gateway reported; emits `channel_status` when the channel status changed, or when the
+   * gateway said why it closed the session (`loss`: the number's health follows it even when the channel was
+   * already offline, e.g. Evolution's `logout.instance` came first). `ownNumber`: the number an `open` paired.
+   */
+  async applyState(channelId: string, state: string, at = new Date(), extra: { loss?: ReturnType<typeof lossReason>; ownNumber?: string | null } = {}) {
+    const row = await this.row(channelId);
+    // A session that never opened has no number to judge (the pairing-code flow logs a connecting session out itself).
+    const loss = state === "close" && row.pairedOnce ? extra.loss : undefined;
+    if (loss && row.state === state) {
+      await this.ctx.events.emit({ type: "channel_status", channelId, status: channelStatus(state, row.pairedOnce), at, ...loss });
+      return channelStatus(state, row.pairedOnce);
+    }
+    // Baileys passes through `connecting` while it reconnects a paired number: not a status change
+    // (a real loss arrives as `close`), so campaigns don't pause and resume on every reconnect.
+    if (row.pairedOnce && state === "connecting") return channelStatus(row.state, true);
+    // After `refused` the gateway reads `close`: still no session, still `disconnected` until pairing is asked again.
+    if (row.state === "refused" && state === "close") return channelStatus(row.state, row.pairedOnce);
+    if (row.state === state) return channelStatus(state, row.pairedOnce);
+    // Another pairing may bring another number.
+    this.ownNumbers.delete(channelId);
+    if (state === "open" && extra.ownNumber) this.ownNumbers.set(channelId, extra.ownNumber);
+    const pairedOnce = row.pairedOnce || state === "open";
+    const before = channelStatus(row.state, row.pairedOnce);
+    const after = channelStatus(state, pairedOnce);
+    await this.ctx.db
+      .update(evolutionInstances)
+      .set({
+        state,
+        pairedOnce,
+        updatedAt: at,
+        // A paired channel needs no QR code any more; a lost connection drops the cached groups' freshness.
+        ...(state === "open" ? { qrCode: null, pairingCode: null, pairingRequestedAt: null } : {}),
+      })
+      .where(eq(evolutionInstances.channelId, channelId));
+    if (before !== after || loss) await this.ctx.events.emit({ type: "channel_status", channelId, status: after, at, ...loss });
+    return after;
+  }
+
+  /** The gateway's connection state of the instance (a lost instance is created again and reads `close`). */
+  async liveState(channelId: string, instanceName: string): Promise<string> {
+    let state: string | undefined;
+    try {
+      const res = await this.onInstance(channelId, () =>
+        this.ctx.client.request<{ instance?: { state?: string } }>("GET", `/instance/connectionState/${encodeURIComponent(instanceName)}`, { retry: true }),
+      );
+      state = res?.instance?.state;
+    } catch (err) {
+      if (isLostInstance(err)) return "close";
+      unavailable(err, `Evolution API cannot tell the state of ${instanceName}`);
+    }
+    if (!state) throw new ProviderUnavailableError(`Evolution API gave no state for ${instanceName}.`);
+    return state;
+  }
+
+  async getStatus(channelId: string): Promise<ChannelStatus> {
+    const row = await this.row(channelId);
+    const state = await this.liveState(channelId, row.instanceName);
+    if (this.recreations.has(channelId)) await this.recreations.get(channelId);
+    return this.applyState(channelId, state);
+  }
+
+  /**
+   * The missed-webhook safety net (every minute, see docs/evolution.md): asks the gateway for the state
+   * of every channel that is not connected, so a lost `connection.update` is recovered and a lost
+   * instance is created again. Returns how many channels were checked.
+   */
+  async pollStates(): Promise<number> {
+    const rows = await this.ctx.db.select({ channelId: evolutionInstances.channelId }).from(evolutionInstances).where(ne(evolutionInstances.state, "open"));
+    for (const { channelId } of rows) {
+      try {
+        await this.getStatus(channelId);
+      } catch (err) {
+        if (!(err instanceof ProviderUnavailableError)) throw err;
+      }
+    }
+    return rows.length;
+  }
+
+  async disconnectChannel(channelId: string) {
+    const row = await this.row(channelId);
+    try {
+      await this.onInstance(channelId, () => this.ctx.client.request("DELETE", `/instance/logout/${encodeURIComponent(row.instanceName)}`, { retry: true }));
+    } catch (err) {
+      // Evolution answers 400 "is not connected" when there is nothing to log out; a lost instance was created again.
+      if (!(err instanceof EvolutionHttpError && (err.status === 400 || isLostInstance(err))))
+        unavailable(err, `Evolution API could not log ${row.instanceName} out`);
+    }
+    await this.applyState(channelId, "close");
+  }
+
+  async deleteChannel(channelId: string) {
+    const row = await this.row(channelId);
+    try {
+      if (row.state === "open") await this.disconnectChannel(channelId);
+      await this.ctx.client.request("DELETE", `/instance/delete/${encodeURIComponent(row.instanceName)}`, { retry: true });
+    } catch (err) {
+      if (!(err instanceof EvolutionHttpError && err.status === 404)) unavailable(err, `Evolution API could not delete ${row.instanceName}`);
+    }
+    await this.ctx.db.delete(evolutionInstances).where(eq(evolutionInstances.channelId, channelId));
+  }
+
+  /**
+   * The paired number: `ownerJid` of `GET /instance/fetchInstances?instanceName=` (or the `wuid` of the
+   * `connection.update` that opened it), digits only; kept in memory while the channel stays connected.
+   */
+  async ownNumber(channelId: string): Promise<string | null> {
+    const known = this.ownNumbers.get(channelId);
+    if (known) return known;
+    const row = await this.row(channelId).catch(() => undefined);
+    if (!row?.pairedOnce) return null;
+    try {
+      const res = await this.ctx.client.request<{ name?: string; ownerJid?: string | null }[]>("GET", "/instance/fetchInstances", {
+        query: { instanceName: row.instanceName },
+        retry: true,
+      });
+      const mine = (Array.isArray(res) ? res : []).find((i) => i?.name === row.instanceName) ?? (Array.isArray(res) ? res[0] : undefined);
+      const digits = jidNumber(mine?.ownerJid ?? undefined);
+      if (digits && row.state === "open") this.ownNumbers.set(channelId, digits);
+      return digits;
+    } catch (err) {
+      unavailable(err, `Evolution API cannot tell the number of ${row.instanceName}`);
+    }
+  }
+}

@@ -1,0 +1,185 @@
+import { createHash } from "node:crypto";
+import { and, eq } from "drizzle-orm";
+import { evolutionMessages } from "../../../db/schema";
+import { carouselFallback } from "../carousel-fallback";
+import { type OutboundMessage, ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError, type SendReceipt } from "../provider";
+import { EvolutionHttpError, EvolutionUnreachableError } from "./client";
+import { type EvolutionContext, isLostInstance, timestampOf } from "./context";
+import { partFingerprint, recordPart } from "./find-sent";
+import type { Gateway } from "./gateway-check";
+import type { Instances } from "./instances";
+
+/** One message part as Evolution sends it: the endpoint and its body (without number/options), its kind and text. */
+type Part = {
+  endpoint: "sendText" | "sendMedia" | "sendWhatsAppAudio";
+  kind: "text" | "image" | "video" | "document" | "audio";
+  body: Record<string, unknown>;
+  text: string;
+};
+
+/** The message id we ask the gateway to use: derived from the delivery key, so a lost answer can be found again. */
+export const requestedMessageId = (deliveryKey: string, part: number) =>
+  `3EB0${createHash("sha256").update(`${deliveryKey}#${part}`).digest("hex").slice(0, 18).toUpperCase()}`;
+
+/** Sending one delivery, part by part, with a message id derived from its key. */
+export class Sender {
+  constructor(
+    private readonly ctx: EvolutionContext,
+    private readonly instances: Instances,
+    private readonly gateway: Gateway,
+  ) {}
+
+  /** The message parts of one delivery, as Evolution's endpoints take them. */
+  private parts(message: OutboundMessage): Part[] {
+    const c = message.content;
+    const linkPreview = message.linkPreview !== false;
+    switch (c.type) {
+      case "text":
+        return [{ endpoint: "sendText", kind: "text", body: { text: c.text, linkPreview }, text: c.text }];
+      case "audio":
+        // A voice note: Evolution has no caption for it (and drops mentionsEveryOne).
+        return [{ endpoint: "sendWhatsAppAudio", kind: "audio", body: { audio: c.mediaUrl }, text: "" }];
+      case "image":
+      case "video":
+      case "document":
+        return [
+          {
+            endpoint: "sendMedia",
+            kind: c.type,
+            // Evolution derives the mimetype from fileName only: always send one with the real extension.
+            body: { mediatype: c.type, media: c.mediaUrl, caption: c.caption, fileName: mediaFileName(c.type, c.mediaUrl, c.fileName) },
+            text: c.caption,
+          },
+        ];
+      case "carousel":
+        return carouselFallback(c.text, c.cards).map((card) => ({
+          endpoint: "sendMedia",
+          kind: "image",
+          body: { mediatype: "image", media: card.mediaUrl, caption: card.caption, fileName: mediaFileName("image", card.mediaUrl) },
+          text: card.caption,
+        }));
+    }
+  }
+
+  async send(message: OutboundMessage): Promise<SendReceipt> {
+    const row = await this.instances.row(message.channelId);
+    // Offline by the gateway's last word: check once more (a webhook may have been missed) before refusing.
+    if (row.state !== "open" && (await this.instances.getStatus(message.channelId)) !== "connected") {
+      throw new ProviderUnavailableError(`Channel ${message.channelId} is not connected.`);
+    }
+    let last: SendReceipt | undefined;
+    for (const [i, part] of this.parts(message).entries()) last = await this.sendPart(row.instanceName, message, i, part);
+    if (!last) throw new ProviderSendError("Nothing to send.", false);
+    return last;
+  }
+
+  /**
+   * One POST per part, never repeated here: a lost answer is ProviderOutcomeUnknownError and the
+   * dispatch core decides (look-ups, `send.message` events) whether it ever goes again. Parts already
+   * sent (a carousel resent after a part was lost) are skipped.
+   */
+  private async sendPart(instanceName: string, message: OutboundMessage, part: number, p: Part): Promise<SendReceipt> {
+    const requestedId = requestedMessageId(message.deliveryKey, part);
+    const [known] = await this.ctx.db
+      .select()
+      .from(evolutionMessages)
+      .where(and(eq(evolutionMessages.deliveryKey, message.deliveryKey), eq(evolutionMessages.part, part)));
+    if (known?.messageId && known.sentAt) return { messageId: known.messageId, sentAt: known.sentAt };
+    const idRequested = p.endpoint !== "sendWhatsAppAudio" && (await this.gateway.keepsMessageIds());
+    const attemptedAt = new Date();
+    const fingerprint = partFingerprint(p.kind, p.text);
+    await this.ctx.db
+      .insert(evolutionMessages)
+      .values({
+        deliveryKey: message.deliveryKey,
+        part,
+        channelId: message.channelId,
+        groupId: message.groupId,
+        requestedId,
+        fingerprint,
+        idRequested,
+        attemptedAt,
+      })
+      .onConflictDoUpdate({ target: [evolutionMessages.deliveryKey, evolutionMessages.part], set: { attemptedAt, idRequested, fingerprint } });
+
+    const body = { number: message.groupId, ...p.body, mentionsEveryOne: message.mentionAll, ...(idRequested ? { messageId: requestedId } : {}) };
+    try {
+      const res = await this.ctx.client.request<{ key?: { id?: string }; messageTimestamp?: string | number }>(
+        "POST",
+        `/message/${p.endpoint}/${encodeURIComponent(instanceName)}`,
+        { body, retry: false },
+      );
+      const id = res?.key?.id ?? (idRequested ? requestedId : undefined);
+      if (!id) throw new ProviderOutcomeUnknownError(`Evolution API accepted the send to ${message.groupId} without a message id.`);
+      return recordPart(this.ctx.db, message.deliveryKey, part, { id, at: timestampOf(res?.messageTimestamp) ?? new Date() });
+    } catch (err) {
+      throw await this.sendFailure(err, message, p);
+    }
+  }
+
+  /**
+   * What a failed POST means (docs/decisions.md#evolution-api, docs/evolution.md): Evolution answers 400 with the error
+   * text for failures that did not send, so the text decides transient / permanent; 401/403/404 and a
+   * closed connection make the channel unavailable; a 500 of media preparation did not send; a lost
+   * answer or any other 5xx is unknown.
+   */
+  private async sendFailure(err: unknown, message: OutboundMessage, p: Part): Promise<Error> {
+    if (err instanceof ProviderOutcomeUnknownError || err instanceof ProviderSendError || err instanceof ProviderUnavailableError) return err;
+    if (err instanceof EvolutionUnreachableError) {
+      if (!err.notSent) return new ProviderOutcomeUnknownError(err.message);
+      await this.instances.markUnreachable(message.channelId);
+      return new ProviderUnavailableError(err.message);
+    }
+    if (!(err instanceof EvolutionHttpError)) return new ProviderOutcomeUnknownError(err instanceof Error ? err.message : String(err));
+    if (err.status === 401 || err.status === 403) return new ProviderUnavailableError(`Evolution API refused our API key: ${err.message}`);
+    if (isLostInstance(err))
+      void this.instances.recreate(message.channelId).catch((e) => console.error(`[evolution] could not create ${message.channelId} again`, e));
+    if (err.status === 404) return new ProviderUnavailableError(`Channel ${message.channelId} has no instance on the gateway: ${err.message}`);
+    if (err.status >= 500) {
+      // sendMedia / sendWhatsAppAudio fail with 500 while preparing the media (download, ffmpeg): nothing went out.
+      if (err.status === 500 && p.endpoint !== "sendText") return new ProviderSendError(`Media preparation failed (not sent): ${err.message}`, true);
+      return new ProviderOutcomeUnknownError(err.message);
+    }
+    const kind = classifySendError(err.message);
+    if (kind === "closed") {
+      const status = await this.instances.getStatus(message.channelId).catch(() => "disconnected" as const);
+      return status === "connected"
+        ? new ProviderSendError(err.message, true)
+        : new ProviderUnavailableError(`Channel ${message.channelId} is not connected: ${err.message}`);
+    }
+    if (kind === "rate_limited") return new ProviderSendError(err.message, true, { rateLimited: true });
+    return new ProviderSendError(err.message, kind === "transient");
+  }
+}
+
+/** Default extensions when neither `file_name` nor the URL's path carries one (docs/evolution.md). */
+const defaultExtensions = { image: "jpg", video: "mp4", document: "pdf" } as const;
+
+const extensionOf = (name: string) => /\.([A-Za-z0-9]{1,10})$/.exec(name)?.[1];
+
+/**
+ * The `fileName` Evolution gets (it derives the mimetype from it alone): the campaign's `file_name`
+ * (given the URL's extension, or the type's default, if it has none); else the URL path's basename
+ * when it has an extension; else `<type>.<default extension>`.
+ */
+export function mediaFileName(type: "image" | "video" | "document", url: string, given?: string): string {
+  let base = "";
+  try {
+    base = decodeURIComponent(new URL(url).pathname.split("/").pop() ?? "");
+  } catch {
+    base = "";
+  }
+  const urlExtension = extensionOf(base);
+  const name = given?.trim();
+  if (name) return extensionOf(name) ? name : `${name}.${urlExtension ?? defaultExtensions[type]}`;
+  if (urlExtension && base.length > urlExtension.length + 1) return base;
+  return `${type}.${defaultExtensions[type]}`;
+}
+
+/** Evolution's 400 texts for a send (docs/evolution.md): what each means for us. */
+export function classifySendError(text: string): "rate_limited" | "transient" | "closed" | "permanent" {
+  if (/rate-?overlimit/i.test(text)) return "rate_limited";
+  if (/connection closed|not connected/i.test(text)) return "closed";
+  if (/timed out|no sessions|media upload failed|\[object Object\]|stream errored|socket/i.test(text)) return "transient";
+  return "permanent";
+}
