@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { eq, ne } from "drizzle-orm";
+import { eq, ne, sql } from "drizzle-orm";
+import { tsParam } from "../../../db/errors";
 import { evolutionInstances } from "../../../db/schema";
 import { type ChannelStatus, type NumberLossReason, ProviderUnavailableError } from "../provider";
 import { EvolutionHttpError } from "./client";
@@ -152,14 +153,22 @@ export class Instances {
    */
   async savePairing(channelId: string, qr: { base64?: string | null; pairingCode?: string | null; code?: string } | undefined) {
     if (!qr || (!qr.base64 && !qr.pairingCode)) return;
-    // The gateway repeats the current code in every answer until WhatsApp makes a new one: only a new one restarts the expiry.
-    const newCode = qr.pairingCode && qr.pairingCode !== (await this.row(channelId)).pairingCode ? qr.pairingCode : null;
+    // The gateway repeats the current code in every answer until WhatsApp makes a new one: only a new one restarts the
+    // expiry. Decided in the UPDATE itself: a webhook and a connect answer bringing the same new code at once (both
+    // reading the old row first) each restarted it, and the expiry moved by a few milliseconds between two reads.
+    const now = new Date();
+    const code = qr.pairingCode;
     await this.ctx.db
       .update(evolutionInstances)
       .set({
         ...(qr.base64 ? { qrCode: qr.base64 } : {}),
-        ...(newCode ? { pairingCode: newCode, pairingUpdatedAt: new Date() } : {}),
-        updatedAt: new Date(),
+        ...(code
+          ? {
+              pairingCode: code,
+              pairingUpdatedAt: sql`case when ${evolutionInstances.pairingCode} is distinct from ${code} then ${tsParam(now)} else ${evolutionInstances.pairingUpdatedAt} end`,
+            }
+          : {}),
+        updatedAt: now,
       })
       .where(eq(evolutionInstances.channelId, channelId));
   }
