@@ -3,7 +3,7 @@ import { tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { campaigns, channels, deliveries, monitoringGroups, segmentChannels } from "../../db/schema";
 import { brasiliaDay } from "../numbers/budget";
-import { groupsCreatedOn } from "../numbers/group-creations";
+import { countOnDay } from "../numbers/group-creations";
 import { sendableChannelSql } from "../numbers/health";
 import { campaignLeaseMs } from "./campaign-lease";
 import type { ClaimBudget } from "./channel-budgets";
@@ -95,7 +95,7 @@ export async function claimDeliveries(
         and (d.is_monitoring or not ${monitoringCopyOpen(campaignId, now)}) ${leaseHeld}
       order by d.position limit ${limit} for update of d skip locked`);
   // The picked rows' channels, locked in id order (two claims never lock them crosswise); their day's sends so far.
-  const locked = db.$with("usage_locked", {}).as(sql`select c.id, (case when c.usage_day = ${budget.day} then c.sent_today else 0 end)::int as used,
+  const locked = db.$with("usage_locked", {}).as(sql`select c.id, ${countOnDay("c", "sent_today", budget.day)}::int as used,
       c.next_send_at from ${channels} c where c.id = any(array(select distinct channel_id from picked)) order by c.id for update`);
   const limited = budget.limits.length > 0;
   const limits = db
@@ -114,7 +114,7 @@ export async function claimDeliveries(
       : sql`select id, channel_id from picked`,
   );
   const usage = db.$with("usage", {}).as(sql`update ${channels} c set usage_day = ${budget.day},
-        sent_today = u.used + coalesce(t.n, 0), groups_created_today = ${groupsCreatedOn("c", budget.day)}
+        sent_today = u.used + coalesce(t.n, 0), groups_created_today = ${countOnDay("c", "groups_created_today", budget.day)}
         ${limited ? sql`, next_send_at = case when coalesce(t.n, 0) > 0 and b.gap_ms > 0 then ${at} + make_interval(secs => b.gap_ms / 1000.0) else c.next_send_at end` : sql``}
       from usage_locked u left join (select channel_id, count(*)::int as n from taken group by channel_id) t on t.channel_id = u.id
         ${limited ? sql`left join budget b on b.id = u.id` : sql``}

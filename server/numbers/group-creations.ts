@@ -72,17 +72,14 @@ export async function groupCreators(db: Db | Tx, tenantId: string, channelIds: s
   });
 }
 
-/** Today's count as of the row: another Brasília day's counters read as 0. */
-const todays = (column: typeof channels.groupsCreatedToday | typeof channels.sentToday, day: string) =>
-  sql`(case when ${channels.usageDay} = ${day} then ${column} else 0 end)`;
-
 /**
- * For an UPDATE of the channel row `alias` that moves its `usage_day` to `day` to count sends (the dispatch's
- * claim): the day's group creations as of the row, so a new Brasília day restarts them too. Without it, a
- * number's first send of the day carried yesterday's creations into today, against its `group_create_cap`.
+ * A day counter of the channel row `alias` (`channels` itself, or an alias) as of the Brasília `day`: another day's
+ * count reads 0. Every UPDATE that moves `usage_day` to `day` writes both counters through it (the claim counts
+ * sends, takeGroupCreation creations), so a new day starts both: without it, a number's first send of the day
+ * carried yesterday's creations into today, against its `group_create_cap`.
  */
-export const groupsCreatedOn = (alias: string, day: string) =>
-  sql`(case when ${sql.raw(alias)}.usage_day = ${day} then ${sql.raw(alias)}.groups_created_today else 0 end)`;
+export const countOnDay = (alias: string, counter: "sent_today" | "groups_created_today", day: string) =>
+  sql`(case when ${sql.raw(alias)}.usage_day = ${day} then ${sql.raw(`${alias}.${counter}`)} else 0 end)`;
 
 /**
  * Takes one of the channel's creations for today, in one conditional UPDATE: true when the count was below
@@ -96,10 +93,10 @@ export async function takeGroupCreation(db: Db | Tx, channelId: string, cap: num
     .update(channels)
     .set({
       usageDay: day,
-      groupsCreatedToday: sql`${todays(channels.groupsCreatedToday, day)} + 1`,
-      sentToday: sql`${todays(channels.sentToday, day)}`,
+      groupsCreatedToday: sql`${countOnDay("channels", "groups_created_today", day)} + 1`,
+      sentToday: countOnDay("channels", "sent_today", day),
     })
-    .where(and(eq(channels.id, channelId), sql`${todays(channels.groupsCreatedToday, day)} < ${cap}`))
+    .where(and(eq(channels.id, channelId), sql`${countOnDay("channels", "groups_created_today", day)} < ${cap}`))
     .returning({ id: channels.id });
   return rows.length > 0;
 }
