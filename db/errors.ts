@@ -7,9 +7,13 @@ export function pgErrorCode(err: unknown): string | undefined {
 export const isUniqueViolation = (err: unknown) => pgErrorCode(err) === "23505";
 
 import { sql } from "drizzle-orm";
+import { isoOf, type At } from "./params";
 
-/** A timestamp inside a raw sql`` fragment: postgres-js does not serialise Date parameters there, PGlite does. */
-export const tsParam = (d: Date) => sql`${d.toISOString()}::timestamptz`;
+/**
+ * A timestamp inside a raw sql`` fragment: postgres-js does not serialise Date parameters there, PGlite does.
+ * `d` may be a placeholder of a prepared statement (bound to an ISO string: db/params.ts `At`).
+ */
+export const tsParam = (d: At) => sql`${isoOf(d)}::timestamptz`;
 
 /**
  * Dispatch bookkeeping commits without waiting for the WAL flush. Safe for exactly-once: only a crash of

@@ -1,5 +1,6 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import type { Tx } from "../../db/client";
+import { isoOf, type At } from "../../db/params";
 import { campaigns } from "../../db/schema";
 import { recordEventSql, type EventSelect } from "../outbox/record-event";
 import type { EventData } from "../webhooks/events";
@@ -42,18 +43,18 @@ function campaignData(row: string, previous?: SQL) {
 }
 
 /** A campaign event of `type` from the row `row` (an alias in `source`): the payload names its type too. */
-const campaignEvent = (type: "campaign_status" | "campaign_progress", row: string, source: SQL, at: Date, data: SQL): EventSelect => ({
+const campaignEvent = (type: "campaign_status" | "campaign_progress", row: string, source: SQL, at: At, data: SQL): EventSelect => ({
   type,
   source,
   tenantId: sql.raw(`${row}.tenant_id`),
-  payload: jsonbObject({ type: sql`${type}::text`, timestamp: sql`${at.toISOString()}::text`, data }),
+  payload: jsonbObject({ type: sql`${type}::text`, timestamp: sql`${isoOf(at)}::text`, data }),
 });
 
 /**
  * The campaign_status event of the row `row` (an alias in `source`), built in SQL: with the row's
  * `previous_status` column, or without one (`previous: false`, the creation's event).
  */
-export function statusEventSql(row: string, source: SQL, at: Date, { previous = true } = {}): EventSelect {
+export function statusEventSql(row: string, source: SQL, at: At, { previous = true } = {}): EventSelect {
   return campaignEvent("campaign_status", row, source, at, campaignData(row, previous ? sql.raw(`${row}.previous_status`) : undefined));
 }
 
@@ -65,7 +66,7 @@ export const progressEveryMs = 1000;
  * the loop's sent marks write it in the same statement as the counters (recordSentMany), and
  * recordProgressEvent writes it from the row in its transaction, so the payload has one definition.
  */
-export function progressEventSql(row: string, source: SQL, at: Date): EventSelect {
+export function progressEventSql(row: string, source: SQL, at: At): EventSelect {
   return campaignEvent("campaign_progress", row, source, at, campaignData(row));
 }
 

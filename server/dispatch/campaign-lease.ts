@@ -1,8 +1,41 @@
-import { and, eq, getTableColumns, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { tsParam } from "../../db/errors";
+import { preparedPerDb } from "../../db/params";
 import { campaigns, deliveries } from "../../db/schema";
 import { pendingGroupsSql } from "./group-counters";
+
+const campaignColumns = getTableColumns(campaigns);
+
+/** The placeholders a lease probe's expressions use for the campaign's id and the step's moment (acquireStatement). */
+export const acquirePlaceholders = { id: sql.placeholder("id"), now: sql.placeholder("now") };
+
+type Probed<P> = { [K in keyof P]: P[K] extends SQL<infer T> ? T : never };
+
+export interface AcquireStatement<P> {
+  of: (db: Db) => { execute: (values: Record<string, unknown>) => Promise<unknown> };
+  probeKeys: string[];
+  /** Type only: the probe's shape. */
+  readonly _probe?: P;
+}
+
+/**
+ * The lease's acquiring UPDATE, reading `probe` in its RETURNING: SQL expressions (which may refer to the campaign
+ * row by its table's name, and to acquirePlaceholders for its id and the moment), built and prepared once per
+ * database handle. `name`: the prepared statement's name.
+ */
+export function acquireStatement<P extends Record<string, SQL>>(name: string, probe: P): AcquireStatement<P> {
+  const { id, now } = acquirePlaceholders;
+  const of = preparedPerDb((db: Db) =>
+    db
+      .update(campaigns)
+      .set({ leaseUntil: sql`${tsParam(sql.placeholder("until"))}` })
+      .where(sql`${campaigns.id} = ${id} and (${campaigns.leaseUntil} is null or ${campaigns.leaseUntil} < ${tsParam(now)})`)
+      .returning({ ...campaignColumns, ...probe } as unknown as typeof campaignColumns)
+      .prepare(name),
+  );
+  return { of, probeKeys: Object.keys(probe) };
+}
 
 /** The campaign as a release left it. */
 export interface Released {
@@ -73,31 +106,28 @@ export class CampaignLease {
   }
 
   /**
-   * Takes the campaign when no one holds it (or its holder's lease ran out); null when it is busy. `probe`:
-   * whatever else the step reads first, as SQL expressions (which may refer to the campaign row by its
-   * table's name), read in the same statement (its RETURNING): one round trip, not four.
+   * Takes the campaign when no one holds it (or its holder's lease ran out); null when it is busy. `statement`:
+   * the acquiring UPDATE built by acquireStatement, which also reads whatever else the step reads first (its
+   * probe) in the same statement: one round trip, not four.
    */
-  static async acquire<P extends Record<string, SQL> = Record<string, never>>(
+  static async acquire<P extends Record<string, SQL>>(
     db: Db,
     campaignId: string,
     clock: () => Date,
-    leaseMs = campaignLeaseMs,
-    probe = {} as P,
-  ): Promise<{ lease: CampaignLease; probe: { [K in keyof P]: P[K] extends SQL<infer T> ? T : never } } | null> {
+    leaseMs: number,
+    statement: AcquireStatement<P>,
+  ): Promise<{ lease: CampaignLease; probe: Probed<P> } | null> {
     const localStart = performance.now();
     const now = clock();
     const until = new Date(now.getTime() + leaseMs);
-    const columns = getTableColumns(campaigns);
-    const fields = { ...columns, ...probe } as unknown as typeof columns;
-    const [row] = (await db
-      .update(campaigns)
-      .set({ leaseUntil: until })
-      .where(and(eq(campaigns.id, campaignId), or(isNull(campaigns.leaseUntil), lt(campaigns.leaseUntil, now))))
-      .returning(fields)) as unknown as Record<string, unknown>[];
+    const [row] = (await statement.of(db).execute({ id: campaignId, now: now.toISOString(), until: until.toISOString() })) as unknown as Record<
+      string,
+      unknown
+    >[];
     if (!row) return null;
-    const campaign = Object.fromEntries(Object.keys(columns).map((k) => [k, row[k]])) as typeof campaigns.$inferSelect;
-    const probed = Object.fromEntries(Object.keys(probe).map((k) => [k, row[k]]));
-    return { lease: new CampaignLease(db, campaignId, campaign, clock, leaseMs, until, localStart), probe: probed as never };
+    const campaign = Object.fromEntries(Object.keys(campaignColumns).map((k) => [k, row[k]])) as typeof campaigns.$inferSelect;
+    const probed = Object.fromEntries(statement.probeKeys.map((k) => [k, row[k]]));
+    return { lease: new CampaignLease(db, campaignId, campaign, clock, leaseMs, until, localStart), probe: probed as Probed<P> };
   }
 
   /** Aborted once the lease may be lost: stop claiming and sending. */

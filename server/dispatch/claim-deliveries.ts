@@ -1,6 +1,7 @@
 import { getTableColumns, sql, type SQL } from "drizzle-orm";
 import { tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
+import type { At, Bind } from "../../db/params";
 import { campaigns, channels, deliveries, monitoringGroups, segmentChannels } from "../../db/schema";
 import { brasiliaDay } from "../numbers/budget";
 import { countOnDay } from "../numbers/group-creations";
@@ -21,7 +22,7 @@ export const deliveryLeaseMs = campaignLeaseMs;
  * cooling, capped, restricted, logged out or banned) and its least gap since its last send has passed
  * (`next_send_at`, set only for a channel with min_send_gap_seconds).
  */
-export const channelCanSendSql = (alias: string, at: Date) =>
+export const channelCanSendSql = (alias: string, at: At) =>
   sql<boolean>`(${sendableChannelSql(alias, at)} and (${sql.raw(alias)}.next_send_at is null or ${sql.raw(alias)}.next_send_at <= ${tsParam(at)}))`;
 
 /**
@@ -30,7 +31,7 @@ export const channelCanSendSql = (alias: string, at: Date) =>
  * Once it is sent or finally failed, the segment's groups go. (If its channel cannot send and failover has no
  * other for it, the segment's groups do not wait for it; it goes when its channel can, and the campaign finishes after it.)
  */
-const monitoringCopyOpen = (campaignId: string, now: Date) => sql`exists (
+const monitoringCopyOpen = (campaignId: Bind<string>, now: At) => sql`exists (
   select 1 from ${deliveries} m join ${channels} mc on mc.id = m.channel_id
   where m.campaign_id = ${campaignId} and ${monitoringPosition("m")} and m.is_monitoring and m.state in ('pending', 'sending') and ${sendableChannelSql("mc", now)})`;
 
@@ -68,9 +69,62 @@ export async function claimDeliveries(
   start?: ClaimStart,
   budget: ClaimBudget = { at: now, day: brasiliaDay(now), limits: [] },
 ) {
+  const variant: ClaimVariant = { from: start?.from ?? null, lease: Boolean(lease), limited: budget.limits.length > 0 };
+  const statement = claimStatement(db, variant);
+  const claimed = await statement.execute({
+    id: campaignId,
+    now: now.toISOString(),
+    at: budget.at.toISOString(),
+    day: budget.day,
+    limit,
+    lease_until: lease ? lease.until.toISOString() : null,
+    row_lease: (lease?.until ?? new Date(now.getTime() + deliveryLeaseMs)).toISOString(),
+    budget: JSON.stringify(budget.limits.map((l) => ({ id: l.id, cap: l.cap, gap_ms: l.gapMs }))),
+  });
+  if (statement.moving) eventsRecorded();
+  return claimed.sort((a, b) => a.position - b.position);
+}
+
+/** What shapes the claim's statement (each shape is built and prepared once per database handle). */
+interface ClaimVariant {
+  /** A first loop's claim: the statuses the campaign moves to `sending` from. */
+  from: ClaimStart["from"] | null;
+  /** Taken under a campaign lease (the fencing token `lease_until`). */
+  lease: boolean;
+  /** Some of the tenant's channels have a cap or a least gap (the `budget` rows). */
+  limited: boolean;
+}
+
+const claimStatements = new WeakMap<Db, Map<string, ReturnType<typeof buildClaim>>>();
+
+function claimStatement(db: Db, variant: ClaimVariant) {
+  let forDb = claimStatements.get(db);
+  if (!forDb) {
+    forDb = new Map();
+    claimStatements.set(db, forDb);
+  }
+  const key = `${variant.from?.join(",") ?? ""}|${variant.lease}|${variant.limited}`;
+  let statement = forDb.get(key);
+  if (!statement) {
+    statement = buildClaim(db, variant);
+    forDb.set(key, statement);
+  }
+  return statement;
+}
+
+/**
+ * The claim's statement for one shape, with placeholders for every value of a call: `id` (the campaign), `now`,
+ * `at` (when the sends go out: the budgets' moment), `day` (its Brasília day), `limit`, `lease_until` (the
+ * campaign lease's token), `row_lease` (the claimed rows' lease), `budget` (JSON: the limited channels).
+ */
+function buildClaim(db: Db, variant: ClaimVariant) {
+  const id = sql.placeholder("id");
+  const now = sql.placeholder("now");
+  const at = sql.placeholder("at");
+  const day = sql.placeholder("day");
   // A campaign's first loop (or its first after a pause): the campaign moves to `sending` in this statement
   // (status events included) and rows are taken only if it did.
-  const transitionParts = start ? transitionCtes(db, campaignId, start.from, "sending", now) : null;
+  const transitionParts = variant.from ? transitionCtes(db, id, variant.from, "sending", now) : null;
   const moving = transitionParts && {
     ...transitionParts,
     started: db.$with("started", {}).as(
@@ -80,29 +134,22 @@ export async function claimDeliveries(
   };
   // The statement's snapshot still shows the status the campaign moves from.
   const statuses = ["sending", ...(moving?.sources ?? [])];
-  const at = tsParam(budget.at);
-  const leaseHeld = lease
-    ? sql`and exists (select 1 from ${campaigns} lc where lc.id = ${campaignId} and lc.lease_until = ${lease.until.toISOString()}::timestamptz
-          and lc.status in (${sql.join(
-            statuses.map((x) => sql`${x}`),
-            sql`, `,
-          )}))`
+  const atTs = tsParam(at);
+  const leaseHeld = variant.lease
+    ? sql`and exists (select 1 from ${campaigns} lc where lc.id = ${id} and lc.lease_until = ${tsParam(sql.placeholder("lease_until"))}
+          and lc.status in (${sql.raw(statuses.map((x) => `'${x}'`).join(", "))}))`
     : sql``;
   // Position order walks deliveries_open_idx; the monitoring copy (position -1) comes first.
   const picked = db.$with("picked", {}).as(sql`select d.id, d.channel_id, d.position from ${deliveries} d join ${channels} c on c.id = d.channel_id
-      where d.campaign_id = ${campaignId} and d.state = 'pending' and (d.not_before is null or d.not_before <= ${tsParam(now)})
-        and ${channelCanSendSql("c", budget.at)}
-        and (d.is_monitoring or not ${monitoringCopyOpen(campaignId, now)}) ${leaseHeld}
-      order by d.position limit ${limit} for update of d skip locked`);
+      where d.campaign_id = ${id} and d.state = 'pending' and (d.not_before is null or d.not_before <= ${tsParam(now)})
+        and ${channelCanSendSql("c", at)}
+        and (d.is_monitoring or not ${monitoringCopyOpen(id, now)}) ${leaseHeld}
+      order by d.position limit ${sql.placeholder("limit")} for update of d skip locked`);
   // The picked rows' channels, locked in id order (two claims never lock them crosswise); their day's sends so far.
-  const locked = db.$with("usage_locked", {}).as(sql`select c.id, ${countOnDay("c", "sent_today", budget.day)}::int as used,
+  const locked = db.$with("usage_locked", {}).as(sql`select c.id, ${countOnDay("c", "sent_today", day)}::int as used,
       c.next_send_at from ${channels} c where c.id = any(array(select distinct channel_id from picked)) order by c.id for update`);
-  const limited = budget.limits.length > 0;
-  const limits = db
-    .$with("budget", {})
-    .as(
-      sql`select * from json_to_recordset(${JSON.stringify(budget.limits.map((l) => ({ id: l.id, cap: l.cap, gap_ms: l.gapMs })))}::json) as b(id text, cap int, gap_ms int)`,
-    );
+  const limited = variant.limited;
+  const limits = db.$with("budget", {}).as(sql`select * from json_to_recordset(${sql.placeholder("budget")}::json) as b(id text, cap int, gap_ms int)`);
   // What each channel may still send now: the rest of its cap, and one send when its gap has passed (null: no limit).
   const taken = db.$with("taken", {}).as(
     limited
@@ -110,28 +157,33 @@ export async function claimDeliveries(
           join usage_locked u on u.id = r.channel_id left join budget b on b.id = r.channel_id
           where b.id is null or r.rn <= coalesce(least(
             case when b.cap is not null then greatest(b.cap - u.used, 0) end,
-            case when b.gap_ms > 0 then (case when u.next_send_at is null or u.next_send_at <= ${at} then 1 else 0 end) end), r.rn)`
+            case when b.gap_ms > 0 then (case when u.next_send_at is null or u.next_send_at <= ${atTs} then 1 else 0 end) end), r.rn)`
       : sql`select id, channel_id from picked`,
   );
-  const usage = db.$with("usage", {}).as(sql`update ${channels} c set usage_day = ${budget.day},
-        sent_today = u.used + coalesce(t.n, 0), groups_created_today = ${countOnDay("c", "groups_created_today", budget.day)}
-        ${limited ? sql`, next_send_at = case when coalesce(t.n, 0) > 0 and b.gap_ms > 0 then ${at} + make_interval(secs => b.gap_ms / 1000.0) else c.next_send_at end` : sql``}
+  const usage = db.$with("usage", {}).as(sql`update ${channels} c set usage_day = ${day},
+        sent_today = u.used + coalesce(t.n, 0), groups_created_today = ${countOnDay("c", "groups_created_today", day)}
+        ${limited ? sql`, next_send_at = case when coalesce(t.n, 0) > 0 and b.gap_ms > 0 then ${atTs} + make_interval(secs => b.gap_ms / 1000.0) else c.next_send_at end` : sql``}
       from usage_locked u left join (select channel_id, count(*)::int as n from taken group by channel_id) t on t.channel_id = u.id
         ${limited ? sql`left join budget b on b.id = u.id` : sql``}
       where c.id = u.id
       returning c.id, ${limited ? sql`(b.cap is not null and c.sent_today >= b.cap)` : sql`false`} as capped`);
   const ctes = [...(moving ? [moving.locked, moving.recorded, moving.started] : []), picked, locked, ...(limited ? [limits] : []), taken, usage];
-  const claimed = await db
+  const prepared = db
     .with(...ctes)
     .update(deliveries)
-    .set({ state: "sending", attempts: sql`${deliveries.attempts} + 1`, leaseUntil: lease?.until ?? new Date(now.getTime() + deliveryLeaseMs), updatedAt: now })
+    .set({
+      state: "sending",
+      attempts: sql`${deliveries.attempts} + 1`,
+      leaseUntil: sql`${tsParam(sql.placeholder("row_lease"))}`,
+      updatedAt: sql`${tsParam(now)}`,
+    })
     .where(sql`${deliveries.id} in (select id from taken) ${moving ? sql`and exists (select 1 from started)` : sql``}`)
     .returning({
       ...getTableColumns(deliveries),
       cappedChannels: sql<string[] | null>`(select json_agg(id) from usage where capped)`,
-    });
-  if (moving) eventsRecorded();
-  return claimed.sort((a, b) => a.position - b.position);
+    })
+    .prepare("claim_deliveries");
+  return Object.assign(prepared, { moving: Boolean(moving) });
 }
 
 /** A claim that also starts the campaign: it moves from one of `from` to `sending` in the claim's statement. */
@@ -143,7 +195,9 @@ export interface ClaimStart {
  * The channels a campaign is sent through, for the small probes that look at channels rather than rows: the
  * segment's channels and its monitoring group's (a delivery moves only among those).
  */
-const campaignChannels = (campaignId: string) => sql`(select sc.channel_id from ${segmentChannels} sc join ${campaigns} cc on cc.segment_id = sc.segment_id
+const campaignChannels = (
+  campaignId: Bind<string>,
+) => sql`(select sc.channel_id from ${segmentChannels} sc join ${campaigns} cc on cc.segment_id = sc.segment_id
     where cc.id = ${campaignId}
   union select mg.channel_id from ${monitoringGroups} mg join ${campaigns} cm on cm.segment_id = mg.segment_id where cm.id = ${campaignId})`;
 
@@ -154,7 +208,7 @@ const campaignChannels = (campaignId: string) => sql`(select sc.channel_id from 
  * `sendable` is capped at 100, the largest dispatches_per_loop. `blocked`: one of the campaign's channels
  * cannot send (offline, or its health stops it): its pending deliveries may have to move (failover.ts).
  */
-export function outlookProbe(campaignId: string, now: Date) {
+export function outlookProbe(campaignId: Bind<string>, now: At) {
   const at = tsParam(now);
   const open = sql`from ${deliveries} d join ${channels} c on c.id = d.channel_id where d.campaign_id = ${campaignId}`;
   return {

@@ -1,5 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import { tsParam } from "../../db/errors";
+import type { At } from "../../db/params";
 import { campaigns } from "../../db/schema";
 import type { Settings } from "../settings/schema";
 
@@ -13,7 +14,7 @@ const recheckMs = 1000;
  * campaign lets the next start (queue_ready_at). Only a pending campaign's row evaluates them (a CASE:
  * the subqueries of a sending one never run).
  */
-export function queueProbe(now: Date) {
+export function queueProbe(now: At) {
   const at = tsParam(now);
   const tenantQueue = sql.raw(`q.tenant_id = "campaigns".tenant_id and q.id <> "campaigns".id`);
   const channelQueue = sql.raw(`q.tenant_id = "campaigns".tenant_id and q.id <> "campaigns".id and q.segment_id in (

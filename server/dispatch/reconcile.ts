@@ -1,6 +1,7 @@
 import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { tsParam } from "../../db/errors";
+import type { At, Bind } from "../../db/params";
 import { campaigns, deliveries } from "../../db/schema";
 import type { LookupResult, MessagingProvider, Receipt } from "../messaging/provider";
 import { getSettings } from "../settings/get-settings";
@@ -12,7 +13,7 @@ import { outcomeUnknownError, recordFailure, recordLateSent, recordSent, sendRet
 export const negativeLookupsBeforeResend = 2;
 
 /** Whether the campaign has deliveries for reconcileInFlight, as a SQL expression (read with the step's lease). */
-export const staleProbe = (campaignId: string, now: Date) =>
+export const staleProbe = (campaignId: Bind<string>, now: At) =>
   sql<boolean>`exists (select 1 from ${deliveries} s where s.campaign_id = ${campaignId} and s.state = 'sending' and s.lease_until < ${tsParam(now)})`;
 
 /**

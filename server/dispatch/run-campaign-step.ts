@@ -7,7 +7,7 @@ import { savedSettingsSql, settingsFrom } from "../settings/get-settings";
 import type { Settings } from "../settings/schema";
 import { recordRateLimited } from "../numbers/health";
 import { buildMessage } from "./build-message";
-import { CampaignLease, type Released } from "./campaign-lease";
+import { acquirePlaceholders, acquireStatement, CampaignLease, campaignLeaseMs, type Released } from "./campaign-lease";
 import { budgetChannelsSql, channelBudgets, type BudgetChannel, type ClaimBudget } from "./channel-budgets";
 import { markClaimedCaps, markReachedCaps, settleChannelUsage, type UsageSettlement } from "./channel-usage";
 import { claimDeliveries, deliveryOutlook, outlookOf, outlookProbe, type ClaimStart } from "./claim-deliveries";
@@ -18,6 +18,17 @@ import { autoPauseAfterFailures, recordFailure, recordSentMany, recordUnknown, r
 import { reconcileInFlight, staleProbe } from "./reconcile";
 import { queueFreeAt, queueProbe } from "./queue";
 import { transition } from "./transition";
+
+/** A step's lease statement, which also reads what the planner needs (built once: acquireStatement). */
+const stepAcquire = acquireStatement("campaign_step_acquire", {
+  ...outlookProbe(acquirePlaceholders.id, acquirePlaceholders.now),
+  stale: staleProbe(acquirePlaceholders.id, acquirePlaceholders.now),
+  ...queueProbe(acquirePlaceholders.now),
+  // Qualified by hand: drizzle writes a RETURNING's columns unqualified, and tenant_settings has a tenant_id too.
+  settings: savedSettingsSql(sql.raw(`"campaigns".tenant_id`)),
+  // The tenant's numbers' own limits and first pairing: the claim's budgets (channel-budgets.ts).
+  budgetChannels: budgetChannelsSql(sql.raw(`"campaigns".tenant_id`)),
+});
 
 export interface DispatchDeps {
   db: Db;
@@ -58,15 +69,7 @@ export async function runCampaignStep(deps: DispatchDeps, campaignId: string): P
   const now = clock();
   // The lease's UPDATE also reads what the planner needs (one round trip): the tenant's settings, whether
   // anything is left to reconcile, and the deliveries' outlook.
-  const acquired = await CampaignLease.acquire(db, campaignId, clock, deps.leaseMs, {
-    ...outlookProbe(campaignId, now),
-    stale: staleProbe(campaignId, now),
-    ...queueProbe(now),
-    // Qualified by hand: drizzle writes a RETURNING's columns unqualified, and tenant_settings has a tenant_id too.
-    settings: savedSettingsSql(sql.raw(`"campaigns".tenant_id`)),
-    // The tenant's numbers' own limits and first pairing: the claim's budgets (channel-budgets.ts).
-    budgetChannels: budgetChannelsSql(sql.raw(`"campaigns".tenant_id`)),
-  });
+  const acquired = await CampaignLease.acquire(db, campaignId, clock, deps.leaseMs ?? campaignLeaseMs, stepAcquire);
   if (!acquired) {
     const [exists] = await db.select({ id: campaigns.id }).from(campaigns).where(eq(campaigns.id, campaignId));
     return { plan: exists ? "busy" : "gone", nextRunAt: exists ? new Date(now.getTime() + 1000) : null, pacing: false, sent: 0 };

@@ -1,5 +1,6 @@
 import { inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import type { At, Bind } from "../../db/params";
 import { campaigns } from "../../db/schema";
 import { eventsRecorded, insertEventsSql } from "../outbox/record-event";
 import { progressEventSql, statusEventSql } from "./campaign-events";
@@ -59,7 +60,7 @@ export async function transition(
  * first loop does it in its own statement (claimDeliveries' `start`). Null when no status of `from` may
  * move to `to`.
  */
-export function transitionCtes(db: Db, campaignId: string, from: Status[], to: Status, at: Date) {
+export function transitionCtes(db: Db, campaignId: Bind<string>, from: Status[], to: Status, at: At) {
   const sources = from.filter((s) => canTransition(s, to));
   if (sources.length === 0) return null;
   const final = to === "completed" || to === "failed" || to === "canceled";

@@ -7,6 +7,7 @@
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
+import type { Bind } from "../../db/params";
 import { channels } from "../../db/schema";
 import { brasiliaDay, effectiveBudget } from "./budget";
 import type { HealthState } from "./health";
@@ -78,7 +79,7 @@ export async function groupCreators(db: Db | Tx, tenantId: string, channelIds: s
  * sends, takeGroupCreation creations), so a new day starts both: without it, a number's first send of the day
  * carried yesterday's creations into today, against its `group_create_cap`.
  */
-export const countOnDay = (alias: string, counter: "sent_today" | "groups_created_today", day: string) =>
+export const countOnDay = (alias: string, counter: "sent_today" | "groups_created_today", day: Bind<string>) =>
   sql`(case when ${sql.raw(alias)}.usage_day = ${day} then ${sql.raw(`${alias}.${counter}`)} else 0 end)`;
 
 /**

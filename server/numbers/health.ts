@@ -7,6 +7,7 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { tsParam } from "../../db/errors";
+import type { At } from "../../db/params";
 import { env } from "../env";
 import { channels, type channelHealthStates } from "../../db/schema";
 import { recordEvent } from "../outbox/record-event";
@@ -26,7 +27,7 @@ const quoted = (states: readonly string[]) => sql.raw(states.map((s) => `'${s}'`
  * Whether the channel row `alias` can send at `now`, as SQL: connected, and in a sending state or in a timed
  * state whose `health_until` has passed (the sweep that writes it back to ok/warming may not have run yet).
  */
-export function sendableChannelSql(alias: string, now: Date): SQL<boolean> {
+export function sendableChannelSql(alias: string, now: At): SQL<boolean> {
   const r = (column: string) => sql.raw(`${alias}.${column}`);
   return sql<boolean>`(${r("status")} = 'connected' and (${r("health_state")} in (${quoted(sendingStates)})
     or (${r("health_state")} in (${quoted(timedStates)}) and ${r("health_until")} <= ${tsParam(now)})))`;

@@ -1,5 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
+import { isoOf, type At } from "../../db/params";
 import { outboxEvents } from "../../db/schema";
 import type { EventData, EventPayload, EventType } from "../webhooks/events";
 import { wakeWebhooks } from "../webhooks/wake";
@@ -34,12 +35,12 @@ export function insertEventSql(e: EventSelect, at: Date): SQL {
  * Several events built in SQL, in one INSERT and in this order (their ids, which the webhooks deliver by,
  * follow it): two INSERTs in CTEs of one statement run in no defined order.
  */
-export function insertEventsSql(events: EventSelect[], at: Date): SQL {
+export function insertEventsSql(events: EventSelect[], at: At): SQL {
   const parts = events.map(
     (e, i) => sql`select ${i}::int as ord, ${e.tenantId} as tenant_id, ${e.type}::text as type, ${e.payload} as payload from ${e.source}`,
   );
   return sql`insert into ${outboxEvents} (tenant_id, type, payload, created_at)
-    select e.tenant_id, e.type, e.payload, ${at.toISOString()}::timestamptz from (${sql.join(parts, sql` union all `)}) e order by e.ord`;
+    select e.tenant_id, e.type, e.payload, ${isoOf(at)}::timestamptz from (${sql.join(parts, sql` union all `)}) e order by e.ord`;
 }
 
 /** recordEvent for an event built in SQL, inside the change's transaction. */
