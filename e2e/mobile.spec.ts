@@ -1,6 +1,6 @@
 /**
- * The dashboard on a phone (issue 26 item 6; docs/dashboard.md#no-celular) and the overview home page
- * (item 5; docs/dashboard.md#visao-geral), in Chromium with touch at 390×844: a launch created and a
+ * The dashboard on a phone (issue 26 item 6; docs/dashboard.md#on-a-phone) and the overview home page
+ * (item 5; docs/dashboard.md#overview), in Chromium with touch at 390×844: a launch created and a
  * campaign sent by taps alone (page.tap; text typed with fill), then every dashboard page checked for a
  * page that scrolls sideways (scrollWidth > clientWidth) and for tap targets under 44 px; the overview
  * after that campaign and launch, on the phone and on a desktop, screenshotted under e2e/artifacts.

@@ -1,5 +1,5 @@
 /**
- * The dashboard on a phone (docs/dashboard.md#no-celular): a touch context at 390×844, navigation through
+ * The dashboard on a phone (docs/dashboard.md#on-a-phone): a touch context at 390×844, navigation through
  * the menu button by taps, and the two checks every page must pass there: no horizontal scroll of the
  * page, and every control at least 44 px in both directions.
  */

@@ -21,7 +21,7 @@ const sections: { label: string; href: string }[] = [
 ];
 
 /**
- * The menu. On a phone (docs/dashboard.md#no-celular) it is a bar with the brand and a "Menu" button:
+ * The menu. On a phone (docs/dashboard.md#on-a-phone) it is a bar with the brand and a "Menu" button:
  * the links and the account open under it and close again once a page is chosen.
  */
 export function Sidebar({ userName, userEmail }: { userName: string; userEmail: string }) {

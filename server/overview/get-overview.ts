@@ -11,7 +11,7 @@ import { webhooksFailing } from "./webhooks-failing";
 /** A number in one of these states needs someone to look (docs/numbers.md: the states and what to do). */
 const troubledStates = new Set(["cooling", "capped", "restricted", "logged_out", "banned"]);
 
-/** The dashboard's home (docs/dashboard.md#visao-geral): everything of the tenant's day in one answer. */
+/** The dashboard's home (docs/dashboard.md#overview): everything of the tenant's day in one answer. */
 export async function getOverview(db: Db, tenantId: string, now: Date): Promise<Overview> {
   const [campaigns, sends, channelRows, launches, webhooks] = await Promise.all([
     overviewCampaigns(db, tenantId, now),

@@ -2,8 +2,8 @@ import { z } from "zod";
 import { campaignStatuses, channelHealthStates, launchStatuses, pauseReasons } from "../../db/schema";
 
 /**
- * The dashboard's overview (docs/dashboard.md#visao-geral): one answer for the home page, read in one
- * query. Dashboard only (a session procedure, not in the REST API): docs/decisions.md#overview.
+ * The dashboard's overview (docs/dashboard.md#overview): one answer for the home page, read in one
+ * query. Dashboard only (a session procedure, not in the REST API): docs/decisions.md#dashboard-overview-and-phones.
  */
 const groups = z.object({ total: z.number().int(), sent: z.number().int(), pending: z.number().int(), failed: z.number().int() });
 

@@ -1,5 +1,5 @@
 /**
- * The dashboard's overview (docs/dashboard.md#visao-geral) over /api/trpc with a real session cookie, as
+ * The dashboard's overview (docs/dashboard.md#overview) over /api/trpc with a real session cookie, as
  * the home page calls it: its figures are what was done through the REST API, the simulator and the
  * join link; another account's campaigns, numbers, launches and webhooks never appear in it.
  */
