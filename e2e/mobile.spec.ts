@@ -7,31 +7,14 @@
  */
 import type { Page } from "playwright-core";
 import { apiCaller, newAccount, signUp, withPage } from "./flows";
-import { assert, eventually, expectText, expectUrl, expectVisible, type E2EContext, type E2ETest } from "./harness";
-import { checkPhoneLayout, phoneContext, phoneViewport, tapMenu } from "./phone";
+import { assert, eventually, expectText, expectUrl, expectVisible, type E2ETest } from "./harness";
+import { checkPhoneLayout, phone, phoneViewport, tapMenu } from "./phone";
 
 const channel = "Canal Celular";
 const segment = "Turma celular";
 const launchName = "Lançamento no celular";
 const campaignName = "Aviso pelo celular";
 const lead = "5511987650042";
-
-/** A fresh page in the phone context; a page error or a failed step saves a screenshot. */
-async function withPhone(ctx: E2EContext, run: (page: Page) => Promise<void>, viewport = phoneViewport) {
-  const context = await phoneContext(ctx, viewport);
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on("pageerror", (err) => errors.push(err.message));
-  try {
-    await run(page);
-    assert(errors.length === 0, `errors in the browser: ${errors.join(" | ")}`);
-  } catch (err) {
-    await ctx.screenshot(page, "phone-failure").catch(() => {});
-    throw err;
-  } finally {
-    await context.close();
-  }
-}
 
 /** Waits for the page's own content (its h1) after a navigation. */
 async function settled(page: Page) {
@@ -42,140 +25,146 @@ async function settled(page: Page) {
   await eventually(async () => assert((await page.getByText("Carregando…").count()) === 0, "still loading"), 20_000);
 }
 
+/** Taps a link of the page and checks the page it opens before anything is typed there. */
+async function tapLinkAndCheck(page: Page, name: string, url: RegExp) {
+  await page.getByRole("link", { name }).tap();
+  await expectUrl(page, url);
+  await settled(page);
+  await checkPhoneLayout(page, url.source);
+}
+
 export const tests: E2ETest[] = [
   {
     name: "phone: a launch created and a campaign sent by taps alone; every page at 390×844 without sideways scroll, tap targets ≥ 44 px",
     async run(ctx) {
       const { baseUrl, log } = ctx;
-      await withPhone(ctx, async (page) => {
-        await signUp(page, newAccount("phone"));
-        // The menu is a bar with a button: the first screen shows the page, not the links.
-        const bar = await page.locator(".sidebar").boundingBox();
-        assert(bar && bar.height < 90, `the menu takes ${bar?.height} px of the first screen`);
-        assert(!(await page.getByRole("navigation", { name: "Navegação principal" }).isVisible()), "the menu's links show before the button is tapped");
-        const h1 = await page.locator("main h1").boundingBox();
-        assert(h1 && h1.y < 200, `the page's title starts at ${h1?.y} px`);
-        await ctx.screenshot(page, "phone-channels-first-screen");
+      await withPage(
+        ctx,
+        async (page) => {
+          await signUp(page, newAccount("phone"));
+          // The menu is a bar with a button: the first screen shows the page, not the links.
+          const bar = await page.locator(".sidebar").boundingBox();
+          assert(bar && bar.height < 90, `the menu takes ${bar?.height} px of the first screen`);
+          assert(!(await page.getByRole("navigation", { name: "Navegação principal" }).isVisible()), "the menu's links show before the button is tapped");
+          const h1 = await page.locator("main h1").boundingBox();
+          assert(h1 && h1.y < 200, `the page's title starts at ${h1?.y} px`);
+          await ctx.screenshot(page, "phone-channels-first-screen");
 
-        // An API key by taps, for the setup a script would do.
-        await tapMenu(page, "Chaves de API", /\/api-keys$/);
-        await page.getByLabel("Nome da chave").fill("Chave do celular");
-        await page.getByRole("button", { name: "Criar chave" }).tap();
-        const keyField = page.getByLabel("Nova chave de API");
-        await expectVisible(keyField);
-        const api = apiCaller(baseUrl, await keyField.inputValue());
-        await page.getByRole("button", { name: "Já copiei, fechar" }).tap();
+          // An API key by taps, for the setup a script would do.
+          await tapMenu(page, "Chaves de API", /\/api-keys$/);
+          await page.getByLabel("Nome da chave").fill("Chave do celular");
+          await page.getByRole("button", { name: "Criar chave" }).tap();
+          const keyField = page.getByLabel("Nova chave de API");
+          await expectVisible(keyField);
+          const api = apiCaller(baseUrl, await keyField.inputValue());
+          await page.getByRole("button", { name: "Já copiei, fechar" }).tap();
 
-        // A channel by taps.
-        await tapMenu(page, "Canais", /\/channels$/);
-        await page.getByLabel("Nome do canal").fill(channel);
-        await page.getByRole("button", { name: "Criar canal" }).tap();
-        const row = page.getByRole("row").filter({ has: page.getByRole("link", { name: channel, exact: true }) });
-        await expectText(row, "Conectado", 30_000);
-        const channelId = decodeURIComponent((await page.getByRole("link", { name: channel, exact: true }).getAttribute("href"))?.split("/").pop() ?? "");
+          // A channel by taps.
+          await tapMenu(page, "Canais", /\/channels$/);
+          await page.getByLabel("Nome do canal").fill(channel);
+          await page.getByRole("button", { name: "Criar canal" }).tap();
+          const row = page.getByRole("row").filter({ has: page.getByRole("link", { name: channel, exact: true }) });
+          await expectText(row, "Conectado", 30_000);
+          const channelId = decodeURIComponent((await page.getByRole("link", { name: channel, exact: true }).getAttribute("href"))?.split("/").pop() ?? "");
 
-        // No pauses, and a segment of 5 groups (set up as a script would; the segment pages are checked below).
-        await api("PATCH", "/api/external/edit-settings", {
-          dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
-        });
-        const groups = (await api("GET", `/api/external/list-groups/${channelId}`)).groups.slice(0, 5).map((g: { id_group: string }) => g.id_group);
-        const seg = await api("POST", "/api/external/create-segment", { name: segment, id_channel: [channelId], groups });
+          // No pauses, and a segment of 5 groups (set up as a script would; the segment pages are checked below).
+          await api("PATCH", "/api/external/edit-settings", {
+            dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
+          });
+          const groups = (await api("GET", `/api/external/list-groups/${channelId}`)).groups.slice(0, 5).map((g: { id_group: string }) => g.id_group);
+          const seg = await api("POST", "/api/external/create-segment", { name: segment, id_channel: [channelId], groups });
 
-        // A launch by taps alone.
-        await tapMenu(page, "Lançamentos", /\/launches$/);
-        await page.getByRole("link", { name: "Novo lançamento" }).tap();
-        await expectUrl(page, /\/launches\/new$/);
-        await settled(page);
-        await checkPhoneLayout(page, "/launches/new");
-        await page.getByLabel("Nome do lançamento").fill(launchName);
-        await page.getByRole("checkbox", { name: channel }).tap();
-        assert(await page.getByRole("checkbox", { name: channel }).isChecked(), "tapping the channel did not check it");
-        await page.getByLabel("Capacidade por grupo").fill("50");
-        await page.getByLabel("Margem").fill("1");
-        await page.getByLabel("Grupos criados agora").fill("1");
-        await ctx.screenshot(page, "phone-launch-new");
-        await page.getByRole("button", { name: "Criar lançamento" }).tap();
-        await expectUrl(page, /\/launches\/launch_[0-9a-f-]+$/, 30_000);
-        await expectVisible(page.getByRole("heading", { name: launchName, level: 1 }));
-        const launchPath = new URL(page.url()).pathname;
-        log("launch created by taps");
+          // A launch by taps alone.
+          await tapMenu(page, "Lançamentos", /\/launches$/);
+          await tapLinkAndCheck(page, "Novo lançamento", /\/launches\/new$/);
+          await page.getByLabel("Nome do lançamento").fill(launchName);
+          await page.getByRole("checkbox", { name: channel }).tap();
+          assert(await page.getByRole("checkbox", { name: channel }).isChecked(), "tapping the channel did not check it");
+          await page.getByLabel("Capacidade por grupo").fill("50");
+          await page.getByLabel("Margem").fill("1");
+          await page.getByLabel("Grupos criados agora").fill("1");
+          await ctx.screenshot(page, "phone-launch-new");
+          await page.getByRole("button", { name: "Criar lançamento" }).tap();
+          await expectUrl(page, /\/launches\/launch_[0-9a-f-]+$/, 30_000);
+          await expectVisible(page.getByRole("heading", { name: launchName, level: 1 }));
+          const launchPath = new URL(page.url()).pathname;
+          log("launch created by taps");
 
-        // Someone follows the join link and joins (the simulator plays WhatsApp).
-        const joinUrl = await page.getByTestId("join-url").inputValue();
-        const clicked = await fetch(`${baseUrl}${new URL(joinUrl).pathname}`, {
-          redirect: "manual",
-          headers: { "user-agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) Mobile/15E148" },
-        });
-        assert(clicked.status === 302, `the join link answered ${clicked.status}`);
-        const invite = new URL(clicked.headers.get("location") ?? "").pathname.slice(1);
-        await api("POST", `/api/simulator/invites/${encodeURIComponent(invite)}/join`, { participant: lead });
+          // Someone follows the join link and joins (the simulator plays WhatsApp).
+          const joinUrl = await page.getByTestId("join-url").inputValue();
+          const clicked = await fetch(`${baseUrl}${new URL(joinUrl).pathname}`, {
+            redirect: "manual",
+            headers: { "user-agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) Mobile/15E148" },
+          });
+          assert(clicked.status === 302, `the join link answered ${clicked.status}`);
+          const invite = new URL(clicked.headers.get("location") ?? "").pathname.slice(1);
+          await api("POST", `/api/simulator/invites/${encodeURIComponent(invite)}/join`, { participant: lead });
 
-        // A campaign sent by taps alone.
-        await tapMenu(page, "Campanhas", /\/campaigns$/);
-        await page.getByRole("link", { name: "Nova campanha" }).tap();
-        await expectUrl(page, /\/campaigns\/new$/);
-        await settled(page);
-        await checkPhoneLayout(page, "/campaigns/new");
-        await page.getByLabel("Nome da campanha").fill(campaignName);
-        await page.getByLabel("Segmento", { exact: true }).selectOption({ label: `${segment} (5 grupos)` });
-        await page.getByLabel("Mensagem", { exact: true }).fill("Aula hoje às 20h!");
-        await page.getByRole("button", { name: "Criar e enviar agora" }).tap();
-        await expectUrl(page, /\/campaigns\/campaign_[0-9a-f-]+$/, 20_000);
-        await expectText(page.getByTestId("campaign-status"), "Concluída", 60_000);
-        const campaignPath = new URL(page.url()).pathname;
-        log("campaign sent by taps");
+          // A campaign sent by taps alone.
+          await tapMenu(page, "Campanhas", /\/campaigns$/);
+          await tapLinkAndCheck(page, "Nova campanha", /\/campaigns\/new$/);
+          await page.getByLabel("Nome da campanha").fill(campaignName);
+          await page.getByLabel("Segmento", { exact: true }).selectOption({ label: `${segment} (5 grupos)` });
+          await page.getByLabel("Mensagem", { exact: true }).fill("Aula hoje às 20h!");
+          await page.getByRole("button", { name: "Criar e enviar agora" }).tap();
+          await expectUrl(page, /\/campaigns\/campaign_[0-9a-f-]+$/, 20_000);
+          await expectText(page.getByTestId("campaign-status"), "Concluída", 60_000);
+          const campaignPath = new URL(page.url()).pathname;
+          log("campaign sent by taps");
 
-        // Every dashboard page, as a phone shows it.
-        const pages: [string, string][] = [
-          ["overview", "/overview"],
-          ["channels", "/channels"],
-          ["channel", `/channels/${channelId}`],
-          ["segments", "/segments"],
-          ["segment-new", "/segments/new"],
-          ["segment", `/segments/${seg.id_segment}`],
-          ["launches", "/launches"],
-          ["launch-new", "/launches/new"],
-          ["launch", launchPath],
-          ["campaigns", "/campaigns"],
-          ["campaign-new", "/campaigns/new"],
-          ["campaign", campaignPath],
-          ["integrations", "/integrations"],
-          ["webhooks", "/webhooks"],
-          ["apps", "/apps"],
-          ["api-keys", "/api-keys"],
-          ["settings", "/settings"],
-          ["account", "/account"],
-        ];
-        const failures: string[] = [];
-        for (const [name, path] of pages) {
-          await page.goto(path);
-          await settled(page);
-          if (name === "segment-new") await page.getByRole("checkbox", { name: channel }).tap();
-          await ctx.screenshot(page, `phone-${name}`);
-          try {
-            await checkPhoneLayout(page, path);
-          } catch (err) {
-            failures.push((err as Error).message);
+          // Every dashboard page, as a phone shows it.
+          const pages: [string, string][] = [
+            ["overview", "/overview"],
+            ["channels", "/channels"],
+            ["channel", `/channels/${channelId}`],
+            ["segments", "/segments"],
+            ["segment-new", "/segments/new"],
+            ["segment", `/segments/${seg.id_segment}`],
+            ["launches", "/launches"],
+            ["launch-new", "/launches/new"],
+            ["launch", launchPath],
+            ["campaigns", "/campaigns"],
+            ["campaign-new", "/campaigns/new"],
+            ["campaign", campaignPath],
+            ["integrations", "/integrations"],
+            ["webhooks", "/webhooks"],
+            ["apps", "/apps"],
+            ["api-keys", "/api-keys"],
+            ["settings", "/settings"],
+            ["account", "/account"],
+          ];
+          const failures: string[] = [];
+          for (const [name, path] of pages) {
+            await page.goto(path);
+            await settled(page);
+            if (name === "segment-new") await page.getByRole("checkbox", { name: channel }).tap();
+            await ctx.screenshot(page, `phone-${name}`);
+            try {
+              await checkPhoneLayout(page, path);
+            } catch (err) {
+              failures.push((err as Error).message);
+            }
+            // The menu opened over the page fits too.
+            if (name === "overview") {
+              await page.getByRole("button", { name: "Menu" }).tap();
+              await ctx.screenshot(page, "phone-menu-open");
+              await checkPhoneLayout(page, `${path} with the menu open`).catch((err) => failures.push((err as Error).message));
+              await page.getByRole("button", { name: "Menu" }).tap();
+            }
           }
-          // The menu opened over the page fits too.
-          if (name === "overview") {
-            await page.getByRole("button", { name: "Menu" }).tap();
-            await ctx.screenshot(page, "phone-menu-open");
-            await checkPhoneLayout(page, `${path} with the menu open`).catch((err) => failures.push((err as Error).message));
-            await page.getByRole("button", { name: "Menu" }).tap();
-          }
-        }
-        assert(failures.length === 0, failures.join("\n"));
-        log(`${pages.length} pages at ${phoneViewport.width}×${phoneViewport.height}: no sideways scroll, tap targets ≥ 44 px`);
+          assert(failures.length === 0, failures.join("\n"));
+          log(`${pages.length} pages at ${phoneViewport.width}×${phoneViewport.height}: no sideways scroll, tap targets ≥ 44 px`);
 
-        // The narrowest phones the issue names, on the pages that were widest.
-        await page.setViewportSize({ width: 360, height: 740 });
-        for (const path of ["/overview", "/channels", launchPath, "/launches/new", "/settings", campaignPath]) {
-          await page.goto(path);
-          await settled(page);
-          await checkPhoneLayout(page, `${path} at 360 px`);
-        }
-      });
+          // The narrowest phones the issue names, on the pages that were widest.
+          await page.setViewportSize({ width: 360, height: 740 });
+          for (const path of ["/overview", "/channels", launchPath, "/launches/new", "/settings", campaignPath]) {
+            await page.goto(path);
+            await settled(page);
+            await checkPhoneLayout(page, `${path} at 360 px`);
+          }
+        },
+        phone(),
+      );
     },
   },
   {
@@ -246,15 +235,19 @@ export const tests: E2ETest[] = [
 
         // The same page on a phone: the session's cookies in a touch context.
         const cookies = await page.context().cookies();
-        await withPhone(ctx, async (phone) => {
-          await phone.context().addCookies(cookies);
-          await phone.goto("/");
-          await expectUrl(phone, /\/overview$/);
-          await expectText(phone.getByTestId("overview-sends-today"), /^6$/, 30_000);
-          await expectText(phone.getByTestId("attention"), "Número banido");
-          await checkPhoneLayout(phone, "/overview");
-          await ctx.screenshot(phone, "overview-phone");
-        });
+        await withPage(
+          ctx,
+          async (onPhone) => {
+            await onPhone.context().addCookies(cookies);
+            await onPhone.goto("/");
+            await expectUrl(onPhone, /\/overview$/);
+            await expectText(onPhone.getByTestId("overview-sends-today"), /^6$/, 30_000);
+            await expectText(onPhone.getByTestId("attention"), "Número banido");
+            await checkPhoneLayout(onPhone, "/overview");
+            await ctx.screenshot(onPhone, "overview-phone");
+          },
+          phone(),
+        );
       });
     },
   },

@@ -3,23 +3,19 @@
  * the menu button by taps, and the two checks every page must pass there: no horizontal scroll of the
  * page, and every control at least 44 px in both directions.
  */
-import type { BrowserContext, Page } from "playwright-core";
-import { assert, expectUrl, expectVisible, type E2EContext } from "./harness";
+import type { BrowserContextOptions, Page } from "playwright-core";
+import { assert, expectUrl, expectVisible } from "./harness";
 
 export const phoneViewport = { width: 390, height: 844 };
 
-/** An iPhone-sized touch context (Chromium, as the issue tried it). */
-export function phoneContext(ctx: E2EContext, viewport = phoneViewport): Promise<BrowserContext> {
-  return ctx.browser.newContext({
-    baseURL: ctx.baseUrl,
-    locale: "pt-BR",
-    viewport,
-    hasTouch: true,
-    isMobile: true,
-    deviceScaleFactor: 2,
-    userAgent: "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36",
-  });
-}
+/** A phone-sized touch context (Chromium, as the issue tried it): withPage's options. */
+export const phone = (viewport = phoneViewport): BrowserContextOptions => ({
+  viewport,
+  hasTouch: true,
+  isMobile: true,
+  deviceScaleFactor: 2,
+  userAgent: "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36",
+});
 
 /** Opens a section of the menu by taps: the menu button, then the link; waits for the page. */
 export async function tapMenu(page: Page, label: string, url: RegExp) {
