@@ -20,7 +20,8 @@ export async function getOverview(db: Db, tenantId: string, now: Date): Promise<
     overviewLaunches(db, tenantId, now),
     webhooksFailing(db, tenantId, now),
   ]);
-  const numbers = (await channelAnswers(db, tenantId, channelRows, now)).map((c) => ({
+  const answers = await channelAnswers(db, tenantId, channelRows, now);
+  const numbers = answers.map((c) => ({
     id_channel: c.id_channel,
     name: c.name,
     phone: c.phone,
@@ -32,22 +33,11 @@ export async function getOverview(db: Db, tenantId: string, now: Date): Promise<
     daily_cap: c.health.daily_cap,
   }));
   const attention: OverviewAttention[] = [];
-  for (const c of numbers) {
-    if (c.status === "disconnected") {
-      attention.push({ kind: "channel_offline", id: c.id_channel, name: c.name, state: c.status, detail: null, count: 1, since: null });
-    }
-    if (troubledStates.has(c.health_state)) {
-      const health = channelRows.find((r) => r.id === c.id_channel)?.healthSince;
-      attention.push({
-        kind: "number",
-        id: c.id_channel,
-        name: c.name,
-        state: c.health_state,
-        detail: c.health_reason,
-        count: 1,
-        since: health?.toISOString() ?? null,
-      });
-    }
+  for (const c of answers) {
+    const about = { id: c.id_channel, name: c.name, count: 1 };
+    // A number taken off is also offline: its own line says why and what to do, once.
+    if (troubledStates.has(c.health.state)) attention.push({ kind: "number", ...about, state: c.health.state, detail: c.health.reason, since: c.health.since });
+    else if (c.status === "disconnected") attention.push({ kind: "channel_offline", ...about, state: c.status, detail: null, since: null });
   }
   for (const c of campaigns.active) {
     if (c.status === "paused") {

@@ -69,7 +69,7 @@ async function campaign(api: Api, name: string, segment: string, extra: Record<s
   return res.json.id_campaign as string;
 }
 
-/** A tenant's day: a campaign sent, one scheduled, one paused, a number banned, a launch with a click and a join, webhooks failing. */
+/** A tenant's day: a campaign sent, one scheduled, one paused, a number banned, another offline, a launch with a click and a join, webhooks failing. */
 async function busyDay(a: Account) {
   const { api } = a;
   expect((await api("PATCH", "/api/external/edit-webhooks", { campaign_status_url: receiver.url })).status).toBe(200);
@@ -89,6 +89,8 @@ async function busyDay(a: Account) {
 
   const banned = await channelWithSegment(api, "Canal Banido", 1);
   expect((await api("POST", `/api/simulator/channels/${banned.channel}/state`, { health: "banned" })).status).toBe(200);
+  const offline = await channelWithSegment(api, "Canal Offline", 1);
+  expect((await api("POST", `/api/simulator/channels/${offline.channel}/state`, { connected: false })).status).toBe(200);
 
   const launch = await api("POST", "/api/external/create-launch", {
     name: "Turma Hoje",
@@ -107,7 +109,7 @@ async function busyDay(a: Account) {
   const code = new URL(launch.json.groups[0].invite_url).pathname.slice(1);
   const joined = await api("POST", `/api/simulator/invites/${encodeURIComponent(code)}/join`, { participant: "5511987650001" });
   expect(joined.status, joined.text).toBe(200);
-  return { main, banned, sent, scheduled, paused, launch: launch.json.id_launch as string };
+  return { main, banned, offline, sent, scheduled, paused, launch: launch.json.id_launch as string };
 }
 
 describe("overview.get", () => {
@@ -128,6 +130,7 @@ describe("overview.get", () => {
     expect(o.numbers.map((n) => [n.name, n.sent_today])).toEqual([
       ["Canal Principal", 4],
       ["Canal Banido", 0],
+      ["Canal Offline", 0],
     ]);
     expect(o.numbers[0].daily_cap).toBe(100);
     expect(o.numbers[1].health_state).toBe("banned");
@@ -148,13 +151,15 @@ describe("overview.get", () => {
     const kinds = o.attention.map((x) => [x.kind, x.id, x.state]);
     expect(kinds).toContainEqual(["number", day.banned.channel, "banned"]);
     expect(kinds).toContainEqual(["campaign_paused", day.paused, "user"]);
+    expect(kinds).toContainEqual(["channel_offline", day.offline.channel, "disconnected"]);
     const failing = o.attention.find((x) => x.kind === "webhooks_failing");
     expect(failing).toMatchObject({ id: "campaign_status", detail: "HTTP 500" });
     // Each campaign_status event the receiver refused is one failing delivery (it never got a 2xx).
     const refused = new Set(receiver.received.map((r) => r.headers["webhook-id"])).size;
     expect(failing?.count).toBeGreaterThanOrEqual(1);
     expect(failing?.count).toBeLessThanOrEqual(refused);
-    expect(o.attention.filter((x) => x.kind === "number" || x.kind === "campaign_paused")).toHaveLength(2);
+    // One line per problem: the banned number is not also listed as a disconnected channel.
+    expect(o.attention.filter((x) => x.kind !== "webhooks_failing")).toHaveLength(3);
   }, 120_000);
 
   it("never shows another account's data, and answers 401 without a session", async () => {
