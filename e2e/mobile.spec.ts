@@ -178,6 +178,9 @@ export const tests: E2ETest[] = [
         await expectUrl(page, /\/overview$/);
         await expectVisible(page.getByRole("heading", { name: "Visão geral", level: 1 }));
         await expectVisible(page.getByTestId("attention-none"));
+        // On a desktop the menu is open beside the page, without a button.
+        assert(!(await page.getByRole("button", { name: "Menu" }).isVisible()), "the Menu button shows on a desktop");
+        await expectVisible(page.getByRole("navigation", { name: "Navegação principal" }).getByRole("link", { name: "Visão geral" }));
         await expectText(page.getByTestId("overview-sends-today"), /^0$/);
 
         // Everything else as a script does it: a key, a channel, 6 groups, a campaign, a launch, a click and a join.

@@ -2,6 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
+import type { ReactNode } from "react";
 import type { OverviewAttention } from "../../../server/overview/schema";
 import { HealthBadge, UsageMeter } from "../../_components/number-health";
 import { CampaignStatusBadge, EmptyState, ErrorAlert, Loading, PageHeader, ProgressBar, StatusBadge } from "../../_components/ui";
@@ -46,6 +47,18 @@ function attentionLine(a: OverviewAttention): { title: string; text: string; hre
         action: "Ver webhooks",
       };
   }
+}
+
+/** A list item's first line: its name, linking to its page, and its badges. */
+function ItemHead({ href, name, children }: { href: string; name: string; children: ReactNode }) {
+  return (
+    <div className="number-head">
+      <Link href={href} className="strong-link">
+        {name}
+      </Link>
+      {children}
+    </div>
+  );
 }
 
 function Stat({ id, label, value }: { id: string; label: string; value: number }) {
@@ -123,15 +136,12 @@ function OverviewBody({ data }: { data: Data }) {
             <ul className="number-list">
               {data.numbers.map((n) => (
                 <li key={n.id_channel} className="number-row" data-testid={`overview-number-${n.id_channel}`}>
-                  <div className="number-head">
-                    <Link href={`/channels/${n.id_channel}`} className="strong-link">
-                      {n.name}
-                    </Link>
+                  <ItemHead href={`/channels/${n.id_channel}`} name={n.name}>
                     <span className="number-badges">
                       {n.status !== "connected" && <StatusBadge status={n.status} />}
                       <HealthBadge health={{ state: n.health_state, until: n.health_until, reason: n.health_reason }} />
                     </span>
-                  </div>
+                  </ItemHead>
                   <UsageMeter label="Mensagens" used={n.sent_today} cap={n.daily_cap} />
                 </li>
               ))}
@@ -149,12 +159,9 @@ function OverviewBody({ data }: { data: Data }) {
             <ul className="number-list" data-testid="overview-active">
               {data.campaigns.active.map((c) => (
                 <li key={c.id_campaign} className="number-row">
-                  <div className="number-head">
-                    <Link href={`/campaigns/${c.id_campaign}`} className="strong-link">
-                      {c.name}
-                    </Link>
+                  <ItemHead href={`/campaigns/${c.id_campaign}`} name={c.name}>
                     <CampaignStatusBadge status={c.status} pauseReason={c.pause_reason} />
-                  </div>
+                  </ItemHead>
                   <div className="number-share">
                     <ProgressBar total={c.groups.total} sent={c.groups.sent} failed={c.groups.failed} label={`Progresso de ${c.name}`} />
                     <span className="number-counts small">
@@ -194,12 +201,9 @@ function OverviewBody({ data }: { data: Data }) {
             <ul className="number-list">
               {data.launches.map((l) => (
                 <li key={l.id_launch} className="number-row" data-testid={`overview-launch-${l.id_launch}`}>
-                  <div className="number-head">
-                    <Link href={`/launches/${l.id_launch}`} className="strong-link">
-                      {l.name}
-                    </Link>
+                  <ItemHead href={`/launches/${l.id_launch}`} name={l.name}>
                     <span className={`badge badge-launch-${l.status}`}>{launchStatusLabel[l.status] ?? l.status}</span>
-                  </div>
+                  </ItemHead>
                   <p className="launch-today small">
                     Hoje: <strong data-testid="launch-clicks-today">{l.clicks_today}</strong> cliques ·{" "}
                     <strong data-testid="launch-joins-today">{l.joins_today}</strong> entradas · {l.members} membros em {l.groups}{" "}
