@@ -4,5 +4,5 @@ import { getSession } from "@/server/auth/next-auth";
 export const dynamic = "force-dynamic";
 
 export default async function Home() {
-  redirect((await getSession()) ? "/channels" : "/login");
+  redirect((await getSession()) ? "/overview" : "/login");
 }

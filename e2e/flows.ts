@@ -2,7 +2,7 @@
  * Steps several specs share: a fresh account, a connected channel, a segment. Each leaves the page
  * where a user would be after doing it, and checks only what the next step relies on.
  */
-import type { Page } from "playwright-core";
+import type { BrowserContextOptions, Page } from "playwright-core";
 import { assert, expectCount, expectText, expectUrl, expectVisible, type E2EContext } from "./harness";
 
 export interface Account {
@@ -21,10 +21,11 @@ export const nav = (page: Page, label: string) => page.getByRole("navigation", {
 
 /**
  * A browser tab in a fresh context: screenshots it when `run` fails, and fails when the page threw
- * (uncaught errors in the browser are bugs even when every assertion passed).
+ * (uncaught errors in the browser are bugs even when every assertion passed). `options` change the
+ * context (e2e/phone.ts: a phone's).
  */
-export async function withPage(ctx: E2EContext, run: (page: Page) => Promise<void>) {
-  const context = await ctx.browser.newContext({ baseURL: ctx.baseUrl, locale: "pt-BR", viewport: { width: 1280, height: 860 } });
+export async function withPage(ctx: E2EContext, run: (page: Page) => Promise<void>, options: BrowserContextOptions = {}) {
+  const context = await ctx.browser.newContext({ baseURL: ctx.baseUrl, locale: "pt-BR", viewport: { width: 1280, height: 860 }, ...options });
   const page = await context.newPage();
   const browserErrors: string[] = [];
   page.on("pageerror", (err) => browserErrors.push(err.message));

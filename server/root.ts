@@ -6,6 +6,7 @@ import { launchStatsRouter } from "./launches/stats-router";
 import { apiKeysRouter } from "./keys/router";
 import { launchesRouter } from "./launches/router";
 import { partnerAppsRouter } from "./oauth/router";
+import { overviewRouter } from "./overview/router";
 import { partnerRouter } from "./partner/router";
 import { segmentsRouter } from "./segments/router";
 import { settingsRouter } from "./settings/router";
@@ -20,6 +21,7 @@ export const appRouter = router({
   integrations: integrationsRouter,
   launches: launchesRouter,
   launchStats: launchStatsRouter,
+  overview: overviewRouter,
   partner: partnerRouter,
   partnerApps: partnerAppsRouter,
   segments: segmentsRouter,

@@ -1,0 +1,8 @@
+import type { Metadata } from "next";
+import { Overview } from "./overview";
+
+export const metadata: Metadata = { title: "Visão geral" };
+
+export default function OverviewPage() {
+  return <Overview />;
+}
