@@ -28,6 +28,8 @@ export function buildMessage(
       return { ...base, content: { type: "text", text: content.message } };
     case "carousel":
       return { ...base, content: { type: "carousel", text: content.message, cards: content.cards ?? [] } };
+    case "poll":
+      return { ...base, content: { type: "poll", poll: content.poll! } };
     default:
       return {
         ...base,

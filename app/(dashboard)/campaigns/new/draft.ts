@@ -4,10 +4,12 @@ import { messageTypeLabel } from "../../../_lib/format";
 /** What the composer holds while the user types; the preview renders it and submit turns it into an API body. */
 export type CampaignKind = AnyMessageType;
 
-export const campaignKinds: { kind: CampaignKind; label: string }[] = (Object.keys(messageTypeLabel) as CampaignKind[]).map((kind) => ({
-  kind,
-  label: messageTypeLabel[kind],
-}));
+export const campaignKinds: { kind: CampaignKind; label: string }[] = (Object.keys(messageTypeLabel) as CampaignKind[])
+  .filter((kind) => kind !== "poll")
+  .map((kind) => ({
+    kind,
+    label: messageTypeLabel[kind],
+  }));
 
 export interface ButtonDraft {
   key: number;

@@ -17,7 +17,7 @@ import { nameMaxLength, urlMaxLength } from "../../../../server/text-limits";
 const httpsPattern = "https://.+";
 const httpsTitle = "Use um endereço que comece com https://";
 
-const mediaLabels: Record<Exclude<CampaignKind, "text" | "carousel">, { url: string; placeholder: string }> = {
+const mediaLabels: Record<Exclude<CampaignKind, "text" | "carousel" | "poll">, { url: string; placeholder: string }> = {
   image: { url: "URL da imagem", placeholder: "https://exemplo.com.br/imagens/promo.jpg" },
   video: { url: "URL do vídeo", placeholder: "https://exemplo.com.br/videos/aula.mp4" },
   audio: { url: "URL do áudio", placeholder: "https://exemplo.com.br/audios/recado.ogg" },
@@ -106,7 +106,8 @@ export function NewCampaign() {
           })),
         },
       });
-    } else {
+    } else if (draft.kind !== "poll") {
+      // Polls are created through the API (create-campaign/poll; docs/polls.md), not offered here yet.
       createMessage.mutate({
         ...common,
         message_type: draft.kind,
@@ -210,7 +211,7 @@ export function NewCampaign() {
                 ))}
               </div>
               <div id="kind-panel" role="tabpanel" aria-labelledby={`kind-tab-${draft.kind}`} className="stack tab-panel">
-                {draft.kind !== "text" && draft.kind !== "carousel" && (
+                {draft.kind !== "text" && draft.kind !== "carousel" && draft.kind !== "poll" && (
                   <Field label={mediaLabels[draft.kind].url} hint="Endereço público (https) de onde o arquivo será baixado no envio.">
                     {(c) => (
                       <input
