@@ -370,16 +370,16 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         ? { extendedTextMessage: { text: m.body.text } }
         : m.endpoint === "sendPoll"
           ? pollContent(m)
-        : m.endpoint === "sendWhatsAppAudio"
-          ? { audioMessage: { url: `https://mmg.whatsapp.net/v/${m.id}.enc`, mimetype: "audio/ogg; codecs=opus", ptt: true, seconds: 7 } }
-          : {
-              [`${String(m.body.mediatype)}Message`]: {
-                url: `https://mmg.whatsapp.net/v/${m.id}.enc`,
-                mimetype: m.mimetype,
-                ...(m.body.caption ? { caption: m.body.caption } : {}),
-                ...(m.body.mediatype === "document" ? { fileName: m.fileName } : {}),
-              },
-            };
+          : m.endpoint === "sendWhatsAppAudio"
+            ? { audioMessage: { url: `https://mmg.whatsapp.net/v/${m.id}.enc`, mimetype: "audio/ogg; codecs=opus", ptt: true, seconds: 7 } }
+            : {
+                [`${String(m.body.mediatype)}Message`]: {
+                  url: `https://mmg.whatsapp.net/v/${m.id}.enc`,
+                  mimetype: m.mimetype,
+                  ...(m.body.caption ? { caption: m.body.caption } : {}),
+                  ...(m.body.mediatype === "document" ? { fileName: m.fileName } : {}),
+                },
+              };
     return {
       key: { remoteJid: m.number, fromMe: true, id: m.id },
       pushName: "",

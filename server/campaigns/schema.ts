@@ -109,7 +109,8 @@ export const pollInput = z
     p.options.forEach((o, i) => {
       const key = o.toLocaleLowerCase("pt-BR");
       const first = seen.get(key);
-      if (first !== undefined) ctx.addIssue({ code: "custom", path: ["options", i], message: `repeats option ${first} ("${p.options[first]}"): options must be distinct` });
+      if (first !== undefined)
+        ctx.addIssue({ code: "custom", path: ["options", i], message: `repeats option ${first} ("${p.options[first]}"): options must be distinct` });
       else seen.set(key, i);
     });
   });
@@ -176,7 +177,10 @@ export const pollResults = z
           .number()
           .int()
           .nullable()
-          .meta({ description: "Voters who chose this option now, summed over the campaign's groups (the monitoring group left out); null when votes_available is false" }),
+          .meta({
+            description:
+              "Voters who chose this option now, summed over the campaign's groups (the monitoring group left out); null when votes_available is false",
+          }),
       }),
     ),
     votes_available: z.boolean().meta({

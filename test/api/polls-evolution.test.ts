@@ -60,7 +60,8 @@ describe("polls through Evolution API", () => {
     const polls = fake.messages.filter((m) => m.instance === s.channel);
     expect(polls.map((m) => m.number).sort()).toEqual([...s.groups].sort());
     // Evolution's SendPollDto: name, selectableCount (0: any number of answers), values.
-    for (const m of polls) expect(m).toMatchObject({ endpoint: "sendPoll", body: { name: "Vem para a live?", selectableCount: 0, values: ["Sim", "Não", "Talvez"] } });
+    for (const m of polls)
+      expect(m).toMatchObject({ endpoint: "sendPoll", body: { name: "Vem para a live?", selectableCount: 0, values: ["Sim", "Não", "Talvez"] } });
     expect((await info(id)).json.poll).toEqual({
       question: "Vem para a live?",
       multiple_answers: true,

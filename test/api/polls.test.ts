@@ -107,7 +107,12 @@ describe("create-campaign/poll", () => {
     }
     const missingName = await t.api("POST", "/api/external/create-campaign/poll", { id_segment: t.segment, poll });
     expect(expectEnvelope(missingName, 400, "Bad Request").message).toContain("name");
-    const badSchedule = await t.api("POST", "/api/external/create-campaign/poll", { name: "E", id_segment: t.segment, poll, scheduled_at: "01/01/2020 - 10:00" });
+    const badSchedule = await t.api("POST", "/api/external/create-campaign/poll", {
+      name: "E",
+      id_segment: t.segment,
+      poll,
+      scheduled_at: "01/01/2020 - 10:00",
+    });
     expect(expectEnvelope(badSchedule, 400, "Bad Request").message).toContain("scheduled_at");
     // Twelve options are fine on the simulator (WhatsApp's limit).
     const twelve = await create({ ...poll, options: Array.from({ length: 12 }, (_, i) => `Opção ${i + 1}`) });

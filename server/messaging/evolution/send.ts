@@ -149,7 +149,8 @@ export class Sender {
     if (err.status === 404) return new ProviderUnavailableError(`Channel ${message.channelId} has no instance on the gateway: ${err.message}`);
     if (err.status >= 500) {
       // sendMedia / sendWhatsAppAudio fail with 500 while preparing the media (download, ffmpeg): nothing went out.
-      if (err.status === 500 && p.endpoint !== "sendText" && p.endpoint !== "sendPoll") return new ProviderSendError(`Media preparation failed (not sent): ${err.message}`, true);
+      if (err.status === 500 && p.endpoint !== "sendText" && p.endpoint !== "sendPoll")
+        return new ProviderSendError(`Media preparation failed (not sent): ${err.message}`, true);
       return new ProviderOutcomeUnknownError(err.message);
     }
     const kind = classifySendError(err.message);
