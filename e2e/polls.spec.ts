@@ -1,14 +1,13 @@
 /**
- * A poll campaign in a real browser (docs/polls.md#the-campaign-page): a poll sent through the API to three groups; the
+ * A poll campaign in a real browser (docs/polls.md#the-campaign-page): a poll composed in "Nova campanha" (Enquete:
+ * Pergunta, Opções, a repeated option refused, the phone preview) and sent to three groups; the
  * campaign page's "Resultado da enquete" card shows one bar per option at zero, then, as votes are cast in the three
  * groups through the simulator's control, the bars and counts follow without a reload (the page keeps polling),
  * summed over the groups as info-campaign's `poll` gives them. The card fits a 390 px wide phone.
  */
 import type { Page } from "playwright-core";
 import { apiCaller, channelIdOf, createApiKey, createChannel, newAccount, signUp, tallScreenshot, withPage } from "./flows";
-import { assert, eventually, expectCount, expectText, expectVisible, type E2ETest } from "./harness";
-
-const options = ["Segunda", "Quarta", "Sexta"];
+import { assert, eventually, expectCount, expectText, expectUrl, expectVisible, type E2ETest } from "./harness";
 
 /** What the chart shows: option → votes (its data-votes), and each bar's width as a share of the track. */
 async function shownVotes(page: Page) {
@@ -41,26 +40,55 @@ export const tests: E2ETest[] = [
         await call("PATCH", "/api/external/edit-settings", {
           dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
         });
-        const id = (
-          await call("POST", "/api/external/create-campaign/poll", {
-            name: "Melhor dia da aula",
-            id_segment: segment,
-            poll: { question: "Qual o melhor dia para a aula ao vivo?", options, multiple_answers: false },
-          })
-        ).id_campaign as string;
-        log(`poll ${id} to ${groups.length} groups`);
+        assert(segment, "no segment");
 
-        await page.goto(`/campaigns/${id}`);
+        // The composer: Enquete, its question and options, the preview as WhatsApp draws a poll.
+        await page.goto("/campaigns/new");
+        await page.getByLabel("Nome da campanha").fill("Melhor dia da aula");
+        await page.getByLabel("Segmento", { exact: true }).selectOption({ label: "Turma (3 grupos)" });
+        await page.getByRole("tab", { name: "Enquete" }).click();
+        await page.getByLabel("Pergunta").fill("Qual o melhor dia para a aula ao vivo?");
+        await page.getByLabel("Opção 1", { exact: true }).fill("Segunda");
+        await page.getByLabel("Opção 2", { exact: true }).fill("Quarta");
+        await page.getByRole("button", { name: "+ Adicionar opção" }).click();
+        await page.getByLabel("Opção 3", { exact: true }).fill(" segunda ");
+        await expectVisible(page.getByText("Repete outra opção"));
+        const submit = page.getByRole("button", { name: "Criar e enviar agora" });
+        assert(await submit.isDisabled(), "a poll with a repeated option can be submitted");
+        await page.getByLabel("Opção 3", { exact: true }).fill("Sexta");
+        const preview = page.getByTestId("poll-preview");
+        await expectText(preview, /Qual o melhor dia para a aula ao vivo\?\s*Selecione uma opção\s*Segunda\s*Quarta\s*Sexta/);
+        await page.getByLabel("Permitir várias respostas").check();
+        await expectText(preview, "Selecione uma ou mais opções");
+        await page.getByLabel("Permitir várias respostas").uncheck();
+        await ctx.screenshot(page, "poll-composer");
+        await submit.click();
+        await expectUrl(page, /\/campaigns\/campaign_[0-9a-f-]+$/, 20_000);
+        const id = decodeURIComponent(new URL(page.url()).pathname.split("/").pop() ?? "");
+        log(`poll ${id} to ${groups.length} groups, composed in the dashboard`);
+        const sent = (await call("GET", `/api/simulator/messages?id_campaign=${id}`)).messages as {
+          message_type: string;
+          poll: { question: string; options: string[]; multiple_answers: boolean };
+        }[];
+        assert(
+          sent.length === 3 &&
+            sent.every(
+              (m) =>
+                m.message_type === "poll" &&
+                m.poll.question === "Qual o melhor dia para a aula ao vivo?" &&
+                m.poll.options.join("|") === "Segunda|Quarta|Sexta" &&
+                m.poll.multiple_answers === false,
+            ),
+          `the simulator's log: ${JSON.stringify(sent)}`,
+        );
+
         await expectVisible(page.getByRole("heading", { name: "Resultado da enquete" }));
         await expectText(page.getByTestId("campaign-status"), "Concluída", 30_000);
         const chart = page.getByTestId("poll-results");
         await expectText(chart, "Qual o melhor dia para a aula ao vivo?");
         await expectCount(page.getByTestId("poll-option"), 3);
         const start = await shownVotes(page);
-        assert(
-          start.map((r) => `${r.option}=${r.votes}`).join(",") === "Segunda=0,Quarta=0,Sexta=0",
-          `before any vote: ${JSON.stringify(start)}`,
-        );
+        assert(start.map((r) => `${r.option}=${r.votes}`).join(",") === "Segunda=0,Quarta=0,Sexta=0", `before any vote: ${JSON.stringify(start)}`);
 
         // Votes in three groups, cast while the page is open: 2+0+1 Segunda, 3+1+0 Quarta, 0+2+4 Sexta.
         const cast = [

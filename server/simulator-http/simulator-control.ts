@@ -150,6 +150,7 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
             media_url: r.mediaUrl,
             file_name: r.fileName,
             cards: r.cards,
+            poll: r.poll,
             mention_all: r.mentionAll,
             link_preview: r.linkPreview,
             delivery_key: r.deliveryKey,
