@@ -52,7 +52,7 @@ export const tests: E2ETest[] = [
         await page.getByLabel("Opção 2", { exact: true }).fill("Quarta");
         await page.getByRole("button", { name: "+ Adicionar opção" }).click();
         await page.getByLabel("Opção 3", { exact: true }).fill(" segunda ");
-        await expectVisible(page.getByText("Repete outra opção"));
+        await expectVisible(page.getByText("A opção 3 repete outra"));
         const submit = page.getByRole("button", { name: "Criar e enviar agora" });
         assert(await submit.isDisabled(), "a poll with a repeated option can be submitted");
         await page.getByLabel("Opção 3", { exact: true }).fill("Sexta");

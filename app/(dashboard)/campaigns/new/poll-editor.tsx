@@ -28,22 +28,24 @@ export function PollEditor({
         const repeated = o.text.trim() !== "" && options.slice(0, i).some((p) => key(p.text) === key(o.text));
         return (
           <div key={o.key} className="row align-end poll-option-editor">
-            <label className="field grow">
-              <span>Opção {n}</span>
-              <input
-                value={o.text}
-                onChange={(e) => setOption(i, e.target.value)}
-                required
-                maxLength={pollLimits.option}
-                placeholder={n === 1 ? "Ex.: Segunda às 20h" : undefined}
-                aria-invalid={repeated || undefined}
-              />
+            <div className="grow">
+              <label className="field">
+                <span>Opção {n}</span>
+                <input
+                  value={o.text}
+                  onChange={(e) => setOption(i, e.target.value)}
+                  required
+                  maxLength={pollLimits.option}
+                  placeholder={n === 1 ? "Ex.: Segunda às 20h" : undefined}
+                  aria-invalid={repeated || undefined}
+                />
+              </label>
               {repeated && (
                 <small className="text-danger" role="alert">
-                  Repete outra opção: as opções precisam ser diferentes.
+                  A opção {n} repete outra: as opções precisam ser diferentes.
                 </small>
               )}
-            </label>
+            </div>
             {options.length > pollLimits.minOptions && (
               <button
                 type="button"
