@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InProcessRunner } from "../../inngest/runner";
 import { getServices } from "../../server/services";
 import { tenantWithSegment } from "../campaigns";
-import { expectEnvelope, newTenant, until, type Api } from "../helpers";
+import { expectEnvelope, newTenant, request, until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 let server: TestServer;
@@ -131,5 +131,30 @@ describe("create-campaign/poll", () => {
     const stranger = await newTenant(server.url);
     expect(expectEnvelope(await vote(stranger, id, groups[0], { "19h": 1 }), 404, "Not Found").message).toBeTruthy();
     expect((await api("GET", `/api/external/info-campaign/${id}`)).json.poll.options[0].votes).toBe(0);
+  });
+});
+
+describe("the OpenAPI document", () => {
+  it("documents create-campaign/poll (201, Idempotency-Key, the poll's bounds) and info-campaign's poll", async () => {
+    const doc = (await request(server.url, "GET", "/api/openapi.json")).json;
+    const op = doc.paths["/api/external/create-campaign/poll"].post;
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["201", "400", "401", "404"]));
+    expect(op.parameters.map((p: { name: string }) => p.name)).toContain("Idempotency-Key");
+    const body = op.requestBody.content["application/json"].schema;
+    expect(body.required).toEqual(expect.arrayContaining(["name", "id_segment", "poll"]));
+    const pollSchema = body.properties.poll;
+    expect(pollSchema.required).toEqual(expect.arrayContaining(["question", "options", "multiple_answers"]));
+    expect(pollSchema.properties.question.maxLength).toBe(255);
+    expect(pollSchema.properties.options).toMatchObject({ minItems: 2, maxItems: 12, items: { maxLength: 100 } });
+    expect(pollSchema.properties.options.description).toMatch(/distinct/);
+    expect(pollSchema.properties.multiple_answers.type).toBe("boolean");
+    const answer = op.responses["201"].content["application/json"].schema;
+    expect(answer.properties.message_type.const ?? answer.properties.message_type.enum?.[0]).toBe("poll");
+
+    const info = doc.paths["/api/external/info-campaign/{id_campaign}"].get.responses["200"].content["application/json"].schema;
+    const results = JSON.stringify(info.properties.poll);
+    for (const field of ["question", "options", "votes", "votes_available", "multiple_answers"]) expect(results).toContain(`"${field}"`);
+    expect(results).toMatch(/not zero/);
+    expect(info.required).toContain("poll");
   });
 });
