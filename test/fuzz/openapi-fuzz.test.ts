@@ -596,9 +596,9 @@ describe("simulator fuzz", () => {
         await exchange({ method: "POST", path: `/api/simulator/groups/${v}/failures`, body: '{"always":false}', headers: headers() }, undefined, {
           statuses: [400, 404],
         });
-        await exchange({ method: "POST", path: `/api/simulator/polls/${v}/${v}/votes`, body: '{"votes":{"19h":1}}', headers: headers() }, undefined, {
-          statuses: [400, 404],
-        });
+        for (const path of [`/api/simulator/polls/${v}/${encodeURIComponent(simIds.group)}/votes`, `/api/simulator/polls/${simIds.poll}/${v}/votes`]) {
+          await exchange({ method: "POST", path, body: '{"votes":{"19h":1}}', headers: headers() }, undefined, { statuses: [400, 404] });
+        }
         await exchange({ method: "GET", path: `/api/simulator/messages?id_channel=${v}&id_group=${v}&id_campaign=${v}`, headers: headers() }, undefined, {
           statuses: [200, 400],
         });
