@@ -173,14 +173,10 @@ export const pollResults = z
     options: z.array(
       z.object({
         text: z.string(),
-        votes: z
-          .number()
-          .int()
-          .nullable()
-          .meta({
-            description:
-              "Voters who chose this option now, summed over the campaign's groups (the monitoring group left out); null when votes_available is false",
-          }),
+        votes: z.number().int().nullable().meta({
+          description:
+            "Voters who chose this option now, summed over the campaign's groups (the monitoring group left out); null when votes_available is false",
+        }),
       }),
     ),
     votes_available: z.boolean().meta({
