@@ -290,6 +290,8 @@ export const simulatorMessages = pgTable(
     mediaUrl: text("media_url"),
     fileName: text("file_name"),
     cards: jsonb("cards"),
+    /** A poll's {question, options, multiple_answers} (message_type poll); null otherwise. */
+    poll: jsonb("poll"),
     mentionAll: boolean("mention_all").notNull().default(false),
     linkPreview: boolean("link_preview").notNull().default(false),
     sentAt: ts("sent_at").notNull().default(sql`now()`),
@@ -304,8 +306,8 @@ export const campaignStatuses = ["pending", "sending", "paused", "completed", "f
 /** Why a campaign is paused (docs/dispatch.md). */
 export const pauseReasons = ["user", "schedule", "channel_offline", "channel_limits", "send_errors"] as const;
 export const deliveryStates = ["pending", "sending", "sent", "failed"] as const;
-/** What a campaign sends: a text, one media message or a carousel (server/campaigns/schema.ts builds its zod enums from these). */
-export const messageTypes = ["text", "image", "video", "audio", "document", "carousel"] as const;
+/** What a campaign sends: a text, one media message, a carousel or a poll (server/campaigns/schema.ts builds its zod enums from these). */
+export const messageTypes = ["text", "image", "video", "audio", "document", "carousel", "poll"] as const;
 
 export const campaigns = pgTable(
   "campaigns",
@@ -396,6 +398,26 @@ export const deliveries = pgTable(
     // The monitoring copy (at most one per campaign): info-campaign reports it apart without a walk over the campaign.
     index("deliveries_monitoring_idx").on(t.campaignId).where(sql`is_monitoring`),
   ],
+);
+
+/**
+ * A poll campaign's votes (docs/polls.md): one row per (campaign, group, voter) holding the voter's current
+ * choice (a later vote replaces it; an empty choice is a vote taken back), so a vote the platform reports
+ * twice is counted once. `votedAt` is the platform's time of the vote: an older report never overwrites a newer.
+ */
+export const pollVotes = pgTable(
+  "poll_votes",
+  {
+    campaignId: text("campaign_id").notNull(),
+    groupId: text("id_group").notNull(),
+    /** The platform's id of the person (a phone number or LID on Evolution; a synthetic id on the simulator). */
+    voter: text("voter").notNull(),
+    /** The texts of the options chosen. */
+    options: jsonb("options").$type<string[]>().notNull(),
+    votedAt: ts("voted_at").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.campaignId, t.groupId, t.voter] })],
 );
 
 // ---- OAuth partner apps ----

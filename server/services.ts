@@ -7,6 +7,7 @@ import { recordSentFromEvent } from "./dispatch/reconcile";
 import { releaseAbandonedLeases } from "./dispatch/release-leases";
 import { wakeDispatch } from "./dispatch/wake";
 import { recordParticipants } from "./launches/record-participants";
+import { recordPollVotes } from "./campaigns/record-poll-votes";
 import { createProvider } from "./messaging";
 import type { MessagingProvider } from "./messaging/provider";
 import { SimulatorProvider } from "./messaging/simulator";
@@ -38,6 +39,8 @@ export function getServices(): Promise<Services> {
         await recordSentFromEvent(db, event.receipts, event.at);
       } else if (event.type === "group_participants") {
         await recordParticipants(db, provider, event);
+      } else if (event.type === "poll_votes") {
+        await recordPollVotes(db, event, new Date());
       } else {
         receipts.add(event.type === "message_ack" ? "ack" : "read", event.receipts, event.at);
       }

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 /**
  * A local stand-in for an Evolution API v2 server (node:http on 127.0.0.1) following its documented
  * requests and answers: the `apikey` header, instance/create|connect|connectionState|logout|delete,
- * webhook/set, group/fetchAllGroups?getParticipants=, message/sendText|sendMedia|sendWhatsAppAudio,
+ * webhook/set, group/fetchAllGroups?getParticipants=, message/sendText|sendMedia|sendWhatsAppAudio|sendPoll,
  * chat/findMessages, Evolution's error body `{status, error, response: {message: [...]}}`, and the
  * webhooks it posts (`{event, instance, data, date_time, …}`).
  *
@@ -229,6 +229,15 @@ export interface FakeEvolution {
   /** The gateway loses the instance (deleted by hand, DEL_INSTANCE, a wiped database): every call on it is 404. */
   loseInstance(name: string): void;
   receipt(messageId: string, status: "SERVER_ACK" | "DELIVERY_ACK" | "READ" | "PLAYED"): Promise<void>;
+  /**
+   * Someone in the group votes on a poll (their whole choice; [] takes the vote back), as the gateway's version reports it:
+   * 2.3.7 and later decrypt the vote and post a `messages.upsert` of type pollUpdateMessage with the option names
+   * (whatsapp.baileys.service.ts, messages.upsert); earlier releases skip vote messages before any webhook (counted in
+   * `droppedPollVotes`). `voter`: digits; the event carries the voter's LID as participant and the phone as participantAlt.
+   */
+  pollVote(messageId: string, voter: string, selected: string[]): Promise<void>;
+  /** Votes the gateway's version never posts (≤ 2.3.6). */
+  readonly droppedPollVotes: number;
   /** The gateway goes down: stops listening (connections refused) and drops open connections; its state is kept. */
   stop(): Promise<void>;
   /** The gateway is back, on the same port, with the same instances and messages. */
@@ -347,6 +356,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
   /** Pairing codes WhatsApp has yet to give (cleared on close). */
   const pendingCodes = new Set<NodeJS.Timeout>();
   let dropped = 0;
+  let droppedVotes = 0;
   const working = new Set<Promise<unknown>>();
   let base = "";
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -358,16 +368,18 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     const content =
       m.endpoint === "sendText"
         ? { extendedTextMessage: { text: m.body.text } }
-        : m.endpoint === "sendWhatsAppAudio"
-          ? { audioMessage: { url: `https://mmg.whatsapp.net/v/${m.id}.enc`, mimetype: "audio/ogg; codecs=opus", ptt: true, seconds: 7 } }
-          : {
-              [`${String(m.body.mediatype)}Message`]: {
-                url: `https://mmg.whatsapp.net/v/${m.id}.enc`,
-                mimetype: m.mimetype,
-                ...(m.body.caption ? { caption: m.body.caption } : {}),
-                ...(m.body.mediatype === "document" ? { fileName: m.fileName } : {}),
-              },
-            };
+        : m.endpoint === "sendPoll"
+          ? pollContent(m)
+          : m.endpoint === "sendWhatsAppAudio"
+            ? { audioMessage: { url: `https://mmg.whatsapp.net/v/${m.id}.enc`, mimetype: "audio/ogg; codecs=opus", ptt: true, seconds: 7 } }
+            : {
+                [`${String(m.body.mediatype)}Message`]: {
+                  url: `https://mmg.whatsapp.net/v/${m.id}.enc`,
+                  mimetype: m.mimetype,
+                  ...(m.body.caption ? { caption: m.body.caption } : {}),
+                  ...(m.body.mediatype === "document" ? { fileName: m.fileName } : {}),
+                },
+              };
     return {
       key: { remoteJid: m.number, fromMe: true, id: m.id },
       pushName: "",
@@ -380,6 +392,19 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       source: "unknown",
     };
   };
+
+  /**
+   * A poll as Baileys makes it (src/Utils/messages.ts): one answer is pollCreationMessageV3, several pollCreationMessage; the
+   * message secret (that votes are encrypted with) beside it.
+   */
+  const pollContent = (m: FakeMessage) => ({
+    [m.body.selectableCount === 1 ? "pollCreationMessageV3" : "pollCreationMessage"]: {
+      name: m.body.name,
+      options: (m.body.values as string[]).map((optionName) => ({ optionName })),
+      selectableOptionsCount: m.body.selectableCount,
+    },
+    messageContextInfo: { messageSecret: Buffer.from(m.id.padEnd(32, "0")).toString("base64") },
+  });
 
   const groupsFor = (name: string): FakeGroup[] => {
     const seed = [...name].reduce((a, c) => (a * 31 + c.charCodeAt(0)) % 1_000_000_007, 7);
@@ -742,7 +767,8 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       }
       case "POST message/sendText":
       case "POST message/sendMedia":
-      case "POST message/sendWhatsAppAudio": {
+      case "POST message/sendWhatsAppAudio":
+      case "POST message/sendPoll": {
         counters.sends++;
         const number = body.number;
         if (typeof number !== "string" || !number) return send(400, errorBody(400, "Bad Request", [['instance requires property "number"']]));
@@ -752,6 +778,15 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
           return send(400, errorBody(400, "Bad Request", [['instance requires property "media"']]));
         if (action === "sendWhatsAppAudio" && typeof body.audio !== "string")
           return send(400, errorBody(400, "Bad Request", [['instance requires property "audio"']]));
+        if (action === "sendPoll") {
+          // pollMessageSchema (src/validate/message.schema.ts): name, selectableCount 0–10, 2–10 unique values.
+          const values = body.values;
+          if (typeof body.name !== "string") return send(400, errorBody(400, "Bad Request", [['instance requires property "name"']]));
+          if (!Number.isInteger(body.selectableCount) || (body.selectableCount as number) < 0 || (body.selectableCount as number) > 10)
+            return send(400, errorBody(400, "Bad Request", [["instance.selectableCount must be less than or equal to 10"]]));
+          if (!Array.isArray(values) || values.length < 2 || values.length > 10 || new Set(values).size !== values.length)
+            return send(400, errorBody(400, "Bad Request", [["instance.values does not meet maximum length of 10"]]));
+        }
         const media = action === "sendMedia" ? (body.media as string) : action === "sendWhatsAppAudio" ? (body.audio as string) : undefined;
         // class-validator: a URL with a TLD, or base64.
         if (media !== undefined && !/^https?:\/\/[^/\s]+\.[a-z]{2,}(\/|$|\?)/i.test(media) && !/^[A-Za-z0-9+/=]{16,}$/.test(media)) {
@@ -1076,6 +1111,35 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     pair: (name) => setState(name, "open"),
     setState,
     loseInstance: (name) => void instances.delete(name),
+    get droppedPollVotes() {
+      return droppedVotes;
+    },
+    async pollVote(messageId, voter, selected) {
+      const m = messages.find((x) => x.id === messageId && x.endpoint === "sendPoll");
+      if (!m) throw new Error(`no poll ${messageId}`);
+      if (versionNumber(version) < versionNumber("2.3.7")) {
+        droppedVotes++;
+        return;
+      }
+      const inst = instances.get(m.instance)!;
+      const lid = `${[...voter].reverse().join("")}77@lid`;
+      await postWebhook(inst, "messages.upsert", {
+        key: { remoteJid: m.number, fromMe: false, id: baileysId(), participant: lid, participantAlt: `${voter}@s.whatsapp.net` },
+        pushName: "Votante",
+        message: {
+          pollUpdateMessage: {
+            pollCreationMessageKey: { remoteJid: m.number, fromMe: true, id: messageId },
+            vote: { encPayload: "ZW5j", encIv: "aXY=", selectedOptions: selected },
+            senderTimestampMs: Date.now(),
+          },
+        },
+        pollUpdates: (m.body.values as string[]).map((name) => ({ name, voters: selected.includes(name) ? [lid] : [] })),
+        messageType: "pollUpdateMessage",
+        messageTimestamp: Math.floor(Date.now() / 1000),
+        instanceId: randomUUID(),
+        source: "android",
+      });
+    },
     async receipt(messageId, status) {
       const m = messages.find((x) => x.id === messageId);
       if (!m) throw new Error(`no message ${messageId}`);

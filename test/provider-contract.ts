@@ -19,8 +19,11 @@ import {
 /** What the platform really received for one group, normalised across providers. */
 export interface PlatformMessage {
   groupId: string;
-  type: "text" | "image" | "video" | "audio" | "document" | "carousel";
+  type: "text" | "image" | "video" | "audio" | "document" | "carousel" | "poll";
+  /** The text or caption; a poll's question. */
   text: string;
+  /** A poll's options, as the platform received them. */
+  options?: string[];
   mediaUrl: string | null;
   mentionAll: boolean;
   linkPreview: boolean;
@@ -117,6 +120,20 @@ export function describeProviderContract(name: string, setup: () => Promise<Cont
     it("declares its capabilities", () => {
       const c = h.provider.capabilities;
       for (const k of ["carousel", "forward", "linkPreview", "mentionAll", "receipts"] as const) expect(typeof c[k]).toBe("boolean");
+      expect(c.pollOptions).toBeGreaterThanOrEqual(2);
+      expect(c.pollOptions).toBeLessThanOrEqual(12);
+    });
+
+    it("poll: sent as one poll with its question and options; says whether it reports votes", async () => {
+      const id = await newChannel();
+      const [g] = await h.provider.listGroups(id);
+      const poll = { question: "Qual horário?", options: ["19h", "20h", "21h"], multiple_answers: true };
+      const receipt = await h.provider.send(message(id, g.id_group, { content: { type: "poll", poll } }));
+      expect(receipt.messageId).toBeTruthy();
+      const got = await h.received(id);
+      expect(got).toHaveLength(1);
+      expect(got[0]).toMatchObject({ groupId: g.id_group, type: "poll", text: "Qual horário?", options: ["19h", "20h", "21h"] });
+      expect(typeof (await h.provider.pollVotesAvailable())).toBe("boolean");
     });
 
     it("a new channel pairs, reports connected and emits channel_status", async () => {

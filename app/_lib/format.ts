@@ -103,6 +103,7 @@ export const messageTypeLabel = {
   audio: "Áudio",
   document: "Documento",
   carousel: "Carrossel",
+  poll: "Enquete",
 } satisfies Record<AnyMessageType, string>;
 
 /** Statuses that can still change on their own (every status but the final ones of server/dispatch/transition.ts): pages showing them keep polling. */

@@ -15,4 +15,11 @@ export const campaignLimits = {
     buttonLabel: 25,
     cardText: 1024,
   },
+  /** WhatsApp's poll: a question, 2 to 12 distinct options (docs/polls.md). */
+  poll: {
+    question: 255,
+    option: 100,
+    minOptions: 2,
+    maxOptions: 12,
+  },
 } as const;

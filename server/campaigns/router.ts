@@ -5,6 +5,8 @@ import { cancelCampaign, pauseCampaign, resendDelivery, resumeCampaign } from ".
 import type { CampaignContent } from "../dispatch/campaign-content";
 import { createCampaign, type NewCampaign } from "./create-campaign";
 import { type CampaignInfo, infoCampaign } from "./info-campaign";
+import { type PollResults, pollResults } from "./poll-results";
+import { BadRequest } from "../errors";
 import { listCampaigns, listDeliveries } from "./list-campaigns";
 import {
   anyMessageType,
@@ -15,6 +17,8 @@ import {
   createCarouselCampaignOutput,
   createMessageCampaignInput,
   createMessageCampaignOutput,
+  createPollCampaignInput,
+  createPollCampaignOutput,
   deliveryState,
   groupCountersOutput,
   idCampaign,
@@ -71,7 +75,7 @@ async function create(ctx: Context & { tenantId: string }, input: CommonInput, m
  * info-campaign's answer. `readsAvailable`: the provider reports group reads (capabilities.receipts;
  * docs/decisions.md#evolution-api).
  */
-function infoAnswer(c: CampaignInfo, readsAvailable: boolean) {
+function infoAnswer(c: CampaignInfo, readsAvailable: boolean, poll: PollResults | null) {
   const copy = c.monitoringCopy;
   return {
     success: true as const,
@@ -90,6 +94,12 @@ function infoAnswer(c: CampaignInfo, readsAvailable: boolean) {
     reads_available: readsAvailable,
     scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
     created_at: toBrasiliaIso(c.createdAt),
+    poll: poll && {
+      question: poll.question,
+      multiple_answers: poll.multipleAnswers,
+      options: poll.options,
+      votes_available: poll.votesAvailable,
+    },
   };
 }
 
@@ -135,6 +145,36 @@ export const campaignsRouter = router({
       cards_count: input.carousel_data.cards.length,
     })),
 
+  createPoll: ownerProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/external/create-campaign/poll",
+        tags,
+        summary: "Create a poll campaign (enquete)",
+        description:
+          "Sends one WhatsApp poll to every group of the segment (and the monitoring group's copy). Votes per option, summed over the groups, " +
+          "are in info-campaign's `poll` as they arrive. Paced, scheduled and queued like any campaign.",
+        protect: true,
+        errorResponses: createErrors,
+      },
+      successStatus: 201,
+      idempotent: true,
+    })
+    .input(createPollCampaignInput)
+    .output(createPollCampaignOutput)
+    .mutation(async ({ ctx, input }) => {
+      const most = ctx.provider.capabilities.pollOptions;
+      if (input.poll.options.length > most) {
+        throw new BadRequest(`poll.options: at most ${most} options on this messaging platform (${ctx.provider.name}); got ${input.poll.options.length}`);
+      }
+      return {
+        ...(await create(ctx, { ...input, mention_all: false }, "poll", { message: input.poll.question, poll: input.poll })),
+        message_type: "poll" as const,
+        options_count: input.poll.options.length,
+      };
+    }),
+
   info: ownerProcedure
     .meta({
       openapi: {
@@ -148,7 +188,11 @@ export const campaignsRouter = router({
     })
     .input(infoCampaignInput)
     .output(infoCampaignOutput)
-    .query(async ({ ctx, input }) => infoAnswer(await infoCampaign(ctx.db, ctx.tenantId, input.id_campaign), ctx.provider.capabilities.receipts)),
+    .query(async ({ ctx, input }) => {
+      const c = await infoCampaign(ctx.db, ctx.tenantId, input.id_campaign);
+      const poll = c.messageType === "poll" ? await pollResults(ctx.db, c.id, await ctx.provider.pollVotesAvailable()) : null;
+      return infoAnswer(c, ctx.provider.capabilities.receipts, poll);
+    }),
 
   pause: action("pause", "Pause a campaign (until resumed)", pauseCampaign, "Campaign paused"),
   resume: action("resume", "Resume a paused campaign", resumeCampaign, "Campaign resumed"),

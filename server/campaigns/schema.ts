@@ -15,8 +15,8 @@ export const campaignStatus = z.enum(campaignStatuses).meta({
     "completed (every group processed) | failed (no group could be sent) | canceled",
 });
 export const anyMessageType = z.enum(messageTypes);
-/** The types of a message campaign (create-campaign/message); a carousel has its own body. */
-export const messageType = anyMessageType.exclude(["carousel"]);
+/** The types of a message campaign (create-campaign/message); a carousel and a poll have their own bodies. */
+export const messageType = anyMessageType.exclude(["carousel", "poll"]);
 export const deliveryState = z.enum(deliveryStates);
 export const pauseReason = z.enum(pauseReasons);
 
@@ -87,6 +87,41 @@ export const createCarouselCampaignInput = z.object({
   }),
 });
 
+const pollLimits = campaignLimits.poll;
+
+/** A poll's body (docs/polls.md): options distinct regardless of case and surrounding spaces. */
+export const pollInput = z
+  .object({
+    question: text({ max: pollLimits.question, min: 1, trim: true }).meta({ description: "The question (pergunta), at most 255 characters" }),
+    options: z
+      .array(text({ max: pollLimits.option, min: 1, trim: true }))
+      .min(pollLimits.minOptions, `at least ${pollLimits.minOptions} options`)
+      .max(pollLimits.maxOptions, `at most ${pollLimits.maxOptions} options`)
+      .meta({
+        description:
+          "2 to 12 options (opções), each at most 100 characters, distinct (compared without case and surrounding spaces). " +
+          "Evolution API sends at most 10 (its sendPoll refuses more): there a poll of 11 or 12 options is a 400.",
+      }),
+    multiple_answers: z.boolean().meta({ description: "true: a voter may choose several options (múltiplas respostas); false: one" }),
+  })
+  .superRefine((p, ctx) => {
+    const seen = new Map<string, number>();
+    p.options.forEach((o, i) => {
+      const key = o.toLocaleLowerCase("pt-BR");
+      const first = seen.get(key);
+      if (first !== undefined)
+        ctx.addIssue({ code: "custom", path: ["options", i], message: `repeats option ${first} ("${p.options[first]}"): options must be distinct` });
+      else seen.set(key, i);
+    });
+  });
+
+export const createPollCampaignInput = z.object({
+  name: common.name,
+  id_segment: common.id_segment,
+  scheduled_at: common.scheduled_at,
+  poll: pollInput,
+});
+
 const createdFields = {
   success: z.literal(true),
   id_campaign: z.string(),
@@ -97,6 +132,7 @@ const createdFields = {
 };
 
 export const createMessageCampaignOutput = z.object({ ...createdFields, message_type: messageType });
+export const createPollCampaignOutput = z.object({ ...createdFields, message_type: z.literal("poll"), options_count: z.number().int() });
 export const createCarouselCampaignOutput = z.object({ ...createdFields, message_type: z.literal("carousel"), cards_count: z.number().int() });
 
 export const groupCountersOutput = z.object({
@@ -129,6 +165,29 @@ export const channelShare = z.object({
   failed: z.number().int(),
 });
 
+/** A poll campaign's results (docs/polls.md): votes per option summed over the campaign's groups. */
+export const pollResults = z
+  .object({
+    question: z.string(),
+    multiple_answers: z.boolean(),
+    options: z.array(
+      z.object({
+        text: z.string(),
+        votes: z.number().int().nullable().meta({
+          description:
+            "Voters who chose this option now, summed over the campaign's groups (the monitoring group left out); null when votes_available is false",
+        }),
+      }),
+    ),
+    votes_available: z.boolean().meta({
+      description:
+        "Whether the messaging platform reports poll votes: true on the simulator and on Evolution API 2.3.7 and later; false on earlier Evolution " +
+        "releases (they drop vote messages before any webhook). false: votes are unknown, not zero (every `votes` is null).",
+    }),
+  })
+  .nullable()
+  .meta({ description: "The poll and its votes, updated as votes arrive; null unless message_type is poll" });
+
 export const infoCampaignInput = z.object({ id_campaign: idCampaign });
 export const infoCampaignOutput = z.object({
   success: z.literal(true),
@@ -159,6 +218,7 @@ export const infoCampaignOutput = z.object({
   }),
   scheduled_at: z.string().nullable(),
   created_at: z.string(),
+  poll: pollResults,
 });
 
 export const campaignAction = z.object({ id_campaign: idCampaign });

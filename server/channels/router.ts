@@ -192,7 +192,14 @@ export const channelsRouter = router({
     .output(
       z.object({
         provider: z.enum(["simulator", "evolution"]),
-        capabilities: z.object({ carousel: z.boolean(), forward: z.boolean(), linkPreview: z.boolean(), mentionAll: z.boolean(), receipts: z.boolean() }),
+        capabilities: z.object({
+          carousel: z.boolean(),
+          forward: z.boolean(),
+          linkPreview: z.boolean(),
+          mentionAll: z.boolean(),
+          receipts: z.boolean(),
+          pollOptions: z.number().int(),
+        }),
       }),
     )
     .query(({ ctx }) => ({ provider: ctx.provider.name, capabilities: { ...ctx.provider.capabilities } })),

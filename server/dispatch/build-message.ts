@@ -21,13 +21,16 @@ export function buildMessage(
     campaignId: c.id,
     linkPreview: preview ? { type: prefs.link_preview_type } : (false as const),
     mentionAll: c.mentionAll,
-    forwardOf,
+    // A poll is never forwarded: each group gets a poll of its own, whose votes are that group's (docs/decisions.md#polls).
+    forwardOf: c.messageType === "poll" ? undefined : forwardOf,
   };
   switch (c.messageType) {
     case "text":
       return { ...base, content: { type: "text", text: content.message } };
     case "carousel":
       return { ...base, content: { type: "carousel", text: content.message, cards: content.cards ?? [] } };
+    case "poll":
+      return { ...base, content: { type: "poll", poll: content.poll! } };
     default:
       return {
         ...base,

@@ -1,4 +1,4 @@
-import type { CarouselCard } from "../messaging/provider";
+import type { CarouselCard, PollContent } from "../messaging/provider";
 
 /**
  * What a campaign sends, as stored in campaigns.content: create-campaign writes it, buildMessage turns
@@ -9,4 +9,6 @@ export interface CampaignContent {
   media_url?: string;
   file_name?: string;
   cards?: CarouselCard[];
+  /** A poll campaign's poll (`message` holds its question too). */
+  poll?: PollContent;
 }

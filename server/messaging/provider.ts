@@ -19,10 +19,18 @@ export interface CarouselCard {
   buttons: { label: string; type: "URL"; url: string }[];
 }
 
+/** A poll (WhatsApp's): the question, its distinct options, and whether a voter may choose several. */
+export interface PollContent {
+  question: string;
+  options: string[];
+  multiple_answers: boolean;
+}
+
 export type MessageContent =
   | { type: "text"; text: string }
   | { type: "image" | "video" | "audio" | "document"; mediaUrl: string; caption: string; fileName?: string }
-  | { type: "carousel"; text: string; cards: CarouselCard[] };
+  | { type: "carousel"; text: string; cards: CarouselCard[] }
+  | { type: "poll"; poll: PollContent };
 
 export interface OutboundMessage {
   channelId: string;
@@ -49,6 +57,8 @@ export interface ProviderCapabilities {
   mentionAll: boolean;
   /** The platform reports acks and reads of group messages (Evolution API does not forward them). */
   receipts: boolean;
+  /** The most options a poll may have on this platform (WhatsApp: 12; Evolution API's sendPoll: 10). */
+  pollOptions: number;
 }
 
 /** What the dashboard shows while a channel pairs: a QR code (data URL) and/or a pairing code. */
@@ -117,7 +127,20 @@ export type ProviderEvent =
       /** The same for every delivery of one event (a gateway resending it): recorded once. */
       eventId?: string;
       at: Date;
-    };
+    }
+  /** Votes on a poll the service sent (`deliveryKey` names the delivery that carried it). */
+  | { type: "poll_votes"; channelId: string; deliveryKey: string; votes: PollVote[]; at: Date };
+
+/**
+ * One person's current choice in a poll: the option texts chosen (empty: the vote was taken back). A later
+ * vote of the same voter replaces the earlier one (WhatsApp sends the whole choice each time).
+ */
+export interface PollVote {
+  voter: string;
+  options: string[];
+  /** When the platform saw this vote. */
+  at: Date;
+}
 
 /** One person's two ids on WhatsApp: the opaque LID (`<digits>@lid`) and the phone number it stands for (digits). */
 export interface LidPhone {
@@ -284,6 +307,11 @@ export interface MessagingProvider {
   disconnectChannel(channelId: string): Promise<void>;
   /** Removes the connection from the platform. */
   deleteChannel(channelId: string): Promise<void>;
+  /**
+   * Whether the platform reports poll votes now (docs/polls.md): the simulator always; Evolution API from
+   * 2.3.7 on (earlier releases drop vote messages before any webhook). false: votes are unavailable, not zero.
+   */
+  pollVotesAvailable(): Promise<boolean>;
   /** Status changes, acks and read receipts. Returns an unsubscribe function. */
   subscribe(listener: ProviderListener): () => void;
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { findChannel } from "../channels/find-channel";
+import { findCampaign } from "../campaigns/find-campaign";
 import { listChannels } from "../channels/list-channels";
 import { Conflict, DomainError, NotFound } from "../errors";
 import type { Db } from "../../db/client";
@@ -45,6 +46,15 @@ const groupStateBody = z
   .strict()
   .refine((b) => b.exists !== undefined || b.admin !== undefined, "give exists and/or admin");
 
+/** Votes per option text: each option's votes in the group become exactly N (docs/simulator.md#polls). */
+const pollVotesBody = z
+  .object({
+    votes: z
+      .record(z.string().min(1).max(100), z.number().int().min(0).max(SIMULATOR_GROUP_LIMIT))
+      .refine((v) => Object.keys(v).length > 0, "give at least one option and its number of votes"),
+  })
+  .strict();
+
 const ok = (data: Record<string, unknown>): HttpResult => ({ status: 200, body: JSON.stringify({ success: true, ...data }), headers: jsonHeaders });
 
 async function parse<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
@@ -75,6 +85,7 @@ function textParam(value: string, field: string, encoded: boolean): string {
 }
 
 const channelToken = idPattern("channel");
+const campaignToken = idPattern("campaign");
 
 /**
  * The caller's tenant, under the same limits as the REST facade: a blocked address is 429 before the
@@ -139,6 +150,7 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
             media_url: r.mediaUrl,
             file_name: r.fileName,
             cards: r.cards,
+            poll: r.poll,
             mention_all: r.mentionAll,
             link_preview: r.linkPreview,
             delivery_key: r.deliveryKey,
@@ -252,6 +264,24 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
           participants: rows.map((r) => ({ participant: r.participant, admin: r.admin, joined_at: r.joinedAt.toISOString() })),
         }),
       );
+    }
+    const pollVotes = req.method === "POST" ? path.match(/^\/polls\/([^/]+)\/([^/]+)\/votes$/) : null;
+    if (pollVotes) {
+      const body = await parse(req, pollVotesBody);
+      const campaignId = textParam(pollVotes[1], "id_campaign", true);
+      const groupId = textParam(pollVotes[2], "id_group", true);
+      if (!campaignToken.test(campaignId)) throw new DomainError(400, "validation_error", "id_campaign: must be a campaign token (campaign_<uuid>)");
+      // Another tenant's campaign is as unknown as a missing one.
+      const campaign = await findCampaign(db, tenantId, campaignId);
+      if (campaign.messageType !== "poll") throw new DomainError(400, "validation_error", `id_campaign: campaign ${campaignId} is not a poll campaign`);
+      const channelIds = (await listChannels(db, tenantId)).map((c) => c.id);
+      const outcome = await provider.castPollVotes(channelIds, campaignId, groupId, body.votes);
+      if (outcome.kind === "no_poll") throw new NotFound(`The poll of ${campaignId} has not been sent to group ${groupId}.`);
+      if (outcome.kind === "unknown_options") {
+        const allowed = outcome.options.map((o) => JSON.stringify(o)).join(", ");
+        throw new DomainError(400, "validation_error", `votes.${outcome.unknown[0]}: is not an option of the poll (options: ${allowed})`);
+      }
+      return toResponse(ok({ id_campaign: campaignId, id_group: groupId, votes: body.votes }));
     }
     if (req.method === "POST" && path === "/latency") {
       const body = await parse(req, latencyBody);

@@ -73,6 +73,7 @@ describe("create-campaign/message", () => {
       "reads_available",
       "scheduled_at",
       "created_at",
+      "poll",
     ]);
     expect(Object.keys(info.json.monitoring_group)).toEqual(["id_group", "id_channel", "status", "sent_at"]);
     expect(info.json).toMatchObject({ id_campaign: res.json.id_campaign, name: "Oferta", scheduled_at: null });

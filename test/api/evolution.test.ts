@@ -110,7 +110,7 @@ describe("channels on Evolution API", () => {
     // The composer learns that carousels go out as the fallback here.
     expect(await dashboard.channels.platform()).toEqual({
       provider: "evolution",
-      capabilities: { carousel: false, forward: false, linkPreview: true, mentionAll: true, receipts: false },
+      capabilities: { carousel: false, forward: false, linkPreview: true, mentionAll: true, receipts: false, pollOptions: 10 },
     });
     const { json } = await api("POST", "/api/external/create-channel", { name: "Pareamento" });
     const qr = await dashboard.channels.pairing({ id_channel: json.id_channel });

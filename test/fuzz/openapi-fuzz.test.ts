@@ -41,7 +41,7 @@ let partnerToken: string;
 let app: { client_id: string; client_secret: string; redirect_uri: string };
 const ids = { channel: "", segment: "", campaign: "", launch: "", groups: [] as string[], monitoring: "" };
 const otherIds = { channel: "", segment: "", campaign: "", launch: "" };
-const simIds = { channel: "", group: "" };
+const simIds = { channel: "", group: "", poll: "" };
 let rssBefore = 0;
 
 interface Operation {
@@ -85,7 +85,13 @@ beforeAll(async () => {
   Object.assign(otherIds, await fixture(other));
   simTenant = await newTenant(server.url);
   const sim = await fixture(simTenant);
-  Object.assign(simIds, { channel: sim.channel, group: sim.groups[0] });
+  const poll = await simTenant("POST", "/api/external/create-campaign/poll", {
+    name: "Enquete",
+    id_segment: sim.segment,
+    poll: { question: "Quando?", options: ["19h", "20h"], multiple_answers: false },
+  });
+  expect(poll.status).toBe(201);
+  Object.assign(simIds, { channel: sim.channel, group: sim.groups[0], poll: poll.json.id_campaign });
 
   const developer = await newTenant(server.url);
   const registered = await registerApp(developer.tenantId, { scopes: ["statistics:read", "campaigns:read", "settings:read"] });
@@ -548,6 +554,14 @@ const simulatorBodies: { path: () => string; schema: Schema }[] = [
       ],
     },
   },
+  {
+    path: () => `/api/simulator/polls/${simIds.poll}/${encodeURIComponent(simIds.group)}/votes`,
+    schema: {
+      type: "object",
+      properties: { votes: { type: "object", properties: { "19h": { type: "integer", minimum: 0, maximum: 1024 } }, required: ["19h"] } },
+      required: ["votes"],
+    },
+  },
   { path: () => "/api/simulator/latency", schema: { type: "object", properties: { ms: { type: "integer", minimum: 0, maximum: 60_000 } }, required: ["ms"] } },
 ];
 
@@ -582,6 +596,9 @@ describe("simulator fuzz", () => {
         await exchange({ method: "POST", path: `/api/simulator/groups/${v}/failures`, body: '{"always":false}', headers: headers() }, undefined, {
           statuses: [400, 404],
         });
+        for (const path of [`/api/simulator/polls/${v}/${encodeURIComponent(simIds.group)}/votes`, `/api/simulator/polls/${simIds.poll}/${v}/votes`]) {
+          await exchange({ method: "POST", path, body: '{"votes":{"19h":1}}', headers: headers() }, undefined, { statuses: [400, 404] });
+        }
         await exchange({ method: "GET", path: `/api/simulator/messages?id_channel=${v}&id_group=${v}&id_campaign=${v}`, headers: headers() }, undefined, {
           statuses: [200, 400],
         });

@@ -16,8 +16,15 @@ describeProviderContract("evolution (against the fake Evolution API v2)", async 
         .map(
           (m): PlatformMessage => ({
             groupId: m.number,
-            type: (m.endpoint === "sendText" ? "text" : m.endpoint === "sendWhatsAppAudio" ? "audio" : m.body.mediatype) as PlatformMessage["type"],
-            text: String(m.body.text ?? m.body.caption ?? ""),
+            type: (m.endpoint === "sendText"
+              ? "text"
+              : m.endpoint === "sendWhatsAppAudio"
+                ? "audio"
+                : m.endpoint === "sendPoll"
+                  ? "poll"
+                  : m.body.mediatype) as PlatformMessage["type"],
+            text: String(m.body.text ?? m.body.caption ?? m.body.name ?? ""),
+            ...(m.endpoint === "sendPoll" ? { options: m.body.values as string[] } : {}),
             mediaUrl: (m.body.media ?? m.body.audio ?? null) as string | null,
             mentionAll: m.body.mentionsEveryOne === true,
             linkPreview: m.body.linkPreview === true,

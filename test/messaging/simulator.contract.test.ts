@@ -17,6 +17,7 @@ describeProviderContract("simulator", async () => {
         type: m.messageType as "text",
         text: m.text ?? "",
         mediaUrl: m.mediaUrl,
+        ...(m.poll ? { options: (m.poll as { options: string[] }).options } : {}),
         mentionAll: m.mentionAll,
         linkPreview: m.linkPreview,
       })),

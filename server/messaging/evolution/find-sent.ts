@@ -99,6 +99,9 @@ const recordKinds: Record<string, string> = {
   documentMessage: "document",
   documentWithCaptionMessage: "document",
   audioMessage: "audio",
+  // Baileys sends a one-answer poll as V3, a several-answers poll as the first version (src/Utils/messages.ts).
+  pollCreationMessage: "poll",
+  pollCreationMessageV3: "poll",
 };
 
 /** The fingerprint of what we send: kind + text/caption. Null when there is no text to recognise it by. */
@@ -114,9 +117,9 @@ export function recordFingerprint(r: EvolutionMessageRecord): string | null {
     const kind = recordKinds[key];
     if (!kind) continue;
     if (typeof value === "string") return partFingerprint(kind, value);
-    let v = value as { text?: string; caption?: string; message?: { documentMessage?: { caption?: string } } } | null;
+    let v = value as { text?: string; caption?: string; name?: string; message?: { documentMessage?: { caption?: string } } } | null;
     if (key === "documentWithCaptionMessage") v = v?.message?.documentMessage ?? null;
-    return partFingerprint(kind, String(v?.text ?? v?.caption ?? ""));
+    return partFingerprint(kind, String(v?.text ?? v?.caption ?? v?.name ?? ""));
   }
   return null;
 }

@@ -33,6 +33,15 @@ export class Gateway {
   }
 
   /** 2.4.0 and later keep our `messageId` for text and media (never for audio); older ones make their own ids. Unknown counts as older. */
+  /**
+   * Whether votes on our polls reach the webhook: 2.3.7 decrypts a vote and posts it as a `messages.upsert` of type
+   * pollUpdateMessage; ≤ 2.3.6 skips vote messages before any webhook (docs/evolution.md#polls). Unknown version: no.
+   */
+  async reportsPollVotes(): Promise<boolean> {
+    const version = await this.gatewayVersion().catch(() => null);
+    return version !== null && compareVersions(version, "2.3.7") >= 0;
+  }
+
   async keepsMessageIds(): Promise<boolean> {
     const version = await this.gatewayVersion().catch(() => null);
     return version !== null && compareVersions(version, "2.4.0") >= 0;

@@ -48,7 +48,7 @@ export class EvolutionProvider implements MessagingProvider {
   readonly name = "evolution" as const;
   /** Baileys cannot send carousels or buttons to groups, nor forward with our bookkeeping: the service plans around it. */
   /** …nor report acks and reads of group messages (Baileys' message-receipt.update is not forwarded). */
-  readonly capabilities = { carousel: false, forward: false, linkPreview: true, mentionAll: true, receipts: false };
+  readonly capabilities = { carousel: false, forward: false, linkPreview: true, mentionAll: true, receipts: false, pollOptions: 10 };
   readonly reconcileAfterMs: number;
   private readonly ctx: EvolutionContext;
   private readonly instances: Instances;
@@ -165,6 +165,11 @@ export class EvolutionProvider implements MessagingProvider {
 
   findSent(lookup: SentLookup): Promise<LookupResult> {
     return this.lookups.findSent(lookup);
+  }
+
+  /** Votes reach our webhook from Evolution API 2.3.7 on (docs/evolution.md#polls). */
+  pollVotesAvailable(): Promise<boolean> {
+    return this.gateway.reportsPollVotes();
   }
 
   // ---- webhooks and the gateway ----

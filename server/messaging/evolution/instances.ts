@@ -12,6 +12,8 @@ export const evolutionWebhookEvents = [
   "CONNECTION_UPDATE",
   "QRCODE_UPDATED",
   "MESSAGES_UPDATE",
+  // Votes on our polls come only as messages.upsert of type pollUpdateMessage (docs/evolution.md#polls); every other upsert is dropped at once.
+  "MESSAGES_UPSERT",
   "SEND_MESSAGE",
   "LOGOUT_INSTANCE",
   "REMOVE_INSTANCE",

@@ -11,8 +11,8 @@ import type { Instances } from "./instances";
 
 /** One message part as Evolution sends it: the endpoint and its body (without number/options), its kind and text. */
 type Part = {
-  endpoint: "sendText" | "sendMedia" | "sendWhatsAppAudio";
-  kind: "text" | "image" | "video" | "document" | "audio";
+  endpoint: "sendText" | "sendMedia" | "sendWhatsAppAudio" | "sendPoll";
+  kind: "text" | "image" | "video" | "document" | "audio" | "poll";
   body: Record<string, unknown>;
   text: string;
 };
@@ -51,6 +51,17 @@ export class Sender {
             text: c.caption,
           },
         ];
+      case "poll":
+        // SendPollDto (src/api/dto/sendMessage.dto.ts): `name` is the question; `selectableCount` 1 is one answer, 0 any number
+        // (Baileys' poll: src/Utils/messages.ts). Its schema allows 2–10 `values` (src/validate/message.schema.ts pollMessageSchema).
+        return [
+          {
+            endpoint: "sendPoll",
+            kind: "poll",
+            body: { name: c.poll.question, selectableCount: c.poll.multiple_answers ? 0 : 1, values: c.poll.options },
+            text: c.poll.question,
+          },
+        ];
       case "carousel":
         return carouselFallback(c.text, c.cards).map((card) => ({
           endpoint: "sendMedia",
@@ -85,7 +96,8 @@ export class Sender {
       .from(evolutionMessages)
       .where(and(eq(evolutionMessages.deliveryKey, message.deliveryKey), eq(evolutionMessages.part, part)));
     if (known?.messageId && known.sentAt) return { messageId: known.messageId, sentAt: known.sentAt };
-    const idRequested = p.endpoint !== "sendWhatsAppAudio" && (await this.gateway.keepsMessageIds());
+    // 2.4.0 keeps our id for text and media only (PR #2361): not for voice notes nor polls.
+    const idRequested = p.endpoint !== "sendWhatsAppAudio" && p.endpoint !== "sendPoll" && (await this.gateway.keepsMessageIds());
     const attemptedAt = new Date();
     const fingerprint = partFingerprint(p.kind, p.text);
     await this.ctx.db
@@ -137,7 +149,8 @@ export class Sender {
     if (err.status === 404) return new ProviderUnavailableError(`Channel ${message.channelId} has no instance on the gateway: ${err.message}`);
     if (err.status >= 500) {
       // sendMedia / sendWhatsAppAudio fail with 500 while preparing the media (download, ffmpeg): nothing went out.
-      if (err.status === 500 && p.endpoint !== "sendText") return new ProviderSendError(`Media preparation failed (not sent): ${err.message}`, true);
+      if (err.status === 500 && p.endpoint !== "sendText" && p.endpoint !== "sendPoll")
+        return new ProviderSendError(`Media preparation failed (not sent): ${err.message}`, true);
       return new ProviderOutcomeUnknownError(err.message);
     }
     const kind = classifySendError(err.message);

@@ -129,6 +129,41 @@ export class WebhookIntake {
     });
   }
 
+  /**
+   * A vote on one of our polls (docs/evolution.md#polls). Evolution 2.3.7 posts each vote message as a
+   * `messages.upsert` of messageType `pollUpdateMessage`, having decrypted it with the poll's message secret
+   * (kept in its own database): `message.pollUpdateMessage.vote.selectedOptions` then holds the chosen option
+   * names and `pollCreationMessageKey.id` the poll's message id (whatsapp.baileys.service.ts, messages.upsert).
+   * The voter is the key's participant (its phone number when the event carries one, else its LID). A vote whose
+   * options are still hashes (the gateway could not find the poll) is not readable and is dropped. Emitted
+   * recorded: a failure answers 5xx and the gateway sends the event again (recording is idempotent per voter).
+   */
+  private async pollVoteEvent(channelId: string, data: Record<string, unknown>, at: Date) {
+    const update = (data.message as { pollUpdateMessage?: Record<string, unknown> } | undefined)?.pollUpdateMessage;
+    const pollId = (update?.pollCreationMessageKey as { id?: unknown } | undefined)?.id;
+    const selected = (update?.vote as { selectedOptions?: unknown } | undefined)?.selectedOptions;
+    if (typeof pollId !== "string" || !Array.isArray(selected) || !selected.every((o) => typeof o === "string")) return;
+    const key = (data.key ?? {}) as { participant?: string; participantAlt?: string; remoteJid?: string; fromMe?: boolean };
+    const voter = key.fromMe
+      ? this.instances.ownNumbers.get(channelId)
+      : (jidNumber(key.participantAlt) ?? jidNumber(key.participant) ?? lidOf(key.participant) ?? lidOf(key.participantAlt));
+    if (!voter) return;
+    const [poll] = await this.ctx.db
+      .select({ deliveryKey: evolutionMessages.deliveryKey })
+      .from(evolutionMessages)
+      .where(and(eq(evolutionMessages.messageId, pollId), eq(evolutionMessages.channelId, channelId)))
+      .limit(1);
+    if (!poll) return;
+    const votedAt = timestampOf(data.messageTimestamp as number | string | undefined) ?? at;
+    await this.ctx.events.emitRecorded({
+      type: "poll_votes",
+      channelId,
+      deliveryKey: poll.deliveryKey,
+      votes: [{ voter, options: selected as string[], at: votedAt }],
+      at,
+    });
+  }
+
   /** Is this the channel's webhook secret? (Only its SHA-256 is stored; compared in constant time.) */
   async verifyWebhook(channelId: string, secret: string): Promise<boolean> {
     const [row] = await this.ctx.db
@@ -168,6 +203,8 @@ export class WebhookIntake {
       await this.receipts(channelId, Array.isArray(data) ? data : [data], at);
     } else if (event === "send.message" && data) {
       for (const d of Array.isArray(data) ? data : [data]) await this.sentEvent(channelId, d, new Date());
+    } else if (event === "messages.upsert" && data) {
+      for (const d of Array.isArray(data) ? data : [data]) if (d?.messageType === "pollUpdateMessage") await this.pollVoteEvent(channelId, d, at);
     } else if (event === "group-participants.update" && data) {
       // Evolution resends a 5xx'd event with the same body (same `date_time`): its digest names the event.
       const sent = String((body as { date_time?: unknown }).date_time ?? "");

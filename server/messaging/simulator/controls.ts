@@ -12,9 +12,12 @@ import {
   simulatorMessages,
   simulatorParticipants,
 } from "../../../db/schema";
-import { type NumberLossReason, ProviderEvents } from "../provider";
+import { type NumberLossReason, type PollContent, type PollVote, ProviderEvents } from "../provider";
 import { SimulatedPlatform, type SimulatorContext, type SimulatorOptions } from "./platform";
 import { INVITE_PREFIX, randomPerson, simulatedOwnNumber, SIMULATOR_GROUP_LIMIT } from "./simulated";
+
+/** The outcome of casting votes through the control endpoint: `no_poll` when the campaign sent no poll to that group (of the caller's channels). */
+export type PollCastOutcome = { kind: "cast"; options: string[] } | { kind: "no_poll" } | { kind: "unknown_options"; unknown: string[]; options: string[] };
 
 /** The outcome of a join through the control endpoints: `full` when the group is at its limit (nobody joined). */
 export type JoinOutcome =
@@ -314,6 +317,39 @@ export class SimulatorControls {
       .insert(simulatorLatency)
       .values({ tenantId, latencyMs: ms })
       .onConflictDoUpdate({ target: simulatorLatency.tenantId, set: { latencyMs: ms } });
+  }
+
+  /**
+   * Control: people in the group vote on the poll the campaign sent there (docs/simulator.md#polls). For each
+   * option named, its votes in that group become exactly N: synthetic voters `o<option index>-<1…N>` choose it
+   * (one option each) and that option's higher-numbered synthetic voters take their vote back. Sent again, the
+   * same call changes nothing. Emits one `poll_votes` event, awaited and recorded (a failure throws).
+   */
+  async castPollVotes(channelIds: string[], campaignId: string, groupId: string, votes: Record<string, number>): Promise<PollCastOutcome> {
+    if (channelIds.length === 0) return { kind: "no_poll" };
+    const [sent] = await this.ctx.db
+      .select({ channelId: simulatorMessages.channelId, deliveryKey: simulatorMessages.deliveryKey, poll: simulatorMessages.poll })
+      .from(simulatorMessages)
+      .where(
+        and(
+          inArray(simulatorMessages.channelId, channelIds),
+          eq(simulatorMessages.campaignId, campaignId),
+          eq(simulatorMessages.groupId, groupId),
+          eq(simulatorMessages.messageType, "poll"),
+        ),
+      )
+      .limit(1);
+    const poll = sent?.poll as PollContent | null | undefined;
+    if (!sent || !poll) return { kind: "no_poll" };
+    const unknown = Object.keys(votes).filter((o) => !poll.options.includes(o));
+    if (unknown.length > 0) return { kind: "unknown_options", unknown, options: poll.options };
+    const at = new Date();
+    const cast: PollVote[] = Object.entries(votes).flatMap(([option, n]) => {
+      const index = poll.options.indexOf(option);
+      return Array.from({ length: SIMULATOR_GROUP_LIMIT }, (_, i) => ({ voter: `o${index}-${i + 1}`, options: i < n ? [option] : [], at }));
+    });
+    await this.events.emitRecorded({ type: "poll_votes", channelId: sent.channelId, deliveryKey: sent.deliveryKey, votes: cast, at });
+    return { kind: "cast", options: poll.options };
   }
 
   /** The durable message log, for the inspection endpoint. */

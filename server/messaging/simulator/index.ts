@@ -21,7 +21,7 @@ import { SimulatedGroups } from "./groups";
 import type { SimulatorOptions } from "./platform";
 import { SimulatedSends } from "./send";
 
-export type { JoinOutcome } from "./controls";
+export type { JoinOutcome, PollCastOutcome } from "./controls";
 export type { SimulatorOptions } from "./platform";
 export { derivedGroup, SIMULATOR_GROUP_LIMIT, simulatedGroups, simulatedOwnNumber } from "./simulated";
 
@@ -32,7 +32,7 @@ export { derivedGroup, SIMULATOR_GROUP_LIMIT, simulatedGroups, simulatedOwnNumbe
  */
 export class SimulatorProvider extends SimulatorControls implements MessagingProvider {
   readonly name = "simulator" as const;
-  readonly capabilities = { carousel: true, forward: true, linkPreview: true, mentionAll: true, receipts: true };
+  readonly capabilities = { carousel: true, forward: true, linkPreview: true, mentionAll: true, receipts: true, pollOptions: 12 };
   readonly reconcileAfterMs = 0;
   private readonly groups: SimulatedGroups;
   private readonly sends: SimulatedSends;
@@ -122,6 +122,11 @@ export class SimulatorProvider extends SimulatorControls implements MessagingPro
   }
 
   // ---- sending ----
+
+  /** The simulator reports every vote cast through its control (docs/simulator.md#polls). */
+  async pollVotesAvailable() {
+    return true;
+  }
 
   async send(message: OutboundMessage): Promise<SendReceipt> {
     const [outcome] = await this.sendMany([message]);

@@ -64,10 +64,11 @@ function messageRow(message: OutboundMessage, sender: Sender) {
     id_group: message.groupId,
     id_campaign: message.campaignId ?? null,
     message_type: c.type,
-    text: c.type === "text" || c.type === "carousel" ? c.text : c.caption,
-    media_url: c.type === "text" || c.type === "carousel" ? null : c.mediaUrl,
+    text: c.type === "text" || c.type === "carousel" ? c.text : c.type === "poll" ? c.poll.question : c.caption,
+    media_url: c.type === "text" || c.type === "carousel" || c.type === "poll" ? null : c.mediaUrl,
     file_name: c.type === "document" ? (c.fileName ?? null) : null,
     cards: c.type === "carousel" ? c.cards : null,
+    poll: c.type === "poll" ? c.poll : null,
     mention_all: message.mentionAll,
     link_preview: message.linkPreview !== false,
   };
@@ -76,15 +77,15 @@ function messageRow(message: OutboundMessage, sender: Sender) {
 /** A loop's message rows as one JSON parameter (a VALUES list would bind a dozen parameters per row). */
 const messageValues = (rows: ReturnType<typeof messageRow>[]) =>
   sql`select * from json_to_recordset(${JSON.stringify(rows)}::json) as v(delivery_key text, message_id text, id_channel text, id_group text,
-        id_campaign text, message_type text, text text, media_url text, file_name text, cards jsonb, mention_all boolean, link_preview boolean,
+        id_campaign text, message_type text, text text, media_url text, file_name text, cards jsonb, poll jsonb, mention_all boolean, link_preview boolean,
         own_number text, derived boolean)`;
 
 const messageColumns = sql.raw(
-  "(delivery_key, message_id, id_channel, id_group, id_campaign, message_type, text, media_url, file_name, cards, mention_all, link_preview, sent_at, read_at)",
+  "(delivery_key, message_id, id_channel, id_group, id_campaign, message_type, text, media_url, file_name, cards, poll, mention_all, link_preview, sent_at, read_at)",
 );
 
 const messageFields = (sentAt: SQL = sql`now()`) =>
-  sql`v.delivery_key, v.message_id, v.id_channel, v.id_group, v.id_campaign, v.message_type, v.text, v.media_url, v.file_name, v.cards, v.mention_all, v.link_preview, ${sentAt}, null::timestamptz`;
+  sql`v.delivery_key, v.message_id, v.id_channel, v.id_group, v.id_campaign, v.message_type, v.text, v.media_url, v.file_name, v.cards, v.poll, v.mention_all, v.link_preview, ${sentAt}, null::timestamptz`;
 
 /**
  * Whether the sender of `v` reaches its group (CONTRACT §7): its number is a participant (an admin where only

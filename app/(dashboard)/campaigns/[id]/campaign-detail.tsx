@@ -8,6 +8,7 @@ import { useTRPC, type RouterOutputs } from "../../../_lib/trpc";
 import { CampaignActions } from "./campaign-actions";
 import { CampaignNumbers } from "./campaign-numbers";
 import { DeliveriesTable } from "./deliveries-table";
+import { PollResults } from "./poll-results";
 
 const poll = 2000;
 
@@ -17,7 +18,8 @@ export function CampaignDetail({ id }: { id: string }) {
     trpc.campaigns.info.queryOptions(
       { id_campaign: id },
       {
-        refetchInterval: (q) => (q.state.data && isActiveCampaign(q.state.data.status) ? poll : false),
+        // A poll's votes keep arriving after the last group got it: its page keeps polling while votes are reported.
+        refetchInterval: (q) => (q.state.data && (isActiveCampaign(q.state.data.status) || q.state.data.poll?.votes_available) ? poll : false),
         retry: (n, err) => err.data?.httpStatus !== 404 && err.data?.httpStatus !== 400 && n < 2,
       },
     ),
@@ -92,6 +94,13 @@ export function CampaignDetail({ id }: { id: string }) {
           {active && <span className="live"> · atualizando a cada 2 s</span>}
         </p>
       </section>
+
+      {c.poll && (
+        <section className="card" aria-labelledby="poll-title">
+          <h2 id="poll-title">Resultado da enquete</h2>
+          <PollResults poll={c.poll} live={c.poll.votes_available} />
+        </section>
+      )}
 
       {c.channels.length > 0 && (
         <section className="card" aria-labelledby="numbers-title">

@@ -22,14 +22,23 @@ export interface CardDraft {
   buttons: ButtonDraft[];
 }
 
+export interface PollOptionDraft {
+  key: number;
+  text: string;
+}
+
 export interface MessageDraft {
   kind: CampaignKind;
+  /** The text, a caption, the carousel's message, or a poll's question (Pergunta). */
   message: string;
   media_url: string;
   file_name: string;
   cards: CardDraft[];
   mention_all: boolean;
   link_preview: boolean;
+  /** A poll's options (Opções) and whether a voter may choose several. */
+  poll_options: PollOptionDraft[];
+  multiple_answers: boolean;
 }
 
 let lastKey = 0;
@@ -37,6 +46,7 @@ let lastKey = 0;
 export const newKey = () => ++lastKey;
 
 export const emptyCard = (): CardDraft => ({ key: newKey(), image_url: "", text: "", buttons: [] });
+export const emptyPollOption = (): PollOptionDraft => ({ key: newKey(), text: "" });
 export const emptyButton = (): ButtonDraft => ({ key: newKey(), label: "", url: "" });
 
 /** The last path segment of a URL, as a chat app names an attachment ("promo.jpg"). */

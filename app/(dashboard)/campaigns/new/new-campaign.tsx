@@ -10,14 +10,15 @@ import { brasiliaParts } from "../../../../server/time/brasilia";
 import { describeSchedule, isFutureInBrasilia, suggestedSchedule, toScheduledAt } from "../../../_lib/brasilia-time";
 import { useTRPC } from "../../../_lib/trpc";
 import { CardsEditor } from "./cards-editor";
-import { campaignKinds, emptyCard, type CampaignKind, type MessageDraft } from "./draft";
+import { campaignKinds, emptyCard, emptyPollOption, type CampaignKind, type MessageDraft } from "./draft";
+import { PollEditor, repeatsAnOption } from "./poll-editor";
 import { PhonePreview } from "./phone-preview";
 import { nameMaxLength, urlMaxLength } from "../../../../server/text-limits";
 
 const httpsPattern = "https://.+";
 const httpsTitle = "Use um endereço que comece com https://";
 
-const mediaLabels: Record<Exclude<CampaignKind, "text" | "carousel">, { url: string; placeholder: string }> = {
+const mediaLabels: Record<Exclude<CampaignKind, "text" | "carousel" | "poll">, { url: string; placeholder: string }> = {
   image: { url: "URL da imagem", placeholder: "https://exemplo.com.br/imagens/promo.jpg" },
   video: { url: "URL do vídeo", placeholder: "https://exemplo.com.br/videos/aula.mp4" },
   audio: { url: "URL do áudio", placeholder: "https://exemplo.com.br/audios/recado.ogg" },
@@ -49,6 +50,8 @@ export function NewCampaign() {
     cards: [emptyCard()],
     mention_all: false,
     link_preview: true,
+    poll_options: [emptyPollOption(), emptyPollOption()],
+    multiple_answers: false,
   }));
   const [when, setWhen] = useState<"now" | "scheduled">("now");
   const [date, setDate] = useState("");
@@ -60,7 +63,10 @@ export function NewCampaign() {
   };
   const createMessage = useMutation(trpc.campaigns.createMessage.mutationOptions({ onSuccess: onCreated }));
   const createCarousel = useMutation(trpc.campaigns.createCarousel.mutationOptions({ onSuccess: onCreated }));
-  const pending = createMessage.isPending || createCarousel.isPending;
+  const createPoll = useMutation(trpc.campaigns.createPoll.mutationOptions({ onSuccess: onCreated }));
+  const pending = createMessage.isPending || createCarousel.isPending || createPoll.isPending;
+  const isPoll = draft.kind === "poll";
+  const pollRepeats = isPoll && repeatsAnOption(draft.poll_options);
 
   const update = (patch: Partial<MessageDraft>) => setDraft((d) => ({ ...d, ...patch }));
   const segment = segments.data?.find((s) => s.id_segment === segmentId);
@@ -83,9 +89,10 @@ export function NewCampaign() {
 
   function onSubmit(e: FormEvent) {
     e.preventDefault();
-    if (scheduleInPast) return;
+    if (scheduleInPast || pollRepeats) return;
     createMessage.reset();
     createCarousel.reset();
+    createPoll.reset();
     const common = {
       name: name.trim(),
       id_segment: segmentId,
@@ -94,7 +101,14 @@ export function NewCampaign() {
       link_preview: previewMode === "ask_always" && hasLinks ? draft.link_preview : undefined,
       scheduled_at: scheduled ? toScheduledAt(date, time) : undefined,
     };
-    if (draft.kind === "carousel") {
+    if (draft.kind === "poll") {
+      createPoll.mutate({
+        name: common.name,
+        id_segment: common.id_segment,
+        scheduled_at: common.scheduled_at,
+        poll: { question: draft.message.trim(), options: draft.poll_options.map((o) => o.text.trim()), multiple_answers: draft.multiple_answers },
+      });
+    } else if (draft.kind === "carousel") {
       createCarousel.mutate({
         ...common,
         carousel_data: {
@@ -210,7 +224,7 @@ export function NewCampaign() {
                 ))}
               </div>
               <div id="kind-panel" role="tabpanel" aria-labelledby={`kind-tab-${draft.kind}`} className="stack tab-panel">
-                {draft.kind !== "text" && draft.kind !== "carousel" && (
+                {draft.kind !== "text" && draft.kind !== "carousel" && draft.kind !== "poll" && (
                   <Field label={mediaLabels[draft.kind].url} hint="Endereço público (https) de onde o arquivo será baixado no envio.">
                     {(c) => (
                       <input
@@ -253,21 +267,33 @@ export function NewCampaign() {
                   <Field
                     label={
                       <>
-                        {draft.kind === "text" ? "Mensagem" : draft.kind === "carousel" ? "Mensagem acima dos cartões" : "Legenda"}
-                        {draft.kind !== "text" && <small className="muted"> (opcional)</small>}
+                        {draft.kind === "text" ? "Mensagem" : draft.kind === "carousel" ? "Mensagem acima dos cartões" : isPoll ? "Pergunta" : "Legenda"}
+                        {draft.kind !== "text" && !isPoll && <small className="muted"> (opcional)</small>}
                       </>
                     }
-                    hint={<>Use *negrito*, _itálico_ e ~riscado~. {draft.message.length > 0 && `${draft.message.length} caracteres.`}</>}
+                    hint={
+                      isPoll ? (
+                        `Até ${campaignLimits.poll.question} caracteres.${draft.message.length > 0 ? ` ${draft.message.length} caracteres.` : ""}`
+                      ) : (
+                        <>Use *negrito*, _itálico_ e ~riscado~. {draft.message.length > 0 && `${draft.message.length} caracteres.`}</>
+                      )
+                    }
                   >
                     {(c) => (
                       <textarea
                         {...c}
                         value={draft.message}
                         onChange={(e) => update({ message: e.target.value })}
-                        required={draft.kind === "text"}
-                        maxLength={draft.kind === "carousel" ? campaignLimits.carousel.message : campaignLimits.message}
-                        rows={draft.kind === "text" ? 6 : 3}
-                        placeholder={draft.kind === "text" ? "Olá! As inscrições abrem hoje às 20h: https://…" : undefined}
+                        required={draft.kind === "text" || isPoll}
+                        maxLength={isPoll ? campaignLimits.poll.question : draft.kind === "carousel" ? campaignLimits.carousel.message : campaignLimits.message}
+                        rows={draft.kind === "text" ? 6 : isPoll ? 2 : 3}
+                        placeholder={
+                          draft.kind === "text"
+                            ? "Olá! As inscrições abrem hoje às 20h: https://…"
+                            : isPoll
+                              ? "Ex.: Qual o melhor dia para a aula ao vivo?"
+                              : undefined
+                        }
                       />
                     )}
                   </Field>
@@ -278,6 +304,14 @@ export function NewCampaign() {
                     dos botões na legenda (a mensagem acima dos cartões abre a primeira legenda).
                   </p>
                 )}
+                {isPoll && (
+                  <PollEditor
+                    options={draft.poll_options}
+                    multipleAnswers={draft.multiple_answers}
+                    maxOptions={Math.min(campaignLimits.poll.maxOptions, platform.data?.capabilities.pollOptions ?? campaignLimits.poll.maxOptions)}
+                    onChange={update}
+                  />
+                )}
                 {draft.kind === "carousel" && (
                   <CardsEditor cards={draft.cards} onChange={(cards) => update({ cards })} httpsPattern={httpsPattern} httpsTitle={httpsTitle} />
                 )}
@@ -287,11 +321,17 @@ export function NewCampaign() {
             <section className="card">
               <h2>3. Opções</h2>
               <div className="stack">
-                <label className="check">
-                  <input type="checkbox" checked={draft.mention_all} onChange={(e) => update({ mention_all: e.target.checked })} />
-                  Mencionar todos
-                </label>
-                <p className="muted small hint">Notifica todos os participantes do grupo, sem escrever @nomes no texto.</p>
+                {isPoll ? (
+                  <p className="muted small hint">Enquetes vão sem menção a todos.</p>
+                ) : (
+                  <>
+                    <label className="check">
+                      <input type="checkbox" checked={draft.mention_all} onChange={(e) => update({ mention_all: e.target.checked })} />
+                      Mencionar todos
+                    </label>
+                    <p className="muted small hint">Notifica todos os participantes do grupo, sem escrever @nomes no texto.</p>
+                  </>
+                )}
                 {hasLinks && (
                   <>
                     <label className="check">
@@ -354,9 +394,9 @@ export function NewCampaign() {
               </fieldset>
             </section>
 
-            <ErrorAlert error={createMessage.error ?? createCarousel.error} />
+            <ErrorAlert error={createMessage.error ?? createCarousel.error ?? createPoll.error} />
             <div className="row">
-              <button className="btn btn-primary" type="submit" disabled={pending || scheduleInPast}>
+              <button className="btn btn-primary" type="submit" disabled={pending || scheduleInPast || pollRepeats}>
                 {pending ? "Criando…" : when === "scheduled" ? "Agendar campanha" : "Criar e enviar agora"}
               </button>
               <Link href="/campaigns" className="btn btn-ghost">

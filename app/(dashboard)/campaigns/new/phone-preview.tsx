@@ -43,7 +43,11 @@ export function PhonePreview({
         </div>
         <div className="phone-chat">
           <div className="chat-day">{scheduled ? scheduled.label : "Hoje"}</div>
-          {draft.kind === "carousel" ? (
+          {draft.kind === "poll" ? (
+            <Bubble time={time} mentionAll={false}>
+              <PollPreview draft={draft} />
+            </Bubble>
+          ) : draft.kind === "carousel" ? (
             <>
               {draft.message.trim() && (
                 <Bubble time={time} mentionAll={draft.mention_all}>
@@ -74,6 +78,26 @@ export function PhonePreview({
       </div>
       <figcaption className="muted small">Prévia aproximada: cada aplicativo exibe a mensagem do seu jeito.</figcaption>
     </figure>
+  );
+}
+
+/** A poll as WhatsApp draws it: the question, how many may be chosen, one row per option with an empty bar. */
+function PollPreview({ draft }: { draft: MessageDraft }) {
+  return (
+    <div className="chat-poll" data-testid="poll-preview">
+      <p className="chat-poll-question">{draft.message.trim() || <span className="chat-placeholder">Sua pergunta aparece aqui.</span>}</p>
+      <small className="chat-poll-hint">{draft.multiple_answers ? "Selecione uma ou mais opções" : "Selecione uma opção"}</small>
+      <ul className="chat-poll-options">
+        {draft.poll_options.map((o, i) => (
+          <li key={o.key}>
+            <span className={draft.multiple_answers ? "chat-poll-box" : "chat-poll-radio"} aria-hidden="true" />
+            <span className="chat-poll-text">{o.text.trim() || `Opção ${i + 1}`}</span>
+            <span className="chat-poll-bar" aria-hidden="true" />
+          </li>
+        ))}
+      </ul>
+      <span className="chat-poll-votes">Ver votos</span>
+    </div>
   );
 }
 
