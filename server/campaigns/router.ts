@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ownerProcedure, router, sessionProcedure, type Context } from "../trpc";
 import { wakeDispatch } from "../dispatch/wake";
 import { cancelCampaign, pauseCampaign, resendDelivery, resumeCampaign } from "./control-campaign";
-import type { CampaignContent } from "../dispatch/campaign-content";
+import { type CampaignContent, campaignContent } from "../dispatch/campaign-content";
 import { createCampaign, type NewCampaign } from "./create-campaign";
 import { type CampaignInfo, infoCampaign } from "./info-campaign";
 import { listCampaigns, listDeliveries } from "./list-campaigns";
@@ -49,7 +49,7 @@ async function create(ctx: Context & { tenantId: string }, input: CommonInput, m
       name: input.name,
       segmentId: input.id_segment,
       messageType,
-      content,
+      content: campaignContent(content),
       linkPreview: input.link_preview,
       mentionAll: input.mention_all,
       scheduledAt: input.scheduled_at,
@@ -199,6 +199,7 @@ export const campaignsRouter = router({
           sent_at: z.string().nullable(),
           acked_at: z.string().nullable(),
           read_at: z.string().nullable(),
+          text: z.string().nullable(),
         }),
       ),
     )
@@ -214,6 +215,7 @@ export const campaignsRouter = router({
         sent_at: d.sentAt?.toISOString() ?? null,
         acked_at: d.ackedAt?.toISOString() ?? null,
         read_at: d.readAt?.toISOString() ?? null,
+        text: d.text,
       })),
     ),
   /**

@@ -4,6 +4,7 @@ import { tokenSchema } from "../ids";
 import { idSegment } from "../segments/schema";
 import { mediaUrl, name, text, url } from "../text";
 import { campaignLimits } from "./limits";
+import { hasMarkup, parseVariations } from "../dispatch/variations";
 
 const mediaUrlRule =
   "https only; a host that is an IP literal in a private, loopback, link-local or reserved range, or an internal name " +
@@ -35,6 +36,19 @@ const scheduledAt = text({ max: 64 })
   .meta({ description: "DD/MM/YYYY - HH:mm in Brasília time (America/Sao_Paulo), strictly in the future", example: "25/12/2026 - 09:30" })
   .optional();
 
+const variationsRule =
+  "Variations (docs/decisions.md#message-variations): {Olá|Oi|E aí} gives each group one option, chosen from its delivery key " +
+  "(one level; \\{ \\} \\| write the character); {{grupo}} is the group's name, {{data}} dd/mm and {{hora}} HH:mm in Brasília at send time. " +
+  "Unbalanced braces or an unknown variable: 400 naming the field.";
+
+/** A text that may hold variations: parsed once here, refused (400 naming the field) when it does not parse. */
+export const withVariations = <T extends z.ZodType<string>>(s: T) =>
+  s.superRefine((v, ctx) => {
+    if (!hasMarkup(v)) return;
+    const parsed = parseVariations(v);
+    if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.error });
+  });
+
 const common = {
   name: name(),
   id_segment: idSegment,
@@ -43,27 +57,36 @@ const common = {
   link_preview: z.boolean().optional().meta({ description: "Show a link preview; used when the tenant's link_preview_mode is ask_always" }),
 };
 
+const messageText = () => withVariations(text({ max: campaignLimits.message }));
+const messageTextMeta = { description: `The text, or the caption of a media message. ${variationsRule}` };
+const mediaFields = {
+  media_url: mediaUrl()
+    .optional()
+    .meta({ description: `Required for image, video, audio and document. ${mediaUrlRule}` }),
+  file_name: text({ max: campaignLimits.fileName, min: 1, trim: true }).optional().meta({ description: "File name shown for a document" }),
+};
+
+/** The rules between a message body's fields (create-campaign/message and send-test). */
+export function messageBodyRules(v: { message: string; message_type: MessageType; media_url?: string; file_name?: string }, ctx: z.RefinementCtx) {
+  if (v.message_type === "text") {
+    if (v.message.trim() === "") ctx.addIssue({ code: "custom", path: ["message"], message: "is required for a text campaign" });
+    if (v.media_url !== undefined) ctx.addIssue({ code: "custom", path: ["media_url"], message: "is only for media message types" });
+  } else if (v.media_url === undefined) {
+    ctx.addIssue({ code: "custom", path: ["media_url"], message: `is required for message_type ${v.message_type}` });
+  }
+  if (v.file_name !== undefined && v.message_type !== "document") {
+    ctx.addIssue({ code: "custom", path: ["file_name"], message: "is only for message_type document" });
+  }
+}
+
 export const createMessageCampaignInput = z
   .object({
     ...common,
-    message: text({ max: campaignLimits.message }).default("").meta({ description: "The text, or the caption of a media message" }),
+    message: messageText().default("").meta(messageTextMeta),
     message_type: messageType.default("text"),
-    media_url: mediaUrl()
-      .optional()
-      .meta({ description: `Required for image, video, audio and document. ${mediaUrlRule}` }),
-    file_name: text({ max: campaignLimits.fileName, min: 1, trim: true }).optional().meta({ description: "File name shown for a document" }),
+    ...mediaFields,
   })
-  .superRefine((v, ctx) => {
-    if (v.message_type === "text") {
-      if (v.message.trim() === "") ctx.addIssue({ code: "custom", path: ["message"], message: "is required for a text campaign" });
-      if (v.media_url !== undefined) ctx.addIssue({ code: "custom", path: ["media_url"], message: "is only for media message types" });
-    } else if (v.media_url === undefined) {
-      ctx.addIssue({ code: "custom", path: ["media_url"], message: `is required for message_type ${v.message_type}` });
-    }
-    if (v.file_name !== undefined && v.message_type !== "document") {
-      ctx.addIssue({ code: "custom", path: ["file_name"], message: "is only for message_type document" });
-    }
-  });
+  .superRefine(messageBodyRules);
 
 const button = z.object({
   label: text({ max: campaignLimits.carousel.buttonLabel, min: 1, trim: true }),
@@ -72,20 +95,21 @@ const button = z.object({
 });
 const card = z.object({
   image_url: mediaUrl().meta({ description: mediaUrlRule }),
-  text: text({ max: campaignLimits.carousel.cardText, min: 1, trim: true }),
+  text: withVariations(text({ max: campaignLimits.carousel.cardText, min: 1, trim: true })).meta({ description: `The card's text. ${variationsRule}` }),
   buttons: z.array(button).max(campaignLimits.carousel.buttonsPerCard, `at most ${campaignLimits.carousel.buttonsPerCard} buttons per card`).default([]),
 });
 
-export const createCarouselCampaignInput = z.object({
-  ...common,
-  carousel_data: z.object({
-    message: text({ max: campaignLimits.carousel.message }).default(""),
-    cards: z
-      .array(card)
-      .min(campaignLimits.carousel.minCards, `at least ${campaignLimits.carousel.minCards} card`)
-      .max(campaignLimits.carousel.maxCards, `at most ${campaignLimits.carousel.maxCards} cards`),
-  }),
+export const carouselData = z.object({
+  message: withVariations(text({ max: campaignLimits.carousel.message }))
+    .default("")
+    .meta({ description: `Text sent with the cards. ${variationsRule}` }),
+  cards: z
+    .array(card)
+    .min(campaignLimits.carousel.minCards, `at least ${campaignLimits.carousel.minCards} card`)
+    .max(campaignLimits.carousel.maxCards, `at most ${campaignLimits.carousel.maxCards} cards`),
 });
+
+export const createCarouselCampaignInput = z.object({ ...common, carousel_data: carouselData });
 
 const createdFields = {
   success: z.literal(true),

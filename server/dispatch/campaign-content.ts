@@ -1,4 +1,5 @@
 import type { CarouselCard } from "../messaging/provider";
+import { hasMarkup, renderForGroup, type VariationValues } from "./variations";
 
 /**
  * What a campaign sends, as stored in campaigns.content: create-campaign writes it, buildMessage turns
@@ -9,4 +10,22 @@ export interface CampaignContent {
   media_url?: string;
   file_name?: string;
   cards?: CarouselCard[];
+  /**
+   * Its texts hold variations (docs/decisions.md#message-variations), validated at create: each group gets its own
+   * rendering. Absent on content stored before variations existed, whose texts are sent as written.
+   */
+  variations?: boolean;
+}
+
+/** The content as create-campaign stores it: flagged when a text holds variations markup. */
+export function campaignContent(content: Omit<CampaignContent, "variations">): CampaignContent {
+  const texts = [content.message, ...(content.cards ?? []).map((c) => c.text)];
+  return texts.some(hasMarkup) ? { ...content, variations: true } : { ...content };
+}
+
+/** The texts one group gets: the variant its delivery key chooses, its name and the send's time filled in. */
+export function contentForGroup(content: CampaignContent, deliveryKey: string, values: VariationValues): CampaignContent {
+  if (!content.variations) return content;
+  const render = (text: string) => renderForGroup(text, deliveryKey, values);
+  return { ...content, message: render(content.message), cards: content.cards?.map((card) => ({ ...card, text: render(card.text) })) };
 }
