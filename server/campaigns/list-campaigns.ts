@@ -1,7 +1,7 @@
 import { asc, desc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries, segments } from "../../db/schema";
-import { type CampaignContent, contentForGroup } from "../dispatch/campaign-content";
+import { type CampaignContent, contentForGroup, contentText } from "../dispatch/campaign-content";
 import { encodeDeliveryKey } from "../dispatch/delivery-key";
 import { groupCounters } from "../dispatch/group-counters";
 import { findCampaign } from "./find-campaign";
@@ -36,11 +36,7 @@ export async function listDeliveries(db: Db, tenantId: string, campaignId: strin
   const campaign = await findCampaign(db, tenantId, campaignId);
   const content = campaign.content as CampaignContent;
   const rows = await db.select().from(deliveries).where(eq(deliveries.campaignId, campaignId)).orderBy(desc(deliveries.isMonitoring), asc(deliveries.position));
-  return rows.map((d) => ({ ...d, text: content.variations && d.sentAt ? sentText(content, campaignId, d.groupId, d.groupName, d.sentAt) : null }));
-}
-
-/** The text of one group's message (a carousel's text, then each card's, a line apart). */
-function sentText(content: CampaignContent, campaignId: string, groupId: string, groupName: string, at: Date) {
-  const rendered = contentForGroup(content, encodeDeliveryKey(campaignId, groupId), { groupName, at });
-  return [rendered.message, ...(rendered.cards ?? []).map((c) => c.text)].filter((t) => t !== "").join("\n");
+  const sentText = (d: (typeof rows)[number], at: Date) =>
+    contentText(contentForGroup(content, encodeDeliveryKey(campaignId, d.groupId), { groupName: d.groupName, at }));
+  return rows.map((d) => ({ ...d, text: content.variations && d.sentAt ? sentText(d, d.sentAt) : null }));
 }

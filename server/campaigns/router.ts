@@ -6,6 +6,7 @@ import { type CampaignContent, campaignContent } from "../dispatch/campaign-cont
 import { createCampaign, type NewCampaign } from "./create-campaign";
 import { type CampaignInfo, infoCampaign } from "./info-campaign";
 import { listCampaigns, listDeliveries } from "./list-campaigns";
+import { sendTest } from "./send-test";
 import {
   anyMessageType,
   campaignAction,
@@ -21,6 +22,8 @@ import {
   infoCampaignInput,
   infoCampaignOutput,
   pauseReason,
+  sendTestInput,
+  sendTestOutput,
 } from "./schema";
 import { toBrasiliaIso } from "../time/brasilia";
 
@@ -134,6 +137,41 @@ export const campaignsRouter = router({
       message_type: "carousel" as const,
       cards_count: input.carousel_data.cards.length,
     })),
+
+  sendTest: ownerProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/external/send-test",
+        tags,
+        summary: "Send a message once to the test groups (Enviar teste)",
+        description:
+          "Sends the body of create-campaign/message or /carousel once, now and unpaced, to each of the settings' test_groups, and answers per " +
+          "group. Counted in no campaign or partner statistic. 400 `no_test_groups` when the settings list none; at most 10 per 10 minutes per " +
+          "tenant (429). With id_segment the texts are those of the segment's first groups (docs/decisions.md#test-send).",
+        protect: true,
+        errorResponses: [400, 401, 404, 429, 500, 503],
+      },
+    })
+    .input(sendTestInput)
+    .output(sendTestOutput)
+    .mutation(async ({ ctx, input }) => {
+      const c = input.carousel_data;
+      const results = await sendTest(
+        ctx.db,
+        ctx.provider,
+        ctx.tenantId,
+        {
+          messageType: c ? "carousel" : (input.message_type ?? "text"),
+          content: c ? { message: c.message, cards: c.cards } : { message: input.message ?? "", media_url: input.media_url, file_name: input.file_name },
+          linkPreview: input.link_preview,
+          mentionAll: input.mention_all,
+          segmentId: input.id_segment,
+        },
+        ctx.now,
+      );
+      return { success: true as const, results, timestamp: ctx.now.toISOString() };
+    }),
 
   info: ownerProcedure
     .meta({

@@ -187,3 +187,52 @@ export const infoCampaignOutput = z.object({
 
 export const campaignAction = z.object({ id_campaign: idCampaign });
 export const campaignActionOutput = z.object({ success: z.literal(true), message: z.string(), id_campaign: z.string(), status: campaignStatus });
+
+// --- send-test (docs/decisions.md#test-send) ---
+
+const notForCarousel = ["message", "message_type", "media_url", "file_name"] as const;
+
+export const sendTestInput = z
+  .object({
+    name: name().optional().meta({ description: "Ignored (a test send is no campaign); accepted so a create-campaign body can be sent as it is" }),
+    id_segment: idSegment.optional().meta({
+      description: "Optional: the test groups then get the texts as the segment's first groups would (their names in {{grupo}}, one variant after another)",
+    }),
+    message: messageText().optional().meta(messageTextMeta),
+    message_type: messageType.optional().meta({ description: "As in create-campaign/message (default text); not with carousel_data" }),
+    ...mediaFields,
+    carousel_data: carouselData.optional().meta({ description: "A carousel, as in create-campaign/carousel (then no message fields)" }),
+    mention_all: z.boolean().default(false).meta({ description: "Mention every participant without @names in the text" }),
+    link_preview: z.boolean().optional().meta({ description: "Show a link preview; used when the tenant's link_preview_mode is ask_always" }),
+  })
+  .superRefine((v, ctx) => {
+    if (v.carousel_data) {
+      for (const field of notForCarousel) {
+        if (v[field] !== undefined) ctx.addIssue({ code: "custom", path: [field], message: "is not for a carousel (carousel_data)" });
+      }
+    } else messageBodyRules({ ...v, message: v.message ?? "", message_type: v.message_type ?? "text" }, ctx);
+  })
+  .meta({
+    description:
+      "The body of create-campaign/message or create-campaign/carousel (scheduled_at ignored: a test goes now). It is sent once to each of the " +
+      "settings' test_groups, unpaced, and counted in no campaign or partner statistic. At most 10 per 10 minutes per tenant (429).",
+  });
+
+export const testSendStatus = z.enum(["sent", "failed", "unknown"]).meta({
+  description: "sent: accepted by the platform; failed: not sent (error says why); unknown: the platform did not answer, it may have arrived",
+});
+
+export const sendTestOutput = z.object({
+  success: z.literal(true),
+  results: z.array(
+    z.object({
+      id_group: z.string(),
+      id_channel: z.string(),
+      status: testSendStatus,
+      error: z.string().optional(),
+      text: z.string().meta({ description: "The text sent (a carousel's text, then each card's, a line apart)" }),
+      preview_of: z.string().optional().meta({ description: "With id_segment: the segment group whose text this is" }),
+    }),
+  ),
+  timestamp: z.iso.datetime({ offset: true }),
+});

@@ -18,18 +18,41 @@ export function buildMessage(
 ): OutboundMessage {
   const deliveryKey = encodeDeliveryKey(c.id, d.groupId);
   const content = contentForGroup(c.content as CampaignContent, deliveryKey, { groupName: d.groupName, at: d.updatedAt ?? new Date() });
+  return providerMessage(
+    { campaignId: c.id, messageType: c.messageType, content, linkPreview: c.linkPreview, mentionAll: c.mentionAll },
+    { channelId: d.channelId, groupId: d.groupId, deliveryKey },
+    settings,
+    content.variations ? undefined : forwardOf,
+  );
+}
+
+/** What is sent, whatever sends it (a campaign's delivery, a test send). `content`: its texts as this group gets them. */
+export interface MessageSource {
+  campaignId?: string;
+  messageType: (typeof campaigns.$inferSelect)["messageType"];
+  content: CampaignContent;
+  linkPreview: boolean | null;
+  mentionAll: boolean;
+}
+
+/** The provider message of `source` to one group: the link preview decision, the mention, the content by type. */
+export function providerMessage(
+  source: MessageSource,
+  target: { channelId: string; groupId: string; deliveryKey: string },
+  settings: Settings,
+  forwardOf?: OutboundMessage["forwardOf"],
+): OutboundMessage {
+  const { content } = source;
   const prefs = settings.preferences;
-  const preview = prefs.link_preview_mode === "always" || (prefs.link_preview_mode === "ask_always" && c.linkPreview === true);
+  const preview = prefs.link_preview_mode === "always" || (prefs.link_preview_mode === "ask_always" && source.linkPreview === true);
   const base = {
-    channelId: d.channelId,
-    groupId: d.groupId,
-    deliveryKey,
-    campaignId: c.id,
+    ...target,
+    campaignId: source.campaignId,
     linkPreview: preview ? { type: prefs.link_preview_type } : (false as const),
-    mentionAll: c.mentionAll,
-    forwardOf: content.variations ? undefined : forwardOf,
+    mentionAll: source.mentionAll,
+    forwardOf,
   };
-  switch (c.messageType) {
+  switch (source.messageType) {
     case "text":
       return { ...base, content: { type: "text", text: content.message } };
     case "carousel":
@@ -37,7 +60,7 @@ export function buildMessage(
     default:
       return {
         ...base,
-        content: { type: c.messageType, mediaUrl: content.media_url!, caption: content.message, fileName: content.file_name },
+        content: { type: source.messageType, mediaUrl: content.media_url!, caption: content.message, fileName: content.file_name },
       };
   }
 }

@@ -1,5 +1,5 @@
 import type { CarouselCard } from "../messaging/provider";
-import { hasMarkup, renderForGroup, type VariationValues } from "./variations";
+import { hasMarkup, renderForGroup, renderNth, type VariationValues } from "./variations";
 
 /**
  * What a campaign sends, as stored in campaigns.content: create-campaign writes it, buildMessage turns
@@ -25,7 +25,17 @@ export function campaignContent(content: Omit<CampaignContent, "variations">): C
 
 /** The texts one group gets: the variant its delivery key chooses, its name and the send's time filled in. */
 export function contentForGroup(content: CampaignContent, deliveryKey: string, values: VariationValues): CampaignContent {
-  if (!content.variations) return content;
-  const render = (text: string) => renderForGroup(text, deliveryKey, values);
+  return content.variations ? renderTexts(content, (text) => renderForGroup(text, deliveryKey, values)) : content;
+}
+
+/** Variant `n` of every text (a test send's previews: one variant after another). */
+export function contentVariant(content: CampaignContent, n: number, values: VariationValues): CampaignContent {
+  return content.variations ? renderTexts(content, (text) => renderNth(text, n, values)) : content;
+}
+
+function renderTexts(content: CampaignContent, render: (text: string) => string): CampaignContent {
   return { ...content, message: render(content.message), cards: content.cards?.map((card) => ({ ...card, text: render(card.text) })) };
 }
+
+/** A message's texts as one string: the text, then each card's, a line apart (what the dashboard and send-test show). */
+export const contentText = (content: CampaignContent) => [content.message, ...(content.cards ?? []).map((c) => c.text)].filter((t) => t !== "").join("\n");

@@ -62,7 +62,8 @@ export function parseVariations(text: string): ParseResult {
       continue;
     }
     if (ch === "{") {
-      if (options) return { ok: false, error: `unbalanced braces: "{" at character ${i + 1} opens a choice inside a choice (one level only; write \\{ for a brace)` };
+      if (options)
+        return { ok: false, error: `unbalanced braces: "{" at character ${i + 1} opens a choice inside a choice (one level only; write \\{ for a brace)` };
       flushInto(parts as Piece[], literal);
       literal = "";
       options = [];
@@ -147,19 +148,27 @@ export function renderVariant(parts: ParsedText, index: number, values: Variatio
 
 const parsedCache = new Map<string, ParsedText>();
 
-/**
- * The text one group gets: the variant its delivery key chooses, with its name and the send's time. A text
- * that does not parse (never stored: create-campaign refuses it) is sent as written.
- */
-export function renderForGroup(text: string, key: string, values: VariationValues): string {
-  if (!hasMarkup(text)) return text;
+/** A stored text's parts, parsed once per process (null: it does not parse; never stored, create-campaign refuses it). */
+function partsOf(text: string): ParsedText | null {
   let parts = parsedCache.get(text);
   if (!parts) {
     const parsed = parseVariations(text);
-    if (!parsed.ok) return text;
+    if (!parsed.ok) return null;
     parts = parsed.parts;
     if (parsedCache.size >= 256) parsedCache.clear();
     parsedCache.set(text, parts);
   }
-  return renderVariant(parts, variantIndexOf(key, parts), values);
+  return parts;
+}
+
+/** The text one group gets: the variant its delivery key chooses, with its name and the send's time. */
+export function renderForGroup(text: string, key: string, values: VariationValues): string {
+  const parts = hasMarkup(text) ? partsOf(text) : null;
+  return parts ? renderVariant(parts, variantIndexOf(key, parts), values) : text;
+}
+
+/** Variant `n` of a text (modulo its count): previews show the first few, one after another. */
+export function renderNth(text: string, n: number, values: VariationValues): string {
+  const parts = hasMarkup(text) ? partsOf(text) : null;
+  return parts ? renderVariant(parts, n % variantCount(parts), values) : text;
 }
