@@ -39,7 +39,11 @@ describe("send-test", () => {
     const t = apiFor(server.url, user.tenantId, user.apiKey);
     expect((await t("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
     const { channel, groups } = await channelWithGroups(t);
-    const { json: seg } = await t("POST", "/api/external/create-segment", { name: "Seg", id_channel: [channel], groups: groups.slice(0, 4).map((g) => g.id_group) });
+    const { json: seg } = await t("POST", "/api/external/create-segment", {
+      name: "Seg",
+      id_channel: [channel],
+      groups: groups.slice(0, 4).map((g) => g.id_group),
+    });
     // A finished campaign, so the statistics hold something to compare.
     const { json: created } = await t("POST", "/api/external/create-campaign/message", { name: "Base", id_segment: seg.id_segment, message: "Olá" });
     await until(
@@ -52,10 +56,17 @@ describe("send-test", () => {
     const edited = await t("PATCH", "/api/external/edit-settings", { test_groups: testGroups.map((g) => ({ id_channel: channel, id_group: g.id_group })) });
     expect(edited.status).toBe(200);
     expect(edited.json.updated).toEqual(["test_groups"]);
-    expect((await t("GET", "/api/external/list-settings")).json.settings.test_groups).toEqual(testGroups.map((g) => ({ id_channel: channel, id_group: g.id_group })));
+    expect((await t("GET", "/api/external/list-settings")).json.settings.test_groups).toEqual(
+      testGroups.map((g) => ({ id_channel: channel, id_group: g.id_group })),
+    );
 
     const { app, client_secret } = await registerApp((await newTenant(server.url)).tenantId);
-    const tokens = await authorizeApp(server.url, user, { client_id: app.client_id, client_secret: client_secret!, redirect_uri: "http://127.0.0.1:8765/callback" }, "statistics:read campaigns:read");
+    const tokens = await authorizeApp(
+      server.url,
+      user,
+      { client_id: app.client_id, client_secret: client_secret!, redirect_uri: "http://127.0.0.1:8765/callback" },
+      "statistics:read campaigns:read",
+    );
     const bearer = (path: string) => fetch(server.url + path, { headers: { authorization: `Bearer ${tokens.access_token}` } }).then((r) => r.json());
     const figures = async () => ({
       info: (await t("GET", `/api/external/info-campaign/${created.id_campaign}`)).json,
