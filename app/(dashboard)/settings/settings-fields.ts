@@ -86,7 +86,8 @@ export function buildPatch(saved: Settings, draft: Settings): SettingsPatch {
     if (Object.keys(changes).length) days[day] = changes;
   }
   if (Object.keys(days).length) put("sending_schedule", "days", days);
-  return patch as SettingsPatch;
+  const withTestGroups = JSON.stringify(draft.test_groups) === JSON.stringify(saved.test_groups) ? {} : { test_groups: draft.test_groups };
+  return { ...patch, ...withTestGroups } as SettingsPatch;
 }
 
 export interface FieldError {
