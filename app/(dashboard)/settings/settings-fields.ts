@@ -32,6 +32,7 @@ const fieldLabel: Record<string, string> = {
   "number_health.warmup_first_day_cap": "Mensagens no 1º dia de aquecimento",
   "number_health.min_send_gap_seconds": "Intervalo mínimo entre envios de um número",
   "number_health.group_create_cap": "Grupos criados por dia por número",
+  test_groups: "Grupos de teste",
   "sending_schedule.enabled": "Restringir ao horário de envio",
   "sending_schedule.finish_queued_on_end": "Terminar campanhas em andamento",
   "sending_schedule.finish_queued_mode": "Até quando terminar",
