@@ -1,27 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
-import { getServices } from "../../server/services";
+import { describe, expect, it } from "vitest";
 import { apiFor, expectEnvelope, newTenant, until, type Api, type ApiResponse } from "../helpers";
-import { startTestServer, type TestServer } from "../http-server";
+import { serverWithRunner, zeroPacing } from "../campaigns";
 import { authorizeApp, registerApp, signedInUser } from "../oauth-client";
 
 // docs/decisions.md#test-send: "Enviar teste" sends to the settings' test groups only, and no statistic moves.
-let server: TestServer;
-let runner: InProcessRunner;
-
-const zeroPacing = {
-  dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
-};
-
-beforeAll(async () => {
-  server = await startTestServer();
+const rig = serverWithRunner((server) => {
   process.env.APP_URL = server.url;
   process.env.NEXTAUTH_URL = server.url;
-  runner = new InProcessRunner(await getServices(), { maxSleepMs: 50 }).start();
-});
-afterAll(async () => {
-  await runner.stop();
-  await server.close();
 });
 
 async function channelWithGroups(t: Api) {
@@ -35,8 +20,8 @@ const simulatorLog = async (t: Api, channel: string) =>
 
 describe("send-test", () => {
   it("reaches only the test groups, each with its own name and a different variant, and moves no statistic", async () => {
-    const user = await signedInUser(server.url);
-    const t = apiFor(server.url, user.tenantId, user.apiKey);
+    const user = await signedInUser(rig.server.url);
+    const t = apiFor(rig.server.url, user.tenantId, user.apiKey);
     expect((await t("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
     const { channel, groups } = await channelWithGroups(t);
     const { json: seg } = await t("POST", "/api/external/create-segment", {
@@ -60,14 +45,14 @@ describe("send-test", () => {
       testGroups.map((g) => ({ id_channel: channel, id_group: g.id_group })),
     );
 
-    const { app, client_secret } = await registerApp((await newTenant(server.url)).tenantId);
+    const { app, client_secret } = await registerApp((await newTenant(rig.server.url)).tenantId);
     const tokens = await authorizeApp(
-      server.url,
+      rig.server.url,
       user,
       { client_id: app.client_id, client_secret: client_secret!, redirect_uri: "http://127.0.0.1:8765/callback" },
       "statistics:read campaigns:read",
     );
-    const bearer = (path: string) => fetch(server.url + path, { headers: { authorization: `Bearer ${tokens.access_token}` } }).then((r) => r.json());
+    const bearer = (path: string) => fetch(rig.server.url + path, { headers: { authorization: `Bearer ${tokens.access_token}` } }).then((r) => r.json());
     const figures = async () => ({
       info: (await t("GET", `/api/external/info-campaign/${created.id_campaign}`)).json,
       statistics: await bearer("/api/external/partner/statistics"),
@@ -107,7 +92,7 @@ describe("send-test", () => {
   });
 
   it("a carousel goes too; a failing group is reported, the others still get theirs", async () => {
-    const t = await newTenant(server.url);
+    const t = await newTenant(rig.server.url);
     const { channel, groups } = await channelWithGroups(t);
     await t("PATCH", "/api/external/edit-settings", { test_groups: [groups[0], groups[1]].map((g) => ({ id_channel: channel, id_group: g.id_group })) });
     await t("POST", `/api/simulator/groups/${encodeURIComponent(groups[1].id_group)}/failures`, { always: true });
@@ -120,8 +105,8 @@ describe("send-test", () => {
   });
 
   it("test_groups: another tenant's channel is 404, a group the channel does not reach 400, more than 5 is 400, each naming the field", async () => {
-    const t = await newTenant(server.url);
-    const other = await newTenant(server.url);
+    const t = await newTenant(rig.server.url);
+    const other = await newTenant(rig.server.url);
     const mine = await channelWithGroups(t);
     const theirs = await channelWithGroups(other);
     const edit = (test_groups: unknown) => t("PATCH", "/api/external/edit-settings", { test_groups });
@@ -145,8 +130,8 @@ describe("send-test", () => {
   });
 
   it("400 without test groups, for a bad body (naming the field) and another tenant's segment 404", async () => {
-    const t = await newTenant(server.url);
-    const other = await newTenant(server.url);
+    const t = await newTenant(rig.server.url);
+    const other = await newTenant(rig.server.url);
     expect(expectEnvelope(await t("POST", "/api/external/send-test", { message: "Oi" }), 400, "Bad Request").code).toBe("no_test_groups");
     const { channel, groups } = await channelWithGroups(t);
     await t("PATCH", "/api/external/edit-settings", { test_groups: [{ id_channel: channel, id_group: groups[0].id_group }] });
@@ -163,7 +148,7 @@ describe("send-test", () => {
   });
 
   it("at most 10 per 10 minutes per tenant: the 11th is 429 in the envelope with Retry-After; another tenant is not held back", async () => {
-    const t = await newTenant(server.url);
+    const t = await newTenant(rig.server.url);
     const { channel, groups } = await channelWithGroups(t);
     await t("PATCH", "/api/external/edit-settings", { test_groups: [{ id_channel: channel, id_group: groups[0].id_group }] });
     const statuses: number[] = [];
@@ -177,7 +162,7 @@ describe("send-test", () => {
     expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
     expect((await simulatorLog(t, channel)).length).toBe(10);
 
-    const u = await newTenant(server.url);
+    const u = await newTenant(rig.server.url);
     const theirs = await channelWithGroups(u);
     await u("PATCH", "/api/external/edit-settings", { test_groups: [{ id_channel: theirs.channel, id_group: theirs.groups[0].id_group }] });
     expect((await u("POST", "/api/external/send-test", { message: "Oi" })).status).toBe(200);

@@ -1,27 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
+import { describe, expect, it } from "vitest";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
 import { expectEnvelope, newTenant, until, type Api } from "../helpers";
-import { startTestServer, type TestServer } from "../http-server";
+import { serverWithRunner, zeroPacing } from "../campaigns";
 
 // docs/decisions.md#message-variations: spintax and {{grupo}} rendered per group, chosen from the delivery key.
-let server: TestServer;
-let runner: InProcessRunner;
-
-const zeroPacing = {
-  dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
-};
-
-beforeAll(async () => {
-  server = await startTestServer();
-  runner = new InProcessRunner(await getServices(), { maxSleepMs: 50 }).start();
-});
-afterAll(async () => {
-  await runner.stop();
-  await server.close();
-});
+const rig = serverWithRunner();
 
 /** A segment of 30 groups over two channels (15 of each), with their names. */
 async function thirtyGroups(t: Api) {
@@ -49,7 +34,7 @@ async function finished(t: Api, id: string) {
 
 describe("variations", () => {
   it("30 groups get {A|B|C} {{grupo}}: every group its own name, all three variants used, the deliveries table shows the same text", async () => {
-    const t = await newTenant(server.url);
+    const t = await newTenant(rig.server.url);
     expect((await t("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
     const { segment, names } = await thirtyGroups(t);
     const created = await t("POST", "/api/external/create-campaign/message", { name: "Variações", id_segment: segment, message: "{A|B|C} {{grupo}}" });
@@ -72,7 +57,7 @@ describe("variations", () => {
   });
 
   it("escaped braces and a lone | are sent as written", async () => {
-    const t = await newTenant(server.url);
+    const t = await newTenant(rig.server.url);
     expect((await t("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
     const { json: ch } = await t("POST", "/api/external/create-channel", { name: "Canal" });
     const groups = (await t("GET", `/api/external/list-groups/${ch.id_channel}`)).json.groups.slice(0, 2).map((g: { id_group: string }) => g.id_group);
@@ -85,7 +70,7 @@ describe("variations", () => {
   });
 
   it("unbalanced braces, nesting and unknown variables are 400 naming the field (message, carousel texts)", async () => {
-    const t = await newTenant(server.url);
+    const t = await newTenant(rig.server.url);
     const { json: ch } = await t("POST", "/api/external/create-channel", { name: "Canal" });
     const group = (await t("GET", `/api/external/list-groups/${ch.id_channel}`)).json.groups[0].id_group;
     const { json: seg } = await t("POST", "/api/external/create-segment", { name: "S", id_channel: [ch.id_channel], groups: [group] });
