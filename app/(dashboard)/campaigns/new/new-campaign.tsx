@@ -13,7 +13,8 @@ import { CardsEditor } from "./cards-editor";
 import { campaignKinds, emptyCard, type CampaignKind, type MessageDraft } from "./draft";
 import { PhonePreview } from "./phone-preview";
 import { TestSendResults } from "./test-send-results";
-import { VariationsPreview } from "./variations-preview";
+import { previewValues, VariationsPreview } from "./variations-preview";
+import { renderNth } from "../../../../server/dispatch/variations";
 import { nameMaxLength, urlMaxLength } from "../../../../server/text-limits";
 
 const httpsPattern = "https://.+";
@@ -395,7 +396,7 @@ export function NewCampaign() {
           </form>
           <aside className="composer-preview">
             <PhonePreview
-              draft={draft}
+              draft={firstVariant(draft)}
               groupName={segment?.name}
               groupCount={segment?.total_groups}
               linkPreview={linkPreview}
@@ -406,6 +407,13 @@ export function NewCampaign() {
       )}
     </>
   );
+}
+
+/** The draft as the phone shows it: a text with variations as its first variant ("Nome do grupo" in {{grupo}}). */
+function firstVariant(draft: MessageDraft): MessageDraft {
+  const values = previewValues();
+  const render = (text: string) => renderNth(text, 0, values);
+  return { ...draft, message: render(draft.message), cards: draft.cards.map((c) => ({ ...c, text: render(c.text) })) };
 }
 
 /** The composer's segment list: the tenant's own segments, then the launches' (each follows its launch's groups). */

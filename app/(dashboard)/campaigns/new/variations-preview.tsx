@@ -5,6 +5,9 @@ import { parseVariations, renderVariant, variantCount } from "../../../../server
 /** How many previews the composer shows. */
 const shown = 3;
 
+/** What previews put in the variables: a stand-in group name, and now. */
+export const previewValues = (groupName?: string) => ({ groupName: groupName ?? "Nome do grupo", at: new Date() });
+
 /**
  * Under a text field of the composer: how many variations the text makes and three of them
  * (docs/decisions.md#message-variations), or why it would be refused. Nothing for a plain text.
@@ -20,7 +23,7 @@ export function VariationsPreview({ text, label, groupName }: { text: string; la
     );
   }
   const count = variantCount(parsed.parts);
-  const values = { groupName: groupName ?? "Nome do grupo", at: new Date() };
+  const values = previewValues(groupName);
   const previews = Array.from({ length: Math.min(count, shown) }, (_, i) => renderVariant(parsed.parts, i, values));
   return (
     <div className="variations" data-testid="variations-preview">
