@@ -6,7 +6,7 @@ import { providerMessage, type MessageSource } from "../dispatch/build-message";
 import { BadRequest, RateLimited } from "../errors";
 import { consume } from "../http/rate-limit";
 import { newId } from "../ids";
-import type { MessagingProvider, OutboundMessage } from "../messaging/provider";
+import { type MessagingProvider, type OutboundMessage, ProviderOutcomeUnknownError } from "../messaging/provider";
 import { sendableChannelSql } from "../numbers/health";
 import { segmentNotFound } from "../segments/find-segment";
 import { getSettings } from "../settings/get-settings";
@@ -78,7 +78,7 @@ export async function sendTest(db: Db, provider: MessagingProvider, tenantId: st
     const result = results[messages[j].index];
     if (o.ok) result.status = "sent";
     else {
-      result.status = o.error.name === "ProviderOutcomeUnknownError" ? "unknown" : "failed";
+      result.status = o.error instanceof ProviderOutcomeUnknownError ? "unknown" : "failed";
       result.error = o.error.message.slice(0, 500);
     }
   });
