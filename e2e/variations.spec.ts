@@ -49,9 +49,18 @@ export const tests: E2ETest[] = [
           await testGroups.getByRole("button", { name: "Adicionar grupo de teste" }).click();
         }
         await expectCount(testGroups.getByRole("listitem"), 2);
+        // No pauses, so the campaign below ends within the test's time.
+        for (const label of [
+          "Pausa mínima entre envios",
+          "Pausa máxima entre envios",
+          "Intervalo mínimo entre campanhas",
+          "Intervalo máximo entre campanhas",
+        ]) {
+          await page.getByLabel(label).fill("0");
+        }
         await page.getByRole("button", { name: "Salvar alterações" }).click();
         await expectText(page.getByRole("region", { name: "Salvar configurações" }).getByRole("status"), /Salvo\.[\s\S]*Grupos de teste/);
-        log("two test groups saved in the settings (Grupo 15, Grupo 16)");
+        log("two test groups saved in the settings (Grupo 15, Grupo 16), pauses 0 s");
 
         // Composer: a bad text is refused as typed; a good one shows its count and three variants.
         await nav(page, "Campanhas").click();
