@@ -193,6 +193,7 @@ export interface Logged {
   id_campaign: string;
   delivery_key: string;
   sent_at: string;
+  text: string;
 }
 
 export const simulatorLog = async (api: Api, campaignId: string, channelId?: string) =>

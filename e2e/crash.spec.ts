@@ -49,6 +49,7 @@ import {
   withCrashRig,
   zeroPacing,
 } from "./crash-common";
+import { renderForGroup } from "../server/dispatch/variations";
 import { assert, type E2ETest } from "./harness";
 import { stopServer, type Api } from "./server-process";
 
@@ -257,6 +258,56 @@ async function crashBanTest(log: (line: string) => void) {
   });
 }
 
+// ───────────────────────────── a text with variations ─────────────────────────────
+
+const VARIATION_GROUPS = 120;
+const VARIATION_TEXT = "{A|B|C} {{grupo}}: oferta de {{data}}";
+
+/**
+ * A campaign whose text has variations (docs/decisions.md#message-variations), killed once mid-dispatch: every group
+ * still has exactly one message, and its text is the one its delivery key chooses, with its own name (what
+ * reconciliation rebuilt after the restart is what the dead worker had sent).
+ */
+async function crashVariationTest(log: (line: string) => void) {
+  await withCrashRig({ name: "crash-variations", groups: VARIATION_GROUPS, log }, async (rig) => {
+    const { api, target } = rig;
+    const idChannel = (await api.post("/api/external/create-channel", { name: "Variações" })).id_channel as string;
+    const groups = (await api.get(`/api/external/list-groups/${idChannel}`)).groups as { id_group: string; name: string }[];
+    const groupIds = groups.map((g) => g.id_group);
+    const segment = await api.post("/api/external/create-segment", { name: "Variações", id_channel: [idChannel], groups: groupIds });
+    await api.patch("/api/external/edit-settings", zeroPacing(5));
+    await api.post("/api/simulator/latency", { ms: LATENCY_MS });
+    const idCampaign = (
+      await api.post("/api/external/create-campaign/message", { name: "Crash variações", id_segment: segment.id_segment, message: VARIATION_TEXT })
+    ).id_campaign as string;
+    log(`campaign ${idCampaign} created for ${VARIATION_GROUPS} groups with "${VARIATION_TEXT}"`);
+
+    const seen = await sentReaches(api, idCampaign, 0.4 * VARIATION_GROUPS, "the kill");
+    await sleep(60 + Math.floor(Math.random() * 100));
+    await rig.kill();
+    assert(seen.status === "sending", `the kill did not land mid-dispatch: ${JSON.stringify(seen)}`);
+    const left = await leftBehind(target, idCampaign);
+    log(`SIGKILL at ${left.sent}/${VARIATION_GROUPS} sent: ${left.inFlight} in flight (${left.inFlightLogged} already in the simulator's log); restarting`);
+    await rig.start();
+
+    const last = await finished(api, idCampaign, Date.now() + completionTimeoutMs);
+    log(`finished: ${JSON.stringify(last)}`);
+    assert(last.status === "completed", `expected status completed, got ${last.status}`);
+    const messages = await expectOncePerGroup(api, idCampaign, groupIds, [rig.logFile], log);
+    const names = new Map(groups.map((g) => [g.id_group, g.name]));
+    const wrong = messages.filter(
+      (m) => m.text !== renderForGroup(VARIATION_TEXT, m.delivery_key, { groupName: names.get(m.id_group)!, at: new Date(m.sent_at) }),
+    );
+    assert(wrong.length === 0, `${wrong.length} groups got another text than their delivery key's variant with their name, e.g. ${JSON.stringify(wrong[0])}`);
+    const variants = new Set(messages.map((m) => m.text[0]));
+    assert(variants.size === 3, `expected the three variants used, got ${[...variants].join(", ")}`);
+    log(`every group its own text (${[...variants].sort().join("/")} variants, its name, the send's date)`);
+
+    await stopServer(rig.server());
+    await expectAllSent(target, idCampaign, VARIATION_GROUPS, log);
+  });
+}
+
 export const tests: E2ETest[] = [
   {
     name: "SIGKILL the server three times mid-dispatch: one message per group, counters match",
@@ -265,5 +316,9 @@ export const tests: E2ETest[] = [
   {
     name: "two numbers in every group, one banned mid-campaign, then SIGKILL: one message per group, none through the banned number after its ban",
     run: ({ log }) => crashBanTest(log),
+  },
+  {
+    name: "a text with variations, SIGKILL mid-dispatch: one message per group, each the variant of its delivery key with its own name",
+    run: ({ log }) => crashVariationTest(log),
   },
 ];

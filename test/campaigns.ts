@@ -1,6 +1,9 @@
 import { formatInTimeZone } from "date-fns-tz";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
+import { InProcessRunner } from "../inngest/runner";
+import { getServices } from "../server/services";
 import { newTenant, type Api } from "./helpers";
+import { startTestServer, type TestServer } from "./http-server";
 
 /** Test fixtures for the engine tests: a tenant (new, or `existing`) with a paced (or unpaced) setting and a segment of N groups. */
 export async function tenantWithSegment(baseUrl: string, groupCount: number, dispatchesPerLoop = 5, existing?: Api) {
@@ -31,3 +34,23 @@ export const dispatchEvent = (api: Api, id: string) => ({
   name: "campaign/dispatch.requested",
   data: { id_campaign: id, tenant_id: api.tenantId },
 });
+
+/** Zero pacing, 10 groups a loop: edit-settings' body for tests that want campaigns to finish at once. */
+export const zeroPacing = {
+  dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
+};
+
+/** A test server and the embedded dispatch runner for a file's tests: started before them, stopped after. */
+export function serverWithRunner(setUp?: (server: TestServer) => void) {
+  const rig = {} as { server: TestServer; runner: InProcessRunner };
+  beforeAll(async () => {
+    rig.server = await startTestServer();
+    setUp?.(rig.server);
+    rig.runner = new InProcessRunner(await getServices(), { maxSleepMs: 50 }).start();
+  });
+  afterAll(async () => {
+    await rig.runner.stop();
+    await rig.server.close();
+  });
+  return rig;
+}

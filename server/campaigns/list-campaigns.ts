@@ -1,6 +1,8 @@
 import { asc, desc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries, segments } from "../../db/schema";
+import { type CampaignContent, contentForGroup, contentText } from "../dispatch/campaign-content";
+import { encodeDeliveryKey } from "../dispatch/delivery-key";
 import { groupCounters } from "../dispatch/group-counters";
 import { findCampaign } from "./find-campaign";
 
@@ -26,9 +28,15 @@ export async function listCampaigns(db: Db, tenantId: string) {
   }));
 }
 
-/** Per-group delivery state, for the dashboard's campaign page. */
+/**
+ * Per-group delivery state, for the dashboard's campaign page. `text`: what a sent group got when the campaign's
+ * texts hold variations (null otherwise: every group got the campaign's text), {{data}}/{{hora}} at its sent_at.
+ */
 export async function listDeliveries(db: Db, tenantId: string, campaignId: string) {
-  await findCampaign(db, tenantId, campaignId);
+  const campaign = await findCampaign(db, tenantId, campaignId);
+  const content = campaign.content as CampaignContent;
   const rows = await db.select().from(deliveries).where(eq(deliveries.campaignId, campaignId)).orderBy(desc(deliveries.isMonitoring), asc(deliveries.position));
-  return rows;
+  const sentText = (d: (typeof rows)[number], at: Date) =>
+    contentText(contentForGroup(content, encodeDeliveryKey(campaignId, d.groupId), { groupName: d.groupName, at }));
+  return rows.map((d) => ({ ...d, text: content.variations && d.sentAt ? sentText(d, d.sentAt) : null }));
 }

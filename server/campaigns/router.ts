@@ -2,12 +2,13 @@ import { z } from "zod";
 import { ownerProcedure, router, sessionProcedure, type Context } from "../trpc";
 import { wakeDispatch } from "../dispatch/wake";
 import { cancelCampaign, pauseCampaign, resendDelivery, resumeCampaign } from "./control-campaign";
-import type { CampaignContent } from "../dispatch/campaign-content";
+import { type CampaignContent, campaignContent } from "../dispatch/campaign-content";
 import { createCampaign, type NewCampaign } from "./create-campaign";
 import { type CampaignInfo, infoCampaign } from "./info-campaign";
 import { type PollResults, pollResults } from "./poll-results";
 import { BadRequest } from "../errors";
 import { listCampaigns, listDeliveries } from "./list-campaigns";
+import { sendTest } from "./send-test";
 import {
   anyMessageType,
   campaignAction,
@@ -25,6 +26,8 @@ import {
   infoCampaignInput,
   infoCampaignOutput,
   pauseReason,
+  sendTestInput,
+  sendTestOutput,
 } from "./schema";
 import { toBrasiliaIso } from "../time/brasilia";
 
@@ -53,7 +56,7 @@ async function create(ctx: Context & { tenantId: string }, input: CommonInput, m
       name: input.name,
       segmentId: input.id_segment,
       messageType,
-      content,
+      content: campaignContent(content),
       linkPreview: input.link_preview,
       mentionAll: input.mention_all,
       scheduledAt: input.scheduled_at,
@@ -175,6 +178,41 @@ export const campaignsRouter = router({
       };
     }),
 
+  sendTest: ownerProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/external/send-test",
+        tags,
+        summary: "Send a message once to the test groups (Enviar teste)",
+        description:
+          "Sends the body of create-campaign/message or /carousel once, now and unpaced, to each of the settings' test_groups, and answers per " +
+          "group. Counted in no campaign or partner statistic. 400 `no_test_groups` when the settings list none; at most 10 per 10 minutes per " +
+          "tenant (429). With id_segment the texts are those of the segment's first groups (docs/decisions.md#test-send).",
+        protect: true,
+        errorResponses: [400, 401, 404, 429, 500, 503],
+      },
+    })
+    .input(sendTestInput)
+    .output(sendTestOutput)
+    .mutation(async ({ ctx, input }) => {
+      const c = input.carousel_data;
+      const results = await sendTest(
+        ctx.db,
+        ctx.provider,
+        ctx.tenantId,
+        {
+          messageType: c ? "carousel" : (input.message_type ?? "text"),
+          content: c ? { message: c.message, cards: c.cards } : { message: input.message ?? "", media_url: input.media_url, file_name: input.file_name },
+          linkPreview: input.link_preview,
+          mentionAll: input.mention_all,
+          segmentId: input.id_segment,
+        },
+        ctx.now,
+      );
+      return { success: true as const, results, timestamp: ctx.now.toISOString() };
+    }),
+
   info: ownerProcedure
     .meta({
       openapi: {
@@ -243,6 +281,7 @@ export const campaignsRouter = router({
           sent_at: z.string().nullable(),
           acked_at: z.string().nullable(),
           read_at: z.string().nullable(),
+          text: z.string().nullable(),
         }),
       ),
     )
@@ -258,6 +297,7 @@ export const campaignsRouter = router({
         sent_at: d.sentAt?.toISOString() ?? null,
         acked_at: d.ackedAt?.toISOString() ?? null,
         read_at: d.readAt?.toISOString() ?? null,
+        text: d.text,
       })),
     ),
   /**

@@ -4,6 +4,7 @@ import { tokenSchema } from "../ids";
 import { idSegment } from "../segments/schema";
 import { mediaUrl, name, text, url } from "../text";
 import { campaignLimits } from "./limits";
+import { hasMarkup, parseVariations } from "../dispatch/variations";
 
 const mediaUrlRule =
   "https only; a host that is an IP literal in a private, loopback, link-local or reserved range, or an internal name " +
@@ -35,6 +36,19 @@ const scheduledAt = text({ max: 64 })
   .meta({ description: "DD/MM/YYYY - HH:mm in Brasília time (America/Sao_Paulo), strictly in the future", example: "25/12/2026 - 09:30" })
   .optional();
 
+const variationsRule =
+  "Variations (docs/decisions.md#message-variations): {Olá|Oi|E aí} gives each group one option, chosen from its delivery key " +
+  "(one level; \\{ \\} \\| write the character); {{grupo}} is the group's name, {{data}} dd/mm and {{hora}} HH:mm in Brasília at send time. " +
+  "Unbalanced braces or an unknown variable: 400 naming the field.";
+
+/** A text that may hold variations: parsed once here, refused (400 naming the field) when it does not parse. */
+export const withVariations = <T extends z.ZodType<string>>(s: T) =>
+  s.superRefine((v, ctx) => {
+    if (!hasMarkup(v)) return;
+    const parsed = parseVariations(v);
+    if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.error });
+  });
+
 const common = {
   name: name(),
   id_segment: idSegment,
@@ -43,27 +57,36 @@ const common = {
   link_preview: z.boolean().optional().meta({ description: "Show a link preview; used when the tenant's link_preview_mode is ask_always" }),
 };
 
+const messageText = () => withVariations(text({ max: campaignLimits.message }));
+const messageTextMeta = { description: `The text, or the caption of a media message. ${variationsRule}` };
+const mediaFields = {
+  media_url: mediaUrl()
+    .optional()
+    .meta({ description: `Required for image, video, audio and document. ${mediaUrlRule}` }),
+  file_name: text({ max: campaignLimits.fileName, min: 1, trim: true }).optional().meta({ description: "File name shown for a document" }),
+};
+
+/** The rules between a message body's fields (create-campaign/message and send-test). */
+export function messageBodyRules(v: { message: string; message_type: MessageType; media_url?: string; file_name?: string }, ctx: z.RefinementCtx) {
+  if (v.message_type === "text") {
+    if (v.message.trim() === "") ctx.addIssue({ code: "custom", path: ["message"], message: "is required for a text campaign" });
+    if (v.media_url !== undefined) ctx.addIssue({ code: "custom", path: ["media_url"], message: "is only for media message types" });
+  } else if (v.media_url === undefined) {
+    ctx.addIssue({ code: "custom", path: ["media_url"], message: `is required for message_type ${v.message_type}` });
+  }
+  if (v.file_name !== undefined && v.message_type !== "document") {
+    ctx.addIssue({ code: "custom", path: ["file_name"], message: "is only for message_type document" });
+  }
+}
+
 export const createMessageCampaignInput = z
   .object({
     ...common,
-    message: text({ max: campaignLimits.message }).default("").meta({ description: "The text, or the caption of a media message" }),
+    message: messageText().default("").meta(messageTextMeta),
     message_type: messageType.default("text"),
-    media_url: mediaUrl()
-      .optional()
-      .meta({ description: `Required for image, video, audio and document. ${mediaUrlRule}` }),
-    file_name: text({ max: campaignLimits.fileName, min: 1, trim: true }).optional().meta({ description: "File name shown for a document" }),
+    ...mediaFields,
   })
-  .superRefine((v, ctx) => {
-    if (v.message_type === "text") {
-      if (v.message.trim() === "") ctx.addIssue({ code: "custom", path: ["message"], message: "is required for a text campaign" });
-      if (v.media_url !== undefined) ctx.addIssue({ code: "custom", path: ["media_url"], message: "is only for media message types" });
-    } else if (v.media_url === undefined) {
-      ctx.addIssue({ code: "custom", path: ["media_url"], message: `is required for message_type ${v.message_type}` });
-    }
-    if (v.file_name !== undefined && v.message_type !== "document") {
-      ctx.addIssue({ code: "custom", path: ["file_name"], message: "is only for message_type document" });
-    }
-  });
+  .superRefine(messageBodyRules);
 
 const button = z.object({
   label: text({ max: campaignLimits.carousel.buttonLabel, min: 1, trim: true }),
@@ -72,19 +95,18 @@ const button = z.object({
 });
 const card = z.object({
   image_url: mediaUrl().meta({ description: mediaUrlRule }),
-  text: text({ max: campaignLimits.carousel.cardText, min: 1, trim: true }),
+  text: withVariations(text({ max: campaignLimits.carousel.cardText, min: 1, trim: true })).meta({ description: `The card's text. ${variationsRule}` }),
   buttons: z.array(button).max(campaignLimits.carousel.buttonsPerCard, `at most ${campaignLimits.carousel.buttonsPerCard} buttons per card`).default([]),
 });
 
-export const createCarouselCampaignInput = z.object({
-  ...common,
-  carousel_data: z.object({
-    message: text({ max: campaignLimits.carousel.message }).default(""),
-    cards: z
-      .array(card)
-      .min(campaignLimits.carousel.minCards, `at least ${campaignLimits.carousel.minCards} card`)
-      .max(campaignLimits.carousel.maxCards, `at most ${campaignLimits.carousel.maxCards} cards`),
-  }),
+export const carouselData = z.object({
+  message: withVariations(text({ max: campaignLimits.carousel.message }))
+    .default("")
+    .meta({ description: `Text sent with the cards. ${variationsRule}` }),
+  cards: z
+    .array(card)
+    .min(campaignLimits.carousel.minCards, `at least ${campaignLimits.carousel.minCards} card`)
+    .max(campaignLimits.carousel.maxCards, `at most ${campaignLimits.carousel.maxCards} cards`),
 });
 
 const pollLimits = campaignLimits.poll;
@@ -121,6 +143,8 @@ export const createPollCampaignInput = z.object({
   scheduled_at: common.scheduled_at,
   poll: pollInput,
 });
+
+export const createCarouselCampaignInput = z.object({ ...common, carousel_data: carouselData });
 
 const createdFields = {
   success: z.literal(true),
@@ -223,3 +247,52 @@ export const infoCampaignOutput = z.object({
 
 export const campaignAction = z.object({ id_campaign: idCampaign });
 export const campaignActionOutput = z.object({ success: z.literal(true), message: z.string(), id_campaign: z.string(), status: campaignStatus });
+
+// --- send-test (docs/decisions.md#test-send) ---
+
+const notForCarousel = ["message", "message_type", "media_url", "file_name"] as const;
+
+export const sendTestInput = z
+  .object({
+    name: name().optional().meta({ description: "Ignored (a test send is no campaign); accepted so a create-campaign body can be sent as it is" }),
+    id_segment: idSegment.optional().meta({
+      description: "Optional: the test groups then get the texts as the segment's first groups would (their names in {{grupo}}, one variant after another)",
+    }),
+    message: messageText().optional().meta(messageTextMeta),
+    message_type: messageType.optional().meta({ description: "As in create-campaign/message (default text); not with carousel_data" }),
+    ...mediaFields,
+    carousel_data: carouselData.optional().meta({ description: "A carousel, as in create-campaign/carousel (then no message fields)" }),
+    mention_all: z.boolean().default(false).meta({ description: "Mention every participant without @names in the text" }),
+    link_preview: z.boolean().optional().meta({ description: "Show a link preview; used when the tenant's link_preview_mode is ask_always" }),
+  })
+  .superRefine((v, ctx) => {
+    if (v.carousel_data) {
+      for (const field of notForCarousel) {
+        if (v[field] !== undefined) ctx.addIssue({ code: "custom", path: [field], message: "is not for a carousel (carousel_data)" });
+      }
+    } else messageBodyRules({ ...v, message: v.message ?? "", message_type: v.message_type ?? "text" }, ctx);
+  })
+  .meta({
+    description:
+      "The body of create-campaign/message or create-campaign/carousel (scheduled_at ignored: a test goes now). It is sent once to each of the " +
+      "settings' test_groups, unpaced, and counted in no campaign or partner statistic. At most 10 per 10 minutes per tenant (429).",
+  });
+
+export const testSendStatus = z.enum(["sent", "failed", "unknown"]).meta({
+  description: "sent: accepted by the platform; failed: not sent (error says why); unknown: the platform did not answer, it may have arrived",
+});
+
+export const sendTestOutput = z.object({
+  success: z.literal(true),
+  results: z.array(
+    z.object({
+      id_group: z.string(),
+      id_channel: z.string(),
+      status: testSendStatus,
+      error: z.string().optional(),
+      text: z.string().meta({ description: "The text sent (a carousel's text, then each card's, a line apart)" }),
+      preview_of: z.string().optional().meta({ description: "With id_segment: the segment group whose text this is" }),
+    }),
+  ),
+  timestamp: z.iso.datetime({ offset: true }),
+});

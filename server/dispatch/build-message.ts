@@ -1,30 +1,59 @@
 import type { campaigns, deliveries } from "../../db/schema";
-import type { CampaignContent } from "./campaign-content";
+import { type CampaignContent, contentForGroup } from "./campaign-content";
 import type { OutboundMessage } from "../messaging/provider";
 import type { Settings } from "../settings/schema";
 import { encodeDeliveryKey } from "./delivery-key";
 
-/** The provider message for one delivery: content, link preview decision, mention, forwarding. */
+/**
+ * The provider message for one delivery: content, link preview decision, mention, forwarding. A text with
+ * variations is rendered for the group: the variant of its delivery key, its name, and the attempt's time (the
+ * claim's, `updatedAt`, which reconciliation reads back unchanged), so a look-up builds the very text that was
+ * sent. Such a campaign is never forwarded: each group has its own text.
+ */
 export function buildMessage(
   c: typeof campaigns.$inferSelect,
   d: typeof deliveries.$inferSelect,
   settings: Settings,
   forwardOf?: OutboundMessage["forwardOf"],
 ): OutboundMessage {
-  const content = c.content as CampaignContent;
+  const deliveryKey = encodeDeliveryKey(c.id, d.groupId);
+  const content = contentForGroup(c.content as CampaignContent, deliveryKey, { groupName: d.groupName, at: d.updatedAt ?? new Date() });
+  return providerMessage(
+    { campaignId: c.id, messageType: c.messageType, content, linkPreview: c.linkPreview, mentionAll: c.mentionAll },
+    { channelId: d.channelId, groupId: d.groupId, deliveryKey },
+    settings,
+    content.variations ? undefined : forwardOf,
+  );
+}
+
+/** What is sent, whatever sends it (a campaign's delivery, a test send). `content`: its texts as this group gets them. */
+export interface MessageSource {
+  campaignId?: string;
+  messageType: (typeof campaigns.$inferSelect)["messageType"];
+  content: CampaignContent;
+  linkPreview: boolean | null;
+  mentionAll: boolean;
+}
+
+/** The provider message of `source` to one group: the link preview decision, the mention, the content by type. */
+export function providerMessage(
+  source: MessageSource,
+  target: { channelId: string; groupId: string; deliveryKey: string },
+  settings: Settings,
+  forwardOf?: OutboundMessage["forwardOf"],
+): OutboundMessage {
+  const { content } = source;
   const prefs = settings.preferences;
-  const preview = prefs.link_preview_mode === "always" || (prefs.link_preview_mode === "ask_always" && c.linkPreview === true);
+  const preview = prefs.link_preview_mode === "always" || (prefs.link_preview_mode === "ask_always" && source.linkPreview === true);
   const base = {
-    channelId: d.channelId,
-    groupId: d.groupId,
-    deliveryKey: encodeDeliveryKey(c.id, d.groupId),
-    campaignId: c.id,
+    ...target,
+    campaignId: source.campaignId,
     linkPreview: preview ? { type: prefs.link_preview_type } : (false as const),
-    mentionAll: c.mentionAll,
+    mentionAll: source.mentionAll,
     // A poll is never forwarded: each group gets a poll of its own, whose votes are that group's (docs/decisions.md#polls).
-    forwardOf: c.messageType === "poll" ? undefined : forwardOf,
+    forwardOf: source.messageType === "poll" ? undefined : forwardOf,
   };
-  switch (c.messageType) {
+  switch (source.messageType) {
     case "text":
       return { ...base, content: { type: "text", text: content.message } };
     case "carousel":
@@ -34,7 +63,7 @@ export function buildMessage(
     default:
       return {
         ...base,
-        content: { type: c.messageType, mediaUrl: content.media_url!, caption: content.message, fileName: content.file_name },
+        content: { type: source.messageType, mediaUrl: content.media_url!, caption: content.message, fileName: content.file_name },
       };
   }
 }

@@ -7,7 +7,7 @@ import { env } from "../env";
 import { processSlot } from "../process-state";
 import { addressKey } from "./client-address";
 
-export type LimitName = "apiKey" | "partner" | "oauthIp" | "failedAuth" | "signInAccount" | "signInAddress" | "signUpAddress";
+export type LimitName = "apiKey" | "partner" | "oauthIp" | "failedAuth" | "signInAccount" | "signInAddress" | "signUpAddress" | "sendTest";
 
 /**
  * The limits counted per client address (docs/security.md, "Per-address keys"). Their callers pass the
@@ -36,6 +36,8 @@ const windows: Record<LimitName, () => { points: number; duration: number }> = {
   signInAccount: () => ({ points: env.rateLimit.signInFailuresPerAccount, duration: 15 * 60 }),
   signInAddress: () => ({ points: env.rateLimit.signInFailuresPerAddress, duration: 15 * 60 }),
   signUpAddress: () => ({ points: env.rateLimit.signUpsPerAddressPerHour, duration: 60 * 60 }),
+  // Test sends per tenant (docs/decisions.md#test-send).
+  sendTest: () => ({ points: 10, duration: 10 * 60 }),
 };
 
 /**

@@ -34,6 +34,8 @@ export const defaultSettings = deepFreeze({
     min_send_gap_seconds: 0,
     group_create_cap: 20,
   },
+  /** Where "Enviar teste" sends (docs/decisions.md#test-send): none until the tenant lists some. */
+  test_groups: [] as { id_channel: string; id_group: string }[],
   sending_schedule: {
     enabled: false,
     finish_queued_on_end: true,

@@ -2,15 +2,25 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { tenantSettings, tenants } from "../../db/schema";
 import { BadRequest, NotFound } from "../errors";
+import type { MessagingProvider } from "../messaging/provider";
+import { checkTestGroups } from "./test-groups";
 import { getSettings, mergeSettings } from "./get-settings";
 import { settingsRuleViolations, settingsSections, type Settings, type SettingsPatch } from "./schema";
 
 /**
  * Partial edit. The tenant row is locked for the read-merge-write, so two edits of different fields at
- * the same time both survive. Every rule is checked on the merged result (400 naming the field).
+ * the same time both survive. Every rule is checked on the merged result (400 naming the field). New
+ * test groups are checked against the platform first (`provider`), outside the transaction.
  */
-export async function editSettings(db: Db, tenantId: string, patch: SettingsPatch, now: Date): Promise<{ updated: string[]; settings: Settings }> {
+export async function editSettings(
+  db: Db,
+  tenantId: string,
+  patch: SettingsPatch,
+  now: Date,
+  provider?: MessagingProvider,
+): Promise<{ updated: string[]; settings: Settings }> {
   if (settingsSections.every((k) => patch[k] === undefined)) throw new BadRequest(`body: send at least one of ${settingsSections.join(", ")}`);
+  if (patch.test_groups?.length && provider) await checkTestGroups(db, provider, tenantId, patch.test_groups);
   return db.transaction(async (tx) => {
     // NO KEY UPDATE: serialises edits of this tenant's settings without blocking inserts that reference the tenant.
     const [tenant] = await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, tenantId)).for("no key update");

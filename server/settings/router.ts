@@ -27,7 +27,7 @@ export const settingsRouter = router({
     .input(editSettingsInput)
     .output(editSettingsOutput)
     .mutation(async ({ ctx, input }) => {
-      const { updated, settings } = await editSettings(ctx.db, ctx.tenantId, input, ctx.now);
+      const { updated, settings } = await editSettings(ctx.db, ctx.tenantId, input, ctx.now, ctx.provider);
       return { success: true as const, updated, settings };
     }),
 });

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { tokenSchema } from "../ids";
+import { idGroup } from "../messaging/group-id";
 import { defaultSettings as d } from "./defaults";
 
 /**
@@ -181,6 +183,19 @@ const perDay = <T extends z.ZodType>(day: T) => ({
   sunday: day,
 });
 
+/** At most this many test groups (send-test sends to each). */
+export const testGroupsMax = 5;
+
+const testGroupShape = {
+  id_channel: tokenSchema("channel").meta({ description: "One of the tenant's channels" }),
+  id_group: idGroup.meta({ description: "A group that channel reaches (checked against the platform when saved)" }),
+};
+const testGroupsMeta = {
+  description:
+    `Up to ${testGroupsMax} groups that POST /api/external/send-test sends to (docs/decisions.md#test-send): each channel must be the tenant's ` +
+    "(404 otherwise) and reach its group (400). The list is replaced whole. Default none.",
+};
+
 // --- The full settings object (answers) ---
 
 const windowSchema = z.object(windowShape).meta({ description: "A sending window: start < end (HH:mm)." });
@@ -194,6 +209,7 @@ export const settingsSchema = z
     number_health: z
       .object(numberHealthShape)
       .meta({ description: "A number's budget: what one channel may send and create a day, and how fast (docs/numbers.md#budgets)." }),
+    test_groups: z.array(z.object(testGroupShape)).meta(testGroupsMeta),
     sending_schedule: z
       .object({
         ...scheduleFieldsShape,
@@ -234,7 +250,7 @@ const dayPatch = partialOf({
     .meta({ description: `${windowsMeta.description} Replaces the day's whole list.` }),
 }).meta(dayMeta(false));
 
-export const settingsSections = ["dispatch_rates", "preferences", "queue", "number_health", "sending_schedule"] as const;
+export const settingsSections = ["dispatch_rates", "preferences", "queue", "number_health", "test_groups", "sending_schedule"] as const;
 
 export const editSettingsInput = z
   .strictObject(
@@ -243,6 +259,7 @@ export const editSettingsInput = z
       preferences: partialOf(preferencesShape).meta({ description: "Only the fields to change." }).optional(),
       queue: partialOf(queueShape).meta({ description: "Only the fields to change." }).optional(),
       number_health: partialOf(numberHealthShape).meta({ description: "Only the fields to change." }).optional(),
+      test_groups: z.array(strictFields(testGroupShape)).max(testGroupsMax, `at most ${testGroupsMax} test groups`).meta(testGroupsMeta).optional(),
       sending_schedule: partialOf({
         ...scheduleFieldsShape,
         days: partialOf(perDay(dayPatch)).meta({ description: "Only the days to change (keys monday … sunday), each with only the fields to change." }),

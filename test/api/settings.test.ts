@@ -25,6 +25,8 @@ const contractDefaults = {
   queue: { concurrent_mode: "disabled" },
   // CONTRACT §7 "Budgets".
   number_health: { daily_message_cap: null, warmup_days: 0, warmup_first_day_cap: 50, min_send_gap_seconds: 0, group_create_cap: 20 },
+  // docs/decisions.md#test-send: none until the tenant lists some.
+  test_groups: [],
   sending_schedule: {
     enabled: false,
     finish_queued_on_end: true,
@@ -365,7 +367,7 @@ describe("edit-settings validation (400 naming the field)", () => {
   });
 
   it("unknown properties are refused by name, at every level", async () => {
-    await expect400(api, { colour: "blue" }, "colour", "dispatch_rates, preferences, queue, number_health, sending_schedule");
+    await expect400(api, { colour: "blue" }, "colour", "dispatch_rates, preferences, queue, number_health, test_groups, sending_schedule");
     await expect400(api, { queue: { concurrent_mode: "enabled" }, extra: 1, other: 2 }, "extra, other");
     await expect400(api, { dispatch_rates: { min_dispatch_rate: 10, speed: 3 } }, "dispatch_rates:", "speed");
     await expect400(api, { sending_schedule: { days: { monday: { start: "09:00", lunch: true } } } }, "sending_schedule.days.monday:", "lunch");

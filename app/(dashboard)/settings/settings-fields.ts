@@ -32,6 +32,7 @@ const fieldLabel: Record<string, string> = {
   "number_health.warmup_first_day_cap": "Mensagens no 1º dia de aquecimento",
   "number_health.min_send_gap_seconds": "Intervalo mínimo entre envios de um número",
   "number_health.group_create_cap": "Grupos criados por dia por número",
+  test_groups: "Grupos de teste",
   "sending_schedule.enabled": "Restringir ao horário de envio",
   "sending_schedule.finish_queued_on_end": "Terminar campanhas em andamento",
   "sending_schedule.finish_queued_mode": "Até quando terminar",
@@ -86,7 +87,8 @@ export function buildPatch(saved: Settings, draft: Settings): SettingsPatch {
     if (Object.keys(changes).length) days[day] = changes;
   }
   if (Object.keys(days).length) put("sending_schedule", "days", days);
-  return patch as SettingsPatch;
+  const withTestGroups = JSON.stringify(draft.test_groups) === JSON.stringify(saved.test_groups) ? {} : { test_groups: draft.test_groups };
+  return { ...patch, ...withTestGroups } as SettingsPatch;
 }
 
 export interface FieldError {

@@ -5,6 +5,7 @@ import { useState, type FormEvent, type ReactNode } from "react";
 import { ErrorAlert, Field, Loading, PageHeader } from "../../_components/ui";
 import { useTRPC } from "../../_lib/trpc";
 import { ScheduleEditor } from "./schedule-editor";
+import { TestGroupsEditor } from "./test-groups-editor";
 import { buildPatch, fieldErrors, labelFor, settingsLimits, type Settings } from "./settings-fields";
 import { matchingPreset, numberPresets } from "@/server/settings/presets";
 import { numberHealthLimits } from "@/server/settings/schema";
@@ -273,6 +274,19 @@ export function SettingsForm() {
             Encaminhar mensagens
           </label>
           <p className="muted small hint">Envia uma vez e encaminha a mesma mensagem aos outros grupos, quando o canal permite.</p>
+        </section>
+
+        <section className="card" id="test-groups" aria-labelledby="test-groups-title">
+          <h2 id="test-groups-title">Grupos de teste</h2>
+          <p className="muted section-help">Onde "Enviar teste", na criação de campanha, envia a mensagem antes de ela ir para os grupos do segmento.</p>
+          <TestGroupsEditor
+            value={s.test_groups}
+            invalid={invalid("test_groups")}
+            onChange={(test_groups) => {
+              setSaved(null);
+              setDraft({ ...s, test_groups });
+            }}
+          />
         </section>
 
         <section className="card" aria-labelledby="queue-title">

@@ -47,6 +47,8 @@ export function DeliveriesTable({
   const channelName = (id: string) => channels.data?.find((c) => c.id_channel === id)?.name ?? id;
   // The channel is worth a column only when the segment spans several.
   const severalChannels = new Set(deliveries.map((d) => d.id_channel)).size > 1;
+  // Variations: the text each group got (docs/decisions.md#message-variations).
+  const variations = deliveries.some((d) => d.text !== null);
   if (deliveries.length === 0) return <EmptyState>Nenhum grupo nesta campanha.</EmptyState>;
   return (
     <div className="table-scroll">
@@ -56,6 +58,7 @@ export function DeliveriesTable({
             <th scope="col">Grupo</th>
             {severalChannels && <th scope="col">Canal</th>}
             <th scope="col">Situação</th>
+            {variations && <th scope="col">Texto enviado</th>}
             <th scope="col" className="num">
               Tentativas
             </th>
@@ -80,6 +83,11 @@ export function DeliveriesTable({
                 <span className={`badge badge-delivery-${d.state}`}>{deliveryStateLabel[d.state] ?? d.state}</span>
                 {sending && d.state === "pending" && d.attempts > 0 && <div className="muted small nowrap">nova tentativa</div>}
               </td>
+              {variations && (
+                <td className="sent-text" data-testid="sent-text">
+                  {d.text ?? <span className="muted">—</span>}
+                </td>
+              )}
               <td className="num">{d.attempts}</td>
               <td className="error-cell">
                 {d.state === "sending" && outcomeUnknown(d.error) ? (

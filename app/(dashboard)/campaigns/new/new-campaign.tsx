@@ -13,6 +13,9 @@ import { CardsEditor } from "./cards-editor";
 import { campaignKinds, emptyCard, emptyPollOption, type CampaignKind, type MessageDraft } from "./draft";
 import { PollEditor, repeatsAnOption } from "./poll-editor";
 import { PhonePreview } from "./phone-preview";
+import { TestSendResults } from "./test-send-results";
+import { previewValues, VariationsPreview } from "./variations-preview";
+import { renderNth } from "../../../../server/dispatch/variations";
 import { nameMaxLength, urlMaxLength } from "../../../../server/text-limits";
 
 const httpsPattern = "https://.+";
@@ -67,6 +70,7 @@ export function NewCampaign() {
   const pending = createMessage.isPending || createCarousel.isPending || createPoll.isPending;
   const isPoll = draft.kind === "poll";
   const pollRepeats = isPoll && repeatsAnOption(draft.poll_options);
+  const sendTest = useMutation(trpc.campaigns.sendTest.mutationOptions());
 
   const update = (patch: Partial<MessageDraft>) => setDraft((d) => ({ ...d, ...patch }));
   const segment = segments.data?.find((s) => s.id_segment === segmentId);
@@ -87,48 +91,63 @@ export function NewCampaign() {
     }
   }
 
+  /** The message as the API takes it (create-campaign/message or /carousel, and send-test), without name, segment and time. */
+  function messageBody() {
+    const options = {
+      mention_all: draft.mention_all,
+      // Only asked when the account leaves the choice to each campaign.
+      link_preview: previewMode === "ask_always" && hasLinks ? draft.link_preview : undefined,
+    };
+    if (draft.kind === "carousel") {
+      const carousel_data = {
+        message: draft.message,
+        cards: draft.cards.map((c) => ({
+          image_url: c.image_url.trim(),
+          text: c.text.trim(),
+          buttons: c.buttons.map((b) => ({ label: b.label.trim(), type: "URL" as const, url: b.url.trim() })),
+        })),
+      };
+      return { kind: "carousel" as const, ...options, carousel_data };
+    }
+    return {
+      kind: "message" as const,
+      ...options,
+      // A poll is created by createPoll and never test-sent (send-test takes a message or a carousel).
+      message_type: draft.kind as Exclude<CampaignKind, "carousel" | "poll">,
+      message: draft.kind === "audio" ? "" : draft.message,
+      media_url: draft.kind === "text" ? undefined : draft.media_url.trim(),
+      file_name: draft.kind === "document" && draft.file_name.trim() ? draft.file_name.trim() : undefined,
+    };
+  }
+
   function onSubmit(e: FormEvent) {
     e.preventDefault();
     if (scheduleInPast || pollRepeats) return;
     createMessage.reset();
     createCarousel.reset();
     createPoll.reset();
-    const common = {
-      name: name.trim(),
-      id_segment: segmentId,
-      mention_all: draft.mention_all,
-      // Only asked when the account leaves the choice to each campaign.
-      link_preview: previewMode === "ask_always" && hasLinks ? draft.link_preview : undefined,
-      scheduled_at: scheduled ? toScheduledAt(date, time) : undefined,
-    };
+    const common = { name: name.trim(), id_segment: segmentId, scheduled_at: scheduled ? toScheduledAt(date, time) : undefined };
     if (draft.kind === "poll") {
       createPoll.mutate({
-        name: common.name,
-        id_segment: common.id_segment,
-        scheduled_at: common.scheduled_at,
+        ...common,
         poll: { question: draft.message.trim(), options: draft.poll_options.map((o) => o.text.trim()), multiple_answers: draft.multiple_answers },
       });
-    } else if (draft.kind === "carousel") {
-      createCarousel.mutate({
-        ...common,
-        carousel_data: {
-          message: draft.message,
-          cards: draft.cards.map((c) => ({
-            image_url: c.image_url.trim(),
-            text: c.text.trim(),
-            buttons: c.buttons.map((b) => ({ label: b.label.trim(), type: "URL" as const, url: b.url.trim() })),
-          })),
-        },
-      });
-    } else {
-      createMessage.mutate({
-        ...common,
-        message_type: draft.kind,
-        message: draft.kind === "audio" ? "" : draft.message,
-        media_url: draft.kind === "text" ? undefined : draft.media_url.trim(),
-        file_name: draft.kind === "document" && draft.file_name.trim() ? draft.file_name.trim() : undefined,
-      });
+      return;
     }
+    const body = messageBody();
+    if (body.kind === "carousel") {
+      const { kind, ...carousel } = body;
+      createCarousel.mutate({ ...common, ...carousel });
+    } else {
+      const { kind, ...message } = body;
+      createMessage.mutate({ ...common, ...message });
+    }
+  }
+
+  /** "Enviar teste": the message now to the account's test groups (with the segment chosen: as its first groups would get it). */
+  function onSendTest() {
+    const { kind, ...body } = messageBody();
+    sendTest.mutate({ ...body, id_segment: segmentId || undefined });
   }
 
   function onTabKey(e: KeyboardEvent<HTMLButtonElement>) {
@@ -298,6 +317,13 @@ export function NewCampaign() {
                     )}
                   </Field>
                 )}
+                {draft.kind !== "audio" && <VariationsPreview text={draft.message} label="Mensagem" />}
+                {draft.kind === "audio" || (
+                  <p className="muted small hint">
+                    Variações: <code>{"{Olá|Oi|E aí}"}</code> escolhe uma opção por grupo; <code>{"{{grupo}}"}</code> é o nome do grupo,{" "}
+                    <code>{"{{data}}"}</code> e <code>{"{{hora}}"}</code> a data e a hora do envio.
+                  </p>
+                )}
                 {draft.kind === "carousel" && platform.data && !platform.data.capabilities.carousel && (
                   <p className="alert alert-warning" role="note">
                     O WhatsApp não entrega carrosséis em grupos por este gateway: cada cartão sai como uma imagem, na ordem, com o texto do cartão e os links
@@ -315,6 +341,7 @@ export function NewCampaign() {
                 {draft.kind === "carousel" && (
                   <CardsEditor cards={draft.cards} onChange={(cards) => update({ cards })} httpsPattern={httpsPattern} httpsTitle={httpsTitle} />
                 )}
+                {draft.kind === "carousel" && draft.cards.map((c, i) => <VariationsPreview key={c.key} text={c.text} label={`Texto do cartão ${i + 1}`} />)}
               </div>
             </section>
 
@@ -395,10 +422,16 @@ export function NewCampaign() {
             </section>
 
             <ErrorAlert error={createMessage.error ?? createCarousel.error ?? createPoll.error} />
-            <div className="row">
+            <TestSendResults mutation={sendTest} />
+            <div className="row wrap">
               <button className="btn btn-primary" type="submit" disabled={pending || scheduleInPast || pollRepeats}>
                 {pending ? "Criando…" : when === "scheduled" ? "Agendar campanha" : "Criar e enviar agora"}
               </button>
+              {!isPoll && (
+                <button className="btn" type="button" onClick={onSendTest} disabled={sendTest.isPending}>
+                  {sendTest.isPending ? "Enviando teste…" : "Enviar teste"}
+                </button>
+              )}
               <Link href="/campaigns" className="btn btn-ghost">
                 Cancelar
               </Link>
@@ -406,7 +439,7 @@ export function NewCampaign() {
           </form>
           <aside className="composer-preview">
             <PhonePreview
-              draft={draft}
+              draft={firstVariant(draft)}
               groupName={segment?.name}
               groupCount={segment?.total_groups}
               linkPreview={linkPreview}
@@ -417,6 +450,13 @@ export function NewCampaign() {
       )}
     </>
   );
+}
+
+/** The draft as the phone shows it: a text with variations as its first variant ("Nome do grupo" in {{grupo}}). */
+function firstVariant(draft: MessageDraft): MessageDraft {
+  const values = previewValues();
+  const render = (text: string) => renderNth(text, 0, values);
+  return { ...draft, message: render(draft.message), cards: draft.cards.map((c) => ({ ...c, text: render(c.text) })) };
 }
 
 /** The composer's segment list: the tenant's own segments, then the launches' (each follows its launch's groups). */
