@@ -8,6 +8,7 @@ import { launchesRouter } from "./launches/router";
 import { partnerAppsRouter } from "./oauth/router";
 import { partnerRouter } from "./partner/router";
 import { segmentsRouter } from "./segments/router";
+import { seriesRouter } from "./campaigns/series-router";
 import { settingsRouter } from "./settings/router";
 import { router } from "./trpc";
 import { webhooksRouter } from "./webhooks/router";
@@ -23,6 +24,7 @@ export const appRouter = router({
   partner: partnerRouter,
   partnerApps: partnerAppsRouter,
   segments: segmentsRouter,
+  series: seriesRouter,
   settings: settingsRouter,
   webhooks: webhooksRouter,
 });

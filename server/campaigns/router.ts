@@ -4,6 +4,9 @@ import { wakeDispatch } from "../dispatch/wake";
 import { cancelCampaign, pauseCampaign, resendDelivery, resumeCampaign } from "./control-campaign";
 import type { CampaignContent } from "../dispatch/campaign-content";
 import { createCampaign, type NewCampaign } from "./create-campaign";
+import { createSeries } from "./create-series";
+import type { Repeat } from "./series-schema";
+import { BadRequest } from "../errors";
 import { type CampaignInfo, infoCampaign } from "./info-campaign";
 import { listCampaigns, listDeliveries } from "./list-campaigns";
 import {
@@ -38,24 +41,28 @@ const action = (verb: "pause" | "resume" | "cancel", summary: string, run: typeo
       return { success: true as const, message, id_campaign: c.id, status: c.status };
     });
 
-type CommonInput = { name: string; id_segment: string; link_preview?: boolean; mention_all: boolean; scheduled_at?: string };
+type CommonInput = { name: string; id_segment: string; link_preview?: boolean; mention_all: boolean; scheduled_at?: string; repeat?: Repeat };
 
-/** Both create paths: the campaign with its deliveries, a wake-up for the engine, the common answer fields. */
-async function create(ctx: Context & { tenantId: string }, input: CommonInput, messageType: NewCampaign["messageType"], content: CampaignContent) {
-  const c = await createCampaign(
-    ctx.db,
-    ctx.tenantId,
-    {
-      name: input.name,
-      segmentId: input.id_segment,
-      messageType,
-      content,
-      linkPreview: input.link_preview,
-      mentionAll: input.mention_all,
-      scheduledAt: input.scheduled_at,
-    },
-    ctx.now,
-  );
+/**
+ * Both create paths (and poll's): the campaign with its deliveries and a wake-up for the engine, or, with `repeat`,
+ * the series whose runs the periodic job creates (docs/series.md); the common answer fields.
+ */
+export async function create(ctx: Context & { tenantId: string }, input: CommonInput, messageType: NewCampaign["messageType"], content: CampaignContent) {
+  const campaign = { name: input.name, segmentId: input.id_segment, messageType, content, linkPreview: input.link_preview, mentionAll: input.mention_all };
+  if (input.repeat) {
+    if (input.scheduled_at !== undefined) throw new BadRequest("scheduled_at: not with repeat (the runs' times come from repeat.days and repeat.time)");
+    const s = await createSeries(ctx.db, ctx.tenantId, { ...campaign, repeat: input.repeat }, ctx.now);
+    return {
+      success: true as const,
+      id_campaign: null,
+      name: s.name,
+      status: "pending" as const,
+      scheduled_at: s.nextRunAt ? toBrasiliaIso(s.nextRunAt) : null,
+      timestamp: ctx.now.toISOString(),
+      id_series: s.id,
+    };
+  }
+  const c = await createCampaign(ctx.db, ctx.tenantId, { ...campaign, scheduledAt: input.scheduled_at }, ctx.now);
   wakeDispatch(c.id, { tenantId: ctx.tenantId, dueAt: c.nextRunAt });
   return {
     success: true as const,
@@ -64,6 +71,7 @@ async function create(ctx: Context & { tenantId: string }, input: CommonInput, m
     status: c.status,
     scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
     timestamp: ctx.now.toISOString(),
+    id_series: null,
   };
 }
 

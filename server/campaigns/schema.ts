@@ -4,6 +4,7 @@ import { tokenSchema } from "../ids";
 import { idSegment } from "../segments/schema";
 import { mediaUrl, name, text, url } from "../text";
 import { campaignLimits } from "./limits";
+import { repeat } from "./series-schema";
 
 const mediaUrlRule =
   "https only; a host that is an IP literal in a private, loopback, link-local or reserved range, or an internal name " +
@@ -41,6 +42,7 @@ const common = {
   scheduled_at: scheduledAt,
   mention_all: z.boolean().default(false).meta({ description: "Mention every participant without @names in the text" }),
   link_preview: z.boolean().optional().meta({ description: "Show a link preview; used when the tenant's link_preview_mode is ask_always" }),
+  repeat: repeat.optional(),
 };
 
 export const createMessageCampaignInput = z
@@ -89,11 +91,12 @@ export const createCarouselCampaignInput = z.object({
 
 const createdFields = {
   success: z.literal(true),
-  id_campaign: z.string(),
+  id_campaign: z.string().nullable().meta({ description: "The campaign; null when `repeat` made a series (each run gets its own id_campaign at its time)" }),
   name: z.string(),
   status: campaignStatus,
   scheduled_at: z.string().nullable().meta({ description: "ISO 8601 with offset; null when sent immediately" }),
   timestamp: z.iso.datetime({ offset: true }),
+  id_series: z.string().nullable().meta({ description: "The series `repeat` made (list-series, edit-series, delete-series); null for a one-off campaign" }),
 };
 
 export const createMessageCampaignOutput = z.object({ ...createdFields, message_type: messageType });

@@ -12,6 +12,7 @@ import { useTRPC } from "../../../_lib/trpc";
 import { CardsEditor } from "./cards-editor";
 import { campaignKinds, emptyCard, type CampaignKind, type MessageDraft } from "./draft";
 import { PhonePreview } from "./phone-preview";
+import { defaultRepeat, RepeatFields, toRepeat, type RepeatDraft } from "./repeat-fields";
 import { nameMaxLength, urlMaxLength } from "../../../../server/text-limits";
 
 const httpsPattern = "https://.+";
@@ -50,13 +51,16 @@ export function NewCampaign() {
     mention_all: false,
     link_preview: true,
   }));
-  const [when, setWhen] = useState<"now" | "scheduled">("now");
+  const [when, setWhen] = useState<"now" | "scheduled" | "repeat">("now");
+  const [repeat, setRepeat] = useState<RepeatDraft>(() => defaultRepeat(new Date()));
   const [date, setDate] = useState("");
   const [time, setTime] = useState("");
 
-  const onCreated = async ({ id_campaign }: { id_campaign: string }) => {
+  const onCreated = async ({ id_campaign }: { id_campaign: string | null }) => {
     await queryClient.invalidateQueries(trpc.campaigns.list.queryFilter());
-    router.push(`/campaigns/${id_campaign}`);
+    await queryClient.invalidateQueries(trpc.series.list.queryFilter());
+    // A series (Repetir) has no campaign yet: its runs appear at their times; the series list shows it.
+    router.push(id_campaign ? `/campaigns/${id_campaign}` : "/campaigns#series");
   };
   const createMessage = useMutation(trpc.campaigns.createMessage.mutationOptions({ onSuccess: onCreated }));
   const createCarousel = useMutation(trpc.campaigns.createCarousel.mutationOptions({ onSuccess: onCreated }));
@@ -72,7 +76,7 @@ export function NewCampaign() {
   const scheduleInPast = scheduled ? !isFutureInBrasilia(date, time, new Date()) : false;
   const nowInBrasilia = brasiliaParts(new Date());
 
-  function chooseWhen(value: "now" | "scheduled") {
+  function chooseWhen(value: "now" | "scheduled" | "repeat") {
     setWhen(value);
     if (value === "scheduled" && !date) {
       const s = suggestedSchedule(new Date());
@@ -83,7 +87,7 @@ export function NewCampaign() {
 
   function onSubmit(e: FormEvent) {
     e.preventDefault();
-    if (scheduleInPast) return;
+    if (scheduleInPast || (when === "repeat" && repeat.days.length === 0)) return;
     createMessage.reset();
     createCarousel.reset();
     const common = {
@@ -93,6 +97,7 @@ export function NewCampaign() {
       // Only asked when the account leaves the choice to each campaign.
       link_preview: previewMode === "ask_always" && hasLinks ? draft.link_preview : undefined,
       scheduled_at: scheduled ? toScheduledAt(date, time) : undefined,
+      repeat: when === "repeat" ? toRepeat(repeat) : undefined,
     };
     if (draft.kind === "carousel") {
       createCarousel.mutate({
@@ -326,7 +331,12 @@ export function NewCampaign() {
                     <input type="radio" name="when" checked={when === "scheduled"} onChange={() => chooseWhen("scheduled")} />
                     Agendar
                   </label>
+                  <label className="check">
+                    <input type="radio" name="when" checked={when === "repeat"} onChange={() => chooseWhen("repeat")} />
+                    Repetir
+                  </label>
                 </div>
+                {when === "repeat" && <RepeatFields value={repeat} onChange={setRepeat} />}
                 {when === "scheduled" && (
                   <div className="schedule">
                     <div className="row align-end wrap">
@@ -357,7 +367,7 @@ export function NewCampaign() {
             <ErrorAlert error={createMessage.error ?? createCarousel.error} />
             <div className="row">
               <button className="btn btn-primary" type="submit" disabled={pending || scheduleInPast}>
-                {pending ? "Criando…" : when === "scheduled" ? "Agendar campanha" : "Criar e enviar agora"}
+                {pending ? "Criando…" : when === "scheduled" ? "Agendar campanha" : when === "repeat" ? "Criar série" : "Criar e enviar agora"}
               </button>
               <Link href="/campaigns" className="btn btn-ghost">
                 Cancelar

@@ -1,0 +1,95 @@
+/**
+ * Repeating campaigns (docs/series.md): the `repeat` object create-campaign takes (message, carousel; poll reuses
+ * it), and the series endpoints' inputs and answers.
+ */
+import { z } from "zod";
+import { messageTypes, seriesStatuses } from "../../db/schema";
+import { tokenSchema } from "../ids";
+import { dayKeys, timeOfDay } from "../settings/schema";
+import { name, text } from "../text";
+import { campaignLimits } from "./limits";
+
+export const seriesStatus = z.enum(seriesStatuses).meta({
+  description: "active (runs are created at their times) ⇄ paused (runs due meanwhile are skipped) → stopped (delete-series; for good)",
+});
+export type SeriesStatus = z.infer<typeof seriesStatus>;
+
+export const idSeries = tokenSchema("series").meta({ example: "series_0b7e6c8e-3f7a-4c39-9d55-2a1f0c7d5e11" });
+
+const weekday = z.enum(dayKeys, { error: `must be one of ${dayKeys.join(", ")}` });
+
+/** DD/MM/YYYY; that it is a real date in the future is checked with the request's time (parseUntil). */
+const untilDate = z
+  .string({ error: "must be a date DD/MM/YYYY" })
+  .regex(/^\d{2}\/\d{2}\/\d{4}$/, "must be a date DD/MM/YYYY")
+  .meta({ description: "The last Brasília date a run may fall on, DD/MM/YYYY, today or later (a run of that day included)", example: "20/12/2026" });
+
+export const repeatShape = {
+  days: z
+    .array(weekday)
+    .min(1, "must name at least one day")
+    .max(7, "must name at most 7 days")
+    .refine((d) => new Set(d).size === d.length, "must not repeat a day")
+    .meta({ description: "Weekdays of the runs: monday … sunday", example: ["monday", "wednesday", "friday"] }),
+  time: timeOfDay.meta({ description: "Time of each run, HH:mm, Brasília time (America/Sao_Paulo)", example: "19:00" }),
+  until: untilDate,
+};
+
+export const repeat = z.object(repeatShape).strict().meta({
+  description:
+    "Makes the campaign a series (repeating campaign): each run is a campaign of its own (own id_campaign, statistics and webhooks, " +
+    "carrying id_series), created at its day and time, then paced, queued and held to the sending windows like any campaign. " +
+    "Not with scheduled_at. The answer's id_campaign is then null (no run exists yet) and id_series names the series; " +
+    "list-series, edit-series and delete-series manage it.",
+});
+export type Repeat = z.infer<typeof repeat>;
+
+export const repeatOutput = z.object({
+  days: z.array(weekday),
+  time: z.string().meta({ description: "HH:mm, Brasília time" }),
+  until: z.string().meta({ description: "DD/MM/YYYY" }),
+});
+
+export const seriesOutput = z.object({
+  id_series: z.string(),
+  name: z.string(),
+  status: seriesStatus,
+  message_type: z.enum(messageTypes),
+  id_segment: z.string(),
+  segment_name: z.string(),
+  message: z.string().meta({ description: "The text (or caption; a carousel's message) each run sends" }),
+  repeat: repeatOutput,
+  next_run_at: z.string().nullable().meta({ description: "ISO 8601 with offset: when the next run is created; null when paused, stopped or past until" }),
+  last_run_at: z.string().nullable().meta({ description: "The time of the latest run created (ISO 8601 with offset)" }),
+  runs: z.number().int().meta({ description: "Runs created so far" }),
+  last_id_campaign: z.string().nullable().meta({ description: "The latest run's campaign (info-campaign)" }),
+  created_at: z.string(),
+});
+
+export const listSeriesOutput = z.object({ success: z.literal(true), series: z.array(seriesOutput) });
+
+export const seriesAction = z.object({ id_series: idSeries });
+
+export const editSeriesInput = z
+  .object({
+    id_series: idSeries,
+    status: z.enum(["active", "paused"], { error: "must be active or paused (delete-series stops a series)" }).optional().meta({
+      description: "paused: no run is created until active again (runs due meanwhile are skipped, not caught up); active: resumes",
+    }),
+    name: name().optional(),
+    message: text({ max: campaignLimits.message }).optional().meta({ description: "New text for future runs (the caption of a media series; a carousel's message)" }),
+    repeat: z
+      .object({ days: repeatShape.days.optional(), time: repeatShape.time.optional(), until: untilDate.optional() })
+      .strict()
+      .optional()
+      .meta({ description: "New schedule for future runs; the fields given replace the old ones" }),
+  })
+  .strict()
+  .superRefine((v, ctx) => {
+    const { id_series: _id, ...changes } = v;
+    if (Object.values(changes).every((x) => x === undefined)) ctx.addIssue({ code: "custom", path: [], message: "give at least one of status, name, message, repeat" });
+  });
+export type EditSeriesInput = z.infer<typeof editSeriesInput>;
+
+export const seriesChangeOutput = z.object({ success: z.literal(true), series: seriesOutput, updated: z.array(z.string()) });
+export const deleteSeriesOutput = z.object({ success: z.literal(true), message: z.string(), series: seriesOutput });
