@@ -98,6 +98,8 @@ function infoAnswer(c: CampaignInfo, readsAvailable: boolean) {
     reads_available: readsAvailable,
     scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
     created_at: toBrasiliaIso(c.createdAt),
+    id_series: c.seriesId,
+    eta: c.eta ? toBrasiliaIso(c.eta) : null,
   };
 }
 
@@ -156,7 +158,7 @@ export const campaignsRouter = router({
     })
     .input(infoCampaignInput)
     .output(infoCampaignOutput)
-    .query(async ({ ctx, input }) => infoAnswer(await infoCampaign(ctx.db, ctx.tenantId, input.id_campaign), ctx.provider.capabilities.receipts)),
+    .query(async ({ ctx, input }) => infoAnswer(await infoCampaign(ctx.db, ctx.tenantId, input.id_campaign, ctx.now), ctx.provider.capabilities.receipts)),
 
   pause: action("pause", "Pause a campaign (until resumed)", pauseCampaign, "Campaign paused"),
   resume: action("resume", "Resume a paused campaign", resumeCampaign, "Campaign resumed"),
@@ -176,6 +178,7 @@ export const campaignsRouter = router({
           groups: groupCountersOutput,
           scheduled_at: z.string().nullable(),
           created_at: z.string(),
+          id_series: z.string().nullable(),
         }),
       ),
     )
@@ -190,6 +193,7 @@ export const campaignsRouter = router({
         groups: c.groups,
         scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
         created_at: toBrasiliaIso(c.createdAt),
+        id_series: c.seriesId,
       })),
     ),
   deliveries: ownerProcedure

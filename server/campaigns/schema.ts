@@ -162,6 +162,17 @@ export const infoCampaignOutput = z.object({
   }),
   scheduled_at: z.string().nullable(),
   created_at: z.string(),
+  id_series: z.string().nullable().meta({ description: "The series (repeating campaign) this campaign is a run of; null for a one-off campaign" }),
+  eta: z
+    .string()
+    .nullable()
+    .meta({
+      description:
+        "ISO 8601 with offset: when the campaign should end, from its open groups paced at the mean of min/max_dispatch_rate per " +
+        "dispatches_per_loop, the sending windows, and what its numbers' daily caps leave (then their cap per day from 00:00 in Brasília); " +
+        "its end once finished. null when it cannot be known: canceled, paused by the user, by send errors or with its numbers offline, or no " +
+        "number of it can send. An estimate, updated on each call.",
+    }),
 });
 
 export const campaignAction = z.object({ id_campaign: idCampaign });

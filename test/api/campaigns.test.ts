@@ -73,6 +73,8 @@ describe("create-campaign/message", () => {
       "reads_available",
       "scheduled_at",
       "created_at",
+      "id_series",
+      "eta",
     ]);
     expect(Object.keys(info.json.monitoring_group)).toEqual(["id_group", "id_channel", "status", "sent_at"]);
     expect(info.json).toMatchObject({ id_campaign: res.json.id_campaign, name: "Oferta", scheduled_at: null });
