@@ -44,7 +44,7 @@ export async function createSeries(db: Db | Tx, tenantId: string, input: NewSeri
     .select({
       id: segments.id,
       connected: sql<boolean>`exists (select 1 from ${segmentChannels} sc join ${channels} ch on ch.id = sc.channel_id
-                                      where sc.segment_id = ${segments.id} and ch.status = 'connected')`,
+                                      where sc.segment_id = "segments".id and ch.status = 'connected')`,
     })
     .from(segments)
     .where(and(eq(segments.id, input.segmentId), eq(segments.tenantId, tenantId)));
