@@ -28,7 +28,11 @@ export function seriesAnswer({ series: s, segmentName, lastCampaignId }: Listed)
     id_segment: s.segmentId,
     segment_name: segmentName,
     message: content.message ?? "",
-    repeat: { days: s.schedule.days as ("monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday")[], time: s.schedule.time, until: `${d}/${m}/${y}` },
+    repeat: {
+      days: s.schedule.days as ("monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday")[],
+      time: s.schedule.time,
+      until: `${d}/${m}/${y}`,
+    },
     next_run_at: s.nextRunAt ? toBrasiliaIso(s.nextRunAt) : null,
     last_run_at: s.lastRunAt ? toBrasiliaIso(s.lastRunAt) : null,
     runs: s.runs,

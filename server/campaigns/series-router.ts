@@ -52,5 +52,9 @@ export const seriesRouter = router({
     })
     .input(seriesAction)
     .output(deleteSeriesOutput)
-    .mutation(async ({ ctx, input }) => ({ success: true as const, message: "Series stopped", series: await stopSeries(ctx.db, ctx.tenantId, input.id_series, ctx.now) })),
+    .mutation(async ({ ctx, input }) => ({
+      success: true as const,
+      message: "Series stopped",
+      series: await stopSeries(ctx.db, ctx.tenantId, input.id_series, ctx.now),
+    })),
 });

@@ -35,13 +35,16 @@ export const repeatShape = {
   until: untilDate,
 };
 
-export const repeat = z.object(repeatShape).strict().meta({
-  description:
-    "Makes the campaign a series (repeating campaign): each run is a campaign of its own (own id_campaign, statistics and webhooks, " +
-    "carrying id_series), created at its day and time, then paced, queued and held to the sending windows like any campaign. " +
-    "Not with scheduled_at. The answer's id_campaign is then null (no run exists yet) and id_series names the series; " +
-    "list-series, edit-series and delete-series manage it.",
-});
+export const repeat = z
+  .object(repeatShape)
+  .strict()
+  .meta({
+    description:
+      "Makes the campaign a series (repeating campaign): each run is a campaign of its own (own id_campaign, statistics and webhooks, " +
+      "carrying id_series), created at its day and time, then paced, queued and held to the sending windows like any campaign. " +
+      "Not with scheduled_at. The answer's id_campaign is then null (no run exists yet) and id_series names the series; " +
+      "list-series, edit-series and delete-series manage it.",
+  });
 export type Repeat = z.infer<typeof repeat>;
 
 export const repeatOutput = z.object({
@@ -77,7 +80,9 @@ export const editSeriesInput = z
       description: "paused: no run is created until active again (runs due meanwhile are skipped, not caught up); active: resumes",
     }),
     name: name().optional(),
-    message: text({ max: campaignLimits.message }).optional().meta({ description: "New text for future runs (the caption of a media series; a carousel's message)" }),
+    message: text({ max: campaignLimits.message })
+      .optional()
+      .meta({ description: "New text for future runs (the caption of a media series; a carousel's message)" }),
     repeat: z
       .object({ days: repeatShape.days.optional(), time: repeatShape.time.optional(), until: untilDate.optional() })
       .strict()
@@ -87,7 +92,8 @@ export const editSeriesInput = z
   .strict()
   .superRefine((v, ctx) => {
     const { id_series: _id, ...changes } = v;
-    if (Object.values(changes).every((x) => x === undefined)) ctx.addIssue({ code: "custom", path: [], message: "give at least one of status, name, message, repeat" });
+    if (Object.values(changes).every((x) => x === undefined))
+      ctx.addIssue({ code: "custom", path: [], message: "give at least one of status, name, message, repeat" });
   });
 export type EditSeriesInput = z.infer<typeof editSeriesInput>;
 

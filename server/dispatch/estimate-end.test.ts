@@ -68,7 +68,9 @@ describe("estimateEnd", () => {
   });
 
   it("lets a sending campaign run past the window's end when finish_queued_on_end", () => {
-    const schedule = { sending_schedule: { enabled: true, finish_queued_on_end: true, days: { monday: { enabled: true, start: "08:00", end: "09:00", windows: [] } } } };
+    const schedule = {
+      sending_schedule: { enabled: true, finish_queued_on_end: true, days: { monday: { enabled: true, start: "08:00", end: "09:00", windows: [] } } },
+    };
     const late = at("2026-11-23 08:58");
     expect(estimateEnd(campaign({ open: 5 }), paced(60, 60, 1, schedule), [channel()], late)).toEqual(at("2026-11-23 09:02"));
   });

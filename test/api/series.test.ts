@@ -29,7 +29,9 @@ beforeAll(async () => {
   server = await startTestServer();
   runner = new InProcessRunner(await getServices(), { maxSleepMs: 50 }).start();
   api = await newTenant(server.url, { channelLimit: 50 });
-  const zeroPacing = { dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 } };
+  const zeroPacing = {
+    dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
+  };
   expect((await api("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
 });
 afterAll(async () => {
@@ -62,7 +64,11 @@ async function seriesDueNow(t: Api, segment: string, opts: { createdMinutesAgo?:
     message: opts.message ?? "Hoje às 19h tem aula!",
     mention_all: false,
     message_type: "text",
-    repeat: { days: (opts.days ?? [weekdayOf(runAt)]) as (typeof weekdayKeys)[number][], time: formatInTimeZone(runAt, tz, "HH:mm"), until: ddmmyyyy(new Date(runAt.getTime() + 8 * 86_400_000)) },
+    repeat: {
+      days: (opts.days ?? [weekdayOf(runAt)]) as (typeof weekdayKeys)[number][],
+      time: formatInTimeZone(runAt, tz, "HH:mm"),
+      until: ddmmyyyy(new Date(runAt.getTime() + 8 * 86_400_000)),
+    },
   });
   expect(created).toMatchObject({ id_campaign: null, status: "pending" });
   // Its first run: this minute (made 2 minutes before it), or, made days ago every day, that day's.
@@ -161,7 +167,12 @@ describe("create-campaign with repeat", () => {
     // Until today but the day's time already passed and today not chosen: no run at all.
     const today = ddmmyyyy(new Date());
     const otherDay = weekdayKeys[(weekdayKeys.indexOf(weekdayOf(new Date())) + 1) % 7];
-    const none = await api("POST", "/api/external/create-campaign/message", { name: "x", id_segment: segment, message: "x", repeat: { days: [otherDay], time: "19:00", until: today } });
+    const none = await api("POST", "/api/external/create-campaign/message", {
+      name: "x",
+      id_segment: segment,
+      message: "x",
+      repeat: { days: [otherDay], time: "19:00", until: today },
+    });
     expect(expectEnvelope(none, 400, "Bad Request").message).toContain("repeat");
   });
 
@@ -176,12 +187,18 @@ describe("create-campaign with repeat", () => {
     expectEnvelope(await api("DELETE", `/api/external/delete-series/${theirs.json.id_series}`), 404, "Not Found");
     expect((await api("GET", "/api/external/list-series")).json.series.map((s: { id_series: string }) => s.id_series)).not.toContain(theirs.json.id_series);
     expect(expectEnvelope(await api("PUT", "/api/external/edit-series/series_x", { status: "paused" }), 400, "Bad Request").message).toContain("id_series");
-    expect(expectEnvelope(await other("PUT", `/api/external/edit-series/${theirs.json.id_series}`, {}), 400, "Bad Request").message).toMatch(/status, name, message, repeat/);
-    expect(expectEnvelope(await other("PUT", `/api/external/edit-series/${theirs.json.id_series}`, { status: "stopped" }), 400, "Bad Request").message).toContain("status");
+    expect(expectEnvelope(await other("PUT", `/api/external/edit-series/${theirs.json.id_series}`, {}), 400, "Bad Request").message).toMatch(
+      /status, name, message, repeat/,
+    );
+    expect(
+      expectEnvelope(await other("PUT", `/api/external/edit-series/${theirs.json.id_series}`, { status: "stopped" }), 400, "Bad Request").message,
+    ).toContain("status");
     const stopped = await other("DELETE", `/api/external/delete-series/${theirs.json.id_series}`);
     expect(stopped.status).toBe(200);
     expect(stopped.json.series).toMatchObject({ status: "stopped", next_run_at: null });
-    expect(expectEnvelope(await other("PUT", `/api/external/edit-series/${theirs.json.id_series}`, { status: "active" }), 409, "Conflict").code).toBe("series_stopped");
+    expect(expectEnvelope(await other("PUT", `/api/external/edit-series/${theirs.json.id_series}`, { status: "active" }), 409, "Conflict").code).toBe(
+      "series_stopped",
+    );
   });
 });
 
@@ -285,7 +302,10 @@ describe("runs of a series", () => {
       }
       // Two servers up at once when another series falls due: still one run.
       const other = await seriesDueNow(api, segment);
-      const both = await Promise.all([startChildServer("198.51.100.43", { jobs: ["series-runs"] }), startChildServer("198.51.100.44", { jobs: ["series-runs"] })]);
+      const both = await Promise.all([
+        startChildServer("198.51.100.43", { jobs: ["series-runs"] }),
+        startChildServer("198.51.100.44", { jobs: ["series-runs"] }),
+      ]);
       try {
         await waitFor("the run of the second series", async () => (await runsOf(api, other.id)).length > 0, 30_000);
         await new Promise((r) => setTimeout(r, 3_000));

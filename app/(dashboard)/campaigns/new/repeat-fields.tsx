@@ -50,10 +50,19 @@ export function RepeatFields({ value, onChange }: { value: RepeatDraft; onChange
         </div>
       </fieldset>
       <div className="row align-end wrap">
-        <Field label="Hora">{(c) => <input {...c} type="time" value={value.time} onChange={(e) => onChange({ ...value, time: e.target.value })} required />}</Field>
+        <Field label="Hora">
+          {(c) => <input {...c} type="time" value={value.time} onChange={(e) => onChange({ ...value, time: e.target.value })} required />}
+        </Field>
         <Field label="Até (último dia)">
           {(c) => (
-            <input {...c} type="date" value={value.until} min={brasiliaParts(new Date()).date} onChange={(e) => onChange({ ...value, until: e.target.value })} required />
+            <input
+              {...c}
+              type="date"
+              value={value.until}
+              min={brasiliaParts(new Date()).date}
+              onChange={(e) => onChange({ ...value, until: e.target.value })}
+              required
+            />
           )}
         </Field>
         <span className="badge badge-tz">Horário de Brasília</span>
@@ -63,9 +72,7 @@ export function RepeatFields({ value, onChange }: { value: RepeatDraft; onChange
           Escolha pelo menos um dia.
         </p>
       ) : (
-        <p className="muted small">
-          Cada envio vira uma campanha própria, com seus números. Pause, retome ou encerre a série em Campanhas › Séries.
-        </p>
+        <p className="muted small">Cada envio vira uma campanha própria, com seus números. Pause, retome ou encerre a série em Campanhas › Séries.</p>
       )}
     </div>
   );
