@@ -7,7 +7,8 @@ import { formatInTimeZone } from "date-fns-tz";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InProcessRunner } from "../../inngest/runner";
 import { getServices } from "../../server/services";
-import { newTenant, until, waitFor, type Api } from "../helpers";
+import { tenantWithSegment } from "../campaigns";
+import { until, waitFor, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 let server: TestServer;
@@ -22,14 +23,11 @@ afterAll(async () => {
   await server.close();
 });
 
+/** A tenant with a 20-group segment (test/campaigns.ts), paced at `rates`. */
 async function pacedTenant(rates: Record<string, number>) {
-  const api = await newTenant(server.url);
-  const dispatch_rates = { min_campaign_interval: 0, max_campaign_interval: 0, ...rates };
-  expect((await api("PATCH", "/api/external/edit-settings", { dispatch_rates })).status).toBe(200);
-  const { json: ch } = await api("POST", "/api/external/create-channel", { name: "Canal" });
-  const groups = (await api("GET", `/api/external/list-groups/${ch.id_channel}`)).json.groups.map((g: { id_group: string }) => g.id_group);
-  const { json: seg } = await api("POST", "/api/external/create-segment", { name: "Seg", id_channel: [ch.id_channel], groups: groups.slice(0, 20) });
-  return { api, segment: seg.id_segment as string };
+  const { api, segment } = await tenantWithSegment(server.url, 20);
+  expect((await api("PATCH", "/api/external/edit-settings", { dispatch_rates: rates })).status).toBe(200);
+  return { api, segment };
 }
 
 const info = (api: Api, id: string) => api("GET", `/api/external/info-campaign/${id}`);

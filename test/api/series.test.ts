@@ -12,6 +12,7 @@ import { InProcessRunner } from "../../inngest/runner";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
+import { tenantWithSegment } from "../campaigns";
 import { startChildServer } from "../child-server";
 import { expectEnvelope, newTenant, until, waitFor, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
@@ -28,23 +29,16 @@ let api: Api;
 beforeAll(async () => {
   server = await startTestServer();
   runner = new InProcessRunner(await getServices(), { maxSleepMs: 50 }).start();
+  // Unpaced (tenantWithSegment sets it on each segment it makes).
   api = await newTenant(server.url, { channelLimit: 50 });
-  const zeroPacing = {
-    dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
-  };
-  expect((await api("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
 });
 afterAll(async () => {
   await runner.stop();
   await server.close();
 });
 
-async function segmentWithGroups(t: Api, count: number) {
-  const { json: ch } = await t("POST", "/api/external/create-channel", { name: "Canal" });
-  const groups = (await t("GET", `/api/external/list-groups/${ch.id_channel}`)).json.groups.map((g: { id_group: string }) => g.id_group);
-  const { json: seg } = await t("POST", "/api/external/create-segment", { name: "Seg", id_channel: [ch.id_channel], groups: groups.slice(0, count) });
-  return seg.id_segment as string;
-}
+/** A segment of `count` groups on a new channel of the tenant (test/campaigns.ts; unpaced). */
+const segmentWithGroups = async (t: Api, count: number) => (await tenantWithSegment(server.url, count, 10, t)).segment;
 
 const ddmmyyyy = (at: Date) => formatInTimeZone(at, tz, "dd/MM/yyyy");
 const weekdayOf = (at: Date) => weekdayKeys[Number(formatInTimeZone(at, tz, "i")) - 1];
