@@ -1,12 +1,13 @@
 import { and, eq, sql } from "drizzle-orm";
 import { formatInTimeZone, fromZonedTime } from "date-fns-tz";
-import type { Db, Tx } from "../../db/client";
+import type { Db } from "../../db/client";
 import { campaignSeries, channels, segmentChannels, segments, type SeriesSchedule } from "../../db/schema";
 import { BadRequest } from "../errors";
 import { newId } from "../ids";
 import { segmentNotFound } from "../segments/find-segment";
 import { brasiliaTimeZone } from "../time/brasilia";
 import type { NewCampaign } from "./create-campaign";
+import { scheduleNextRun } from "./run-due-series";
 import { nextRun } from "./series-occurrences";
 import type { Repeat } from "./series-schema";
 
@@ -34,11 +35,12 @@ export function firstRun(schedule: SeriesSchedule, now: Date, field = "repeat") 
 }
 
 /**
- * A series (repeating campaign, docs/series.md): the template every run copies and its schedule. No campaign is
- * made now: the periodic job (inngest/jobs/series-runs.ts) creates each run at its time. The segment must exist
- * and have a connected channel, as for a one-off campaign.
+ * A series (repeating campaign, docs/series.md): the template every run copies and its schedule, and, in the same
+ * transaction, its first run as a scheduled campaign (scheduleNextRun); the periodic job
+ * (inngest/jobs/series-runs.ts) makes each following run when the one before it starts. The segment must exist and
+ * have a connected channel, as for a one-off campaign. The caller hands the run to the engine after the commit.
  */
-export async function createSeries(db: Db | Tx, tenantId: string, input: NewSeries, now: Date) {
+export async function createSeries(db: Db, tenantId: string, input: NewSeries, now: Date) {
   const schedule: SeriesSchedule = { days: input.repeat.days, time: input.repeat.time, until: parseUntil(input.repeat.until, now) };
   const [segment] = await db
     .select({
@@ -51,7 +53,8 @@ export async function createSeries(db: Db | Tx, tenantId: string, input: NewSeri
   if (!segment) throw segmentNotFound(input.segmentId);
   if (!segment.connected) throw new BadRequest(`id_segment: segment ${segment.id} has no connected channel`, "no_connected_channel");
   const nextRunAt = firstRun(schedule, now);
-  const [row] = await db
+  return db.transaction(async (tx) => {
+    const [row] = await tx
     .insert(campaignSeries)
     .values({
       id: newId("series"),
@@ -69,5 +72,8 @@ export async function createSeries(db: Db | Tx, tenantId: string, input: NewSeri
       updatedAt: now,
     })
     .returning();
-  return row;
+    const run = await scheduleNextRun(tx, row, now);
+    if (!run) throw new Error(`series ${row.id}: its first run was not made`);
+    return { series: { ...row, nextRunAt: run.at }, run };
+  });
 }

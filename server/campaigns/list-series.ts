@@ -7,17 +7,22 @@ import { toBrasiliaIso } from "../time/brasilia";
 /** Another tenant's series is not found either (no leak of ids). */
 export const seriesNotFound = (id: string) => new NotFound(`Series ${id} not found.`);
 
+/** The campaign of the series' run at `at` (its last started run, its future run). */
+const runCampaign = (at: typeof campaignSeries.lastRunAt) =>
+  sql<string | null>`(select ${seriesRuns.campaignId} from ${seriesRuns} where ${seriesRuns.seriesId} = ${campaignSeries.id}
+                        and ${seriesRuns.occurrenceAt} = ${at})`;
+
 const columns = {
   series: campaignSeries,
   segmentName: segments.name,
-  lastCampaignId: sql<string | null>`(select ${seriesRuns.campaignId} from ${seriesRuns} where ${seriesRuns.seriesId} = ${campaignSeries.id}
-                                       order by ${seriesRuns.occurrenceAt} desc limit 1)`,
+  lastCampaignId: runCampaign(campaignSeries.lastRunAt),
+  nextCampaignId: runCampaign(campaignSeries.nextRunAt),
 };
 
-type Listed = { series: typeof campaignSeries.$inferSelect; segmentName: string; lastCampaignId: string | null };
+type Listed = { series: typeof campaignSeries.$inferSelect; segmentName: string; lastCampaignId: string | null; nextCampaignId: string | null };
 
 /** A series as the API answers it (list-series, edit-series, delete-series). */
-export function seriesAnswer({ series: s, segmentName, lastCampaignId }: Listed) {
+export function seriesAnswer({ series: s, segmentName, lastCampaignId, nextCampaignId }: Listed) {
   const content = s.content as { message?: string };
   const [y, m, d] = s.schedule.until.split("-");
   return {
@@ -34,6 +39,7 @@ export function seriesAnswer({ series: s, segmentName, lastCampaignId }: Listed)
       until: `${d}/${m}/${y}`,
     },
     next_run_at: s.nextRunAt ? toBrasiliaIso(s.nextRunAt) : null,
+    next_id_campaign: nextCampaignId,
     last_run_at: s.lastRunAt ? toBrasiliaIso(s.lastRunAt) : null,
     runs: s.runs,
     last_id_campaign: lastCampaignId,

@@ -5,6 +5,7 @@ import { cancelCampaign, pauseCampaign, resendDelivery, resumeCampaign } from ".
 import type { CampaignContent } from "../dispatch/campaign-content";
 import { createCampaign, type NewCampaign } from "./create-campaign";
 import { createSeries } from "./create-series";
+import { afterSeriesChange } from "./run-due-series";
 import type { Repeat } from "./series-schema";
 import { BadRequest } from "../errors";
 import { type CampaignInfo, infoCampaign } from "./info-campaign";
@@ -45,19 +46,20 @@ type CommonInput = { name: string; id_segment: string; link_preview?: boolean; m
 
 /**
  * Both create paths (and poll's): the campaign with its deliveries and a wake-up for the engine, or, with `repeat`,
- * the series whose runs the periodic job creates (docs/series.md); the common answer fields.
+ * the series and its first run as a scheduled campaign (docs/series.md); the common answer fields.
  */
 export async function create(ctx: Context & { tenantId: string }, input: CommonInput, messageType: NewCampaign["messageType"], content: CampaignContent) {
   const campaign = { name: input.name, segmentId: input.id_segment, messageType, content, linkPreview: input.link_preview, mentionAll: input.mention_all };
   if (input.repeat) {
     if (input.scheduled_at !== undefined) throw new BadRequest("scheduled_at: not with repeat (the runs' times come from repeat.days and repeat.time)");
-    const s = await createSeries(ctx.db, ctx.tenantId, { ...campaign, repeat: input.repeat }, ctx.now);
+    const { series: s, run } = await createSeries(ctx.db, ctx.tenantId, { ...campaign, repeat: input.repeat }, ctx.now);
+    afterSeriesChange(ctx.tenantId, null, run);
     return {
       success: true as const,
-      id_campaign: null,
+      id_campaign: run.id,
       name: s.name,
       status: "pending" as const,
-      scheduled_at: s.nextRunAt ? toBrasiliaIso(s.nextRunAt) : null,
+      scheduled_at: toBrasiliaIso(run.at),
       timestamp: ctx.now.toISOString(),
       id_series: s.id,
     };

@@ -91,7 +91,7 @@ export const createCarouselCampaignInput = z.object({
 
 const createdFields = {
   success: z.literal(true),
-  id_campaign: z.string().nullable().meta({ description: "The campaign; null when `repeat` made a series (each run gets its own id_campaign at its time)" }),
+  id_campaign: z.string().meta({ description: "The campaign; with `repeat`, the series' first run (a scheduled campaign)" }),
   name: z.string(),
   status: campaignStatus,
   scheduled_at: z.string().nullable().meta({ description: "ISO 8601 with offset; null when sent immediately" }),

@@ -1,7 +1,7 @@
 /**
  * When a series runs (docs/series.md), pure: its weekdays at its time in Brasília, from its creation up to and
- * including its `until` date. The periodic job asks for the latest run due by now (the one it creates, never the
- * earlier ones a stopped server missed) and the first one after now (the next to wait for).
+ * including its `until` date. A series' next run is always the first one after now: occurrences that passed (a
+ * server that was down, a paused series) are skipped, never caught up.
  */
 import { addDays } from "date-fns";
 import { formatInTimeZone, fromZonedTime } from "date-fns-tz";
@@ -29,16 +29,6 @@ export function nextRun(schedule: SeriesSchedule, after: Date): Date | null {
     if (date > schedule.until) return null;
     const at = runOn(schedule, date);
     if (at && at > after) return at;
-  }
-  return null;
-}
-
-/** The latest run in (`after`, `upTo`] (null: none), e.g. the one run a server that was down owes on its return. */
-export function latestRunDue(schedule: SeriesSchedule, after: Date, upTo: Date): Date | null {
-  const start = noonOf(localDate(upTo));
-  for (let offset = 0; offset <= 8; offset++) {
-    const at = runOn(schedule, localDate(addDays(start, -offset)));
-    if (at && at <= upTo) return at > after ? at : null;
   }
   return null;
 }

@@ -29,8 +29,9 @@ export const seriesRouter = router({
         tags,
         summary: "Pause, resume, rename, or change the text or schedule of a series' future runs",
         description:
-          "Runs already created are campaigns of their own and keep what they had. Resuming or changing the schedule sets the next run to the " +
-          "first one after now: runs that fell due while the series was paused are skipped, not caught up. 409 `series_stopped` on a stopped series.",
+          "The future run (a scheduled campaign that has not started) follows: pausing cancels it (a `canceled` campaign, with its webhook); " +
+          "resuming, or a new schedule, makes the first occurrence after now (occurrences that passed while paused are skipped, not caught up); " +
+          "a new name or text changes it in place. Runs that started keep what they had. 409 `series_stopped` on a stopped series.",
         protect: true,
         errorResponses: [400, 401, 404, 409, 429, 500],
       },
@@ -45,7 +46,7 @@ export const seriesRouter = router({
         method: "DELETE",
         path: "/external/delete-series/{id_series}",
         tags,
-        summary: "Stop a series for good (no more runs; the runs already created stay campaigns)",
+        summary: "Stop a series for good: its future run is canceled; the runs that started stay campaigns",
         protect: true,
         errorResponses: [400, 401, 404, 429, 500],
       },

@@ -41,8 +41,9 @@ export const repeat = z
   .meta({
     description:
       "Makes the campaign a series (repeating campaign): each run is a campaign of its own (own id_campaign, statistics and webhooks, " +
-      "carrying id_series), created at its day and time, then paced, queued and held to the sending windows like any campaign. " +
-      "Not with scheduled_at. The answer's id_campaign is then null (no run exists yet) and id_series names the series; " +
+      "carrying id_series). The series always has its next run as a scheduled campaign: the answer's id_campaign is the first run " +
+      "(status pending, scheduled_at its time) and id_series names the series; each following run is created when the one before it " +
+      "starts. Runs are paced, queued and held to the sending windows like any campaign. Not with scheduled_at. " +
       "list-series, edit-series and delete-series manage it.",
   });
 export type Repeat = z.infer<typeof repeat>;
@@ -62,10 +63,14 @@ export const seriesOutput = z.object({
   segment_name: z.string(),
   message: z.string().meta({ description: "The text (or caption; a carousel's message) each run sends" }),
   repeat: repeatOutput,
-  next_run_at: z.string().nullable().meta({ description: "ISO 8601 with offset: when the next run is created; null when paused, stopped or past until" }),
-  last_run_at: z.string().nullable().meta({ description: "The time of the latest run created (ISO 8601 with offset)" }),
-  runs: z.number().int().meta({ description: "Runs created so far" }),
-  last_id_campaign: z.string().nullable().meta({ description: "The latest run's campaign (info-campaign)" }),
+  next_run_at: z.string().nullable().meta({ description: "ISO 8601 with offset: the time of the next run (next_id_campaign); null when paused, stopped or past until" }),
+  next_id_campaign: z
+    .string()
+    .nullable()
+    .meta({ description: "The next run: a scheduled campaign (status pending) made ahead of time; edit-series changes or cancels it" }),
+  last_run_at: z.string().nullable().meta({ description: "The time of the latest run whose time came (ISO 8601 with offset)" }),
+  runs: z.number().int().meta({ description: "Runs whose time came so far (a canceled run not counted)" }),
+  last_id_campaign: z.string().nullable().meta({ description: "The latest run whose time came (info-campaign)" }),
   created_at: z.string(),
 });
 
@@ -77,17 +82,19 @@ export const editSeriesInput = z
   .object({
     id_series: idSeries,
     status: z.enum(["active", "paused"], { error: "must be active or paused (delete-series stops a series)" }).optional().meta({
-      description: "paused: no run is created until active again (runs due meanwhile are skipped, not caught up); active: resumes",
+      description:
+        "paused: the future run is canceled and none is made until active again; active: resumes with the next occurrence after now " +
+        "(those that passed while paused are skipped, not caught up)",
     }),
     name: name().optional(),
     message: text({ max: campaignLimits.message })
       .optional()
-      .meta({ description: "New text for future runs (the caption of a media series; a carousel's message)" }),
+      .meta({ description: "New text for the future run and those after it (the caption of a media series; a carousel's message)" }),
     repeat: z
       .object({ days: repeatShape.days.optional(), time: repeatShape.time.optional(), until: untilDate.optional() })
       .strict()
       .optional()
-      .meta({ description: "New schedule for future runs; the fields given replace the old ones" }),
+      .meta({ description: "New schedule; the fields given replace the old ones; the future run is canceled and the new schedule's next one made" }),
   })
   .strict()
   .superRefine((v, ctx) => {

@@ -56,11 +56,11 @@ export function NewCampaign() {
   const [date, setDate] = useState("");
   const [time, setTime] = useState("");
 
-  const onCreated = async ({ id_campaign }: { id_campaign: string | null }) => {
+  const onCreated = async ({ id_campaign, id_series }: { id_campaign: string; id_series: string | null }) => {
     await queryClient.invalidateQueries(trpc.campaigns.list.queryFilter());
     await queryClient.invalidateQueries(trpc.series.list.queryFilter());
-    // A series (Repetir) has no campaign yet: its runs appear at their times; the series list shows it.
-    router.push(id_campaign ? `/campaigns/${id_campaign}` : "/campaigns#series");
+    // A series (Repetir): the series list shows it (its first run is a scheduled campaign in the list below it).
+    router.push(id_series ? "/campaigns#series" : `/campaigns/${id_campaign}`);
   };
   const createMessage = useMutation(trpc.campaigns.createMessage.mutationOptions({ onSuccess: onCreated }));
   const createCarousel = useMutation(trpc.campaigns.createCarousel.mutationOptions({ onSuccess: onCreated }));
