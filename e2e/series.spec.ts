@@ -49,12 +49,17 @@ export const tests: E2ETest[] = [
         const listed = (await api("GET", "/api/external/list-series")).series;
         assert(listed.length === 1 && listed[0].repeat.time === "19:00", `list-series: ${JSON.stringify(listed)}`);
         assert(JSON.stringify(listed[0].repeat.days) === JSON.stringify(["monday", "wednesday", "friday"]), `days: ${listed[0].repeat.days}`);
+        // Its first run is a scheduled campaign, linked from the row's next run.
+        const firstRun = listed[0].next_id_campaign;
+        assert((await api("GET", `/api/external/info-campaign/${firstRun}`)).status === "pending", "the first run is not a pending campaign");
+        await expectVisible(row.getByTestId("series-next-run"));
         await screenshot(page, "series-02-list");
         log("composer Repetir made a series, listed on the campaigns page and by list-series");
 
         await row.getByRole("button", { name: "Pausar" }).click();
         await expectText(row.getByTestId("series-status"), "Pausada");
         assert((await api("GET", "/api/external/list-series")).series[0].status === "paused", "the series is not paused");
+        assert((await api("GET", `/api/external/info-campaign/${firstRun}`)).status === "canceled", "the paused series' future run is not canceled");
         await row.getByRole("button", { name: "Retomar" }).click();
         await expectText(row.getByTestId("series-status"), "Ativa");
         await row.getByRole("button", { name: "Encerrar" }).click();

@@ -48,15 +48,18 @@ async function main() {
   const server = await startTestServer({ peerAddress: process.env.CHILD_SERVER_PEER });
   // Periodic jobs the test asks for, by id (CHILD_SERVER_JOBS=series-runs), on short timers (their own first delay).
   const jobIds = (process.env.CHILD_SERVER_JOBS ?? "").split(",").filter(Boolean);
+  const timers: { stop(): Promise<void> }[] = [];
   if (jobIds.length) {
     const { periodicJobs } = await import("../inngest/jobs/index");
     const { JobTimer } = await import("../inngest/jobs/in-process");
     const { getServices } = await import("../server/services");
     const services = await getServices();
-    for (const job of periodicJobs.filter((j) => jobIds.includes(j.id))) new JobTimer(job, services, { intervalMs: 300 }).start();
+    for (const job of periodicJobs.filter((j) => jobIds.includes(j.id))) timers.push(new JobTimer(job, services, { intervalMs: 300 }).start());
   }
   // The process ends with its sockets: no wait for the clients' keep-alive connections to go idle.
   const stop = async () => {
+    // The job timers first (a pass in progress finishes), then the database they use.
+    await Promise.all(timers.map((t) => t.stop()));
     await (await database).close();
     process.exit(0);
   };

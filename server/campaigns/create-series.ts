@@ -55,23 +55,23 @@ export async function createSeries(db: Db, tenantId: string, input: NewSeries, n
   const nextRunAt = firstRun(schedule, now);
   return db.transaction(async (tx) => {
     const [row] = await tx
-    .insert(campaignSeries)
-    .values({
-      id: newId("series"),
-      tenantId,
-      segmentId: segment.id,
-      name: input.name,
-      status: "active",
-      messageType: input.messageType,
-      content: input.content,
-      linkPreview: input.linkPreview ?? null,
-      mentionAll: input.mentionAll,
-      schedule,
-      nextRunAt,
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning();
+      .insert(campaignSeries)
+      .values({
+        id: newId("series"),
+        tenantId,
+        segmentId: segment.id,
+        name: input.name,
+        status: "active",
+        messageType: input.messageType,
+        content: input.content,
+        linkPreview: input.linkPreview ?? null,
+        mentionAll: input.mentionAll,
+        schedule,
+        nextRunAt,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
     const run = await scheduleNextRun(tx, row, now);
     if (!run) throw new Error(`series ${row.id}: its first run was not made`);
     return { series: { ...row, nextRunAt: run.at }, run };

@@ -45,7 +45,10 @@ export async function editSeries(db: Db, tenantId: string, input: EditSeriesInpu
       if (status === "active") created = await scheduleNextRun(tx, row, now);
     } else if (s.nextRunAt && (updated.includes("message") || updated.includes("name"))) {
       // The future run has not started: it sends the new text (a run that started keeps its own).
-      const [run] = await tx.select({ id: seriesRuns.campaignId }).from(seriesRuns).where(and(eq(seriesRuns.seriesId, s.id), eq(seriesRuns.occurrenceAt, s.nextRunAt)));
+      const [run] = await tx
+        .select({ id: seriesRuns.campaignId })
+        .from(seriesRuns)
+        .where(and(eq(seriesRuns.seriesId, s.id), eq(seriesRuns.occurrenceAt, s.nextRunAt)));
       if (run) {
         await tx
           .update(campaigns)

@@ -63,7 +63,10 @@ export const seriesOutput = z.object({
   segment_name: z.string(),
   message: z.string().meta({ description: "The text (or caption; a carousel's message) each run sends" }),
   repeat: repeatOutput,
-  next_run_at: z.string().nullable().meta({ description: "ISO 8601 with offset: the time of the next run (next_id_campaign); null when paused, stopped or past until" }),
+  next_run_at: z
+    .string()
+    .nullable()
+    .meta({ description: "ISO 8601 with offset: the time of the next run (next_id_campaign); null when paused, stopped or past until" }),
   next_id_campaign: z
     .string()
     .nullable()
@@ -81,11 +84,14 @@ export const seriesAction = z.object({ id_series: idSeries });
 export const editSeriesInput = z
   .object({
     id_series: idSeries,
-    status: z.enum(["active", "paused"], { error: "must be active or paused (delete-series stops a series)" }).optional().meta({
-      description:
-        "paused: the future run is canceled and none is made until active again; active: resumes with the next occurrence after now " +
-        "(those that passed while paused are skipped, not caught up)",
-    }),
+    status: z
+      .enum(["active", "paused"], { error: "must be active or paused (delete-series stops a series)" })
+      .optional()
+      .meta({
+        description:
+          "paused: the future run is canceled and none is made until active again; active: resumes with the next occurrence after now " +
+          "(those that passed while paused are skipped, not caught up)",
+      }),
     name: name().optional(),
     message: text({ max: campaignLimits.message })
       .optional()

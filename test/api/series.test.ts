@@ -272,7 +272,12 @@ describe("runs of a series", () => {
     expect((await runsOf(api, id)).map((r) => [r.id_campaign, r.status])).toEqual([[runId, "canceled"]]);
     // Resumed after its time (the caller's clock): the next occurrence, next week; today's is not caught up.
     const { db, provider } = await getServices();
-    const later = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date(runAt.getTime() + 1_000) });
+    const later = createCallerFactory(appRouter)({
+      db,
+      provider,
+      caller: { kind: "session", tenantId: api.tenantId, userId: "u" },
+      now: new Date(runAt.getTime() + 1_000),
+    });
     const resumed = await later.series.edit({ id_series: id, status: "active" });
     expect(resumed.series).toMatchObject({ status: "active" });
     expect(Date.parse(resumed.series.next_run_at as string)).toBe(runAt.getTime() + 7 * 86_400_000);
@@ -302,7 +307,7 @@ describe("runs of a series", () => {
     expect(next.json).toMatchObject({ status: "pending", name: "Novo nome", scheduled_at: moved.json.series.next_run_at, id_series: id });
   });
 
-  it("a server down across several runs makes only the latest one when it is back", async () => {
+  it("a server down across several occurrences: its scheduled run goes once, the next is the first future one (no catch-up)", async () => {
     const segment = await segmentWithGroups(api, 1);
     // Made three days ago, every day at this minute, its first run then; the server down since: the runs of two days
     // ago, yesterday and today passed. The run it had scheduled goes once; the next is tomorrow's, none caught up.

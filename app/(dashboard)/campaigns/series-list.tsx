@@ -1,5 +1,6 @@
 "use client";
 
+import Link from "next/link";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { EmptyState, ErrorAlert, Loading } from "../../_components/ui";
@@ -66,6 +67,8 @@ function SeriesRow({ series: s }: { series: Series }) {
   const onSuccess = async () => {
     setConfirming(false);
     await queryClient.invalidateQueries(trpc.series.list.queryFilter());
+    // Pausing, resuming, a new schedule or stopping cancels or makes the series' future run (a campaign).
+    await queryClient.invalidateQueries(trpc.campaigns.list.queryFilter());
   };
   const edit = useMutation(trpc.series.edit.mutationOptions({ onSuccess }));
   const stop = useMutation(trpc.series.delete.mutationOptions({ onSuccess }));
@@ -87,7 +90,15 @@ function SeriesRow({ series: s }: { series: Series }) {
           {seriesStatusLabel[s.status]}
         </span>
       </td>
-      <td className="nowrap">{s.next_run_at ? formatDateTime(s.next_run_at) : "—"}</td>
+      <td className="nowrap">
+        {s.next_run_at && s.next_id_campaign ? (
+          <Link href={`/campaigns/${s.next_id_campaign}`} data-testid="series-next-run">
+            {formatDateTime(s.next_run_at)}
+          </Link>
+        ) : (
+          "—"
+        )}
+      </td>
       <td>
         {s.status !== "stopped" &&
           (confirming ? (
