@@ -349,6 +349,8 @@ export const campaigns = pgTable(
     finishedAt: ts("finished_at"),
     /** Set when it finishes: the next queued campaign starts no earlier (min/max_campaign_interval). */
     queueReadyAt: ts("queue_ready_at"),
+    /** The series (repeating campaign) this campaign is one run of; null for a one-off campaign (docs/series.md). */
+    seriesId: text("series_id"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -1033,4 +1035,61 @@ export const simulatorParticipants = pgTable(
     joinedAt: ts("joined_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.groupId, t.participant] }), index("simulator_participants_group_idx").on(t.groupId, t.joinedAt)],
+);
+
+export const seriesStatuses = ["active", "paused", "stopped"] as const;
+
+/** The template of a repeating campaign (docs/series.md): what each run sends, to which segment, on which days and time. */
+export interface SeriesSchedule {
+  /** Weekday keys, monday … sunday. */
+  days: string[];
+  /** HH:mm, Brasília time. */
+  time: string;
+  /** The last Brasília date (YYYY-MM-DD) a run may fall on. */
+  until: string;
+}
+
+export const campaignSeries = pgTable(
+  "campaign_series",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    segmentId: text("segment_id")
+      .notNull()
+      .references(() => segments.id),
+    name: text("name").notNull(),
+    status: text("status", { enum: seriesStatuses }).notNull().default("active"),
+    messageType: text("message_type", { enum: messageTypes }).notNull(),
+    /** What each run sends, as a campaign's `content`. */
+    content: jsonb("content").notNull(),
+    linkPreview: boolean("link_preview"),
+    mentionAll: boolean("mention_all").notNull().default(false),
+    schedule: jsonb("schedule").$type<SeriesSchedule>().notNull(),
+    /** The next run's time (null: none left before `until`, or stopped). The periodic job creates runs due by now. */
+    nextRunAt: ts("next_run_at"),
+    lastRunAt: ts("last_run_at"),
+    runs: integer("runs").notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [index("campaign_series_tenant_idx").on(t.tenantId, t.createdAt), index("campaign_series_due_idx").on(t.status, t.nextRunAt)],
+);
+
+/**
+ * One row per run of a series: the primary key (series, occurrence) makes a run exist once, whatever the number of
+ * processes that find it due (insert … on conflict do nothing decides which one creates the campaign).
+ */
+export const seriesRuns = pgTable(
+  "series_runs",
+  {
+    seriesId: text("series_id")
+      .notNull()
+      .references(() => campaignSeries.id, { onDelete: "cascade" }),
+    occurrenceAt: ts("occurrence_at").notNull(),
+    campaignId: text("campaign_id").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.seriesId, t.occurrenceAt] }), index("series_runs_campaign_idx").on(t.campaignId)],
 );

@@ -9,6 +9,7 @@ import { partnerAppsRouter } from "./oauth/router";
 import { overviewRouter } from "./overview/router";
 import { partnerRouter } from "./partner/router";
 import { segmentsRouter } from "./segments/router";
+import { seriesRouter } from "./campaigns/series-router";
 import { settingsRouter } from "./settings/router";
 import { router } from "./trpc";
 import { webhooksRouter } from "./webhooks/router";
@@ -25,6 +26,7 @@ export const appRouter = router({
   partner: partnerRouter,
   partnerApps: partnerAppsRouter,
   segments: segmentsRouter,
+  series: seriesRouter,
   settings: settingsRouter,
   webhooks: webhooksRouter,
 });

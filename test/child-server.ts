@@ -13,11 +13,11 @@ export interface ChildServer {
   close(): Promise<void>;
 }
 
-/** Spawns this file as a server process whose clients come from `peerAddress`. */
-export function startChildServer(peerAddress: string): Promise<ChildServer> {
+/** Spawns this file as a server process whose clients come from `peerAddress`; `jobs`: periodic job ids it runs too. */
+export function startChildServer(peerAddress: string, opts: { jobs?: string[] } = {}): Promise<ChildServer> {
   const child = spawn(process.execPath, ["--import", "tsx", "test/child-server.ts"], {
     cwd: process.cwd(),
-    env: { ...process.env, CHILD_SERVER_PEER: peerAddress },
+    env: { ...process.env, CHILD_SERVER_PEER: peerAddress, CHILD_SERVER_JOBS: (opts.jobs ?? []).join(",") },
     stdio: ["pipe", "pipe", "inherit"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -46,8 +46,20 @@ async function main() {
   const database = openDatabase({ url, migrate: false });
   setDatabase(database);
   const server = await startTestServer({ peerAddress: process.env.CHILD_SERVER_PEER });
+  // Periodic jobs the test asks for, by id (CHILD_SERVER_JOBS=series-runs), on short timers (their own first delay).
+  const jobIds = (process.env.CHILD_SERVER_JOBS ?? "").split(",").filter(Boolean);
+  const timers: { stop(): Promise<void> }[] = [];
+  if (jobIds.length) {
+    const { periodicJobs } = await import("../inngest/jobs/index");
+    const { JobTimer } = await import("../inngest/jobs/in-process");
+    const { getServices } = await import("../server/services");
+    const services = await getServices();
+    for (const job of periodicJobs.filter((j) => jobIds.includes(j.id))) timers.push(new JobTimer(job, services, { intervalMs: 300 }).start());
+  }
   // The process ends with its sockets: no wait for the clients' keep-alive connections to go idle.
   const stop = async () => {
+    // The job timers first (a pass in progress finishes), then the database they use.
+    await Promise.all(timers.map((t) => t.stop()));
     await (await database).close();
     process.exit(0);
   };

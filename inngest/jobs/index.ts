@@ -2,6 +2,7 @@ import { channelStatePollJob } from "./channel-state-poll";
 import { launchFunnelJob } from "./launch-funnel";
 import { maintenanceJob } from "./maintenance";
 import { numberHealthSweepJob } from "./number-health-sweep";
+import { seriesRunsJob } from "./series-runs";
 
 /** Every periodic job: this process runs them on timers without Inngest (in-process.ts); Inngest serves them as crons (inngest-functions.ts). */
-export const periodicJobs = [maintenanceJob, channelStatePollJob, launchFunnelJob, numberHealthSweepJob];
+export const periodicJobs = [maintenanceJob, channelStatePollJob, launchFunnelJob, numberHealthSweepJob, seriesRunsJob];

@@ -1,5 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import type { Db, Tx } from "../../db/client";
 import { rowsOf } from "../../db/params";
 import { campaigns, channels, deliveries, monitoringGroups, segmentChannels, segmentGroupChannels, segmentGroups, segments } from "../../db/schema";
 import { BadRequest } from "../errors";
@@ -14,6 +14,8 @@ import { parseScheduledAt } from "./scheduled-at";
 import { spreadGroups } from "./spread-deliveries";
 
 export interface NewCampaign {
+  /** The campaign's id when the caller chose it (a series run records it first); else a new one. */
+  id?: string;
   name: string;
   segmentId: string;
   messageType: AnyMessageType;
@@ -21,6 +23,8 @@ export interface NewCampaign {
   linkPreview?: boolean;
   mentionAll: boolean;
   scheduledAt?: string;
+  /** A run of a series (docs/series.md): its series and the time it was due (its scheduled_at; it starts now). */
+  run?: { seriesId: string; at: Date };
 }
 
 interface ChannelAbility {
@@ -35,8 +39,8 @@ interface ChannelAbility {
  * send, spread evenly (spreadGroups); the monitoring copy its configured channel, or another in its group
  * when that one cannot send.
  */
-export async function createCampaign(db: Db, tenantId: string, input: NewCampaign, now: Date) {
-  const scheduledAt = input.scheduledAt ? parseScheduledAt(input.scheduledAt, now) : null;
+export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCampaign, now: Date) {
+  const scheduledAt = input.run ? input.run.at : input.scheduledAt ? parseScheduledAt(input.scheduledAt, now) : null;
   // The segment, whether one of its channels is connected, which of its channels can send now, and the
   // monitoring group's channels, in one query.
   const [segment] = await db
@@ -63,8 +67,8 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
   const spread = segmentChannelList.length > 1 ? await spreadSegment(db, segment.id, segmentChannelList) : null;
   const monitoringChannel = monitoringCopyChannel(segment.monitoring);
 
-  const id = newId("campaign");
-  const nextRunAt = scheduledAt ?? now;
+  const id = input.id ?? newId("campaign");
+  const nextRunAt = scheduledAt && scheduledAt > now ? scheduledAt : now;
   // One statement (a five-statement transaction before): the campaign, its deliveries and its campaign_status
   // event commit together, and `total` is counted from the very rows the fan-out reads (one snapshot).
   const inserted = db
@@ -84,6 +88,7 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
       total: sql`(select count(*)::int from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id})`,
       channelIds: spread ? spread.channelIds : segmentChannelList.map((c) => c.id).slice(0, 1),
       nextRunAt,
+      seriesId: input.run?.seriesId ?? null,
       createdAt: now,
       updatedAt: now,
     })
@@ -121,7 +126,7 @@ export async function createCampaign(db: Db, tenantId: string, input: NewCampaig
  * it, as segment_group_channels records them; a group without a row keeps segment_groups.channel_id).
  * Returns the groups whose channel differs from segment_groups.channel_id, and every channel used.
  */
-async function spreadSegment(db: Db, segmentId: string, segmentChannelList: ChannelAbility[]) {
+async function spreadSegment(db: Db | Tx, segmentId: string, segmentChannelList: ChannelAbility[]) {
   const rows = rowsOf<{ g: string; p: number; first: string; reach: string[] | null }>(
     await db.execute(sql`select sg.id_group as g, sg.position as p, sg.channel_id as first,
         json_agg(r.channel_id) filter (where r.channel_id is not null) as reach

@@ -5,6 +5,7 @@ import { preparedPerDb } from "../../db/params";
 import { campaigns, deliveries, segments } from "../../db/schema";
 import { campaignNotFound } from "./find-campaign";
 import { groupCounters } from "../dispatch/group-counters";
+import { campaignEta } from "./campaign-eta";
 
 const monitoring = alias(deliveries, "monitoring");
 
@@ -28,6 +29,9 @@ const infoStatement = preparedPerDb((db: Db) =>
       failed: campaigns.failed,
       scheduledAt: campaigns.scheduledAt,
       createdAt: campaigns.createdAt,
+      seriesId: campaigns.seriesId,
+      nextRunAt: campaigns.nextRunAt,
+      finishedAt: campaigns.finishedAt,
       monitoringGroup: monitoring.groupId,
       monitoringChannel: monitoring.channelId,
       monitoringState: monitoring.state,
@@ -78,9 +82,11 @@ async function channelCounters(db: Db, c: { id: string; channelIds: string[]; se
 }
 
 /** A campaign of this tenant with its segment's name, its group counters (also per channel) and its monitoring copy. */
-export async function infoCampaign(db: Db, tenantId: string, campaignId: string) {
+export async function infoCampaign(db: Db, tenantId: string, campaignId: string, now = new Date()) {
   const [c] = await infoStatement(db).execute({ campaignId, tenantId });
   if (!c) throw campaignNotFound(campaignId);
+  const copyOpen = c.monitoringState === "pending" || c.monitoringState === "sending" ? 1 : 0;
+  const open = c.total - c.sent - c.failed + copyOpen;
   return {
     id: c.id,
     name: c.name,
@@ -98,5 +104,7 @@ export async function infoCampaign(db: Db, tenantId: string, campaignId: string)
         : null,
     scheduledAt: c.scheduledAt,
     createdAt: c.createdAt,
+    seriesId: c.seriesId,
+    eta: await campaignEta(db, tenantId, { ...c, open }, now),
   };
 }

@@ -25,6 +25,7 @@ export async function listCampaigns(db: Db, tenantId: string) {
     groups: groupCounters(c),
     scheduledAt: c.scheduledAt,
     createdAt: c.createdAt,
+    seriesId: c.seriesId,
   }));
 }
 

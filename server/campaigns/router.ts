@@ -4,6 +4,9 @@ import { wakeDispatch } from "../dispatch/wake";
 import { cancelCampaign, pauseCampaign, resendDelivery, resumeCampaign } from "./control-campaign";
 import { type CampaignContent, campaignContent } from "../dispatch/campaign-content";
 import { createCampaign, type NewCampaign } from "./create-campaign";
+import { createSeries } from "./create-series";
+import { afterSeriesChange } from "./run-due-series";
+import type { Repeat } from "./series-schema";
 import { type CampaignInfo, infoCampaign } from "./info-campaign";
 import { type PollResults, pollResults } from "./poll-results";
 import { BadRequest } from "../errors";
@@ -45,24 +48,36 @@ const action = (verb: "pause" | "resume" | "cancel", summary: string, run: typeo
       return { success: true as const, message, id_campaign: c.id, status: c.status };
     });
 
-type CommonInput = { name: string; id_segment: string; link_preview?: boolean; mention_all: boolean; scheduled_at?: string };
+type CommonInput = { name: string; id_segment: string; link_preview?: boolean; mention_all: boolean; scheduled_at?: string; repeat?: Repeat };
 
-/** Both create paths: the campaign with its deliveries, a wake-up for the engine, the common answer fields. */
-async function create(ctx: Context & { tenantId: string }, input: CommonInput, messageType: NewCampaign["messageType"], content: CampaignContent) {
-  const c = await createCampaign(
-    ctx.db,
-    ctx.tenantId,
-    {
-      name: input.name,
-      segmentId: input.id_segment,
-      messageType,
-      content: campaignContent(content),
-      linkPreview: input.link_preview,
-      mentionAll: input.mention_all,
-      scheduledAt: input.scheduled_at,
-    },
-    ctx.now,
-  );
+/**
+ * Both create paths (and poll's): the campaign with its deliveries and a wake-up for the engine, or, with `repeat`,
+ * the series and its first run as a scheduled campaign (docs/series.md); the common answer fields.
+ */
+export async function create(ctx: Context & { tenantId: string }, input: CommonInput, messageType: NewCampaign["messageType"], content: CampaignContent) {
+  const campaign = {
+    name: input.name,
+    segmentId: input.id_segment,
+    messageType,
+    content: campaignContent(content),
+    linkPreview: input.link_preview,
+    mentionAll: input.mention_all,
+  };
+  if (input.repeat) {
+    if (input.scheduled_at !== undefined) throw new BadRequest("scheduled_at: not with repeat (the runs' times come from repeat.days and repeat.time)");
+    const { series: s, run } = await createSeries(ctx.db, ctx.tenantId, { ...campaign, repeat: input.repeat }, ctx.now);
+    afterSeriesChange(ctx.tenantId, null, run);
+    return {
+      success: true as const,
+      id_campaign: run.id,
+      name: s.name,
+      status: "pending" as const,
+      scheduled_at: toBrasiliaIso(run.at),
+      timestamp: ctx.now.toISOString(),
+      id_series: s.id,
+    };
+  }
+  const c = await createCampaign(ctx.db, ctx.tenantId, { ...campaign, scheduledAt: input.scheduled_at }, ctx.now);
   wakeDispatch(c.id, { tenantId: ctx.tenantId, dueAt: c.nextRunAt });
   return {
     success: true as const,
@@ -71,6 +86,7 @@ async function create(ctx: Context & { tenantId: string }, input: CommonInput, m
     status: c.status,
     scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
     timestamp: ctx.now.toISOString(),
+    id_series: null,
   };
 }
 
@@ -103,6 +119,8 @@ function infoAnswer(c: CampaignInfo, readsAvailable: boolean, poll: PollResults 
       options: poll.options,
       votes_available: poll.votesAvailable,
     },
+    id_series: c.seriesId,
+    eta: c.eta ? toBrasiliaIso(c.eta) : null,
   };
 }
 
@@ -227,7 +245,7 @@ export const campaignsRouter = router({
     .input(infoCampaignInput)
     .output(infoCampaignOutput)
     .query(async ({ ctx, input }) => {
-      const c = await infoCampaign(ctx.db, ctx.tenantId, input.id_campaign);
+      const c = await infoCampaign(ctx.db, ctx.tenantId, input.id_campaign, ctx.now);
       const poll = c.messageType === "poll" ? await pollResults(ctx.db, c.id, await ctx.provider.pollVotesAvailable()) : null;
       return infoAnswer(c, ctx.provider.capabilities.receipts, poll);
     }),
@@ -250,6 +268,7 @@ export const campaignsRouter = router({
           groups: groupCountersOutput,
           scheduled_at: z.string().nullable(),
           created_at: z.string(),
+          id_series: z.string().nullable(),
         }),
       ),
     )
@@ -264,6 +283,7 @@ export const campaignsRouter = router({
         groups: c.groups,
         scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,
         created_at: toBrasiliaIso(c.createdAt),
+        id_series: c.seriesId,
       })),
     ),
   deliveries: ownerProcedure

@@ -5,6 +5,7 @@ import { idSegment } from "../segments/schema";
 import { mediaUrl, name, text, url } from "../text";
 import { campaignLimits } from "./limits";
 import { hasMarkup, parseVariations } from "../dispatch/variations";
+import { repeat } from "./series-schema";
 
 const mediaUrlRule =
   "https only; a host that is an IP literal in a private, loopback, link-local or reserved range, or an internal name " +
@@ -55,6 +56,7 @@ const common = {
   scheduled_at: scheduledAt,
   mention_all: z.boolean().default(false).meta({ description: "Mention every participant without @names in the text" }),
   link_preview: z.boolean().optional().meta({ description: "Show a link preview; used when the tenant's link_preview_mode is ask_always" }),
+  repeat: repeat.optional(),
 };
 
 const messageText = () => withVariations(text({ max: campaignLimits.message }));
@@ -141,6 +143,7 @@ export const createPollCampaignInput = z.object({
   name: common.name,
   id_segment: common.id_segment,
   scheduled_at: common.scheduled_at,
+  repeat: common.repeat,
   poll: pollInput,
 });
 
@@ -148,11 +151,12 @@ export const createCarouselCampaignInput = z.object({ ...common, carousel_data: 
 
 const createdFields = {
   success: z.literal(true),
-  id_campaign: z.string(),
+  id_campaign: z.string().meta({ description: "The campaign; with `repeat`, the series' first run (a scheduled campaign)" }),
   name: z.string(),
   status: campaignStatus,
   scheduled_at: z.string().nullable().meta({ description: "ISO 8601 with offset; null when sent immediately" }),
   timestamp: z.iso.datetime({ offset: true }),
+  id_series: z.string().nullable().meta({ description: "The series `repeat` made (list-series, edit-series, delete-series); null for a one-off campaign" }),
 };
 
 export const createMessageCampaignOutput = z.object({ ...createdFields, message_type: messageType });
@@ -243,6 +247,17 @@ export const infoCampaignOutput = z.object({
   scheduled_at: z.string().nullable(),
   created_at: z.string(),
   poll: pollResults,
+  id_series: z.string().nullable().meta({ description: "The series (repeating campaign) this campaign is a run of; null for a one-off campaign" }),
+  eta: z
+    .string()
+    .nullable()
+    .meta({
+      description:
+        "ISO 8601 with offset: when the campaign should end, from its open groups paced at the mean of min/max_dispatch_rate per " +
+        "dispatches_per_loop, the sending windows, and what its numbers' daily caps leave (then their cap per day from 00:00 in Brasília); " +
+        "its end once finished. null when it cannot be known: canceled, paused by the user, by send errors or with its numbers offline, or no " +
+        "number of it can send. An estimate, updated on each call.",
+    }),
 });
 
 export const campaignAction = z.object({ id_campaign: idCampaign });

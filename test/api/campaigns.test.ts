@@ -74,6 +74,8 @@ describe("create-campaign/message", () => {
       "scheduled_at",
       "created_at",
       "poll",
+      "id_series",
+      "eta",
     ]);
     expect(Object.keys(info.json.monitoring_group)).toEqual(["id_group", "id_channel", "status", "sent_at"]);
     expect(info.json).toMatchObject({ id_campaign: res.json.id_campaign, name: "Oferta", scheduled_at: null });

@@ -5,6 +5,7 @@ import Link from "next/link";
 import { CampaignStatusBadge, EmptyState, ErrorAlert, Loading, PageHeader, ProgressBar } from "../../_components/ui";
 import { formatDateTime, isActiveCampaign, messageTypeLabel } from "../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
+import { SeriesList } from "./series-list";
 
 type Campaign = RouterOutputs["campaigns"]["list"][number];
 
@@ -57,6 +58,7 @@ export function Campaigns() {
           </table>
         )}
       </section>
+      <SeriesList />
     </>
   );
 }
@@ -69,7 +71,10 @@ function CampaignRow({ campaign: c }: { campaign: Campaign }) {
         <Link href={`/campaigns/${c.id_campaign}`} className="strong-link">
           {c.name}
         </Link>
-        <div className="muted small">{messageTypeLabel[c.message_type] ?? c.message_type}</div>
+        <div className="muted small">
+          {messageTypeLabel[c.message_type] ?? c.message_type}
+          {c.id_series && " · envio de série"}
+        </div>
       </td>
       <td>{c.segment_name}</td>
       <td>

@@ -82,6 +82,12 @@ export function CampaignDetail({ id }: { id: string }) {
           <Stat label="Falhas" value={failed} tone={failed > 0 ? "failed" : undefined} />
         </dl>
         <ProgressBar total={total} sent={sent} failed={failed} />
+        <EtaLine status={c.status} eta={c.eta} />
+        {c.id_series && (
+          <p className="muted small" data-testid="campaign-series">
+            Envio de uma série (campanha repetida). <Link href="/campaigns#series">Ver séries</Link>
+          </p>
+        )}
         {!c.reads_available && (
           // Not 0 reads: the platform never tells (Evolution API does not forward group receipts).
           <p className="muted small" data-testid="reads-unavailable">
@@ -166,6 +172,19 @@ function MonitoringLine({ copy, name }: { copy: MonitoringCopy; name?: string })
     <p className="muted monitoring-line" data-testid="monitoring-group">
       <span className="badge badge-info">Monitoramento</span> Grupo de monitoramento{name ? ` (${name})` : ""}: {state}
       <span className="small"> · cópia fora da contagem de grupos</span>
+    </p>
+  );
+}
+
+/** info-campaign's `eta` (Previsão de término): recomputed on every poll while the campaign can move. */
+function EtaLine({ status, eta }: { status: string; eta: string | null }) {
+  const finished = status === "completed" || status === "failed";
+  if (status === "canceled") return null;
+  return (
+    <p className="muted eta-line" data-testid="campaign-eta">
+      {finished ? "Terminou em " : "Previsão de término: "}
+      {eta ? <strong>{formatDateTime(eta)}</strong> : <span>indisponível (pausada ou sem número que possa enviar)</span>}
+      {!finished && eta && <span className="small"> (horário de Brasília; pelo ritmo, janelas de envio e limites dos números)</span>}
     </p>
   );
 }

@@ -13,6 +13,7 @@ import { CardsEditor } from "./cards-editor";
 import { campaignKinds, emptyCard, emptyPollOption, type CampaignKind, type MessageDraft } from "./draft";
 import { PollEditor, repeatsAnOption } from "./poll-editor";
 import { PhonePreview } from "./phone-preview";
+import { defaultRepeat, RepeatFields, toRepeat, type RepeatDraft } from "./repeat-fields";
 import { TestSendResults } from "./test-send-results";
 import { previewValues, VariationsPreview } from "./variations-preview";
 import { renderNth } from "../../../../server/dispatch/variations";
@@ -56,13 +57,16 @@ export function NewCampaign() {
     poll_options: [emptyPollOption(), emptyPollOption()],
     multiple_answers: false,
   }));
-  const [when, setWhen] = useState<"now" | "scheduled">("now");
+  const [when, setWhen] = useState<"now" | "scheduled" | "repeat">("now");
+  const [repeat, setRepeat] = useState<RepeatDraft>(() => defaultRepeat(new Date()));
   const [date, setDate] = useState("");
   const [time, setTime] = useState("");
 
-  const onCreated = async ({ id_campaign }: { id_campaign: string }) => {
+  const onCreated = async ({ id_campaign, id_series }: { id_campaign: string; id_series: string | null }) => {
     await queryClient.invalidateQueries(trpc.campaigns.list.queryFilter());
-    router.push(`/campaigns/${id_campaign}`);
+    await queryClient.invalidateQueries(trpc.series.list.queryFilter());
+    // A series (Repetir): the series list shows it (its first run is a scheduled campaign in the list below it).
+    router.push(id_series ? "/campaigns#series" : `/campaigns/${id_campaign}`);
   };
   const createMessage = useMutation(trpc.campaigns.createMessage.mutationOptions({ onSuccess: onCreated }));
   const createCarousel = useMutation(trpc.campaigns.createCarousel.mutationOptions({ onSuccess: onCreated }));
@@ -82,7 +86,7 @@ export function NewCampaign() {
   const scheduleInPast = scheduled ? !isFutureInBrasilia(date, time, new Date()) : false;
   const nowInBrasilia = brasiliaParts(new Date());
 
-  function chooseWhen(value: "now" | "scheduled") {
+  function chooseWhen(value: "now" | "scheduled" | "repeat") {
     setWhen(value);
     if (value === "scheduled" && !date) {
       const s = suggestedSchedule(new Date());
@@ -122,11 +126,16 @@ export function NewCampaign() {
 
   function onSubmit(e: FormEvent) {
     e.preventDefault();
-    if (scheduleInPast || pollRepeats) return;
+    if (scheduleInPast || pollRepeats || (when === "repeat" && repeat.days.length === 0)) return;
     createMessage.reset();
     createCarousel.reset();
     createPoll.reset();
-    const common = { name: name.trim(), id_segment: segmentId, scheduled_at: scheduled ? toScheduledAt(date, time) : undefined };
+    const common = {
+      name: name.trim(),
+      id_segment: segmentId,
+      scheduled_at: scheduled ? toScheduledAt(date, time) : undefined,
+      repeat: when === "repeat" ? toRepeat(repeat) : undefined,
+    };
     if (draft.kind === "poll") {
       createPoll.mutate({
         ...common,
@@ -393,7 +402,12 @@ export function NewCampaign() {
                     <input type="radio" name="when" checked={when === "scheduled"} onChange={() => chooseWhen("scheduled")} />
                     Agendar
                   </label>
+                  <label className="check">
+                    <input type="radio" name="when" checked={when === "repeat"} onChange={() => chooseWhen("repeat")} />
+                    Repetir
+                  </label>
                 </div>
+                {when === "repeat" && <RepeatFields value={repeat} onChange={setRepeat} />}
                 {when === "scheduled" && (
                   <div className="schedule">
                     <div className="row align-end wrap">
@@ -425,7 +439,7 @@ export function NewCampaign() {
             <TestSendResults mutation={sendTest} />
             <div className="row wrap">
               <button className="btn btn-primary" type="submit" disabled={pending || scheduleInPast || pollRepeats}>
-                {pending ? "Criando…" : when === "scheduled" ? "Agendar campanha" : "Criar e enviar agora"}
+                {pending ? "Criando…" : when === "scheduled" ? "Agendar campanha" : when === "repeat" ? "Criar série" : "Criar e enviar agora"}
               </button>
               {!isPoll && (
                 <button className="btn" type="button" onClick={onSendTest} disabled={sendTest.isPending}>
