@@ -10,7 +10,7 @@ const campaignColumns = getTableColumns(campaigns);
 /** The placeholders a lease probe's expressions use for the campaign's id and the step's moment (acquireStatement). */
 export const acquirePlaceholders = { id: sql.placeholder("id"), now: sql.placeholder("now") };
 
-type Probed<P> = { [K in keyof P]: P[K] extends SQL<infer T> ? T : never };
+export type Probed<P> = { [K in keyof P]: P[K] extends SQL<infer T> ? T : never };
 
 export interface AcquireStatement<P> {
   of: (db: Db) => { execute: (values: Record<string, unknown>) => Promise<unknown> };
