@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { name, text } from "../text";
-import { launchMembersFile } from "./stats-schema";
+import { launchMembersFile, launchMembersInput } from "./stats-schema";
 import { idLaunch } from "./schema";
 
 export const leadsPerRequest = 10_000;
@@ -89,11 +89,9 @@ export const listLeadsInput = z.object({
     .enum(["json", "csv"])
     .default("json")
     .meta({ description: `\`json\` (pages of ${leadsPerPage}, the default) or \`csv\` (every row, one file).` }),
-  page: z.coerce.number().int().min(1).max(1_000_000).default(1).meta({ description: "JSON page, from 1 (ignored for CSV)." }),
-  delimiter: z
-    .enum(["comma", "semicolon"])
-    .default("comma")
-    .meta({ description: "CSV separator: `semicolon` for spreadsheet locales that expect `;` (pt-BR Excel)." }),
+  // As launch-members takes them.
+  page: launchMembersInput.shape.page,
+  delimiter: launchMembersInput.shape.delimiter,
 });
 export type ListLeadsQuery = z.output<typeof listLeadsInput>;
 
