@@ -922,6 +922,29 @@ export const launchParticipants = pgTable(
 );
 
 /**
+ * A lead of a launch (docs/launches.md#leads): a person a capture form or an integration sent, by phone number
+ * (digits with the country code). Uploading the same phone again updates the row (idempotent by phone).
+ * `matchKey` is the phone as it is compared with the launch's members: a Brazilian mobile without its ninth
+ * digit (WhatsApp still shows older accounts that way), so both spellings meet.
+ */
+export const launchLeads = pgTable(
+  "launch_leads",
+  {
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    phone: text("phone").notNull(),
+    matchKey: text("match_key").notNull(),
+    name: text("name"),
+    email: text("email"),
+    source: text("source"),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.launchId, t.phone] }), index("launch_leads_match_idx").on(t.launchId, t.matchKey)],
+);
+
+/**
  * A leave of someone the launch never saw join in that group (docs/decisions.md#members): it lowered the
  * group's `members` (they may have been there before the group was adopted), and is kept so that their
  * join, if it arrives late (two webhooks racing), closes a row instead of opening one.

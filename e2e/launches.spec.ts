@@ -111,6 +111,33 @@ export const tests: E2ETest[] = [
         await tallScreenshot(ctx, page, "launch-page");
         log("click, join and chart shown on the launch page");
 
+        // Leads from a capture form: the one who joined and one who never did; the page counts them and hands
+        // over the CSV of who never joined (docs/launches.md#leads).
+        const idLaunch = new URL(page.url()).pathname.split("/").pop()!;
+        const sent = await fetch(`${baseUrl}/api/external/launch-leads/${idLaunch}`, {
+          method: "POST",
+          headers: { "x-api-key": apiKey, "content-type": "application/json" },
+          body: JSON.stringify({
+            leads: [
+              { phone: `+${lead}`, name: "Entrou" },
+              { phone: "(11) 98765-0002", name: "Não entrou" },
+            ],
+          }),
+        });
+        assert(sent.ok, `launch-leads answered ${sent.status}: ${await sent.text()}`);
+        await expectText(total(page, "leads"), /^2$/, 30_000);
+        await expectText(total(page, "leads-joined"), /^1$/);
+        await expectText(total(page, "leads-not-joined"), /^1$/);
+        const [leadsDownload] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Baixar CSV de quem não entrou" }).click()]);
+        const leadsCsv = readFileSync(await leadsDownload.path(), "utf8");
+        const leadRows = leadsCsv
+          .replace(/^\uFEFF/, "")
+          .trimEnd()
+          .split("\r\n");
+        assert(leadRows[0] === "phone,name,email,source,joined,created_at", `leads CSV header: ${leadRows[0]}`);
+        assert(leadRows.length === 2 && leadRows[1].startsWith("5511987650002,Não entrou,,,false,"), `leads CSV: ${leadsCsv}`);
+        log("leads counted and the CSV of who never joined downloaded");
+
         // The composer, opened from the launch, targets the launch's segment.
         await page.getByRole("link", { name: "Enviar campanha aos grupos" }).click();
         await expectUrl(page, /\/campaigns\/new\?segment=segment_/);

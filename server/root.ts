@@ -2,6 +2,7 @@ import { accountRouter } from "./auth/router";
 import { campaignsRouter } from "./campaigns/router";
 import { channelsRouter } from "./channels/router";
 import { integrationsRouter } from "./integrations/router";
+import { launchLeadsRouter } from "./launches/leads-router";
 import { launchStatsRouter } from "./launches/stats-router";
 import { apiKeysRouter } from "./keys/router";
 import { launchesRouter } from "./launches/router";
@@ -21,6 +22,7 @@ export const appRouter = router({
   channels: channelsRouter,
   integrations: integrationsRouter,
   launches: launchesRouter,
+  launchLeads: launchLeadsRouter,
   launchStats: launchStatsRouter,
   overview: overviewRouter,
   partner: partnerRouter,

@@ -13,7 +13,10 @@ export const MiB = 1024 * KiB;
 export function bodyCap(pathname: string): number {
   if (pathname.startsWith("/api/external/")) {
     // Segments carry up to SEGMENT_GROUP_LIMIT group ids.
-    return /^\/api\/external\/(create-segment|edit-segment)(\/|$)/.test(pathname) ? 4 * MiB : 1 * MiB;
+    if (/^\/api\/external\/(create-segment|edit-segment)(\/|$)/.test(pathname)) return 4 * MiB;
+    // 10,000 leads with a name, an email and a source each (docs/launches.md#leads).
+    if (/^\/api\/external\/launch-leads(\/|$)/.test(pathname)) return 8 * MiB;
+    return 1 * MiB;
   }
   if (pathname.startsWith("/api/oauth/")) return 64 * KiB;
   if (pathname.startsWith("/api/evolution/webhook/")) return 4 * MiB;

@@ -3,11 +3,12 @@ import type { Db } from "../../db/client";
 import { launchGroups, launchParticipants, launches } from "../../db/schema";
 import { toBrasiliaIso } from "../time/brasilia";
 import { clickTotals } from "./click-figures";
+import { leadTotals } from "./lead-figures";
 import { findLaunch, groupOut, groupsOfLaunch, joinUrl, type Launch } from "./find-launch";
 import { pickJoinGroup } from "./rotation";
 
 /** The launch's counters: groups and members now; people, clicks, joins and leaves over its life (staff not counted as leads). */
-async function totals(db: Db, launchId: string, groups: { members: number }[]) {
+async function totals(db: Db, launchId: string, channelIds: string[], groups: { members: number }[]) {
   const lead = and(eq(launchParticipants.launchId, launchId), eq(launchParticipants.staff, false));
   const [people] = await db
     .select({ unique: countDistinct(launchParticipants.participant), joins: count(), leaves: count(launchParticipants.leftAt) })
@@ -15,6 +16,7 @@ async function totals(db: Db, launchId: string, groups: { members: number }[]) {
     .where(lead);
   // Folded days and recent raw clicks (server/launches/click-figures.ts): raw rows go after 90 days.
   const clicks = await clickTotals(db, launchId);
+  const leads = await leadTotals(db, launchId, channelIds);
   return {
     groups: groups.length,
     members: groups.reduce((n, g) => n + g.members, 0),
@@ -23,6 +25,7 @@ async function totals(db: Db, launchId: string, groups: { members: number }[]) {
     unique_clicks: clicks.unique,
     joins: people?.joins ?? 0,
     leaves: people?.leaves ?? 0,
+    ...leads,
   };
 }
 
@@ -59,7 +62,7 @@ export async function launchInfo(db: Db, launch: Launch) {
     reserve: launch.reserve,
     staff_numbers: launch.staffNumbers,
     closed_url: launch.closedUrl,
-    totals: await totals(db, launch.id, groups),
+    totals: await totals(db, launch.id, launch.channelIds, groups),
     current_group: current
       ? { position: current.group.position, id_group: current.group.groupId, name: current.group.name, invite_url: current.group.inviteUrl! }
       : null,

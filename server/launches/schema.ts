@@ -205,6 +205,11 @@ export const launchTotals = z.object({
   unique_clicks: z.number().int().meta({ description: "Distinct visitors per day, summed over the days." }),
   joins: z.number().int(),
   leaves: z.number().int(),
+  leads: z.number().int().meta({ description: "Distinct phones sent to launch-leads (docs/launches.md#leads)." }),
+  leads_joined: z
+    .number()
+    .int()
+    .meta({ description: "Of the leads, those who joined a group of the launch (by phone, or by a LID the launch's numbers paired with it)." }),
 });
 
 export const infoLaunchOutput = z.object({

@@ -74,7 +74,17 @@ describe("create-launch", () => {
 
     const info = (await api("GET", `/api/external/info-launch/${body.id_launch}`)).json;
     expect(info.current_group).toEqual({ position: 1, id_group: body.groups[0].id_group, name: "Turma 7 #1", invite_url: body.groups[0].invite_url });
-    expect(info.totals).toEqual({ groups: 1, members: body.groups[0].members, unique_members: 0, clicks: 0, unique_clicks: 0, joins: 0, leaves: 0 });
+    expect(info.totals).toEqual({
+      groups: 1,
+      members: body.groups[0].members,
+      unique_members: 0,
+      clicks: 0,
+      unique_clicks: 0,
+      joins: 0,
+      leaves: 0,
+      leads: 0,
+      leads_joined: 0,
+    });
     expect(info.group_template).toEqual(template);
 
     // The group is in the channel's groups (the provider made it) and in the launch's segment.

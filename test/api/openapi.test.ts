@@ -47,6 +47,11 @@ describe("OpenAPI document", () => {
     expect(create.responses["429"].headers["Retry-After"]).toBeDefined();
     expect(doc.components.schemas.ErrorEnvelope.required).toEqual(["success", "error", "message"]);
     expect(doc.paths["/api/external/list-groups/{id_channel}"].get.responses["503"]).toBeDefined();
+    // launch-leads takes 10,000 leads: its body cap is larger than the others' (docs/launches.md#leads).
+    expect(doc.paths["/api/external/launch-leads/{id_launch}"].post.responses["413"].description).toContain("8 MiB");
+    expect(doc.paths["/api/external/launch-leads/{id_launch}"].get.parameters.map((p: any) => p.name)).toEqual(
+      expect.arrayContaining(["status", "format", "page"]),
+    );
     expect(doc.info.description).toContain("idempotency_key_reused");
   });
 

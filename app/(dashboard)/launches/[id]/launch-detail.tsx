@@ -10,6 +10,7 @@ import { GroupBars } from "./group-bars";
 import { JoinLink } from "./join-link";
 import { LaunchActions } from "./launch-actions";
 import { LaunchAnalytics } from "./launch-analytics";
+import { LeadsPanel } from "./leads-panel";
 
 /** People join through the link at any moment: the page follows them. */
 const poll = 5000;
@@ -68,6 +69,8 @@ export function LaunchDetail({ id }: { id: string }) {
           <span className="live">Atualizando a cada 5 s.</span>
         </p>
       </section>
+
+      <LeadsPanel id={l.id_launch} slug={l.slug} leads={t.leads} joined={t.leads_joined} />
 
       <section className="card" aria-labelledby="groups-title">
         <div className="row space-between wrap">

@@ -3,6 +3,7 @@
 import { useState } from "react";
 import { ErrorAlert } from "../../../_components/ui";
 import { useTRPCClient } from "../../../_lib/trpc";
+import { downloadFile } from "./download-file";
 
 /**
  * The participants as a CSV file (UTF-8 with a BOM, as launch-members serves it), downloaded through
@@ -19,14 +20,7 @@ export function MembersExport({ id, slug }: { id: string; slug: string }) {
     try {
       const answer = await client.launchStats.members.query({ id_launch: id, format: "csv", delimiter });
       if (!("file" in answer)) throw new Error("O servidor não devolveu o arquivo CSV.");
-      // The content already starts with the BOM the spreadsheets need to read accents.
-      const blob = new Blob([answer.file.content], { type: answer.file.content_type });
-      const url = URL.createObjectURL(blob);
-      const a = document.createElement("a");
-      a.href = url;
-      a.download = answer.file.file_name || `participantes-${slug}.csv`;
-      a.click();
-      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+      downloadFile(answer.file, `participantes-${slug}.csv`);
     } catch (err) {
       setError(err);
     } finally {
