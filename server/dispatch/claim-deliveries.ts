@@ -8,7 +8,7 @@ import { countOnDay } from "../numbers/group-creations";
 import { sendableChannelSql } from "../numbers/health";
 import { campaignLeaseMs } from "./campaign-lease";
 import type { ClaimBudget } from "./channel-budgets";
-import { transitionCtes } from "./transition";
+import { transitionCtes, transitionSetSql } from "./transition";
 import { eventsRecorded } from "../outbox/record-event";
 
 /**
@@ -127,10 +127,7 @@ function buildClaim(db: Db, variant: ClaimVariant) {
   const transitionParts = variant.from ? transitionCtes(db, id, variant.from, "sending", now) : null;
   const moving = transitionParts && {
     ...transitionParts,
-    started: db.$with("started", {}).as(
-      sql`update ${campaigns} set status = 'sending', pause_reason = null, updated_at = ${tsParam(now)},
-            started_at = coalesce(started_at, ${tsParam(now)}) where id = (select id from locked) returning id`,
-    ),
+    started: db.$with("started", {}).as(sql`update ${campaigns} set ${transitionSetSql("sending", now)} where id = (select id from locked) returning id`),
   };
   // The statement's snapshot still shows the status the campaign moves from.
   const statuses = ["sending", ...(moving?.sources ?? [])];

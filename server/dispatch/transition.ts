@@ -1,4 +1,5 @@
-import { inArray, sql } from "drizzle-orm";
+import { getTableColumns, inArray, sql } from "drizzle-orm";
+import { tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
 import type { At, Bind } from "../../db/params";
 import { campaigns } from "../../db/schema";
@@ -26,33 +27,57 @@ export const canTransition = (from: Status, to: Status) => allowed[from].include
  * transaction took five. The row is locked before its previous status is read, so two transitions of one
  * campaign never both report the same `previous_status`. Returns the updated row, or null when it was not in `from`.
  */
-export async function transition(
-  db: Db,
-  campaignId: string,
-  from: Status[],
-  to: Status,
-  at: Date,
-  extra: { pauseReason?: PauseReason; nextRunAt?: Date; finishedAt?: Date; startedAt?: Date; queueReadyAt?: Date } = {},
-) {
+export async function transition(db: Db, campaignId: string, from: Status[], to: Status, at: Date, extra: TransitionExtra = {}) {
   const ctes = transitionCtes(db, campaignId, from, to, at);
   if (!ctes) return null;
-  const { locked, recorded, final } = ctes;
+  const { locked, recorded } = ctes;
   const [row] = await db
     .with(locked, recorded)
     .update(campaigns)
-    .set({
-      status: to,
-      pauseReason: to === "paused" ? (extra.pauseReason ?? "user") : null,
-      updatedAt: at,
-      ...(final ? { lastProgressAt: at } : {}),
-      ...withoutPause(extra),
-    })
+    .set(transitionSet(to, at, extra))
     .where(sql`${campaigns.id} = (select id from locked)`)
     .returning();
   if (!row) return null;
   eventsRecorded();
   return row;
 }
+
+/** What a transition may write besides the status (the pause reason only with `paused`). */
+export interface TransitionExtra {
+  pauseReason?: PauseReason;
+  nextRunAt?: Date;
+  finishedAt?: Date;
+  queueReadyAt?: Date;
+}
+
+/**
+ * The columns a move to `to` writes, one expression for transition() and for the claim that starts a campaign in
+ * its own statement (claim-deliveries.ts, rendered by transitionSetSql): the status, the pause reason (kept only
+ * with `paused`), `updated_at`, `last_progress_at` on a final status (its last campaign_progress goes with it),
+ * `started_at` the first time it sends, and `extra`'s moments.
+ */
+export function transitionSet(to: Status, at: At, extra: TransitionExtra = {}) {
+  const { pauseReason, ...moments } = extra;
+  return {
+    status: to,
+    pauseReason: to === "paused" ? (pauseReason ?? "user") : null,
+    updatedAt: tsParam(at),
+    ...(isFinal(to) ? { lastProgressAt: tsParam(at) } : {}),
+    ...(to === "sending" ? { startedAt: sql`coalesce(${campaigns.startedAt}, ${tsParam(at)})` } : {}),
+    ...Object.fromEntries(Object.entries(moments).flatMap(([k, v]) => (v ? [[k, tsParam(v)]] : []))),
+  } satisfies Partial<Record<keyof typeof campaigns.$inferSelect, unknown>>;
+}
+
+/** transitionSet as a SET list, for a raw UPDATE of the campaigns table. */
+export function transitionSetSql(to: Status, at: At, extra: TransitionExtra = {}) {
+  const columns = getTableColumns(campaigns) as Record<string, { name: string }>;
+  return sql.join(
+    Object.entries(transitionSet(to, at, extra)).map(([key, value]) => sql`${sql.identifier(columns[key].name)} = ${value}`),
+    sql`, `,
+  );
+}
+
+const isFinal = (to: Status) => to === "completed" || to === "failed" || to === "canceled";
 
 /**
  * A transition's first two parts, as CTEs: the campaign row locked (only in one of `from`) as the events
@@ -63,7 +88,7 @@ export async function transition(
 export function transitionCtes(db: Db, campaignId: Bind<string>, from: Status[], to: Status, at: At) {
   const sources = from.filter((s) => canTransition(s, to));
   if (sources.length === 0) return null;
-  const final = to === "completed" || to === "failed" || to === "canceled";
+  const final = isFinal(to);
   // The locked row as the events report it: the new status, the old one beside it.
   const locked = db.$with("locked", {}).as(
     sql`select id, tenant_id, name, total, sent, failed, ${to}::text as status, status::text as previous_status from ${campaigns}
@@ -72,9 +97,4 @@ export function transitionCtes(db: Db, campaignId: Bind<string>, from: Status[],
   const events = [statusEventSql("l", sql`locked l`, at), ...(final ? [progressEventSql("l", sql`locked l`, at)] : [])];
   const recorded = db.$with("recorded", {}).as(insertEventsSql(events, at));
   return { locked, recorded, final, sources };
-}
-
-function withoutPause<T extends { pauseReason?: unknown }>(extra: T): Omit<T, "pauseReason"> {
-  const { pauseReason: _ignored, ...rest } = extra;
-  return rest;
 }
