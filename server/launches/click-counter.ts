@@ -119,7 +119,10 @@ export async function recordClicks(db: Db, clicks: readonly Click[], sharedCap: 
   if (clicks.length === 0) return [];
   if (sharedCap) return recordCappedClicks(db, clicks);
   const rows = sql.join(
-    clicks.map((c) => sql`(${c.launchId}, ${tsParam(c.at)}, ${c.day}, ${c.position}, ${c.utmSource}, ${c.utmMedium}, ${c.utmCampaign}, ${c.utmContent}, ${c.utmTerm}, ${c.fbclid}, ${c.gclid}, ${c.visitor})`),
+    clicks.map(
+      (c) =>
+        sql`(${c.launchId}, ${tsParam(c.at)}, ${c.day}, ${c.position}, ${c.utmSource}, ${c.utmMedium}, ${c.utmCampaign}, ${c.utmContent}, ${c.utmTerm}, ${c.fbclid}, ${c.gclid}, ${c.visitor})`,
+    ),
     sql`, `,
   );
   const perGroup = new Map<string, { launchId: string; position: number; n: number }>();

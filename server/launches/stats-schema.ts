@@ -37,13 +37,11 @@ export const launchAnalyticsOutput = z.object({
       '"(outros)" is counted in it). Days older than 90 are read from daily figures, which keep each day\'s 100 largest sources and ' +
       'the rest as "(outros)".',
   }),
-  by_source_day: z
-    .array(z.object({ date: z.string(), utm_source: z.string().nullable(), clicks: z.number().int() }))
-    .meta({
-      description:
-        "Clicks per day (Brasília, oldest first) and `utm_source`, for the sources listed in by_source (the others under \"(outros)\"); " +
-        "days and sources without clicks are left out.",
-    }),
+  by_source_day: z.array(z.object({ date: z.string(), utm_source: z.string().nullable(), clicks: z.number().int() })).meta({
+    description:
+      'Clicks per day (Brasília, oldest first) and `utm_source`, for the sources listed in by_source (the others under "(outros)"); ' +
+      "days and sources without clicks are left out.",
+  }),
   by_utm: z
     .array(
       z.object({
