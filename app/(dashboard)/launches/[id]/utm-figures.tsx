@@ -55,7 +55,10 @@ export function ByAd({ rows }: { rows: UtmRow[] }) {
 
 /** Clicks per source per day, stacked (launch-analytics' by_source_day over its days). */
 export function SourcesPerDay({ dates, rows }: { dates: string[]; rows: { date: string; utm_source: string | null; clicks: number }[] }) {
-  const sources = [...new Set(rows.map((r) => r.utm_source ?? noSource))];
+  // Most clicks first: the legend reads like the table under it.
+  const totals = new Map<string, number>();
+  for (const r of rows) totals.set(r.utm_source ?? noSource, (totals.get(r.utm_source ?? noSource) ?? 0) + r.clicks);
+  const sources = [...totals.keys()].sort((a, b) => (totals.get(b) ?? 0) - (totals.get(a) ?? 0) || a.localeCompare(b));
   const data = dates.map((date) => {
     const point: Record<string, string | number> = { day: dayLabel(date) };
     for (const s of sources) point[s] = 0;
