@@ -91,20 +91,20 @@ const groupActivityData = z.discriminatedUnion("event", [
     reason: z.enum(linkBrokenReasons),
   }),
   z.object({
-    event: z.literal("traffic_alert"),
-    id_launch: idLaunch,
-    reason: z.literal("clicks_without_joins").meta({ description: "The link got clicks and nobody joined: a dead or full invite, or a broken ad." }),
-    clicks: count.meta({ description: "Counted clicks of the link in the window." }),
-    minutes: z.number().int().min(1).meta({ description: "The window: the launch's alerts.clicks_without_joins_minutes." }),
-    id_group: idGroup.nullable().meta({ description: "The group the link sends people to now (the first filling one); null when none is filling." }),
-  }),
-  z.object({
     event: z.literal("members_changed"),
     id_launch: idLaunch,
     id_group: idGroup,
     joined: z.array(participantChange),
     left: z.array(participantChange),
     members: count.meta({ description: "The group's count when the event was made, staff included." }),
+  }),
+  z.object({
+    event: z.literal("traffic_alert"),
+    id_launch: idLaunch,
+    reason: z.literal("clicks_without_joins").meta({ description: "The link got clicks and nobody joined: a dead or full invite, or a broken ad." }),
+    clicks: count.meta({ description: "Counted clicks of the link in the window." }),
+    minutes: z.number().int().min(1).meta({ description: "The window: the launch's alerts.clicks_without_joins_minutes." }),
+    id_group: idGroup.nullable().meta({ description: "The group the link sends people to now (the first filling one); null when none is filling." }),
   }),
 ]);
 
