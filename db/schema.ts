@@ -783,6 +783,15 @@ export const launches = pgTable(
      * launch_clicks. Null: nothing folded yet.
      */
     clicksFoldedThrough: text("clicks_folded_through"),
+    /**
+     * Traffic alert (docs/launches.md#traffic-alerts): `min_clicks` counted clicks within the last `minutes` and no join
+     * send `traffic_alert`; 0 minutes turns it off. `lastAlertAt`: when the latest was sent (at most one an hour, set by
+     * a conditional UPDATE); `lastAlertClicks`: its click count, for the dashboard's banner.
+     */
+    alertMinutes: integer("alert_minutes").notNull().default(20),
+    alertMinClicks: integer("alert_min_clicks").notNull().default(30),
+    lastAlertAt: ts("last_alert_at"),
+    lastAlertClicks: integer("last_alert_clicks"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -854,6 +863,12 @@ export const launchClicks = pgTable(
     utmSource: text("utm_source"),
     utmMedium: text("utm_medium"),
     utmCampaign: text("utm_campaign"),
+    /** The ad (utm_content) and keyword (utm_term): lower case, trimmed, at most 200 characters, as the other UTMs. */
+    utmContent: text("utm_content"),
+    utmTerm: text("utm_term"),
+    /** Whether the visit carried Meta's `fbclid` / Google's `gclid` (their values are not kept). */
+    fbclid: boolean("fbclid").notNull().default(false),
+    gclid: boolean("gclid").notNull().default(false),
     /** A salted hash of the client address, the salt changing every day: distinct visitors per day, no raw IP. */
     visitor: text("visitor").notNull(),
   },

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Page } from "playwright-core";
-import { createApiKey, createChannel, nav, newAccount, signUp, tallScreenshot, withPage } from "./flows";
+import { apiCaller, channelIdOf, createApiKey, createChannel, nav, newAccount, signUp, tallScreenshot, withPage } from "./flows";
 import { assert, eventually, expectText, expectUrl, expectVisible, type E2ETest } from "./harness";
 
 const channel = "Canal Lançamento";
@@ -165,6 +165,50 @@ export const tests: E2ETest[] = [
         const row = page.getByRole("row").filter({ has: page.getByRole("link", { name: launchName }) });
         await expectText(row, /Ativo\s*1\s*\d+\s*1/);
         await tallScreenshot(ctx, page, "launches");
+      });
+    },
+  },
+  {
+    name: "launch: per-ad table, clicks per source per day, and the traffic alert banner and overview line",
+    async run(ctx) {
+      const { baseUrl, log } = ctx;
+      await withPage(ctx, async (page) => {
+        await signUp(page, newAccount("launch-utm"));
+        const apiKey = await createApiKey(page, "Chave dos anúncios");
+        await createChannel(page, channel);
+        const call = apiCaller(baseUrl, apiKey);
+        const launch = await call("POST", "/api/external/create-launch", {
+          name: "Turma Anúncios",
+          id_channel: [await channelIdOf(page, channel)],
+          group_template: { name: "Turma Anúncios #{n}" },
+          alerts: { clicks_without_joins_minutes: 20, min_clicks: 6 },
+        });
+        // Visits as the ads send them (a fetch is a person to the link: it follows no redirect, the click counts).
+        const visit = (query: string) => fetch(`${baseUrl}/g/${launch.slug}?${query}`, { redirect: "manual" });
+        for (let i = 0; i < 4; i++) await visit("utm_source=Facebook&utm_medium=cpc&utm_campaign=turma&utm_content=Video-1&fbclid=x");
+        for (let i = 0; i < 2; i++) await visit("utm_source=instagram&utm_medium=stories&utm_campaign=turma&utm_content=story-2");
+        await visit("utm_source=google&utm_campaign=busca");
+
+        await page.goto(`${baseUrl}/launches/${launch.id_launch}`);
+        const ads = page.getByRole("table", { name: "Cliques por anúncio" });
+        await expectText(ads.getByTestId("ad-row").nth(0), /video-1\s*turma\s*facebook\s*cpc\s*4\s*1/, 30_000);
+        await expectText(ads.getByTestId("ad-row").nth(1), /story-2\s*turma\s*instagram\s*stories\s*2\s*1/);
+        await expectText(ads.getByTestId("ad-row").nth(2), /—\s*busca\s*google\s*—\s*1\s*1/);
+        // The chart stacks today's clicks per source: one bar per source (recharts draws no rectangle for a zero).
+        const chart = page.getByTestId("sources-per-day");
+        for (const source of ["facebook", "instagram", "google"]) await expectText(chart, source);
+        await eventually(async () => {
+          const bars = await chart.locator(".recharts-bar-rectangle path").count();
+          assert(bars === 3, `expected today's 3 stacked source bars, got ${bars}`);
+        }, 20_000);
+        log("per-ad table and clicks per source per day shown");
+
+        // 7 clicks and no join in 20 minutes (min_clicks 6): the periodic pass sends traffic_alert, the page shows the banner.
+        await expectText(page.getByTestId("traffic-alert"), /7 cliques em 20 min/, 30_000);
+        await tallScreenshot(ctx, page, "launch-utm");
+        await nav(page, "Visão geral").click();
+        await expectText(page.locator('[data-kind="traffic_alert"]'), /Cliques sem entradas: Turma Anúncios/, 30_000);
+        log("traffic alert banner and overview line shown");
       });
     },
   },

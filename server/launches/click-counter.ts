@@ -33,6 +33,11 @@ export interface Click {
   utmSource: string | null;
   utmMedium: string | null;
   utmCampaign: string | null;
+  utmContent: string | null;
+  utmTerm: string | null;
+  /** The visit carried `fbclid` / `gclid`. */
+  fbclid: boolean;
+  gclid: boolean;
   visitor: string;
   /** clickCapKey(address, launch): the rate_limit_buckets row this click takes a point from. */
   capKey: string;
@@ -78,10 +83,23 @@ export function clickCapKey(clientAddress: string, launchId: string): string {
     .digest("base64url")}`;
 }
 
-/** A UTM value as stored: trimmed, at most 200 characters, null when absent or empty. */
+/** A UTM value as stored: trimmed, lower case, at most 200 characters (longer ones cut), null when absent or empty. */
 export function utmValue(raw: string | null): string | null {
-  const v = raw?.trim().slice(0, 200);
+  const v = raw?.trim().toLowerCase().slice(0, 200).trim();
   return v ? v : null;
+}
+
+/** The UTM tags and click ids of a visit's query, as a click keeps them. */
+export function clickTags(query: URLSearchParams): Pick<Click, "utmSource" | "utmMedium" | "utmCampaign" | "utmContent" | "utmTerm" | "fbclid" | "gclid"> {
+  return {
+    utmSource: utmValue(query.get("utm_source")),
+    utmMedium: utmValue(query.get("utm_medium")),
+    utmCampaign: utmValue(query.get("utm_campaign")),
+    utmContent: utmValue(query.get("utm_content")),
+    utmTerm: utmValue(query.get("utm_term")),
+    fbclid: query.has("fbclid"),
+    gclid: query.has("gclid"),
+  };
 }
 
 /** A cap bucket after a write: points taken in its window (counted or not) and when the window ends. */
@@ -101,7 +119,10 @@ export async function recordClicks(db: Db, clicks: readonly Click[], sharedCap: 
   if (clicks.length === 0) return [];
   if (sharedCap) return recordCappedClicks(db, clicks);
   const rows = sql.join(
-    clicks.map((c) => sql`(${c.launchId}, ${tsParam(c.at)}, ${c.day}, ${c.position}, ${c.utmSource}, ${c.utmMedium}, ${c.utmCampaign}, ${c.visitor})`),
+    clicks.map(
+      (c) =>
+        sql`(${c.launchId}, ${tsParam(c.at)}, ${c.day}, ${c.position}, ${c.utmSource}, ${c.utmMedium}, ${c.utmCampaign}, ${c.utmContent}, ${c.utmTerm}, ${c.fbclid}, ${c.gclid}, ${c.visitor})`,
+    ),
     sql`, `,
   );
   const perGroup = new Map<string, { launchId: string; position: number; n: number }>();
@@ -112,7 +133,7 @@ export async function recordClicks(db: Db, clicks: readonly Click[], sharedCap: 
     g.n++;
     perGroup.set(key, g);
   }
-  const insert = sql`insert into launch_clicks (launch_id, at, day, position, utm_source, utm_medium, utm_campaign, visitor) values ${rows}`;
+  const insert = sql`insert into launch_clicks (launch_id, at, day, position, utm_source, utm_medium, utm_campaign, utm_content, utm_term, fbclid, gclid, visitor) values ${rows}`;
   if (perGroup.size === 0) {
     await db.execute(insert);
     return [];
@@ -141,13 +162,13 @@ async function recordCappedClicks(db: Db, clicks: readonly Click[]): Promise<Cap
   const visits = sql.join(
     clicks.map(
       (c, i) =>
-        sql`(${i}::int, ${c.launchId}::text, ${c.at.toISOString()}::timestamptz, ${c.day}::text, ${c.position}::int, ${c.utmSource}::text, ${c.utmMedium}::text, ${c.utmCampaign}::text, ${c.visitor}::text, ${c.capKey}::text)`,
+        sql`(${i}::int, ${c.launchId}::text, ${c.at.toISOString()}::timestamptz, ${c.day}::text, ${c.position}::int, ${c.utmSource}::text, ${c.utmMedium}::text, ${c.utmCampaign}::text, ${c.utmContent}::text, ${c.utmTerm}::text, ${c.fbclid}::boolean, ${c.gclid}::boolean, ${c.visitor}::text, ${c.capKey}::text)`,
     ),
     sql`, `,
   );
   const window = sql`make_interval(secs => ${clickCapWindowSeconds})`;
   const result = await db.execute(sql`
-    with visit (i, launch_id, at, day, position, utm_source, utm_medium, utm_campaign, visitor, cap_key) as (values ${visits}),
+    with visit (i, launch_id, at, day, position, utm_source, utm_medium, utm_campaign, utm_content, utm_term, fbclid, gclid, visitor, cap_key) as (values ${visits}),
     attempt as (select cap_key, count(*)::int as n, max(at) as at from visit group by cap_key),
     bucket as (
       insert into rate_limit_buckets as b (key, points, expire)
@@ -165,8 +186,8 @@ async function recordCappedClicks(db: Db, clicks: readonly Click[]): Promise<Cap
       where v.rank <= ${clicksPerVisitor} - (b.points - a.n)
     ),
     click as (
-      insert into launch_clicks (launch_id, at, day, position, utm_source, utm_medium, utm_campaign, visitor)
-      select launch_id, at, day, position, utm_source, utm_medium, utm_campaign, visitor from counted order by i
+      insert into launch_clicks (launch_id, at, day, position, utm_source, utm_medium, utm_campaign, utm_content, utm_term, fbclid, gclid, visitor)
+      select launch_id, at, day, position, utm_source, utm_medium, utm_campaign, utm_content, utm_term, fbclid, gclid, visitor from counted order by i
       returning launch_id, position
     ),
     per_group as (

@@ -16,6 +16,8 @@ export interface ClickFigures {
   bySource: { utm_source: string | null; clicks: number }[];
   /** Per group position. */
   byPosition: Map<number | null, number>;
+  /** Per day and `utm_source`, the sources outside `bySource` as "(outros)"; days in order. */
+  bySourceDay: { date: string; utm_source: string | null; clicks: number }[];
 }
 
 /** by_source lists this many sources; the rest of the clicks are one `utm_source: "(outros)"` row. */
@@ -32,7 +34,7 @@ export async function clickFigures(db: Db, launchId: string, first: string): Pro
   const through = await foldedThrough(db, launchId);
   const folded = sql`launch_id = ${launchId} and day >= ${first} and day <= ${through}`;
   const raw = sql`launch_id = ${launchId} and day >= ${first} and day > ${through}`;
-  const [days, sources, positions] = await Promise.all([
+  const [days, sources, positions, sourceDays] = await Promise.all([
     db.execute(sql`
       select day, clicks, unique_clicks from launch_click_days where ${folded}
       union all
@@ -64,13 +66,30 @@ export async function clickFigures(db: Db, launchId: string, first: string): Pro
         union all
         select position, count(*)::int from launch_clicks where ${raw} group by position
       ) p group by position`),
+    db.execute(sql`
+      select day, utm_source, sum(n)::int as clicks from (
+        select day, utm_source, clicks as n from launch_click_day_counts where ${folded}
+        union all
+        select day, utm_source, count(*)::int from launch_clicks where ${raw} group by day, utm_source
+      ) d group by day, utm_source order by day`),
   ]);
+  const bySource = rowsOf<{ utm_source: string | null; clicks: number }>(sources).map((r) => ({ utm_source: r.utm_source, clicks: Number(r.clicks) }));
+  const listed = new Set(bySource.map((r) => r.utm_source));
+  const bySourceDay = new Map<string, { date: string; utm_source: string | null; clicks: number }>();
+  for (const r of rowsOf<{ day: string; utm_source: string | null; clicks: number }>(sourceDays)) {
+    const source = listed.has(r.utm_source) ? r.utm_source : otherSources;
+    const key = `${r.day}\n${source}`;
+    const row = bySourceDay.get(key) ?? { date: r.day, utm_source: source, clicks: 0 };
+    row.clicks += Number(r.clicks);
+    bySourceDay.set(key, row);
+  }
   return {
     byDay: new Map(
       rowsOf<{ day: string; clicks: number; unique_clicks: number }>(days).map((r) => [r.day, { clicks: Number(r.clicks), unique: Number(r.unique_clicks) }]),
     ),
-    bySource: rowsOf<{ utm_source: string | null; clicks: number }>(sources).map((r) => ({ utm_source: r.utm_source, clicks: Number(r.clicks) })),
+    bySource,
     byPosition: new Map(rowsOf<{ position: number | null; clicks: number }>(positions).map((r) => [r.position, Number(r.clicks)])),
+    bySourceDay: [...bySourceDay.values()],
   };
 }
 

@@ -78,6 +78,8 @@ async function insertLaunch(db: Db, tenantId: string, input: CreateLaunchInput, 
             staffNumbers: input.staff_numbers,
             status: input.status,
             closedUrl: input.closed_url ?? null,
+            alertMinutes: input.alerts.clicks_without_joins_minutes,
+            alertMinClicks: input.alerts.min_clicks,
             createdAt: now,
             updatedAt: now,
           })

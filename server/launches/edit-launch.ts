@@ -58,6 +58,8 @@ export async function editLaunch(db: Db, tenantId: string, launchId: string, inp
           staffNumbers: input.staff_numbers ?? launch.staffNumbers,
           status: input.status ?? launch.status,
           closedUrl: input.closed_url === undefined ? launch.closedUrl : input.closed_url,
+          alertMinutes: input.alerts?.clicks_without_joins_minutes ?? launch.alertMinutes,
+          alertMinClicks: input.alerts?.min_clicks ?? launch.alertMinClicks,
           updatedAt: now,
         })
         .where(eq(launches.id, launchId));

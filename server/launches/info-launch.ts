@@ -6,6 +6,7 @@ import { clickTotals } from "./click-figures";
 import { leadTotals } from "./lead-figures";
 import { findLaunch, groupOut, groupsOfLaunch, joinUrl, type Launch } from "./find-launch";
 import { pickJoinGroup } from "./rotation";
+import { activeTrafficAlert } from "./traffic-alerts";
 
 /** The launch's counters: groups and members now; people, clicks, joins and leaves over its life (staff not counted as leads). */
 async function totals(db: Db, launchId: string, channelIds: string[], groups: { members: number }[]) {
@@ -35,8 +36,9 @@ export async function infoLaunch(db: Db, tenantId: string, launchId: string) {
   return launchInfo(db, launch);
 }
 
-export async function launchInfo(db: Db, launch: Launch) {
+export async function launchInfo(db: Db, launch: Launch, now = new Date()) {
   const groups = await groupsOfLaunch(db, launch.id);
+  const alert = await activeTrafficAlert(db, launch, now);
   // Paused or closed: the link sends nobody to a group.
   const current = launch.status === "active" ? pickJoinGroup(groups, launch) : null;
   const t = launch.groupTemplate;
@@ -62,6 +64,8 @@ export async function launchInfo(db: Db, launch: Launch) {
     reserve: launch.reserve,
     staff_numbers: launch.staffNumbers,
     closed_url: launch.closedUrl,
+    alerts: { clicks_without_joins_minutes: launch.alertMinutes, min_clicks: launch.alertMinClicks },
+    traffic_alert: alert ? { ...alert, at: toBrasiliaIso(alert.at) } : null,
     totals: await totals(db, launch.id, launch.channelIds, groups),
     current_group: current
       ? { position: current.group.position, id_group: current.group.groupId, name: current.group.name, invite_url: current.group.inviteUrl! }

@@ -5,7 +5,8 @@
  * from now: today's end is the groups' `members`, and each earlier day's is the next one's minus what
  * joined and plus what left that next day (staff included, as `members` is). Click figures come from the
  * fold for old days and from the raw clicks for recent ones (server/launches/click-figures.ts), so 365 days
- * are answered after the raw rows' 90 days; `by_source` is the 20 largest sources and "(outros)".
+ * are answered after the raw rows' 90 days; `by_source` is the 20 largest sources and "(outros)",
+ * `by_source_day` the same sources per day, `by_utm` the 50 largest UTM combinations (server/launches/utm-figures.ts).
  */
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
@@ -13,6 +14,7 @@ import { launchGroups, launchParticipants } from "../../db/schema";
 import { brasiliaParts } from "../time/brasilia";
 import { clickFigures } from "./click-figures";
 import { findOwnedLaunch } from "./find-launch-owned";
+import { utmFigures } from "./utm-figures";
 import type { LaunchAnalytics } from "./stats-schema";
 
 /** The Brasília day of a timestamp column, YYYY-MM-DD. */
@@ -33,8 +35,9 @@ export async function launchAnalytics(db: Db, tenantId: string, launchId: string
   const leaveDay = brasiliaDay(launchParticipants.leftAt);
   const ofLaunch = eq(launchParticipants.launchId, launchId);
 
-  const [clickFigs, joinsByDay, leavesByDay, groups, joinsByGroup, leavesByGroup] = await Promise.all([
+  const [clickFigs, byUtm, joinsByDay, leavesByDay, groups, joinsByGroup, leavesByGroup] = await Promise.all([
     clickFigures(db, launchId, first),
+    utmFigures(db, launchId, first, now),
     db
       .select({ day: joinDay, leads: sql<number>`count(*) filter (where not ${launchParticipants.staff})`.mapWith(Number), all: count() })
       .from(launchParticipants)
@@ -84,6 +87,8 @@ export async function launchAnalytics(db: Db, tenantId: string, launchId: string
     id_launch: launchId,
     days,
     by_source: clickFigs.bySource,
+    by_source_day: clickFigs.bySourceDay,
+    by_utm: byUtm,
     groups: groups.map((g) => ({
       id_group: g.groupId,
       name: g.name,

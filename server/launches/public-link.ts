@@ -12,7 +12,7 @@ import type { LinkBrokenReason } from "../webhooks/events";
 import { processWide } from "../process-state";
 import { brasiliaParts } from "../time/brasilia";
 import { isLinkPreviewBot } from "./bot-agents";
-import { ClickWriter, clickCapKey, utmValue, visitorId } from "./click-counter";
+import { ClickWriter, clickCapKey, clickTags, visitorId } from "./click-counter";
 import { closedPage, notFoundPage, previewPage } from "./link-pages";
 import { launchCreators, whyNoCreator } from "./group-creators";
 import { pickJoinGroup, type RotationGroup } from "./rotation";
@@ -293,9 +293,7 @@ export async function answerPublicLink(db: Db, visit: LinkVisit, now: Date): Pro
       at: now,
       day,
       position: pick.group.position,
-      utmSource: utmValue(url.searchParams.get("utm_source")),
-      utmMedium: utmValue(url.searchParams.get("utm_medium")),
-      utmCampaign: utmValue(url.searchParams.get("utm_campaign")),
+      ...clickTags(url.searchParams),
       visitor: visitorId(visit.clientAddress, launch.id, day),
       capKey: clickCapKey(visit.clientAddress, launch.id),
     });

@@ -91,6 +91,25 @@ const capacity = z.number().int().min(1).max(1024).meta({ description: "Most peo
 const margin = z.number().int().min(0).max(200).meta({ description: "A group is full at capacity − margin members." });
 const reserve = z.number().int().min(0).max(5).meta({ description: "Groups kept ready ahead of need." });
 
+/** Per launch traffic alert (docs/launches.md#traffic-alerts). */
+const alertFields = {
+  clicks_without_joins_minutes: z
+    .number()
+    .int()
+    .min(0)
+    .max(1440)
+    .meta({ description: "Window in minutes (0–1440): this many minutes of clicks and no join send a traffic_alert. 0 turns the alert off." }),
+  min_clicks: z.number().int().min(1).max(100_000).meta({ description: "Counted clicks in the window that make it an alert (1–100,000)." }),
+};
+export const launchAlerts = z
+  .object({ clicks_without_joins_minutes: alertFields.clicks_without_joins_minutes.default(20), min_clicks: alertFields.min_clicks.default(30) })
+  .meta({
+    description:
+      "Traffic alert: when `min_clicks` counted clicks arrived in the last `clicks_without_joins_minutes` and no lead joined, a `group_activity` " +
+      "`traffic_alert` webhook is sent (at most once an hour per launch) and the dashboard shows a banner.",
+  });
+const launchAlertChanges = z.object(alertFields).partial();
+
 /** margin must leave room in a group: 400 naming margin. */
 function marginBelowCapacity(v: { capacity?: number; margin?: number }, ctx: z.RefinementCtx) {
   if (v.capacity !== undefined && v.margin !== undefined && v.margin >= v.capacity) {
@@ -113,6 +132,7 @@ export const createLaunchInput = z
     closed_url: closedUrl.optional(),
     initial_groups: z.number().int().min(0).max(20).default(1).meta({ description: "Groups created now from the template." }),
     adopt: adoptGroups.optional().meta({ description: "Existing groups appended in order (after the created ones)." }),
+    alerts: launchAlerts.default({ clicks_without_joins_minutes: 20, min_clicks: 30 }),
   })
   .superRefine(marginBelowCapacity);
 export type CreateLaunchInput = z.output<typeof createLaunchInput>;
@@ -166,6 +186,7 @@ const editLaunchFields = z.object({
         "Where a paused or closed link sends people: https only, at most 2,048 characters once normalised, stored and answered as " +
         "`new URL(v).href`; null removes it (the closed page is shown).",
     }),
+  alerts: launchAlertChanges.optional().meta({ description: "The traffic alert's fields sent replace the launch's; the others stay." }),
 });
 /** Unknown fields are kept while parsing only to name join_url / id_segment in the 400. */
 export const editLaunchInput = editLaunchFields.loose().superRefine((v, ctx) => {
@@ -234,6 +255,16 @@ export const infoLaunchOutput = z.object({
   reserve: z.number().int(),
   staff_numbers: z.array(z.string()),
   closed_url: z.string().nullable().meta({ description: "Where a paused or closed link sends people, in its normalised form; null: the closed page." }),
+  alerts: z.object({ clicks_without_joins_minutes: z.number().int(), min_clicks: z.number().int() }),
+  traffic_alert: z
+    .object({
+      reason: z.literal("clicks_without_joins"),
+      clicks: z.number().int().meta({ description: "Counted clicks in the window when the alert was sent." }),
+      minutes: z.number().int(),
+      at: z.iso.datetime({ offset: true }).meta({ description: "When the alert was sent." }),
+    })
+    .nullable()
+    .meta({ description: "The latest traffic_alert while it is less than an hour old and no lead joined since; null otherwise." }),
   totals: launchTotals,
   current_group: currentGroup.nullable().meta({ description: "Where the link sends a visitor now; null: nowhere (the closed page)." }),
   groups: z.array(launchGroup),

@@ -37,6 +37,28 @@ export const launchAnalyticsOutput = z.object({
       '"(outros)" is counted in it). Days older than 90 are read from daily figures, which keep each day\'s 100 largest sources and ' +
       'the rest as "(outros)".',
   }),
+  by_source_day: z.array(z.object({ date: z.string(), utm_source: z.string().nullable(), clicks: z.number().int() })).meta({
+    description:
+      'Clicks per day (Brasília, oldest first) and `utm_source`, for the sources listed in by_source (the others under "(outros)"); ' +
+      "days and sources without clicks are left out.",
+  }),
+  by_utm: z
+    .array(
+      z.object({
+        utm_source: z.string().nullable(),
+        utm_medium: z.string().nullable(),
+        utm_campaign: z.string().nullable(),
+        utm_content: z.string().nullable().meta({ description: "Usually the ad." }),
+        clicks: z.number().int(),
+        unique_clicks: z.number().int().meta({ description: "Distinct visitors per day, summed over the days." }),
+      }),
+    )
+    .meta({
+      description:
+        "Clicks of the period per combination of utm_source, utm_medium, utm_campaign and utm_content (stored lower case and trimmed, " +
+        "at most 200 characters each; null: the tag was absent or empty): the 50 largest, most first, then one row with every tag " +
+        '"(outros)" holding the rest when there is any. Read from the raw clicks, so at most the last 90 days.',
+    }),
   groups: z
     .array(
       z.object({

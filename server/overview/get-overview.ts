@@ -3,7 +3,7 @@ import { channelAnswers } from "../channels/channel-answer";
 import { listChannels } from "../channels/list-channels";
 import { brasiliaParts } from "../time/brasilia";
 import { overviewCampaigns } from "./overview-campaigns";
-import { overviewLaunches } from "./overview-launches";
+import { launchesAlerting, overviewLaunches } from "./overview-launches";
 import type { Overview, OverviewAttention } from "./schema";
 import { sendsToday } from "./sends-today";
 import { webhooksFailing } from "./webhooks-failing";
@@ -13,12 +13,13 @@ const troubledStates = new Set(["cooling", "capped", "restricted", "logged_out",
 
 /** The dashboard's home (docs/dashboard.md#overview): everything of the tenant's day in one answer. */
 export async function getOverview(db: Db, tenantId: string, now: Date): Promise<Overview> {
-  const [campaigns, sends, channelRows, launches, webhooks] = await Promise.all([
+  const [campaigns, sends, channelRows, launches, webhooks, alerting] = await Promise.all([
     overviewCampaigns(db, tenantId, now),
     sendsToday(db, tenantId, now),
     listChannels(db, tenantId),
     overviewLaunches(db, tenantId, now),
     webhooksFailing(db, tenantId, now),
+    launchesAlerting(db, tenantId, now),
   ]);
   const answers = await channelAnswers(db, tenantId, channelRows, now);
   const numbers = answers.map((c) => ({
@@ -44,7 +45,7 @@ export async function getOverview(db: Db, tenantId: string, now: Date): Promise<
       attention.push({ kind: "campaign_paused", id: c.id_campaign, name: c.name, state: c.pause_reason ?? "user", detail: null, count: 1, since: null });
     }
   }
-  attention.push(...webhooks);
+  attention.push(...webhooks, ...alerting);
   return {
     generated_at: now.toISOString(),
     today: brasiliaParts(now).date,

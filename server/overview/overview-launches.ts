@@ -1,9 +1,11 @@
-import { and, desc, eq, ne } from "drizzle-orm";
+import { and, desc, eq, gt, ne } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { launches } from "../../db/schema";
 import { launchAnalytics } from "../launches/launch-analytics";
+import { activeTrafficAlert, trafficAlertPeriodMs } from "../launches/traffic-alerts";
+import { toBrasiliaIso } from "../time/brasilia";
 import { overviewListLimit } from "./overview-campaigns";
-import type { Overview } from "./schema";
+import type { Overview, OverviewAttention } from "./schema";
 
 /** The launches not closed, newest first: today's clicks and joins, members, and the last 7 days for a small chart. */
 export async function overviewLaunches(db: Db, tenantId: string, now: Date): Promise<Overview["launches"]> {
@@ -29,4 +31,23 @@ export async function overviewLaunches(db: Db, tenantId: string, now: Date): Pro
       };
     }),
   );
+}
+
+/** "Needs attention": the launches whose traffic alert is on (server/launches/traffic-alerts.ts, the launch page's banner). */
+export async function launchesAlerting(db: Db, tenantId: string, now: Date): Promise<OverviewAttention[]> {
+  const rows = await db
+    .select()
+    .from(launches)
+    .where(and(eq(launches.tenantId, tenantId), ne(launches.status, "closed"), gt(launches.lastAlertAt, new Date(now.getTime() - trafficAlertPeriodMs))))
+    .orderBy(desc(launches.lastAlertAt))
+    .limit(overviewListLimit);
+  const lines = await Promise.all(
+    rows.map(async (l): Promise<OverviewAttention | null> => {
+      const alert = await activeTrafficAlert(db, l, now);
+      if (!alert) return null;
+      const detail = `${alert.clicks} cliques em ${alert.minutes} min`;
+      return { kind: "traffic_alert", id: l.id, name: l.name, state: alert.reason, detail, count: alert.clicks, since: toBrasiliaIso(alert.at) };
+    }),
+  );
+  return lines.filter((a) => a !== null);
 }

@@ -42,17 +42,17 @@ export const overviewLaunch = z.object({
     .meta({ description: "The last 7 Brasília days, oldest first." }),
 });
 
-export const attentionKinds = ["number", "channel_offline", "campaign_paused", "webhooks_failing"] as const;
+export const attentionKinds = ["number", "channel_offline", "campaign_paused", "webhooks_failing", "traffic_alert"] as const;
 
 export const overviewAttention = z.object({
   kind: z.enum(attentionKinds),
-  /** The channel, campaign or webhook type the line is about. */
+  /** The channel, campaign, webhook type or launch (traffic_alert) the line is about. */
   id: z.string(),
   name: z.string(),
-  /** number: the health state; channel_offline: the channel status; campaign_paused: the pause reason; webhooks_failing: the event type. */
+  /** number: the health state; channel_offline: the channel status; campaign_paused: the pause reason; webhooks_failing: the event type; traffic_alert: the reason. */
   state: z.string(),
   detail: z.string().nullable(),
-  /** webhooks_failing: deliveries failed or being retried; 1 otherwise. */
+  /** webhooks_failing: deliveries failed or being retried; traffic_alert: the clicks in the window; 1 otherwise. */
   count: z.number().int(),
   since: z.string().nullable(),
 });

@@ -98,6 +98,14 @@ const groupActivityData = z.discriminatedUnion("event", [
     left: z.array(participantChange),
     members: count.meta({ description: "The group's count when the event was made, staff included." }),
   }),
+  z.object({
+    event: z.literal("traffic_alert"),
+    id_launch: idLaunch,
+    reason: z.literal("clicks_without_joins").meta({ description: "The link got clicks and nobody joined: a dead or full invite, or a broken ad." }),
+    clicks: count.meta({ description: "Counted clicks of the link in the window." }),
+    minutes: z.number().int().min(1).meta({ description: "The window: the launch's alerts.clicks_without_joins_minutes." }),
+    id_group: idGroup.nullable().meta({ description: "The group the link sends people to now (the first filling one); null when none is filling." }),
+  }),
 ]);
 
 /** The event types, one URL each (edit-webhooks). */
@@ -119,7 +127,8 @@ const sentWhen: Record<EventType, string> = {
   campaign_status: "Every status change of a campaign, its creation (pending) included.",
   campaign_progress: "Groups were processed: at most once a second per campaign, plus one when it ends.",
   channel_status: "Every status change of a channel and every change of its number's health state; one event when both change at once.",
-  group_activity: "A launch's groups: a group created, a group full, the link broken, people joining and leaving (data.event says which).",
+  group_activity:
+    "A launch's groups: a group created, a group full, the link broken, people joining and leaving, clicks without joins (data.event says which).",
 };
 
 /**

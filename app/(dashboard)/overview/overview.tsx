@@ -46,6 +46,13 @@ function attentionLine(a: OverviewAttention): { title: string; text: string; hre
         href: "/webhooks",
         action: "Ver webhooks",
       };
+    case "traffic_alert":
+      return {
+        title: `Cliques sem entradas: ${a.name}`,
+        text: `${a.detail ?? ""} e ninguém entrou no grupo. Confira o convite do grupo atual e o anúncio.`,
+        href: `/launches/${a.id}`,
+        action: "Ver lançamento",
+      };
   }
 }
 

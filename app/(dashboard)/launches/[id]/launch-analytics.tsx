@@ -6,6 +6,7 @@ import { ErrorAlert, Loading } from "../../../_components/ui";
 import { useTRPC } from "../../../_lib/trpc";
 import { BySource, LaunchCharts } from "./launch-charts";
 import { MembersExport } from "./members-export";
+import { ByAd, SourcesPerDay } from "./utm-figures";
 
 const periods = [7, 30, 90] as const;
 /** As the launch's totals above: people join at any moment. */
@@ -37,7 +38,21 @@ export function LaunchAnalytics({ id, slug }: { id: string; slug: string }) {
 
       <section className="card" aria-labelledby="sources-title">
         <h2 id="sources-title">Origem dos cliques</h2>
-        {analytics.data && <BySource rows={analytics.data.by_source} />}
+        {analytics.data && (
+          <div className="stack">
+            <SourcesPerDay dates={analytics.data.days.map((d) => d.date)} rows={analytics.data.by_source_day} />
+            <BySource rows={analytics.data.by_source} />
+          </div>
+        )}
+      </section>
+
+      <section className="card" aria-labelledby="ads-title">
+        <h2 id="ads-title">Por anúncio</h2>
+        <p className="muted">
+          Cliques por utm_content (o anúncio) e utm_campaign, com a origem e a mídia; as 50 combinações com mais cliques, o resto em “(outros)”. Últimos 90 dias
+          no máximo.
+        </p>
+        {analytics.data && <ByAd rows={analytics.data.by_utm} />}
       </section>
 
       <section className="card" aria-labelledby="members-title">

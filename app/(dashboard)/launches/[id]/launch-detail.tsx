@@ -48,6 +48,13 @@ export function LaunchDetail({ id }: { id: string }) {
         actions={<LaunchActions id={l.id_launch} status={l.status} closedUrl={l.closed_url} />}
       />
 
+      {l.traffic_alert && (
+        <div className="alert alert-warning" role="alert" data-testid="traffic-alert">
+          <strong>Cliques sem entradas.</strong> {l.traffic_alert.clicks} cliques em {l.traffic_alert.minutes} min e ninguém entrou no grupo. Confira se o
+          convite do grupo atual abre e se o anúncio leva ao link certo.
+        </div>
+      )}
+
       <section className="card" aria-labelledby="link-title">
         <h2 id="link-title">Link de entrada</h2>
         <JoinLink url={l.join_url} slug={l.slug} />
