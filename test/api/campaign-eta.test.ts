@@ -4,24 +4,12 @@
  * the user.
  */
 import { formatInTimeZone } from "date-fns-tz";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
-import { getServices } from "../../server/services";
+import { describe, expect, it } from "vitest";
 import { tenantWithSegment } from "../campaigns";
 import { until, waitFor, type Api } from "../helpers";
-import { startTestServer, type TestServer } from "../http-server";
+import { testServerWithRunner } from "../server-with-runner";
 
-let server: TestServer;
-let runner: InProcessRunner;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  runner = new InProcessRunner(await getServices(), { maxSleepMs: 50 }).start();
-});
-afterAll(async () => {
-  await runner.stop();
-  await server.close();
-});
+const server = testServerWithRunner();
 
 /** A tenant with a 20-group segment (test/campaigns.ts), paced at `rates`. */
 async function pacedTenant(rates: Record<string, number>) {

@@ -1,21 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
-import { getServices } from "../../server/services";
+import { describe, expect, it } from "vitest";
 import { tenantWithSegment } from "../campaigns";
 import { expectEnvelope, newTenant, request, until, type Api } from "../helpers";
-import { startTestServer, type TestServer } from "../http-server";
+import { testServerWithRunner } from "../server-with-runner";
 
-let server: TestServer;
-let runner: InProcessRunner;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  runner = new InProcessRunner(await getServices(), { maxSleepMs: 50 }).start();
-});
-afterAll(async () => {
-  await runner.stop();
-  await server.close();
-});
+const server = testServerWithRunner();
 
 const poll = { question: "Qual horário prefere para a live?", options: ["19h", "20h", "21h"], multiple_answers: false };
 
