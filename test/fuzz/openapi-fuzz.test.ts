@@ -333,6 +333,8 @@ const validBodies = (): Record<string, string> => ({
   "/api/external/edit-monitoring/group/{id_segment}": JSON.stringify({ id_channel: ids.channel, id_group: ids.monitoring }),
   "/api/external/edit-launch/{id_launch}": JSON.stringify({ name: "Turma" }),
   "/api/external/launch-groups/{id_launch}": JSON.stringify({ adopt: { id_channel: ids.channel, groups: [ids.groups[0]] } }),
+  "/api/external/launch-leads/{id_launch}": JSON.stringify({ leads: [{ phone: "11987654321" }] }),
+  "/api/external/edit-series/{id_series}": JSON.stringify({ name: "Série" }),
 });
 
 /** Odd path parameter values (raw, already as they go on the wire). */
@@ -468,7 +470,8 @@ describe("OpenAPI fuzz", () => {
     async () => {
       for (const o of operations().filter((x) => x.template.includes("{"))) {
         const name = /\{([^}]+)\}/.exec(o.template)?.[1] as string;
-        const body = validBodies()[o.template];
+        // A valid body for the operations that take one (launch-leads/{id_launch} is also a GET, which takes none).
+        const body = o.body ? validBodies()[o.template] : undefined;
         const headers = { ...ownerHeaders(), "content-type": "application/json" };
         const foreign = otherParam(name);
         if (foreign) {
