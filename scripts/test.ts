@@ -4,6 +4,8 @@
  * the end, `tests: N passed, M failed[, K skipped]`. Exits non-zero when anything failed or nothing ran;
  * a failing lint or architecture check counts as one failed test.
  * DATABASE_URL passes through: set, every stage runs on PostgreSQL; unset, on embedded PGlite.
+ * TEST_SKIP_STATIC=1 leaves out the type check and lint (they do not depend on the database): .ci/run sets it
+ * for its PostgreSQL run, after the PGlite run checked the same tree.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
@@ -146,8 +148,13 @@ function describe(c: Counts) {
 async function main() {
   const database = process.env.DATABASE_URL ? "PostgreSQL (DATABASE_URL)" : "embedded PGlite";
   console.log(`[test] database: ${database}`);
-  await stage("typecheck (tsc --noEmit)", typecheck);
-  await stage("lint and architecture (biome, dependency-cruiser)", lintAndArchitecture);
+  if (process.env.TEST_SKIP_STATIC === "1") {
+    // .ci/run's second run (PostgreSQL): the same tree was type-checked and linted by its first run.
+    console.log("\n[test] typecheck and lint: not run again (TEST_SKIP_STATIC=1; .ci/run ran them with the PGlite run)");
+  } else {
+    await stage("typecheck (tsc --noEmit)", typecheck);
+    await stage("lint and architecture (biome, dependency-cruiser)", lintAndArchitecture);
+  }
   await stage("unit and API tests (vitest)", vitest);
   await stage("end-to-end (scripts/e2e.ts)", e2e);
 
