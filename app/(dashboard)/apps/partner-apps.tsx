@@ -126,6 +126,8 @@ export function PartnerApps() {
           </label>
           <fieldset className="field">
             <legend>Escopos pedidos</legend>
+            {scopes.isPending && <Loading />}
+            <ErrorAlert error={scopes.error} />
             {scopes.data?.map((s) => (
               <label key={s.scope} className="check">
                 <input type="checkbox" name="scopes" value={s.scope} defaultChecked={s.scope === "statistics:read"} />
@@ -148,7 +150,8 @@ export function PartnerApps() {
             </label>
           </fieldset>
           <div>
-            <button className="btn btn-primary" type="submit" disabled={register.isPending}>
+            {/* Until the scopes are listed the form has no checkbox to send: a quick click would ask for none. */}
+            <button className="btn btn-primary" type="submit" disabled={register.isPending || !scopes.data}>
               {register.isPending ? "Registrando…" : "Registrar app"}
             </button>
           </div>
