@@ -50,16 +50,17 @@ export interface ChannelShare {
  */
 export function reconciledFromLog(logFile: string, campaignId: string) {
   const text = existsSync(logFile) ? readFileSync(logFile, "utf8") : "";
-  const total = { sent: 0, pending: 0, lookAgain: 0, unknown: 0 };
+  const total = { inFlight: 0, sent: 0, pending: 0, lookAgain: 0, unknown: 0 };
   const re = new RegExp(
-    `\\[dispatch\\] campaign ${campaignId} reconciled \\d+ in-flight: (\\d+) sent at the provider, (\\d+) back to pending, (\\d+) to look up again, (\\d+) outcome unknown`,
+    `\\[dispatch\\] campaign ${campaignId} reconciled (\\d+) in-flight: (\\d+) sent at the provider, (\\d+) back to pending, (\\d+) to look up again, (\\d+) outcome unknown`,
     "g",
   );
   for (const m of text.matchAll(re)) {
-    total.sent += Number(m[1]);
-    total.pending += Number(m[2]);
-    total.lookAgain += Number(m[3]);
-    total.unknown += Number(m[4]);
+    total.inFlight += Number(m[1]);
+    total.sent += Number(m[2]);
+    total.pending += Number(m[3]);
+    total.lookAgain += Number(m[4]);
+    total.unknown += Number(m[5]);
   }
   return total;
 }
