@@ -17,6 +17,8 @@ export interface E2EContext {
 
 export interface E2ETest {
   name: string;
+  /** Longer than the runner's default (E2E_TEST_TIMEOUT_MS, 180 s) for a spec that restarts servers many times. */
+  timeoutMs?: number;
   run(ctx: E2EContext): Promise<void>;
 }
 

@@ -122,6 +122,8 @@ async function restartTest(log: (line: string) => void) {
 export const tests: E2ETest[] = [
   {
     name: "restart: SIGKILL the server (npm start's process) and start it again at once, while the dead one is a zombie, 10 rounds on one PGlite DATA_DIR; a second server beside the live one refused after the wait",
+    // Eleven server starts: 60 s on an idle machine, 110 s beside the other e2e lane on a loaded one.
+    timeoutMs: 300_000,
     run: ({ log }) => restartTest(log),
   },
 ];

@@ -38,7 +38,7 @@ import {
   webhookReceiver,
   zeroPacing,
 } from "./crash-common";
-import { assert, type E2EContext, type E2ETest } from "./harness";
+import { assert, eventually, type E2EContext, type E2ETest } from "./harness";
 import { apiClient, createDatabase, createTenant, freePort, startServer, stopServer, tail, tempDataDir, type Api, type ServerProcess } from "./server-process";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -302,7 +302,10 @@ function twoProcessesBan(ctx: E2EContext) {
     await expectAllSent(rig.target, id, BAN_GROUPS, log);
 
     await expectWebhooksOnce(rig.receiver, [id], log);
-    const banned = rig.receiver.channelStatuses(b.id).filter((e) => (e.health as { state?: string } | undefined)?.state === "banned");
+    const bannedStatuses = () => rig.receiver.channelStatuses(b.id).filter((e) => (e.health as { state?: string } | undefined)?.state === "banned");
+    // The ban's event may sit in the outbox of the killed server's claim until its lease lapses: wait for it.
+    await eventually(async () => assert(bannedStatuses().length > 0, "no channel_status of B with health banned yet"), 60_000).catch(() => {});
+    const banned = bannedStatuses();
     log(`channel_status of B with health banned: ${banned.length} (${JSON.stringify(banned)})`);
     assert(banned.length === 1, `expected one channel_status of B with health banned, got ${banned.length}`);
     assert(banned[0].status === "disconnected", `the banned channel_status says ${String(banned[0].status)}`);

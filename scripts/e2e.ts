@@ -158,7 +158,7 @@ async function runLane(lane: Lane, first: boolean): Promise<{ passed: number; fa
       const t0 = Date.now();
       say(`▶ ${t.name}`);
       try {
-        await withTimeout(t.run(ctx), testTimeoutMs, t.name);
+        await withTimeout(t.run(ctx), Math.max(testTimeoutMs, t.timeoutMs ?? 0), t.name);
         passed++;
         say(`✓ ${t.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
       } catch (err) {
