@@ -4,9 +4,11 @@
  * marketplaces approved at or after the launch was created and never refunded (purchases, server/integrations/
  * inbound-hook.ts). Phones meet by their match key, as leads and members do (lead-figures.ts).
  */
-import { type SQL, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import { inJson } from "../../db/params";
+import { purchases } from "../../db/schema";
 import { keyOf } from "./lead-figures";
 
 export interface BuyerScope {
@@ -51,3 +53,16 @@ export const buyerKeys = (s: BuyerScope, fromDay?: string) => sql`select b.match
 
 /** Whether a launch_participants row aliased `p` is one of the launch's buyers, as a boolean expression. */
 export const participantBought = (s: BuyerScope) => sql<boolean>`coalesce((${participantKey(s.channelIds)}) in (${buyerKeys(s)}), false)`;
+
+/**
+ * Whether the account ever had an approved purchase: most accounts have no marketplace webhook, and their
+ * figures then skip matching every participant against nothing.
+ */
+export async function anyPurchases(db: Db, tenantId: string) {
+  const [row] = await db
+    .select({ one: sql`1` })
+    .from(purchases)
+    .where(and(eq(purchases.tenantId, tenantId), eq(purchases.status, "approved")))
+    .limit(1);
+  return row !== undefined;
+}

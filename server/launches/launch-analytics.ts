@@ -15,7 +15,7 @@ import type { Db } from "../../db/client";
 import { rowsOf } from "../../db/params";
 import { launchGroups, launchParticipants } from "../../db/schema";
 import { brasiliaParts } from "../time/brasilia";
-import { buyerKeys, launchPurchases, participantKey, purchaseDay } from "./buyer-figures";
+import { anyPurchases, buyerKeys, launchPurchases, participantKey, purchaseDay } from "./buyer-figures";
 import { clickFigures } from "./click-figures";
 import { findOwnedLaunch } from "./find-launch-owned";
 import { utmFigures } from "./utm-figures";
@@ -111,6 +111,7 @@ export async function launchAnalytics(db: Db, tenantId: string, launchId: string
 
 /** The period's buyers: distinct in all, per day of their purchase, and per group they ever joined. */
 async function buyerFigures(db: Db, scope: Parameters<typeof buyerKeys>[0], first: string) {
+  if (!(await anyPurchases(db, scope.tenantId))) return { total: 0, byDay: new Map<string, number>(), byGroup: new Map<string, number>() };
   const [total, perDay, perGroup] = await Promise.all([
     db.execute(sql`select count(distinct b.match_key)::int as n from (${launchPurchases(scope, first)}) b`),
     db.execute(sql`select ${purchaseDay} as day, count(distinct pu.match_key)::int as n from (${launchPurchases(scope, first)}) pu group by 1`),

@@ -9,7 +9,7 @@ import { and, asc, count, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { launchGroups, launchParticipants } from "../../db/schema";
 import { toBrasiliaIso } from "../time/brasilia";
-import { type BuyerScope, participantBought } from "./buyer-figures";
+import { anyPurchases, type BuyerScope, participantBought } from "./buyer-figures";
 import { findOwnedLaunch } from "./find-launch-owned";
 import { membersPerPage } from "./stats-schema";
 
@@ -23,8 +23,8 @@ const csvColumns = ["participant", "id_group", "group_name", "joined_at", "left_
 /** Rows read per query while the CSV is built. */
 const csvChunk = 5000;
 
-function rowsOf(db: Db, scope: BuyerScope) {
-  const launchId = scope.launchId;
+/** `scope` null: the account never had a purchase, nobody is a buyer. */
+function rowsOf(db: Db, launchId: string, scope: BuyerScope | null) {
   return db
     .select({
       participant: launchParticipants.participant,
@@ -34,7 +34,10 @@ function rowsOf(db: Db, scope: BuyerScope) {
       left_at: launchParticipants.leftAt,
       staff: launchParticipants.staff,
       // participantBought reads the row as `p`.
-      buyer: sql<boolean>`(select ${participantBought(scope)} from launch_participants p where p.id = ${launchParticipants.id})`.mapWith(Boolean),
+      buyer: (scope
+        ? sql<boolean>`(select ${participantBought(scope)} from launch_participants p where p.id = ${launchParticipants.id})`
+        : sql<boolean>`false`
+      ).mapWith(Boolean),
     })
     .from(launchParticipants)
     .leftJoin(launchGroups, and(eq(launchGroups.launchId, launchParticipants.launchId), eq(launchGroups.groupId, launchParticipants.groupId)))
@@ -67,11 +70,11 @@ export function csvField(value: string): string {
 
 export async function launchMembers(db: Db, tenantId: string, launchId: string, query: LaunchMembersQuery) {
   const launch = await findOwnedLaunch(db, tenantId, launchId);
-  const scope: BuyerScope = { tenantId, launchId, channelIds: launch.channelIds, createdAt: launch.createdAt };
+  const scope = (await anyPurchases(db, tenantId)) ? { tenantId, launchId, channelIds: launch.channelIds, createdAt: launch.createdAt } : null;
   if (query.format === "json") {
     const [[{ total }], rows] = await Promise.all([
       db.select({ total: count() }).from(launchParticipants).where(eq(launchParticipants.launchId, launchId)),
-      rowsOf(db, scope)
+      rowsOf(db, launchId, scope)
         .limit(membersPerPage)
         .offset((query.page - 1) * membersPerPage),
     ]);
@@ -80,7 +83,7 @@ export async function launchMembers(db: Db, tenantId: string, launchId: string, 
   const sep = query.delimiter === "semicolon" ? ";" : ",";
   const lines = [csvColumns.join(sep)];
   for (let offset = 0; ; offset += csvChunk) {
-    const rows = await rowsOf(db, scope).limit(csvChunk).offset(offset);
+    const rows = await rowsOf(db, launchId, scope).limit(csvChunk).offset(offset);
     for (const r of rows) {
       const m = member(r);
       lines.push([m.participant, m.id_group, m.group_name, m.joined_at, m.left_at ?? "", String(m.staff), String(m.buyer)].map(csvField).join(sep));
