@@ -56,7 +56,8 @@ export async function handleInboundHook(req: Request, now = new Date()): Promise
   }
   const format = hookFormats[type];
   // No secret stored: nothing can be verified, so nothing is accepted.
-  if (!secret || !format.authentic({ headers: req.headers, url, raw }, secret)) {
+  if (!secret) return fail(401, `The ${type} integration has no ${secretField} yet: set it in Integrações (docs/integrations.md).`);
+  if (!format.authentic({ headers: req.headers, url, raw }, secret)) {
     return fail(401, `The ${type} webhook's ${type === "hotmart" ? "hottok" : "signature"} does not match the integration's ${secretField}.`);
   }
   let body: unknown;
