@@ -64,8 +64,8 @@ describe("participant events", () => {
     expect(days.at(-1)).toMatchObject({ joins: 4, leaves: 1, members: 5 });
     expect(days[0]).toMatchObject({ joins: 0, leaves: 0, members: 0 });
     expect(analytics.json.groups).toEqual([
-      { id_group: g1, name: "Turma 7 #1", clicks: 0, joins: 2, leaves: 1, members: 3 },
-      { id_group: g2, name: "Turma 7 #2", clicks: 0, joins: 2, leaves: 0, members: 2 },
+      { id_group: g1, name: "Turma 7 #1", clicks: 0, joins: 2, leaves: 1, members: 3, buyers: 0 },
+      { id_group: g2, name: "Turma 7 #2", clicks: 0, joins: 2, leaves: 0, members: 2, buyers: 0 },
     ]);
   });
 
