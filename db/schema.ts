@@ -13,10 +13,7 @@ export const tenants = pgTable("tenants", {
    * (docs/integrations.md#inbound-webhooks-buyers): 64 hex characters from two random UUIDs (PostgreSQL's strong
    * random), made for every tenant, old ones included, by the column's default.
    */
-  hooksToken: text("hooks_token")
-    .notNull()
-    .unique()
-    .default(sql`replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')`),
+  hooksToken: text("hooks_token").notNull().unique().default(sql`replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')`),
   createdAt: createdAt(),
 });
 
@@ -980,10 +977,7 @@ export const purchases = pgTable(
     occurredAt: ts("occurred_at").notNull(),
     receivedAt: ts("received_at").notNull(),
   },
-  (t) => [
-    uniqueIndex("purchases_notice_idx").on(t.tenantId, t.platform, t.transaction, t.status),
-    index("purchases_buyer_idx").on(t.tenantId, t.matchKey),
-  ],
+  (t) => [uniqueIndex("purchases_notice_idx").on(t.tenantId, t.platform, t.transaction, t.status), index("purchases_buyer_idx").on(t.tenantId, t.matchKey)],
 );
 
 /**

@@ -18,12 +18,15 @@ export const launchAnalyticsInput = z.object({ id_launch: idLaunchParam, days })
 export const launchAnalyticsOutput = z.object({
   success: z.literal(true),
   id_launch: z.string(),
-  buyers: z.number().int().meta({
-    description:
-      "Distinct buyers of the period: leads or members of the launch with a purchase approved in the period (Brasília days), at or after the " +
-      "launch's creation, by a marketplace's inbound webhook (docs/integrations.md), and not refunded or charged back since. Matched by phone " +
-      "(LIDs through the launch's numbers' pairings); a checkout without a phone by the email of one of the account's leads.",
-  }),
+  buyers: z
+    .number()
+    .int()
+    .meta({
+      description:
+        "Distinct buyers of the period: leads or members of the launch with a purchase approved in the period (Brasília days), at or after the " +
+        "launch's creation, by a marketplace's inbound webhook (docs/integrations.md), and not refunded or charged back since. Matched by phone " +
+        "(LIDs through the launch's numbers' pairings); a checkout without a phone by the email of one of the account's leads.",
+    }),
   days: z
     .array(
       z.object({

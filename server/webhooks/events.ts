@@ -119,7 +119,8 @@ const groupActivityData = z.discriminatedUnion("event", [
     amount: z.string().nullable().meta({ description: "The price as the marketplace sent it (a decimal string); null when it sent none." }),
     currency: z.string().nullable(),
     id_group: idGroup.nullable().meta({
-      description: "The group of the launch the buyer is in (their latest join; a group they left when in none now); null when the buyer is a lead who never joined.",
+      description:
+        "The group of the launch the buyer is in (their latest join; a group they left when in none now); null when the buyer is a lead who never joined.",
     }),
   }),
 ]);

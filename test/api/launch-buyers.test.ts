@@ -77,7 +77,10 @@ async function analytics(api: (m: string, p: string) => Promise<{ json: any }>, 
 
 /** The members CSV's rows as {participant, id_group, buyer}. */
 async function csvRows(api: (m: string, p: string) => Promise<{ text: string }>, id: string) {
-  const lines = (await api("GET", `/api/external/launch-members/${id}?format=csv`)).text.replace(/^\uFEFF/, "").trimEnd().split("\r\n");
+  const lines = (await api("GET", `/api/external/launch-members/${id}?format=csv`)).text
+    .replace(/^\uFEFF/, "")
+    .trimEnd()
+    .split("\r\n");
   expect(lines[0]).toBe("participant,id_group,group_name,joined_at,left_at,staff,buyer");
   return lines.slice(1).map((l) => {
     const f = l.split(",");
@@ -258,9 +261,9 @@ describe("inbound webhooks: the URL", () => {
     expect(billet.json).toEqual({ success: true, event: "PURCHASE_BILLET_PRINTED", recorded: false, ignored: true });
     const noTransaction = hotmartBody("PURCHASE_APPROVED", "", "11999990001");
     expect(expectEnvelope(await postHotmart(url, noTransaction), 400, "Bad Request").message).toContain("data.purchase.transaction");
-    expect(expectEnvelope(await postHotmart(url, { ...hotmartBody("PURCHASE_APPROVED", "HP0201", null), version: "1.0.0" }), 400, "Bad Request").message).toContain(
-      "version",
-    );
+    expect(
+      expectEnvelope(await postHotmart(url, { ...hotmartBody("PURCHASE_APPROVED", "HP0201", null), version: "1.0.0" }), 400, "Bad Request").message,
+    ).toContain("version");
     const big = { ...hotmartBody("PURCHASE_APPROVED", "HP0202", null), pad: "x".repeat(300 * 1024) };
     expectEnvelope(await postHotmart(url, big), 413, "Payload Too Large");
     expect(await purchaseRows(l.api.tenantId)).toBe(0);

@@ -99,13 +99,13 @@ export function Integrations() {
 function WebhookUrl({ info }: { info: TypeInfo }) {
   if (!info.webhook_url) {
     return (
-      <p className="muted" aria-label={`Webhook de ${info.label}`}>
+      <p className="muted">
         Webhook de vendas: ainda não disponível — o formato e a autenticação dos avisos da {info.label} não puderam ser confirmados na documentação.
       </p>
     );
   }
   return (
-    <div className="stack" aria-label={`Webhook de ${info.label}`}>
+    <div className="stack">
       <Field label="URL do webhook de vendas (compradores dos lançamentos)" hint={webhookHelp[info.type]}>
         {(control) => <input {...control} readOnly value={info.webhook_url ?? ""} onFocus={(e) => e.currentTarget.select()} />}
       </Field>

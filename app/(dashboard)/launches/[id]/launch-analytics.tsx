@@ -59,8 +59,8 @@ export function LaunchAnalytics({ id, slug }: { id: string; slug: string }) {
       <section className="card" aria-labelledby="buyers-title">
         <h2 id="buyers-title">Compradores por grupo</h2>
         <p className="muted">
-          Compras aprovadas avisadas pelos webhooks das plataformas (Integrações), de leads e membros do lançamento; um reembolso ou chargeback tira o
-          comprador da conta.
+          Compras aprovadas avisadas pelos webhooks das plataformas (Integrações), de leads e membros do lançamento; um reembolso ou chargeback tira o comprador
+          da conta.
         </p>
         {analytics.data && <BuyersByGroup total={analytics.data.buyers} groups={analytics.data.groups} />}
       </section>
