@@ -8,6 +8,12 @@ export const tenants = pgTable("tenants", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   channelLimit: integer("channel_limit").notNull().default(10),
+  /**
+   * The unguessable part of the tenant's inbound marketplace webhook URLs, `/api/hooks/{type}/{hooksToken}`
+   * (docs/integrations.md#inbound-webhooks-buyers): 64 hex characters from two random UUIDs (PostgreSQL's strong
+   * random), made for every tenant, old ones included, by the column's default.
+   */
+  hooksToken: text("hooks_token").notNull().unique().default(sql`replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')`),
   createdAt: createdAt(),
 });
 
@@ -934,6 +940,44 @@ export const launchParticipants = pgTable(
     // A LID's rows across the launch's groups, moved to the number once it is known (lid-phones.ts).
     index("launch_participants_person_idx").on(t.launchId, t.participant),
   ],
+);
+
+/**
+ * A purchase or its refund as a marketplace's inbound webhook told it (docs/integrations.md#inbound-webhooks-buyers):
+ * one row per platform, transaction and status, so the same notice twice changes nothing. A transaction with an
+ * `approved` row and no `refunded` one is a purchase that counts; a chargeback is stored as `refunded`.
+ * `matchKey` is the buyer's phone as leads and members are compared (leads-schema.ts `matchKeyOf`), from the
+ * checkout's phone or, without one, from the phone of the tenant's lead with the same email (null: neither).
+ * Which launches a purchase belongs to is read, never stored: every launch of the tenant, created before the
+ * purchase, in which the buyer is a lead or a member (docs/decisions.md#buyers).
+ */
+export const purchaseStatuses = ["approved", "refunded"] as const;
+export const purchases = pgTable(
+  "purchases",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    /** The integration type that sent it (hotmart, kiwify). */
+    platform: text("platform").notNull(),
+    /** The platform's transaction id (Hotmart `purchase.transaction`, Kiwify `order_id`). */
+    transaction: text("transaction").notNull(),
+    status: text("status", { enum: purchaseStatuses }).notNull(),
+    phone: text("phone"),
+    matchKey: text("match_key"),
+    email: text("email"),
+    name: text("name"),
+    productId: text("product_id"),
+    productName: text("product_name"),
+    /** As the platform sent it (a decimal string), with its currency; null when the platform sent none. */
+    amount: text("amount"),
+    currency: text("currency"),
+    /** When the platform says it happened (the approval, the refund); the time it arrived when it says nothing. */
+    occurredAt: ts("occurred_at").notNull(),
+    receivedAt: ts("received_at").notNull(),
+  },
+  (t) => [uniqueIndex("purchases_notice_idx").on(t.tenantId, t.platform, t.transaction, t.status), index("purchases_buyer_idx").on(t.tenantId, t.matchKey)],
 );
 
 /**

@@ -24,15 +24,15 @@ export const tests: E2ETest[] = [
         await hotmart.getByRole("button", { name: "Salvar" }).click();
         await expectVisible(hotmart.locator(".badge-connected"));
         await expectText(hotmart, "Client Secret: ✓ definido");
-        await expectText(hotmart, "Hottok (webhook, opcional): — vazio");
+        await expectText(hotmart, "Hottok (autentica o webhook de vendas): — vazio");
         const html = await page.content();
         assert(!html.includes("segredo-e2e-123"), "a credential value is on the page");
         await ctx.screenshot(page, "integrations-configured");
 
         await hotmart.getByRole("button", { name: "Editar credenciais" }).click();
-        await hotmart.getByLabel("Hottok (webhook, opcional)").fill("tok-e2e");
+        await hotmart.getByLabel("Hottok (autentica o webhook de vendas)").fill("tok-e2e");
         await hotmart.getByRole("button", { name: "Salvar" }).click();
-        await expectText(hotmart, "Hottok (webhook, opcional): ✓ definido");
+        await expectText(hotmart, "Hottok (autentica o webhook de vendas): ✓ definido");
 
         // The API still answers 501 for a create, and 409 now that Hotmart exists.
         const key = await createApiKey(page, "Integração");

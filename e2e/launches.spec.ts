@@ -107,7 +107,7 @@ export const tests: E2ETest[] = [
         const file = await download.path();
         const csv = readFileSync(file, "utf8");
         assert(csv.startsWith("\uFEFFparticipant,id_group,group_name,joined_at,left_at,staff"), `CSV header: ${JSON.stringify(csv.slice(0, 80))}`);
-        assert(new RegExp(`^${lead},[^,]+,${launchName} #1,[^,]+,,false\\r?$`, "m").test(csv), `no row for the lead in the CSV: ${csv}`);
+        assert(new RegExp(`^${lead},[^,]+,${launchName} #1,[^,]+,,false,false\\r?$`, "m").test(csv), `no row for the lead in the CSV: ${csv}`);
         await tallScreenshot(ctx, page, "launch-page");
         log("click, join and chart shown on the launch page");
 

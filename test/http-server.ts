@@ -6,6 +6,7 @@ import { lingerBeforeClose, sendWebResponse, toWebRequest } from "../server/http
 import { securityHeaders } from "../server/http/security-headers";
 import { handleRestRequest } from "../server/rest-api";
 import { handleEvolutionWebhook } from "../server/evolution-http/evolution-webhook";
+import { handleInboundHook, hooksPrefix } from "../server/hooks-http/inbound-hook";
 import { handleSimulatorRequest } from "../server/simulator-http/simulator-control";
 import { handleAuthorize, handleDecision, handleIntrospect, handleMetadata, handleRevoke, handleToken } from "../server/oauth/http";
 import { handleNextAuth } from "./next-auth-handler";
@@ -59,6 +60,7 @@ export async function startTestServer(opts: { peerAddress?: string } = {}): Prom
       if (path.startsWith("/api/external/")) response = await handleRestRequest(request);
       else if (path.startsWith("/api/simulator/")) response = await handleSimulatorRequest(request);
       else if (path.startsWith("/api/evolution/webhook/")) response = await handleEvolutionWebhook(request);
+      else if (path.startsWith(hooksPrefix)) response = await handleInboundHook(request);
       else if (path === "/api/openapi.json") response = openapi();
       else if (path.startsWith("/api/auth/")) response = await handleNextAuth(request);
       else if (path.startsWith("/api/trpc/")) response = await handleTrpcRequest(request);

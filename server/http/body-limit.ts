@@ -20,6 +20,8 @@ export function bodyCap(pathname: string): number {
   }
   if (pathname.startsWith("/api/oauth/")) return 64 * KiB;
   if (pathname.startsWith("/api/evolution/webhook/")) return 4 * MiB;
+  // A marketplace's purchase notice is a few KiB (docs/integrations.md#inbound-webhooks-buyers).
+  if (pathname.startsWith("/api/hooks/")) return 256 * KiB;
   // Inngest's executor posts a run's state (signed; at most 32 MB by Inngest's limits), plus its envelope.
   if (pathname === "/api/inngest" || pathname.startsWith("/api/inngest/")) return 36 * MiB;
   // tRPC, next-auth (/api/auth/*), the simulator's control endpoints, pages and everything else.

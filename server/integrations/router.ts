@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ownerProcedure, router, sessionProcedure } from "../trpc";
 import { createIntegration, createIntegrationViaApi } from "./create-integration";
 import { editIntegration } from "./edit-integration";
+import { hookUrl, tenantHooksToken } from "./hook-url";
 import { integrationView } from "./integration-view";
 import { deleteIntegration, listIntegrations } from "./list-integrations";
 import { createIntegrationInput, editIntegrationInput, integration, integrationOutput, integrationType } from "./schema";
@@ -40,8 +41,9 @@ export const integrationsRouter = router({
         tags,
         summary: "Merge credentials into an integration",
         description:
-          "`credentials` is merged into the stored ones (encrypted at rest); the answer says which fields are set, never a value. " +
-          "404 when the type is not configured.",
+          "`credentials` is merged into the stored ones (encrypted at rest); the answer says which fields are set, never a value, and " +
+          "`webhook_url`: the URL to register as the marketplace's webhook, whose purchases and refunds become the buyers of your launches " +
+          "(Hotmart: set `hottok`; Kiwify: set `webhook_token`, the token of the webhook registered in Kiwify). 404 when the type is not configured.",
         protect: true,
         errorResponses: [400, 401, 404, 500],
       },
@@ -50,7 +52,7 @@ export const integrationsRouter = router({
     .output(integrationOutput)
     .mutation(async ({ ctx, input }) => {
       const row = await editIntegration(ctx.db, ctx.tenantId, input, ctx.now);
-      return { success: true as const, message: "Integration updated", integration: integrationView(row) };
+      return { success: true as const, message: "Integration updated", integration: integrationView(row, await tenantHooksToken(ctx.db, ctx.tenantId)) };
     }),
 
   /** Dashboard: the tenant's integrations and the fields each type takes. */
@@ -58,18 +60,30 @@ export const integrationsRouter = router({
     .output(
       z.object({
         integrations: z.array(integration),
-        types: z.array(z.object({ type: integrationType, label: z.string(), required: z.array(z.string()), optional: z.array(z.string()) })),
+        types: z.array(
+          z.object({
+            type: integrationType,
+            label: z.string(),
+            required: z.array(z.string()),
+            optional: z.array(z.string()),
+            webhook_url: z.string().nullable(),
+          }),
+        ),
       }),
     )
-    .query(async ({ ctx }) => ({
-      integrations: (await listIntegrations(ctx.db, ctx.tenantId)).map(integrationView),
-      types: integrationTypes.map((type) => ({
-        type,
-        label: credentialFields[type].label,
-        required: [...credentialFields[type].required],
-        optional: [...credentialFields[type].optional],
-      })),
-    })),
+    .query(async ({ ctx }) => {
+      const token = await tenantHooksToken(ctx.db, ctx.tenantId);
+      return {
+        integrations: (await listIntegrations(ctx.db, ctx.tenantId)).map((row) => integrationView(row, token)),
+        types: integrationTypes.map((type) => ({
+          type,
+          label: credentialFields[type].label,
+          required: [...credentialFields[type].required],
+          optional: [...credentialFields[type].optional],
+          webhook_url: hookUrl(type, token),
+        })),
+      };
+    }),
 
   /** Dashboard: creating is available here while the API answers 501. */
   createFromDashboard: sessionProcedure
@@ -77,7 +91,7 @@ export const integrationsRouter = router({
     .output(integrationOutput)
     .mutation(async ({ ctx, input }) => {
       const row = await createIntegration(ctx.db, ctx.tenantId, input, ctx.now);
-      return { success: true as const, message: "Integration created", integration: integrationView(row) };
+      return { success: true as const, message: "Integration created", integration: integrationView(row, await tenantHooksToken(ctx.db, ctx.tenantId)) };
     }),
 
   delete: sessionProcedure

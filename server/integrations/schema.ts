@@ -60,6 +60,15 @@ export const integration = z.object({
   label: z.string(),
   configured: z.boolean(),
   fields: z.record(z.string(), z.boolean()).meta({ description: "Each credential field of the type: set or not. Values are never returned." }),
+  webhook_url: z
+    .string()
+    .nullable()
+    .meta({
+      description:
+        "The URL to register as the marketplace's webhook (purchases and refunds: buyers of your launches, docs/integrations.md). " +
+        "Authenticated the marketplace's way: Hotmart's hottok (credential `hottok`), Kiwify's signature (credential `webhook_token`). " +
+        "null for eduzz, monetizze and braip, whose webhook could not be confirmed from their documentation (their URL answers 501).",
+    }),
   created_at: z.iso.datetime({ offset: true }),
   updated_at: z.iso.datetime({ offset: true }),
 });

@@ -14,7 +14,8 @@ export interface CredentialFields {
 
 export const credentialFields: Record<IntegrationType, CredentialFields> = {
   hotmart: { label: "Hotmart", required: ["client_id", "client_secret", "basic_token"], optional: ["hottok"] },
-  kiwify: { label: "Kiwify", required: ["client_id", "client_secret", "account_id"], optional: [] },
+  // webhook_token: the token of the webhook registered in Kiwify, the key of its `signature` (inbound-hook.ts).
+  kiwify: { label: "Kiwify", required: ["client_id", "client_secret", "account_id"], optional: ["webhook_token"] },
   eduzz: { label: "Eduzz", required: ["email", "public_key", "api_key"], optional: [] },
   monetizze: { label: "Monetizze", required: ["consumer_key"], optional: [] },
   braip: { label: "Braip", required: ["api_token"], optional: [] },
@@ -29,3 +30,15 @@ export const credentialFieldsDescription = integrationTypes
     return `\`${t}\`: ${f.required.join(", ")}${f.optional.length ? ` (optional: ${f.optional.join(", ")})` : ""}`;
   })
   .join("; ");
+
+/**
+ * Marketplaces whose inbound webhook (purchases and refunds, docs/integrations.md#inbound-webhooks-buyers) is
+ * accepted: those whose format and authentication could be confirmed from their documentation. The others'
+ * URL answers 501 rather than a guessed signature scheme.
+ */
+export const hookTypes = ["hotmart", "kiwify"] as const satisfies readonly IntegrationType[];
+export type HookType = (typeof hookTypes)[number];
+export const acceptsHooks = (type: string): type is HookType => (hookTypes as readonly string[]).includes(type);
+
+/** The credential that authenticates each accepted marketplace's webhook. */
+export const hookSecretField: Record<HookType, string> = { hotmart: "hottok", kiwify: "webhook_token" };

@@ -7,11 +7,15 @@
  * fold for old days and from the raw clicks for recent ones (server/launches/click-figures.ts), so 365 days
  * are answered after the raw rows' 90 days; `by_source` is the 20 largest sources and "(outros)",
  * `by_source_day` the same sources per day, `by_utm` the 50 largest UTM combinations (server/launches/utm-figures.ts).
+ * Buyers (server/launches/buyer-figures.ts): distinct people of the launch with a purchase approved that day and
+ * never refunded; a group's buyers are the period's buyers who ever joined it ("which group converted").
  */
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { rowsOf } from "../../db/params";
 import { launchGroups, launchParticipants } from "../../db/schema";
 import { brasiliaParts } from "../time/brasilia";
+import { anyPurchases, buyerKeys, launchPurchases, participantKey, purchaseDay } from "./buyer-figures";
 import { clickFigures } from "./click-figures";
 import { findOwnedLaunch } from "./find-launch-owned";
 import { utmFigures } from "./utm-figures";
@@ -28,14 +32,15 @@ export function lastDays(now: Date, n: number): string[] {
 }
 
 export async function launchAnalytics(db: Db, tenantId: string, launchId: string, dayCount: number, now: Date): Promise<LaunchAnalytics> {
-  await findOwnedLaunch(db, tenantId, launchId);
+  const launch = await findOwnedLaunch(db, tenantId, launchId);
+  const scope = { tenantId, launchId, channelIds: launch.channelIds, createdAt: launch.createdAt };
   const dates = lastDays(now, dayCount);
   const first = dates[0];
   const joinDay = brasiliaDay(launchParticipants.joinedAt);
   const leaveDay = brasiliaDay(launchParticipants.leftAt);
   const ofLaunch = eq(launchParticipants.launchId, launchId);
 
-  const [clickFigs, byUtm, joinsByDay, leavesByDay, groups, joinsByGroup, leavesByGroup] = await Promise.all([
+  const [clickFigs, byUtm, joinsByDay, leavesByDay, groups, joinsByGroup, leavesByGroup, buyerFigs] = await Promise.all([
     clickFigures(db, launchId, first),
     utmFigures(db, launchId, first, now),
     db
@@ -59,6 +64,7 @@ export async function launchAnalytics(db: Db, tenantId: string, launchId: string
       .from(launchParticipants)
       .where(and(ofLaunch, eq(launchParticipants.staff, false), sql`${launchParticipants.leftAt} is not null`, sql`${leaveDay} >= ${first}`))
       .groupBy(launchParticipants.groupId),
+    buyerFigures(db, scope, first),
   ]);
 
   const byDay = <T extends { day: string | null }>(rows: T[]) => new Map(rows.map((r) => [r.day ?? "", r]));
@@ -76,6 +82,7 @@ export async function launchAnalytics(db: Db, tenantId: string, launchId: string
       joins: joins.get(date)?.leads ?? 0,
       leaves: leaves.get(date)?.leads ?? 0,
       members: Math.max(0, members),
+      buyers: buyerFigs.byDay.get(date) ?? 0,
     });
     members = members - (joins.get(date)?.all ?? 0) + (leaves.get(date)?.all ?? 0);
   }
@@ -85,6 +92,7 @@ export async function launchAnalytics(db: Db, tenantId: string, launchId: string
   return {
     success: true,
     id_launch: launchId,
+    buyers: buyerFigs.total,
     days,
     by_source: clickFigs.bySource,
     by_source_day: clickFigs.bySourceDay,
@@ -96,6 +104,24 @@ export async function launchAnalytics(db: Db, tenantId: string, launchId: string
       joins: joinsOf.get(g.groupId) ?? 0,
       leaves: leavesOf.get(g.groupId) ?? 0,
       members: g.members,
+      buyers: buyerFigs.byGroup.get(g.groupId) ?? 0,
     })),
+  };
+}
+
+/** The period's buyers: distinct in all, per day of their purchase, and per group they ever joined. */
+async function buyerFigures(db: Db, scope: Parameters<typeof buyerKeys>[0], first: string) {
+  if (!(await anyPurchases(db, scope.tenantId))) return { total: 0, byDay: new Map<string, number>(), byGroup: new Map<string, number>() };
+  const [total, perDay, perGroup] = await Promise.all([
+    db.execute(sql`select count(distinct b.match_key)::int as n from (${launchPurchases(scope, first)}) b`),
+    db.execute(sql`select ${purchaseDay} as day, count(distinct pu.match_key)::int as n from (${launchPurchases(scope, first)}) pu group by 1`),
+    db.execute(sql`select x.id_group, count(distinct x.k)::int as n from (
+        select p.id_group, ${participantKey(scope.channelIds)} as k from launch_participants p where p.launch_id = ${scope.launchId}) x
+      where x.k in (${buyerKeys(scope, first)}) group by x.id_group`),
+  ]);
+  return {
+    total: Number(rowsOf<{ n: number }>(total)[0]?.n ?? 0),
+    byDay: new Map(rowsOf<{ day: string; n: number }>(perDay).map((r) => [r.day, Number(r.n)])),
+    byGroup: new Map(rowsOf<{ id_group: string; n: number }>(perGroup).map((r) => [r.id_group, Number(r.n)])),
   };
 }

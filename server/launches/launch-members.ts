@@ -2,12 +2,14 @@
  * launch-members (docs/decisions.md#launch-endpoints): one row per join (a re-join is a new row) with
  * the group, when the person joined and left, and whether they are staff. JSON in pages of 500, or the
  * whole list as one CSV file (UTF-8 with a BOM so spreadsheets read accents; `delimiter=semicolon` for
- * locales whose spreadsheets expect `;`).
+ * locales whose spreadsheets expect `;`). `buyer`: whether the person is one of the launch's buyers
+ * (server/launches/buyer-figures.ts: a purchase approved and never refunded).
  */
-import { and, asc, count, eq } from "drizzle-orm";
+import { and, asc, count, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { launchGroups, launchParticipants } from "../../db/schema";
 import { toBrasiliaIso } from "../time/brasilia";
+import { anyPurchases, type BuyerScope, participantBought } from "./buyer-figures";
 import { findOwnedLaunch } from "./find-launch-owned";
 import { membersPerPage } from "./stats-schema";
 
@@ -17,11 +19,12 @@ export interface LaunchMembersQuery {
   delimiter: "comma" | "semicolon";
 }
 
-const csvColumns = ["participant", "id_group", "group_name", "joined_at", "left_at", "staff"] as const;
+const csvColumns = ["participant", "id_group", "group_name", "joined_at", "left_at", "staff", "buyer"] as const;
 /** Rows read per query while the CSV is built. */
 const csvChunk = 5000;
 
-function rowsOf(db: Db, launchId: string) {
+/** `scope` null: the account never had a purchase, nobody is a buyer. */
+function rowsOf(db: Db, launchId: string, scope: BuyerScope | null) {
   return db
     .select({
       participant: launchParticipants.participant,
@@ -30,6 +33,11 @@ function rowsOf(db: Db, launchId: string) {
       joined_at: launchParticipants.joinedAt,
       left_at: launchParticipants.leftAt,
       staff: launchParticipants.staff,
+      // participantBought reads the row as `p`.
+      buyer: (scope
+        ? sql<boolean>`(select ${participantBought(scope)} from launch_participants p where p.id = ${launchParticipants.id})`
+        : sql<boolean>`false`
+      ).mapWith(Boolean),
     })
     .from(launchParticipants)
     .leftJoin(launchGroups, and(eq(launchGroups.launchId, launchParticipants.launchId), eq(launchGroups.groupId, launchParticipants.groupId)))
@@ -46,6 +54,7 @@ const member = (r: Row) => ({
   joined_at: toBrasiliaIso(r.joined_at),
   left_at: r.left_at ? toBrasiliaIso(r.left_at) : null,
   staff: r.staff,
+  buyer: r.buyer,
 });
 
 /**
@@ -61,10 +70,11 @@ export function csvField(value: string): string {
 
 export async function launchMembers(db: Db, tenantId: string, launchId: string, query: LaunchMembersQuery) {
   const launch = await findOwnedLaunch(db, tenantId, launchId);
+  const scope = (await anyPurchases(db, tenantId)) ? { tenantId, launchId, channelIds: launch.channelIds, createdAt: launch.createdAt } : null;
   if (query.format === "json") {
     const [[{ total }], rows] = await Promise.all([
       db.select({ total: count() }).from(launchParticipants).where(eq(launchParticipants.launchId, launchId)),
-      rowsOf(db, launchId)
+      rowsOf(db, launchId, scope)
         .limit(membersPerPage)
         .offset((query.page - 1) * membersPerPage),
     ]);
@@ -73,10 +83,10 @@ export async function launchMembers(db: Db, tenantId: string, launchId: string, 
   const sep = query.delimiter === "semicolon" ? ";" : ",";
   const lines = [csvColumns.join(sep)];
   for (let offset = 0; ; offset += csvChunk) {
-    const rows = await rowsOf(db, launchId).limit(csvChunk).offset(offset);
+    const rows = await rowsOf(db, launchId, scope).limit(csvChunk).offset(offset);
     for (const r of rows) {
       const m = member(r);
-      lines.push([m.participant, m.id_group, m.group_name, m.joined_at, m.left_at ?? "", String(m.staff)].map(csvField).join(sep));
+      lines.push([m.participant, m.id_group, m.group_name, m.joined_at, m.left_at ?? "", String(m.staff), String(m.buyer)].map(csvField).join(sep));
     }
     if (rows.length < csvChunk) break;
   }

@@ -10,7 +10,7 @@ import { inJson } from "../../db/params";
 import { launchLeads } from "../../db/schema";
 
 /** matchKeyOf (leads-schema.ts) in SQL: a Brazilian mobile without its ninth digit. */
-const keyOf = (phone: SQL) => sql`case when ${phone} ~ '^55[0-9]{2}9[0-9]{8}$' then substr(${phone}, 1, 4) || substr(${phone}, 6) else ${phone} end`;
+export const keyOf = (phone: SQL) => sql`case when ${phone} ~ '^55[0-9]{2}9[0-9]{8}$' then substr(${phone}, 1, 4) || substr(${phone}, 6) else ${phone} end`;
 
 /** The match keys of everyone who ever joined a group of the launch, LIDs resolved through its channels' pairings. */
 function joinedKeys(launchId: string, channelIds: string[]) {

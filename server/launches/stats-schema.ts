@@ -18,6 +18,15 @@ export const launchAnalyticsInput = z.object({ id_launch: idLaunchParam, days })
 export const launchAnalyticsOutput = z.object({
   success: z.literal(true),
   id_launch: z.string(),
+  buyers: z
+    .number()
+    .int()
+    .meta({
+      description:
+        "Distinct buyers of the period: leads or members of the launch with a purchase approved in the period (Brasília days), at or after the " +
+        "launch's creation, by a marketplace's inbound webhook (docs/integrations.md), and not refunded or charged back since. Matched by phone " +
+        "(LIDs through the launch's numbers' pairings); a checkout without a phone by the email of one of the account's leads.",
+    }),
   days: z
     .array(
       z.object({
@@ -27,6 +36,7 @@ export const launchAnalyticsOutput = z.object({
         joins: z.number().int().meta({ description: "Leads who joined a group that day (staff not counted)." }),
         leaves: z.number().int().meta({ description: "Leads who left a group that day (staff not counted)." }),
         members: z.number().int().meta({ description: "Everyone in the launch's groups at the end of that day (staff included)." }),
+        buyers: z.number().int().meta({ description: "Distinct buyers (see `buyers`) whose purchase was approved that day; a refund takes them out." }),
       }),
     )
     .meta({ description: "Exactly one row per day of the period, oldest first, zeros included." }),
@@ -68,9 +78,12 @@ export const launchAnalyticsOutput = z.object({
         joins: z.number().int(),
         leaves: z.number().int(),
         members: z.number().int().meta({ description: "Everyone in the group now." }),
+        buyers: z.number().int().meta({
+          description: "Which group converted: the period's buyers who ever joined this group (one who joined two groups counts in both).",
+        }),
       }),
     )
-    .meta({ description: "The launch's groups in order, with the period's clicks, joins and leaves." }),
+    .meta({ description: "The launch's groups in order, with the period's clicks, joins, leaves and buyers." }),
 });
 export type LaunchAnalytics = z.infer<typeof launchAnalyticsOutput>;
 
@@ -97,6 +110,11 @@ export const launchMember = z.object({
   joined_at: z.iso.datetime({ offset: true }),
   left_at: z.iso.datetime({ offset: true }).nullable(),
   staff: z.boolean().meta({ description: "Staff numbers, the template's admins and the channels' own numbers: not leads." }),
+  buyer: z.boolean().meta({
+    description:
+      "Whether this person bought: a purchase approved at or after the launch's creation by a marketplace's inbound webhook, never refunded " +
+      "(launch-analytics `buyers`). Also the CSV's last column.",
+  }),
 });
 
 export const launchMembersPage = z.object({

@@ -106,6 +106,23 @@ const groupActivityData = z.discriminatedUnion("event", [
     minutes: z.number().int().min(1).meta({ description: "The window: the launch's alerts.clicks_without_joins_minutes." }),
     id_group: idGroup.nullable().meta({ description: "The group the link sends people to now (the first filling one); null when none is filling." }),
   }),
+  z.object({
+    event: z.literal("purchase"),
+    id_launch: idLaunch,
+    status: z.enum(["approved", "refunded"]).meta({
+      description: "approved: a purchase the marketplace approved; refunded: its refund or chargeback (the buyer no longer counts).",
+    }),
+    platform: z.string().meta({ description: "The marketplace (integration type) that sent it: hotmart, kiwify." }),
+    transaction: z.string().meta({ description: "The marketplace's transaction id." }),
+    phone: z.string().nullable().meta({ description: "The buyer's phone, digits with the country code (null: the checkout had none)." }),
+    product: z.string().nullable().meta({ description: "The product's name as the marketplace sent it." }),
+    amount: z.string().nullable().meta({ description: "The price as the marketplace sent it (a decimal string); null when it sent none." }),
+    currency: z.string().nullable(),
+    id_group: idGroup.nullable().meta({
+      description:
+        "The group of the launch the buyer is in (their latest join; a group they left when in none now); null when the buyer is a lead who never joined.",
+    }),
+  }),
 ]);
 
 /** The event types, one URL each (edit-webhooks). */
@@ -128,7 +145,8 @@ const sentWhen: Record<EventType, string> = {
   campaign_progress: "Groups were processed: at most once a second per campaign, plus one when it ends.",
   channel_status: "Every status change of a channel and every change of its number's health state; one event when both change at once.",
   group_activity:
-    "A launch's groups: a group created, a group full, the link broken, people joining and leaving, clicks without joins (data.event says which).",
+    "A launch's groups: a group created, a group full, the link broken, people joining and leaving, clicks without joins, a lead or member " +
+    "buying or refunded through a marketplace's webhook (data.event says which).",
 };
 
 /**

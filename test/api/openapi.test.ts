@@ -134,6 +134,13 @@ describe("OpenAPI document", () => {
     expect(data("campaign_status").required).toEqual(["id_campaign", "name", "status", "groups"]);
     expect(data("channel_status").properties.health.required).toContain("daily_cap");
     const events = data("group_activity").oneOf ?? data("group_activity").anyOf;
-    expect(events.map((e: any) => e.properties.event.const)).toEqual(["group_created", "group_full", "link_broken", "members_changed", "traffic_alert"]);
+    expect(events.map((e: any) => e.properties.event.const)).toEqual([
+      "group_created",
+      "group_full",
+      "link_broken",
+      "members_changed",
+      "traffic_alert",
+      "purchase",
+    ]);
   });
 });

@@ -64,8 +64,8 @@ describe("participant events", () => {
     expect(days.at(-1)).toMatchObject({ joins: 4, leaves: 1, members: 5 });
     expect(days[0]).toMatchObject({ joins: 0, leaves: 0, members: 0 });
     expect(analytics.json.groups).toEqual([
-      { id_group: g1, name: "Turma 7 #1", clicks: 0, joins: 2, leaves: 1, members: 3 },
-      { id_group: g2, name: "Turma 7 #2", clicks: 0, joins: 2, leaves: 0, members: 2 },
+      { id_group: g1, name: "Turma 7 #1", clicks: 0, joins: 2, leaves: 1, members: 3, buyers: 0 },
+      { id_group: g2, name: "Turma 7 #2", clicks: 0, joins: 2, leaves: 0, members: 2, buyers: 0 },
     ]);
   });
 
@@ -239,13 +239,13 @@ describe("launch-members", () => {
       .replace(/^\uFEFF/, "")
       .trimEnd()
       .split("\r\n");
-    expect(lines[0]).toBe("participant,id_group,group_name,joined_at,left_at,staff");
+    expect(lines[0]).toBe("participant,id_group,group_name,joined_at,left_at,staff,buyer");
     expect(lines).toHaveLength(4);
-    expect(lines[1]).toMatch(new RegExp(`^5511999990001,${g1},Turma 7 #1,[^,]+,[^,]+,false$`));
-    expect(lines[2]).toMatch(/^5511999990001,.*,,false$/);
-    expect(lines[3]).toMatch(/^5511900000001,.*,,true$/);
+    expect(lines[1]).toMatch(new RegExp(`^5511999990001,${g1},Turma 7 #1,[^,]+,[^,]+,false,false$`));
+    expect(lines[2]).toMatch(/^5511999990001,.*,,false,false$/);
+    expect(lines[3]).toMatch(/^5511900000001,.*,,true,false$/);
     const semi = await l.api("GET", MEMBERS(l.id, "?format=csv&delimiter=semicolon"));
-    expect(semi.text.replace(/^\uFEFF/, "").split("\r\n")[0]).toBe("participant;id_group;group_name;joined_at;left_at;staff");
+    expect(semi.text.replace(/^\uFEFF/, "").split("\r\n")[0]).toBe("participant;id_group;group_name;joined_at;left_at;staff;buyer");
     expectEnvelope(await l.api("GET", MEMBERS(l.id, "?format=xml")), 400, "Bad Request");
     // JSON pages: page 2 of 3 rows is empty.
     expect((await l.api("GET", MEMBERS(l.id, "?page=2"))).json).toMatchObject({ page: 2, total: 3, members: [] });
@@ -262,7 +262,7 @@ describe("launch-members", () => {
       // The group name is the third field of the only row.
       const row = text.slice(text.indexOf("\r\n") + 2, text.lastIndexOf("\r\n"));
       const sep = delimiter === "comma" ? "," : ";";
-      return row.split(sep).slice(2, -3).join(sep);
+      return row.split(sep).slice(2, -4).join(sep);
     };
     const cases: [string, string][] = [
       // pt-BR Excel opens a comma file splitting on `;`: unquoted, `=1+1` would become a formula cell.

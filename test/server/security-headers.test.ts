@@ -29,6 +29,7 @@ describe("body caps by path (docs/decisions.md#limits-abuse-retention)", () => {
     expect(bodyCap("/api/trpc/channels.list")).toBe(MiB);
     expect(bodyCap("/api/auth/callback/credentials")).toBe(MiB);
     expect(bodyCap("/api/evolution/webhook/channel_1/secret")).toBe(4 * MiB);
+    expect(bodyCap("/api/hooks/hotmart/abc")).toBe(256 * KiB);
     expect(bodyCap("/api/simulator/latency")).toBe(MiB);
   });
 });

@@ -11,7 +11,8 @@ const fieldLabels: Record<string, string> = {
   client_id: "Client ID",
   client_secret: "Client Secret",
   basic_token: "Token Basic",
-  hottok: "Hottok (webhook, opcional)",
+  hottok: "Hottok (autentica o webhook de vendas)",
+  webhook_token: "Token do webhook (autentica o webhook de vendas)",
   account_id: "ID da conta",
   email: "E-mail da conta",
   public_key: "Public key",
@@ -20,7 +21,21 @@ const fieldLabels: Record<string, string> = {
   api_token: "Token de API",
 };
 
-type TypeInfo = { type: "hotmart" | "kiwify" | "eduzz" | "monetizze" | "braip"; label: string; required: string[]; optional: string[] };
+type TypeInfo = {
+  type: "hotmart" | "kiwify" | "eduzz" | "monetizze" | "braip";
+  label: string;
+  required: string[];
+  optional: string[];
+  webhook_url: string | null;
+};
+
+/** Where each accepted marketplace's webhook is registered and which credential authenticates it (docs/integrations.md). */
+const webhookHelp: Record<string, string> = {
+  hotmart:
+    "Cadastre esta URL na Hotmart (Ferramentas → Webhook), versão 2.0.0, com os eventos de compra aprovada, completa, reembolsada e chargeback, " +
+    "e salve aqui o Hottok da aba Autenticação.",
+  kiwify: "Cadastre esta URL num webhook da Kiwify (Apps → Webhooks) e salve aqui o token desse webhook: ele assina cada envio.",
+};
 
 /**
  * Marketplace credentials. Values are write-only: once saved they are encrypted and the page only
@@ -42,7 +57,7 @@ export function Integrations() {
         title="Integrações"
         description={
           "Credenciais das plataformas de venda. Ficam criptografadas; depois de salvas, nenhum valor volta a ser exibido. " +
-          "A sincronização com as plataformas chega numa próxima fase."
+          "Cada plataforma confirmada tem uma URL de webhook de vendas: as compras e reembolsos que ela avisa viram os compradores dos lançamentos."
         }
       />
       {integrations.length === 0 && <EmptyState>Nenhuma integração configurada ainda.</EmptyState>}
@@ -61,6 +76,7 @@ export function Integrations() {
                 </button>
               )}
             </div>
+            <WebhookUrl info={t} />
             {current && (
               <ul className="check-list" aria-label={`Campos de ${t.label}`}>
                 {Object.entries(current.fields).map(([field, set]) => (
@@ -76,6 +92,24 @@ export function Integrations() {
         );
       })}
     </>
+  );
+}
+
+/** The inbound webhook (buyers of the launches): the URL to copy, or why there is none. */
+function WebhookUrl({ info }: { info: TypeInfo }) {
+  if (!info.webhook_url) {
+    return (
+      <p className="muted">
+        Webhook de vendas: ainda não disponível — o formato e a autenticação dos avisos da {info.label} não puderam ser confirmados na documentação.
+      </p>
+    );
+  }
+  return (
+    <div className="stack">
+      <Field label="URL do webhook de vendas (compradores dos lançamentos)" hint={webhookHelp[info.type]}>
+        {(control) => <input {...control} readOnly value={info.webhook_url ?? ""} onFocus={(e) => e.currentTarget.select()} />}
+      </Field>
+    </div>
   );
 }
 

@@ -4,6 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { ErrorAlert, Loading } from "../../../_components/ui";
 import { useTRPC } from "../../../_lib/trpc";
+import { BuyersByGroup } from "./buyers-by-group";
 import { BySource, LaunchCharts } from "./launch-charts";
 import { MembersExport } from "./members-export";
 import { ByAd, SourcesPerDay } from "./utm-figures";
@@ -53,6 +54,15 @@ export function LaunchAnalytics({ id, slug }: { id: string; slug: string }) {
           no máximo.
         </p>
         {analytics.data && <ByAd rows={analytics.data.by_utm} />}
+      </section>
+
+      <section className="card" aria-labelledby="buyers-title">
+        <h2 id="buyers-title">Compradores por grupo</h2>
+        <p className="muted">
+          Compras aprovadas avisadas pelos webhooks das plataformas (Integrações), de leads e membros do lançamento; um reembolso ou chargeback tira o comprador
+          da conta.
+        </p>
+        {analytics.data && <BuyersByGroup total={analytics.data.buyers} groups={analytics.data.groups} />}
       </section>
 
       <section className="card" aria-labelledby="members-title">
