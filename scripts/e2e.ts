@@ -38,6 +38,9 @@ async function startServer(): Promise<RunningServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "gcs-e2e-"));
   mkdirSync(artifactsDir, { recursive: true });
   const logFile = path.join(artifactsDir, "server.log");
+  // Meta's Graph API for the launches' Conversions API events: a loopback receiver e2e/launch-meta.spec.ts starts on this port.
+  const metaPort = await freePort(5100);
+  process.env.E2E_META_GRAPH_PORT = String(metaPort);
   log(`server starting on port ${port} (${process.env.DATABASE_URL ? "PostgreSQL from DATABASE_URL" : `PGlite in ${dataDir}`})`);
   try {
     const proc = await startNextServer({
@@ -50,6 +53,7 @@ async function startServer(): Promise<RunningServer> {
         SIMULATOR_PAIRING_MS: process.env.SIMULATOR_PAIRING_MS ?? "0",
         // The webhook spec's receiver listens on 127.0.0.1: honoured in production mode too.
         WEBHOOK_ALLOW_PRIVATE: "1",
+        META_GRAPH_URL: `http://127.0.0.1:${metaPort}/v25.0`,
         // Every spec signs up and signs in from 127.0.0.1, and with DATABASE_URL the buckets outlive a
         // run: the per-address limits would refuse a second run within the hour. Per-account stays 10.
         RATE_LIMIT_SIGN_UP_PER_ADDRESS_PER_HOUR: "1000",
