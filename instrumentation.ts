@@ -18,7 +18,7 @@ export async function register() {
   startDispatchEngine(services);
   startWebhookEngine(services);
   startLaunchEngine(services);
-  // The periodic jobs of inngest/jobs/ (maintenance, the state poll, the launches' pass, the number health sweep).
+  // The periodic jobs of inngest/jobs/ (maintenance, the state poll, the launches' pass, the number health sweep, Meta's events).
   startPeriodicJobs(services);
   // Printed in the log at start and kept for the dashboard's channels page; it never blocks the start.
   void runGatewayCheck(services.provider).catch((err) => console.error("[evolution] gateway check failed", err));

@@ -798,6 +798,15 @@ export const launches = pgTable(
     alertMinClicks: integer("alert_min_clicks").notNull().default(30),
     lastAlertAt: ts("last_alert_at"),
     lastAlertClicks: integer("last_alert_clicks"),
+    /**
+     * Meta Conversions API (docs/launches.md#metas-conversions-api): each counted click sends `metaEventName` to the
+     * pixel (dataset) `metaPixelId`; null: off. The access token is encrypted at rest (server/crypto/secret-box.ts) and
+     * never answered; `metaTestEventCode` sends the events to Events Manager's Test Events tab.
+     */
+    metaPixelId: text("meta_pixel_id"),
+    metaAccessToken: text("meta_access_token"),
+    metaEventName: text("meta_event_name"),
+    metaTestEventCode: text("meta_test_event_code"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -880,6 +889,41 @@ export const launchClicks = pgTable(
   },
   // `at`: the retention step finds rows past 90 days without reading every launch's (server/launches/fold-clicks.ts).
   (t) => [index("launch_clicks_launch_day_idx").on(t.launchId, t.day), index("launch_clicks_at_idx").on(t.at)],
+);
+
+export const metaEventStates = ["pending", "sent", "failed", "canceled"] as const;
+
+/**
+ * The Meta Conversions API outbox (server/launches/deliver-meta-events.ts): one server event per counted click of
+ * a launch with `meta_pixel_id`, written in the click's own statement and sent by the `meta-events` job, retried
+ * on the webhooks' schedule. `payload` is the event as Meta receives it; the visitor's address and user agent
+ * are removed from it once the event is finished (sent, failed or canceled).
+ */
+export const metaEvents = pgTable(
+  "meta_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    /** The event's `event_id` (Meta deduplicates with the browser pixel's event of the same id and name). */
+    eventId: text("event_id").notNull().unique(),
+    payload: jsonb("payload").notNull(),
+    state: text("state", { enum: metaEventStates }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at").notNull(),
+    leaseUntil: ts("lease_until"),
+    lastStatus: integer("last_status"),
+    lastError: text("last_error"),
+    /** The click's time (the event's `event_time`). */
+    createdAt: createdAt(),
+    finishedAt: ts("finished_at"),
+  },
+  (t) => [
+    index("meta_events_due_idx").on(t.nextAttemptAt).where(sql`state = 'pending'`),
+    index("meta_events_launch_idx").on(t.launchId, t.id),
+    index("meta_events_finished_idx").on(t.finishedAt).where(sql`finished_at is not null`),
+  ],
 );
 
 /** A folded day of a launch's clicks (server/launches/fold-clicks.ts): the day's clicks and distinct visitors. */

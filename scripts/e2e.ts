@@ -34,6 +34,19 @@ interface RunningServer {
  * (one process per directory) and the generated secrets. With DATABASE_URL, PostgreSQL is used as
  * given and only secrets live here.
  */
+/**
+ * Meta's Graph API for the launches' Conversions API events: a loopback receiver e2e/launch-meta.spec.ts starts on
+ * this port (E2E_META_GRAPH_PORT), one for the run, so whichever lane runs that spec finds its server pointed at it.
+ */
+let metaGraphPort: Promise<number> | undefined;
+function metaGraph(): Promise<number> {
+  metaGraphPort ??= freePort(5100).then((port) => {
+    process.env.E2E_META_GRAPH_PORT = String(port);
+    return port;
+  });
+  return metaGraphPort;
+}
+
 async function startServer(lane: string, databaseUrl = process.env.DATABASE_URL || undefined): Promise<RunningServer> {
   const port = await freePort(3100);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "gcs-e2e-"));
@@ -51,6 +64,7 @@ async function startServer(lane: string, databaseUrl = process.env.DATABASE_URL 
         SIMULATOR_PAIRING_MS: process.env.SIMULATOR_PAIRING_MS ?? "0",
         // The webhook spec's receiver listens on 127.0.0.1: honoured in production mode too.
         WEBHOOK_ALLOW_PRIVATE: "1",
+        META_GRAPH_URL: `http://127.0.0.1:${await metaGraph()}/v25.0`,
         // Every spec signs up and signs in from 127.0.0.1, and with DATABASE_URL the buckets outlive a
         // run: the per-address limits would refuse a second run within the hour. Per-account stays 10.
         RATE_LIMIT_SIGN_UP_PER_ADDRESS_PER_HOUR: "1000",

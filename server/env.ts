@@ -215,6 +215,12 @@ const variables = {
     must: "1 (or 0, or unset)",
     doc: "`1`: webhook URLs, and `media_url` / `image_url`, may point to private, loopback, link-local and reserved addresses and internal host names. Honoured in every mode, production included (a receiver on your own network, e.g. an automation tool in the same container network); the server logs a warning at start while it is on.",
   },
+  META_GRAPH_URL: {
+    schema: url,
+    must: "an http(s) URL",
+    default: "https://graph.facebook.com/v25.0",
+    doc: "Meta's Graph API with its version: launches with `tracking.meta` POST each click's server event to `<url>/<pixel_id>/events` ([launches.md](launches.md#metas-conversions-api)). Tests point it at a local receiver.",
+  },
   LAUNCH_INVITE_CHECK_SECONDS: {
     schema: int(1),
     must: "a positive integer",
@@ -465,6 +471,10 @@ export const env = {
     get membersReportSeconds() {
       return setting("LAUNCH_MEMBERS_REPORT_SECONDS");
     },
+  },
+  /** Meta's Graph API, version included (docs/launches.md#metas-conversions-api). */
+  get metaGraphUrl() {
+    return trimSlash(setting("META_GRAPH_URL"));
   },
   get numberCoolingBaseMs() {
     return setting("NUMBER_COOLING_BASE_MS");

@@ -14,6 +14,6 @@ describe("the periodic jobs' registry", () => {
   it("holds each job once, by id", () => {
     const ids = periodicJobs.map((j) => j.id);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(ids.sort()).toEqual(["channel-state-poll", "launch-funnel", "maintenance", "number-health-sweep", "series-runs"]);
+    expect(ids.sort()).toEqual(["channel-state-poll", "launch-funnel", "maintenance", "meta-events", "number-health-sweep", "series-runs"]);
   });
 });

@@ -5,6 +5,7 @@ import { tsParam } from "../../db/errors";
 import { rowsOf } from "../../db/params";
 import { persistentSecret } from "../env";
 import { addressKey } from "../http/client-address";
+import type { MetaServerEvent } from "./meta-event";
 
 /**
  * At most this many clicks of one client address on one launch are counted in `clickCapWindowSeconds`
@@ -41,6 +42,8 @@ export interface Click {
   visitor: string;
   /** clickCapKey(address, launch): the rate_limit_buckets row this click takes a point from. */
   capKey: string;
+  /** The launch's Meta Conversions API event for this click (tracking.meta), written to meta_events when the click is counted. */
+  meta?: MetaServerEvent;
 }
 
 const salts = new Map<string, Buffer>();
@@ -109,8 +112,12 @@ export interface CapBucket {
   expireMs: number;
 }
 
+/** A click's Meta event as a jsonb parameter (null without one). */
+const metaParam = (c: Click) => sql`${c.meta ? JSON.stringify(c.meta) : null}::jsonb`;
+
 /**
- * Stores clicks and adds them to their groups' `clicks`, in one statement (one round trip, atomic). With
+ * Stores clicks and adds them to their groups' `clicks`, in one statement (one round trip, atomic), with
+ * the Meta events of those that carry one (meta_events, the Conversions API's outbox). With
  * `sharedCap` (PostgreSQL) the statement also takes the cap's points (`recordCappedClicks`); without it
  * (PGlite: the process's memory held the cap) it is the plainest statement: on PGlite its CPU is the
  * link's own. Returns the cap buckets as they now are (none without `sharedCap`).
@@ -134,8 +141,16 @@ export async function recordClicks(db: Db, clicks: readonly Click[], sharedCap: 
     perGroup.set(key, g);
   }
   const insert = sql`insert into launch_clicks (launch_id, at, day, position, utm_source, utm_medium, utm_campaign, utm_content, utm_term, fbclid, gclid, visitor) values ${rows}`;
+  const withMeta = clicks.filter((c) => c.meta);
+  const meta = withMeta.length
+    ? sql`, meta_event as (insert into meta_events (launch_id, event_id, payload, created_at, next_attempt_at) select launch_id, payload->>'event_id', payload, at, at
+        from (values ${sql.join(
+          withMeta.map((c) => sql`(${c.launchId}::text, ${metaParam(c)}, ${tsParam(c.at)})`),
+          sql`, `,
+        )}) as m(launch_id, payload, at))`
+    : sql``;
   if (perGroup.size === 0) {
-    await db.execute(insert);
+    await db.execute(withMeta.length ? sql`with click as (${insert})${meta} select 1` : insert);
     return [];
   }
   // Groups in key order: two batches lock the rows they share in the same order.
@@ -145,7 +160,7 @@ export async function recordClicks(db: Db, clicks: readonly Click[], sharedCap: 
       .map((g) => sql`(${g.launchId}::text, ${g.position}::int, ${g.n}::int)`),
     sql`, `,
   );
-  await db.execute(sql`with click as (${insert})
+  await db.execute(sql`with click as (${insert})${meta}
     update launch_groups g set clicks = g.clicks + v.n from (values ${counts}) as v(launch_id, position, n)
     where g.launch_id = v.launch_id and g.position = v.position`);
   return [];
@@ -154,21 +169,21 @@ export async function recordClicks(db: Db, clicks: readonly Click[], sharedCap: 
 /**
  * recordClicks on PostgreSQL: the same statement takes one point per click from its address's cap bucket
  * and stores only the clicks that fit under the cap (a point is never taken without its click being
- * stored, nor the reverse). The buckets are rate-limiter-flexible's fixed windows (rate_limit_buckets; a
- * window that has ended restarts), locked in key order, then the groups' rows: two processes' batches
- * lock what they share in the same order.
+ * stored, nor the reverse), and the Meta events of those counted clicks only. The buckets are
+ * rate-limiter-flexible's fixed windows (rate_limit_buckets; a window that has ended restarts), locked in
+ * key order, then the groups' rows: two processes' batches lock what they share in the same order.
  */
 async function recordCappedClicks(db: Db, clicks: readonly Click[]): Promise<CapBucket[]> {
   const visits = sql.join(
     clicks.map(
       (c, i) =>
-        sql`(${i}::int, ${c.launchId}::text, ${c.at.toISOString()}::timestamptz, ${c.day}::text, ${c.position}::int, ${c.utmSource}::text, ${c.utmMedium}::text, ${c.utmCampaign}::text, ${c.utmContent}::text, ${c.utmTerm}::text, ${c.fbclid}::boolean, ${c.gclid}::boolean, ${c.visitor}::text, ${c.capKey}::text)`,
+        sql`(${i}::int, ${c.launchId}::text, ${c.at.toISOString()}::timestamptz, ${c.day}::text, ${c.position}::int, ${c.utmSource}::text, ${c.utmMedium}::text, ${c.utmCampaign}::text, ${c.utmContent}::text, ${c.utmTerm}::text, ${c.fbclid}::boolean, ${c.gclid}::boolean, ${c.visitor}::text, ${c.capKey}::text, ${metaParam(c)})`,
     ),
     sql`, `,
   );
   const window = sql`make_interval(secs => ${clickCapWindowSeconds})`;
   const result = await db.execute(sql`
-    with visit (i, launch_id, at, day, position, utm_source, utm_medium, utm_campaign, utm_content, utm_term, fbclid, gclid, visitor, cap_key) as (values ${visits}),
+    with visit (i, launch_id, at, day, position, utm_source, utm_medium, utm_campaign, utm_content, utm_term, fbclid, gclid, visitor, cap_key, meta) as (values ${visits}),
     attempt as (select cap_key, count(*)::int as n, max(at) as at from visit group by cap_key),
     bucket as (
       insert into rate_limit_buckets as b (key, points, expire)
@@ -189,6 +204,11 @@ async function recordCappedClicks(db: Db, clicks: readonly Click[]): Promise<Cap
       insert into launch_clicks (launch_id, at, day, position, utm_source, utm_medium, utm_campaign, utm_content, utm_term, fbclid, gclid, visitor)
       select launch_id, at, day, position, utm_source, utm_medium, utm_campaign, utm_content, utm_term, fbclid, gclid, visitor from counted order by i
       returning launch_id, position
+    ),
+    -- Meta's server event of each counted click that carries one (the Conversions API's outbox).
+    meta_event as (
+      insert into meta_events (launch_id, event_id, payload, created_at, next_attempt_at)
+      select launch_id, meta->>'event_id', meta, at, at from counted where meta is not null order by i
     ),
     per_group as (
       update launch_groups g set clicks = g.clicks + c.n

@@ -8,6 +8,7 @@ import { requireChannels } from "../segments/resolve-groups";
 import { adoptExistingGroups, checkAdoptable, createTemplateGroups } from "./add-groups";
 import { groupsOfLaunch, type Launch } from "./find-launch";
 import { launchCreators, noCreatorError } from "./group-creators";
+import { metaColumns } from "./meta-tracking";
 import type { CreateLaunchInput } from "./schema";
 import { forgetPublicLink } from "./public-link";
 import { claimSlug, freeSlug, randomSlug, slugFromName, slugTaken } from "./slug";
@@ -80,6 +81,7 @@ async function insertLaunch(db: Db, tenantId: string, input: CreateLaunchInput, 
             closedUrl: input.closed_url ?? null,
             alertMinutes: input.alerts.clicks_without_joins_minutes,
             alertMinClicks: input.alerts.min_clicks,
+            ...metaColumns(input.tracking?.meta),
             createdAt: now,
             updatedAt: now,
           })

@@ -5,6 +5,7 @@ import { launchGroups, launches, segmentChannels, segments } from "../../db/sche
 import { BadRequest } from "../errors";
 import { requireChannels } from "../segments/resolve-groups";
 import { findLaunch } from "./find-launch";
+import { editedMetaColumns } from "./meta-tracking";
 import { applyRestatus } from "./restatus-groups";
 import { forgetPublicLink } from "./public-link";
 import type { LaunchChanges } from "./schema";
@@ -36,6 +37,7 @@ export async function editLaunch(db: Db, tenantId: string, launchId: string, inp
     if (used.length > 0) throw new BadRequest(`id_channel: ${used[0].channelId} administers groups of this launch and must stay in the list.`);
   }
   const template = input.group_template ? { ...launch.groupTemplate, ...stripUndefined(input.group_template) } : launch.groupTemplate;
+  const meta = editedMetaColumns(launch, input.tracking?.meta);
   const newSlug = input.slug !== undefined && input.slug !== launch.slug ? input.slug : undefined;
   try {
     await db.transaction(async (tx) => {
@@ -60,6 +62,7 @@ export async function editLaunch(db: Db, tenantId: string, launchId: string, inp
           closedUrl: input.closed_url === undefined ? launch.closedUrl : input.closed_url,
           alertMinutes: input.alerts?.clicks_without_joins_minutes ?? launch.alertMinutes,
           alertMinClicks: input.alerts?.min_clicks ?? launch.alertMinClicks,
+          ...meta,
           updatedAt: now,
         })
         .where(eq(launches.id, launchId));

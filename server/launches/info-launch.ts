@@ -5,6 +5,7 @@ import { toBrasiliaIso } from "../time/brasilia";
 import { clickTotals } from "./click-figures";
 import { leadTotals } from "./lead-figures";
 import { findLaunch, groupOut, groupsOfLaunch, joinUrl, type Launch } from "./find-launch";
+import { trackingOut } from "./meta-tracking";
 import { pickJoinGroup } from "./rotation";
 import { activeTrafficAlert } from "./traffic-alerts";
 
@@ -65,6 +66,7 @@ export async function launchInfo(db: Db, launch: Launch, now = new Date()) {
     staff_numbers: launch.staffNumbers,
     closed_url: launch.closedUrl,
     alerts: { clicks_without_joins_minutes: launch.alertMinutes, min_clicks: launch.alertMinClicks },
+    tracking: trackingOut(launch),
     traffic_alert: alert ? { ...alert, at: toBrasiliaIso(alert.at) } : null,
     totals: await totals(db, launch.id, launch.channelIds, groups),
     current_group: current

@@ -14,6 +14,7 @@ import { brasiliaParts } from "../time/brasilia";
 import { isLinkPreviewBot } from "./bot-agents";
 import { ClickWriter, clickCapKey, clickTags, visitorId } from "./click-counter";
 import { closedPage, notFoundPage, previewPage } from "./link-pages";
+import { metaClickEvent } from "./meta-event";
 import { launchCreators, whyNoCreator } from "./group-creators";
 import { pickJoinGroup, type RotationGroup } from "./rotation";
 import { wakeLaunch } from "./wake";
@@ -48,6 +49,8 @@ interface LinkLaunch {
   margin: number;
   template: LaunchGroupTemplate;
   groups: RotationGroup[];
+  /** The Meta Conversions API event each counted click sends; null: the launch has no `tracking.meta`. */
+  metaEventName: string | null;
 }
 
 interface CachedLaunch {
@@ -122,6 +125,8 @@ async function loadLaunch(db: Db, slug: string): Promise<LinkLaunch | null> {
       capacity: launches.capacity,
       margin: launches.margin,
       template: launches.groupTemplate,
+      metaPixelId: launches.metaPixelId,
+      metaEventName: launches.metaEventName,
     })
     .from(launches)
     .where(eq(launches.id, owner))
@@ -132,7 +137,8 @@ async function loadLaunch(db: Db, slug: string): Promise<LinkLaunch | null> {
     .from(launchGroups)
     .where(eq(launchGroups.launchId, launch.id))
     .orderBy(asc(launchGroups.position));
-  return { ...launch, closedUrl: safeClosedUrl(launch.closedUrl), groups };
+  const { metaPixelId, metaEventName, ...rest } = launch;
+  return { ...rest, closedUrl: safeClosedUrl(launch.closedUrl), groups, metaEventName: metaPixelId === null ? null : (metaEventName ?? "Lead") };
 }
 
 function cachedLaunch(db: Db, slug: string, nowMs: number): Promise<LinkLaunch | null> {
@@ -251,7 +257,8 @@ const slugPattern = /^[a-z0-9-]{3,60}$/;
  *  - a preview fetcher (server/launches/bot-agents.ts): 200, the Open Graph page; not counted;
  *  - a paused or closed launch: 302 to `closed_url`, or 200 with the closed page; not counted;
  *  - otherwise 302 to the invite link of the group `pickJoinGroup` chooses, and the click is stored
- *    (up to `clicksPerVisitor` per address and launch in 10 minutes);
+ *    (up to `clicksPerVisitor` per address and launch in 10 minutes), with its Meta server event when the
+ *    launch has `tracking.meta` (server/launches/deliver-meta-events.ts sends it later);
  *    when every group is full (margins included): 200 with the closed page, `link_broken`, not counted;
  *  - an unknown slug: 404 page. HEAD answers as GET would, without a body and without counting.
  */
@@ -296,6 +303,10 @@ export async function answerPublicLink(db: Db, visit: LinkVisit, now: Date): Pro
       ...clickTags(url.searchParams),
       visitor: visitorId(visit.clientAddress, launch.id, day),
       capKey: clickCapKey(visit.clientAddress, launch.id),
+      // Meta's server event goes to the outbox in the click's own statement, only if the click is counted.
+      meta: launch.metaEventName
+        ? metaClickEvent({ eventName: launch.metaEventName, at: now, url, clientAddress: visit.clientAddress, userAgent: visit.userAgent })
+        : undefined,
     });
   } catch (err) {
     // The visitor still gets their group: a lost click costs a count, a failed redirect costs a lead.

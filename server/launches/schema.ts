@@ -110,6 +110,68 @@ export const launchAlerts = z
   });
 const launchAlertChanges = z.object(alertFields).partial();
 
+/**
+ * Meta Conversions API (docs/launches.md#metas-conversions-api; docs/decisions.md#metas-conversions-api-issue-27-item-2):
+ * the fields of `tracking.meta`. The pixel id goes into the request's path, so it is digits only.
+ */
+const metaFields = {
+  pixel_id: z
+    .string()
+    .max(30, "must be at most 30 characters")
+    .regex(/^[0-9]{1,30}$/, "must be the pixel's (dataset's) numeric id")
+    .meta({ description: "The Meta pixel (dataset) id the events go to: digits, as Events Manager shows it.", example: "123456789012345" }),
+  access_token: text({ max: 1000, min: 1, trim: true }).meta({
+    description:
+      "A Conversions API access token of the pixel (Events Manager → Settings → Generate access token). Stored encrypted (AES-256-GCM) " +
+      "and never answered: info-launch says only `access_token_set: true`.",
+  }),
+  event_name: text({ max: 100, min: 1, trim: true }).meta({
+    description: "The event each counted click sends: a standard event (`Lead`, `CompleteRegistration`, …) or a custom one. Default `Lead`.",
+    example: "Lead",
+  }),
+  test_event_code: text({ max: 100, min: 1, trim: true }).meta({
+    description: "Events Manager's test code (`TEST12345`): the events show in its Test Events tab and are not used for ads. Leave it out in production.",
+    example: "TEST12345",
+  }),
+};
+const metaTrackingDescription =
+  "Meta Conversions API: each counted click of the join link sends one server event to this pixel, after the redirect (never delaying it), " +
+  "retried on the webhooks' schedule; see docs/launches.md, \"Meta's Conversions API\".";
+export const metaTracking = z
+  .object({
+    pixel_id: metaFields.pixel_id,
+    access_token: metaFields.access_token,
+    event_name: metaFields.event_name.default("Lead"),
+    test_event_code: metaFields.test_event_code.optional(),
+  })
+  .meta({ description: metaTrackingDescription });
+export type MetaTrackingInput = z.output<typeof metaTracking>;
+
+/** edit-launch: the fields sent replace the launch's; `test_event_code: null` removes the code. */
+const metaTrackingChanges = z
+  .object({
+    pixel_id: metaFields.pixel_id.optional(),
+    access_token: metaFields.access_token.optional().meta({
+      description: "A new access token; left out, the stored one stays. Required when the launch has no tracking.meta yet.",
+    }),
+    event_name: metaFields.event_name.optional(),
+    test_event_code: metaFields.test_event_code.nullable().optional(),
+  })
+  .meta({ description: metaTrackingDescription });
+export type MetaTrackingChanges = z.output<typeof metaTrackingChanges>;
+
+export const launchTrackingOut = z.object({
+  meta: z
+    .object({
+      pixel_id: z.string(),
+      event_name: z.string(),
+      test_event_code: z.string().nullable(),
+      access_token_set: z.literal(true).meta({ description: "The token is stored (encrypted); it is never answered." }),
+    })
+    .nullable()
+    .meta({ description: "The Meta Conversions API settings; null: no events are sent." }),
+});
+
 /** margin must leave room in a group: 400 naming margin. */
 function marginBelowCapacity(v: { capacity?: number; margin?: number }, ctx: z.RefinementCtx) {
   if (v.capacity !== undefined && v.margin !== undefined && v.margin >= v.capacity) {
@@ -133,6 +195,7 @@ export const createLaunchInput = z
     initial_groups: z.number().int().min(0).max(20).default(1).meta({ description: "Groups created now from the template." }),
     adopt: adoptGroups.optional().meta({ description: "Existing groups appended in order (after the created ones)." }),
     alerts: launchAlerts.default({ clicks_without_joins_minutes: 20, min_clicks: 30 }),
+    tracking: z.object({ meta: metaTracking.optional() }).optional().meta({ description: "Server-side tracking of the join link's clicks." }),
   })
   .superRefine(marginBelowCapacity);
 export type CreateLaunchInput = z.output<typeof createLaunchInput>;
@@ -187,6 +250,13 @@ const editLaunchFields = z.object({
         "`new URL(v).href`; null removes it (the closed page is shown).",
     }),
   alerts: launchAlertChanges.optional().meta({ description: "The traffic alert's fields sent replace the launch's; the others stay." }),
+  tracking: z
+    .object({
+      meta: metaTrackingChanges.nullable().optional().meta({
+        description: "The fields sent replace the launch's (a new pixel needs pixel_id and access_token); null turns the Meta events off.",
+      }),
+    })
+    .optional(),
 });
 /** Unknown fields are kept while parsing only to name join_url / id_segment in the 400. */
 export const editLaunchInput = editLaunchFields.loose().superRefine((v, ctx) => {
@@ -256,6 +326,7 @@ export const infoLaunchOutput = z.object({
   staff_numbers: z.array(z.string()),
   closed_url: z.string().nullable().meta({ description: "Where a paused or closed link sends people, in its normalised form; null: the closed page." }),
   alerts: z.object({ clicks_without_joins_minutes: z.number().int(), min_clicks: z.number().int() }),
+  tracking: launchTrackingOut,
   traffic_alert: z
     .object({
       reason: z.literal("clicks_without_joins"),

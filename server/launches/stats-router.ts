@@ -1,7 +1,8 @@
 import { ownerProcedure, router } from "../trpc";
 import { launchAnalytics } from "./launch-analytics";
 import { launchMembers } from "./launch-members";
-import { launchAnalyticsInput, launchAnalyticsOutput, launchMembersInput, launchMembersOutput } from "./stats-schema";
+import { metaEventLog } from "./meta-log";
+import { launchAnalyticsInput, launchAnalyticsOutput, launchMembersInput, launchMembersOutput, metaEventLogInput, metaEventLogOutput } from "./stats-schema";
 
 const tags = ["Launches"];
 
@@ -50,4 +51,10 @@ export const launchStatsRouter = router({
     .input(launchMembersInput)
     .output(launchMembersOutput)
     .query(({ ctx, input }) => launchMembers(ctx.db, ctx.tenantId, input.id_launch, input)),
+
+  /** Dashboard: the launch's Meta Conversions API log (docs/launches.md#metas-conversions-api). */
+  metaEvents: ownerProcedure
+    .input(metaEventLogInput)
+    .output(metaEventLogOutput)
+    .query(({ ctx, input }) => metaEventLog(ctx.db, ctx.tenantId, input.id_launch, input.limit)),
 });

@@ -134,3 +134,25 @@ export const launchMembersFile = z.object({
 });
 
 export const launchMembersOutput = z.union([launchMembersPage, launchMembersFile]);
+
+/** The launch page's Meta Conversions API log (dashboard only, server/launches/meta-log.ts). */
+export const metaEventLogInput = z.object({ id_launch: idLaunchParam, limit: z.number().int().min(1).max(200).default(20) });
+
+const metaEventState = z.enum(["pending", "sent", "failed", "canceled"]);
+export const metaEventLogOutput = z.object({
+  totals: z.record(metaEventState, z.number().int()),
+  events: z.array(
+    z.object({
+      event_id: z.string(),
+      event_name: z.string(),
+      at: z.string(),
+      state: metaEventState,
+      attempts: z.number().int(),
+      last_status: z.number().int().nullable(),
+      last_error: z.string().nullable(),
+      next_attempt_at: z.string().nullable(),
+      finished_at: z.string().nullable(),
+      fbc: z.boolean(),
+    }),
+  ),
+});

@@ -22,6 +22,8 @@ export interface MaintenanceCounts {
   /** Launch-days of the join link's clicks folded into daily figures. */
   launchClickDaysFolded: number;
   launchClicks: number;
+  /** Finished Meta Conversions API events past WEBHOOK_RETENTION_DAYS (the launch page's log). */
+  metaEvents: number;
 }
 
 export interface MaintenanceOptions {
@@ -90,6 +92,10 @@ export async function runMaintenance(db: Db, now: Date, opts: MaintenanceOptions
   const launchClickDaysFolded = await foldLaunchClicks(db, now);
   const launchClicks = await purgeLaunchClicks(db, now, batch);
 
+  // The Meta Conversions API log: finished events kept as long as the webhook log (a pending one stays).
+  const metaCutoff = tsParam(new Date(now.getTime() - (opts.webhookRetentionDays ?? env.webhooks.retentionDays) * day));
+  const metaEvents = await del((n) => sql`delete from meta_events where id in (select id from meta_events where finished_at < ${metaCutoff} limit ${n})`);
+
   return {
     idempotencyKeys,
     oauthCodes,
@@ -102,6 +108,7 @@ export async function runMaintenance(db: Db, now: Date, opts: MaintenanceOptions
     simulatorMessages,
     launchClickDaysFolded,
     launchClicks,
+    metaEvents,
   };
 }
 

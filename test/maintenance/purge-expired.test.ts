@@ -178,6 +178,7 @@ describe("the maintenance job (retention, docs/decisions.md#limits-abuse-retenti
         simulatorMessages: 1,
         launchClickDaysFolded: 0,
         launchClicks: 0,
+        metaEvents: 0,
       });
 
       const keysLeft = (await db.select({ key: idempotencyKeys.key }).from(idempotencyKeys).where(eq(idempotencyKeys.tenantId, tenantId))).map((r) =>

@@ -14,18 +14,19 @@ export interface Received {
 export interface Receiver {
   url: string;
   received: Received[];
-  /** Answer for the next requests: a status (default 200), optional headers, optional delay. */
-  respond: (r: { status?: number; headers?: Record<string, string>; delayMs?: number }) => void;
+  /** Answer for the next requests: a status (default 200), optional headers, optional delay, optional body (default `ok`). */
+  respond: (r: { status?: number; headers?: Record<string, string>; delayMs?: number; body?: string }) => void;
   /** Stops listening (connections refused) until `start` again, on the same port. */
   stop(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startReceiver(): Promise<Receiver> {
+/** `port`: a fixed one (the e2e runner gives the server its Meta receiver's address before the spec starts it); default any free one. */
+export async function startReceiver({ port: fixedPort = 0 }: { port?: number } = {}): Promise<Receiver> {
   const received: Received[] = [];
-  let answer: { status?: number; headers?: Record<string, string>; delayMs?: number } = {};
-  let port = 0;
+  let answer: { status?: number; headers?: Record<string, string>; delayMs?: number; body?: string } = {};
+  let port = fixedPort;
   let server: Server;
   const listen = async () => {
     server = createServer((req, res) => {
@@ -35,7 +36,7 @@ export async function startReceiver(): Promise<Receiver> {
         received.push({ path: req.url ?? "/", headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now() });
         const reply = () => {
           res.writeHead(answer.status ?? 200, answer.headers ?? {});
-          res.end("ok");
+          res.end(answer.body ?? "ok");
         };
         if (answer.delayMs) setTimeout(reply, answer.delayMs);
         else reply();

@@ -11,6 +11,7 @@ import { JoinLink } from "./join-link";
 import { LaunchActions } from "./launch-actions";
 import { LaunchAnalytics } from "./launch-analytics";
 import { LeadsPanel } from "./leads-panel";
+import { MetaPanel } from "./meta-panel";
 
 /** People join through the link at any moment: the page follows them. */
 const poll = 5000;
@@ -101,6 +102,8 @@ export function LaunchDetail({ id }: { id: string }) {
       </section>
 
       <LaunchAnalytics id={l.id_launch} slug={l.slug} />
+
+      <MetaPanel id={l.id_launch} meta={l.tracking.meta} />
     </>
   );
 }

@@ -7,6 +7,7 @@ import { useState, type FormEvent } from "react";
 import { EmptyState, ErrorAlert, Field, Loading, PageHeader, StatusBadge } from "../../../_components/ui";
 import { useTRPC } from "../../../_lib/trpc";
 import { groupNameFor, parseNumbers } from "../labels";
+import { emptyMetaDraft, MetaFields } from "../meta-fields";
 
 const httpsPattern = "https://.+";
 const httpsTitle = "Use um endereço que comece com https://";
@@ -36,6 +37,7 @@ export function NewLaunch() {
   const [autoCreate, setAutoCreate] = useState(true);
   const [staff, setStaff] = useState("");
   const [closedUrl, setClosedUrl] = useState("");
+  const [meta, setMeta] = useState(emptyMetaDraft);
 
   // The group name follows the launch name until the user edits it.
   const template = groupNameTouched ? groupName : name.trim() ? `${name.trim()} #{n}` : "";
@@ -72,6 +74,16 @@ export function NewLaunch() {
       initial_groups: int(initialGroups, 1),
       staff_numbers: parseNumbers(staff),
       closed_url: closedUrl.trim() || undefined,
+      tracking: meta.pixelId.trim()
+        ? {
+            meta: {
+              pixel_id: meta.pixelId.trim(),
+              access_token: meta.accessToken.trim(),
+              event_name: meta.eventName.trim() || undefined,
+              test_event_code: meta.testEventCode.trim() || undefined,
+            },
+          }
+        : undefined,
     });
   }
 
@@ -283,6 +295,17 @@ export function NewLaunch() {
               )}
             </Field>
           </div>
+        </section>
+
+        <section className="card">
+          <h2>
+            6. API de Conversões da Meta <small className="muted">(opcional)</small>
+          </h2>
+          <p className="muted small">
+            O pixel não dispara num redirecionamento: com o pixel preenchido, cada clique contado no link envia um evento (Lead) do servidor para a Meta, sem
+            atrasar o redirecionamento.
+          </p>
+          <MetaFields draft={meta} onChange={setMeta} />
         </section>
 
         <ErrorAlert error={create.error} />
