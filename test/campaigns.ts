@@ -1,6 +1,6 @@
 import { formatInTimeZone } from "date-fns-tz";
 import { afterAll, beforeAll, expect } from "vitest";
-import { InProcessRunner } from "../inngest/runner";
+import { InProcessRunner } from "../inngest/in-process/dispatch-runner";
 import { getServices } from "../server/services";
 import { newTenant, type Api } from "./helpers";
 import { startTestServer, type TestServer } from "./http-server";

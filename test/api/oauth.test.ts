@@ -3,7 +3,7 @@ import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { deliveries, oauthCodes, users } from "../../db/schema";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { getServices } from "../../server/services";
 import { sha256 } from "../../server/oauth/secrets";
 import { expectEnvelope, newTenant, request } from "../helpers";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { channels } from "../../db/schema";
 import { ProviderSendError, type OutboundMessage } from "../../server/messaging/provider";
 import { simulatedOwnNumber, type SimulatorProvider } from "../../server/messaging/simulator";

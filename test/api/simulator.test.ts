@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { simulatedOwnNumber, type SimulatorProvider } from "../../server/messaging/simulator";
 import { getServices } from "../../server/services";
 import { expectEnvelope, newTenant, until, type Api } from "../helpers";

@@ -4,8 +4,8 @@
  * join link; another account's campaigns, numbers, launches and webhooks never appear in it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
-import { WebhookRunner } from "../../inngest/webhook-runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
+import { WebhookRunner } from "../../inngest/in-process/webhook-runner";
 import { getServices } from "../../server/services";
 import type { Overview } from "../../server/overview/schema";
 import { brasiliaMinute } from "../campaigns";
