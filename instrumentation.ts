@@ -9,17 +9,12 @@ export async function register() {
   validateEnv();
   for (const warning of startupWarnings()) console.warn(`[env] ${warning}`);
   const { getServices } = await import("./server/services");
-  const { startDispatchEngine } = await import("./inngest/engine");
-  const { startWebhookEngine } = await import("./inngest/webhook-engine");
-  const { startLaunchEngine } = await import("./inngest/launch-runner");
-  const { startPeriodicJobs } = await import("./inngest/jobs/in-process");
+  const { startBackground } = await import("./inngest/start");
   const { runGatewayCheck } = await import("./server/messaging/gateway-check");
   const services = await getServices();
-  startDispatchEngine(services);
-  startWebhookEngine(services);
-  startLaunchEngine(services);
-  // The periodic jobs of inngest/jobs/ (maintenance, the state poll, the launches' pass, the number health sweep, Meta's events).
-  startPeriodicJobs(services);
+  // The registry's engines (dispatch, webhooks, launches) and periodic jobs (inngest/engines/, inngest/jobs/), run by
+  // Inngest when it is configured, else by this process.
+  startBackground(services);
   // Printed in the log at start and kept for the dashboard's channels page; it never blocks the start.
   void runGatewayCheck(services.provider).catch((err) => console.error("[evolution] gateway check failed", err));
 }

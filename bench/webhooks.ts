@@ -9,7 +9,7 @@
 import { fork } from "node:child_process";
 import { openDatabase, type Database } from "../db/client";
 import { rowsOf } from "../db/params";
-import { WebhookRunner } from "../inngest/webhook-runner";
+import { WebhookRunner } from "../inngest/in-process/webhook-runner";
 import { createTenant } from "../server/auth/create-tenant";
 import { recordMarkerEvent } from "../test/webhooks/marker-events";
 import { editWebhooks } from "../server/webhooks/webhook-config";

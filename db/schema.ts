@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
 import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+// Generic in the name, so a column keeps its SQL name in its type (db/relation.ts checks columns by it).
+const ts = <N extends string>(name: N) => timestamp(name, { withTimezone: true, mode: "date" });
 const createdAt = () => ts("created_at").notNull().defaultNow();
 
 export const tenants = pgTable("tenants", {

@@ -9,6 +9,12 @@ import { campaignTenants } from "../server/campaigns/campaign-tenants";
  */
 export const inngest = new Inngest({ id: "group-campaigns" });
 
+/**
+ * Inngest's safety nets for lost events (sweep-due-campaigns, sweep-webhooks) run this often: what a wake-up lost
+ * while Inngest was unreachable costs at most.
+ */
+export const sweepEveryMs = 60_000;
+
 /** A campaign may have work: run its dispatch loop. tenant_id is informational (logs, filters). */
 export const dispatchRequested = eventType("campaign/dispatch.requested", {
   schema: staticSchema<{ id_campaign: string; tenant_id?: string }>(),

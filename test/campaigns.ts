@@ -1,16 +1,14 @@
 import { formatInTimeZone } from "date-fns-tz";
 import { afterAll, beforeAll, expect } from "vitest";
-import { InProcessRunner } from "../inngest/runner";
+import { InProcessRunner } from "../inngest/in-process/dispatch-runner";
 import { getServices } from "../server/services";
-import { newTenant, type Api } from "./helpers";
+import { newTenant, zeroPacingWith, type Api } from "./helpers";
 import { startTestServer, type TestServer } from "./http-server";
 
 /** Test fixtures for the engine tests: a tenant (new, or `existing`) with a paced (or unpaced) setting and a segment of N groups. */
 export async function tenantWithSegment(baseUrl: string, groupCount: number, dispatchesPerLoop = 5, existing?: Api) {
   const api = existing ?? (await newTenant(baseUrl));
-  const settings = await api("PATCH", "/api/external/edit-settings", {
-    dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: dispatchesPerLoop, min_campaign_interval: 0, max_campaign_interval: 0 },
-  });
+  const settings = await api("PATCH", "/api/external/edit-settings", zeroPacingWith(dispatchesPerLoop));
   expect(settings.status).toBe(200);
   const { json: ch } = await api("POST", "/api/external/create-channel", { name: "Canal" });
   const groups: string[] = (await api("GET", `/api/external/list-groups/${ch.id_channel}`)).json.groups
@@ -34,11 +32,6 @@ export const dispatchEvent = (api: Api, id: string) => ({
   name: "campaign/dispatch.requested",
   data: { id_campaign: id, tenant_id: api.tenantId },
 });
-
-/** Zero pacing, 10 groups a loop: edit-settings' body for tests that want campaigns to finish at once. */
-export const zeroPacing = {
-  dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
-};
 
 /** A test server and the embedded dispatch runner for a file's tests: started before them, stopped after. */
 export function serverWithRunner(setUp?: (server: TestServer) => void) {

@@ -51,7 +51,7 @@ async function main() {
   const timers: { stop(): Promise<void> }[] = [];
   if (jobIds.length) {
     const { periodicJobs } = await import("../inngest/jobs/index");
-    const { JobTimer } = await import("../inngest/jobs/in-process");
+    const { JobTimer } = await import("../inngest/in-process/job-timer");
     const { getServices } = await import("../server/services");
     const services = await getServices();
     for (const job of periodicJobs.filter((j) => jobIds.includes(j.id))) timers.push(new JobTimer(job, services, { intervalMs: 300 }).start());

@@ -3,8 +3,11 @@
  * the fake started, the variables set, the HTTP test server started (the gateway's webhooks go to it) and
  * its services built — after the variables, since the provider is chosen when they are first built.
  */
+import { expect } from "vitest";
+import { InProcessRunner } from "../inngest/in-process/dispatch-runner";
 import { getServices } from "../server/services";
 import { startFakeEvolution, type FakeEvolutionOptions } from "./fake-evolution";
+import { newTenant, zeroPacingWith } from "./helpers";
 import { startTestServer } from "./http-server";
 
 export async function startEvolutionService(opts: { fake?: FakeEvolutionOptions; env?: Record<string, string> } = {}) {
@@ -22,4 +25,27 @@ export async function startEvolutionService(opts: { fake?: FakeEvolutionOptions;
   const services = await getServices();
   if (services.provider.name !== "evolution") throw new Error(`expected the evolution provider, got ${services.provider.name}`);
   return { fake, server, services };
+}
+
+/**
+ * The Evolution test files' setup: startEvolutionService, the embedded dispatch runner (50 ms sleeps) and a tenant
+ * (`api`) with room for `channelLimit` channels on zero pacing at `dispatchesPerLoop` groups a loop (default 10).
+ * `stop` stops the runner, then the server, then the fake.
+ */
+export async function startEvolutionWithRunner(opts: {
+  fake?: FakeEvolutionOptions;
+  env?: Record<string, string>;
+  channelLimit: number;
+  dispatchesPerLoop?: number;
+}) {
+  const started = await startEvolutionService(opts);
+  const runner = new InProcessRunner(started.services, { maxSleepMs: 50 }).start();
+  const api = await newTenant(started.server.url, { channelLimit: opts.channelLimit });
+  expect((await api("PATCH", "/api/external/edit-settings", zeroPacingWith(opts.dispatchesPerLoop ?? 10))).status).toBe(200);
+  const stop = async () => {
+    await runner.stop();
+    await started.server.close();
+    await started.fake.close();
+  };
+  return { ...started, api, stop };
 }

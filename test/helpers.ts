@@ -92,3 +92,11 @@ export function restoreInngestEnvAfterEach() {
     }
   });
 }
+
+/** edit-settings' body for zero pacing (no pause between loops or campaigns) at `dispatchesPerLoop` groups a loop. */
+export const zeroPacingWith = (dispatchesPerLoop: number) => ({
+  dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: dispatchesPerLoop, min_campaign_interval: 0, max_campaign_interval: 0 },
+});
+
+/** Zero pacing, 10 groups a loop: edit-settings' body for tests that want campaigns to finish at once. */
+export const zeroPacing = zeroPacingWith(10);

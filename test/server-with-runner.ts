@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from "vitest";
-import { InProcessRunner } from "../inngest/runner";
+import { InProcessRunner } from "../inngest/in-process/dispatch-runner";
 import { getServices } from "../server/services";
 import { startTestServer, type TestServer } from "./http-server";
 

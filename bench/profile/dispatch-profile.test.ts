@@ -6,7 +6,7 @@
  */
 import { PgPreparedQuery } from "drizzle-orm/pg-core";
 import { expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { getServices } from "../../server/services";
 import { newTenant } from "../../test/helpers";
 import { startTestServer } from "../../test/http-server";

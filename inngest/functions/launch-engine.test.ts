@@ -12,9 +12,9 @@ import { applyRestatus } from "../../server/launches/restatus-groups";
 import { createLaunchInput } from "../../server/launches/schema";
 import { getServices } from "../../server/services";
 import { inngestEnv, restoreInngestEnvAfterEach } from "../../test/helpers";
-import { startLaunchEngine } from "../launch-runner";
-import { functions } from "./index";
-import { launchEngine } from "./launch-engine";
+import { startLaunchEngine } from "../start";
+import { functions } from "../served";
+import { launchEngine } from "../engines/launches";
 
 async function fullLaunch() {
   const { db, provider } = await getServices();

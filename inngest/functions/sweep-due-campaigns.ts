@@ -1,6 +1,7 @@
 import { dueCampaigns } from "../../server/dispatch/due-campaigns";
 import { getServices } from "../../server/services";
-import { dispatchRequests, inngest } from "../client";
+import { dispatchRequests, inngest, sweepEveryMs } from "../client";
+import { cronEvery } from "../jobs/job";
 
 /** A live run calls its step within moments of the due time; a campaign overdue longer has no run driving it. */
 export const overdueMs = 60_000;
@@ -13,7 +14,7 @@ const sweepLimit = 500;
  */
 export function createSweepDueCampaigns({ clock = () => new Date() }: { clock?: () => Date } = {}) {
   return inngest.createFunction(
-    { id: "sweep-due-campaigns", name: "Sweep due campaigns", triggers: [{ cron: "* * * * *" }], concurrency: 1 },
+    { id: "sweep-due-campaigns", name: "Sweep due campaigns", triggers: [{ cron: cronEvery(sweepEveryMs) }], concurrency: 1 },
     async ({ step }) => {
       const events = await step.run("find-due", async () => {
         const { db } = await getServices();

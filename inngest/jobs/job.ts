@@ -1,8 +1,9 @@
 /**
  * A background job defined once (docs/architecture.md#background-jobs): what it does and how often. Two providers
- * run the definitions: this process's timers when no Inngest is configured (in-process.ts), and Inngest cron
- * functions generated from them (inngest-functions.ts). Adding a periodic job is one file in inngest/jobs/ and
- * one line in index.ts.
+ * run the definitions, picked in one place (inngest/start.ts): this process's timers when no Inngest is configured
+ * (inngest/in-process/job-timer.ts), and Inngest cron functions generated from them (inngest/functions/periodic-job.ts).
+ * Adding a periodic job is one file in inngest/jobs/ and one line in index.ts; an event-driven engine is the same in
+ * inngest/engines/ (engine.ts).
  */
 import type { Services } from "../../server/services";
 

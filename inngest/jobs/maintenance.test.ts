@@ -7,9 +7,10 @@ import { idempotencyKeys, simulatorMessages } from "../../db/schema";
 import { createTenant } from "../../server/auth/create-tenant";
 import { getServices } from "../../server/services";
 import { inngestEnv, restoreInngestEnvAfterEach } from "../../test/helpers";
-import { functions } from "../functions/index";
-import { JobTimer, startJob } from "./in-process";
-import { inngestFunctionOf } from "./inngest-functions";
+import { functions } from "../served";
+import { JobTimer } from "../in-process/job-timer";
+import { startJob } from "../start";
+import { inngestFunctionOf } from "../functions/periodic-job";
 import { maintenanceJob } from "./maintenance";
 
 const day = 86_400_000;

@@ -2,6 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { rowsOf } from "../../db/params";
 import { campaigns, channels, deliveries, monitoringGroups, segmentChannels, segmentGroupChannels, segmentGroups, segments } from "../../db/schema";
+import { tableAs } from "../../db/relation";
 import { BadRequest } from "../errors";
 import { segmentNotFound } from "../segments/find-segment";
 import { newId } from "../ids";
@@ -50,10 +51,10 @@ export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCa
                                       where sc.segment_id = "segments".id and ch.status = 'connected')`,
       channels: sql<
         ChannelAbility[]
-      >`(select json_agg(json_build_object('id', sc.channel_id, 'sendable', ${sendableChannelSql("ch", now)}) order by sc.position)
+      >`(select json_agg(json_build_object('id', sc.channel_id, 'sendable', ${sendableChannelSql(tableAs(channels, "ch"), now)}) order by sc.position)
                                        from ${segmentChannels} sc join ${channels} ch on ch.id = sc.channel_id where sc.segment_id = "segments".id)`,
       monitoring: sql<{ channel: string; reach: ChannelAbility[] | null } | null>`(select json_build_object('channel', mg.channel_id, 'reach',
-          (select json_agg(json_build_object('id', r.channel_id, 'sendable', ${sendableChannelSql("rc", now)}) order by r.channel_id <> mg.channel_id, r.channel_id)
+          (select json_agg(json_build_object('id', r.channel_id, 'sendable', ${sendableChannelSql(tableAs(channels, "rc"), now)}) order by r.channel_id <> mg.channel_id, r.channel_id)
            from ${segmentGroupChannels} r join ${channels} rc on rc.id = r.channel_id where r.segment_id = mg.segment_id and r.id_group = mg.id_group))
         from ${monitoringGroups} mg where mg.segment_id = "segments".id)`,
     })
@@ -99,8 +100,10 @@ export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCa
   const spreadJoin = moved.length
     ? sql`left join json_to_recordset(${JSON.stringify(moved)}::json) as o(g text, c text) on o.g = ${segmentGroups.groupId}`
     : sql``;
+  // The inserted campaign row (RETURNING *: the table's columns), which its event reads.
+  const created = tableAs(campaigns, "c");
   const [{ total }] = rowsOf<{ total: number }>(
-    await db.execute(sql`with c as (${inserted.getSQL()}),
+    await db.execute(sql`with ${created.name} as (${inserted.getSQL()}),
       -- Any number of groups in one INSERT (segment groups are unique by their primary key).
       fanned as (
         insert into ${deliveries} (campaign_id, id_group, channel_id, group_name, is_monitoring, position)
@@ -114,7 +117,7 @@ export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCa
         from ${monitoringGroups} where ${monitoringGroups.segmentId} = ${segment.id}
           and not exists (select 1 from ${segmentGroups}
                           where ${segmentGroups.segmentId} = ${segment.id} and ${segmentGroups.groupId} = ${monitoringGroups.groupId})),
-      event as (${insertEventSql(statusEventSql("c", sql`c`, now, { previous: false }), now)})
+      event as (${insertEventSql(statusEventSql(created, created.name, now), now)})
       select total from c`),
   );
   eventsRecorded();

@@ -8,7 +8,7 @@ import { toBrasiliaIso } from "../time/brasilia";
 export const seriesNotFound = (id: string) => new NotFound(`Series ${id} not found.`);
 
 /** The campaign of the series' run at `at` (its last started run, its future run). */
-const runCampaign = (at: typeof campaignSeries.lastRunAt) =>
+const runCampaign = (at: typeof campaignSeries.lastRunAt | typeof campaignSeries.nextRunAt) =>
   sql<string | null>`(select ${seriesRuns.campaignId} from ${seriesRuns} where ${seriesRuns.seriesId} = ${campaignSeries.id}
                         and ${seriesRuns.occurrenceAt} = ${at})`;
 

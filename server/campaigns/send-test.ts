@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { channels, segmentGroups, segments } from "../../db/schema";
+import { tableAs } from "../../db/relation";
 import { campaignContent, type CampaignContent, contentText, contentVariant } from "../dispatch/campaign-content";
 import { providerMessage, type MessageSource } from "../dispatch/build-message";
 import { BadRequest, RateLimited } from "../errors";
@@ -103,7 +104,7 @@ async function segmentGroupsToPreview(db: Db, tenantId: string, segmentId: strin
 async function sendableChannels(db: Db, ids: string[], now: Date) {
   if (ids.length === 0) return new Set<string>();
   const rows = await db
-    .select({ id: sql<string>`ch.id`, sendable: sendableChannelSql("ch", now) })
+    .select({ id: sql<string>`ch.id`, sendable: sendableChannelSql(tableAs(channels, "ch"), now) })
     .from(sql`${channels} ch`)
     .where(inArray(sql`ch.id`, ids));
   return new Set(rows.filter((r) => r.sendable).map((r) => r.id));

@@ -1,6 +1,7 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import type { Tx } from "../../db/client";
 import { isoOf, type At } from "../../db/params";
+import { relation, tableAs, type Relation } from "../../db/relation";
 import { campaigns } from "../../db/schema";
 import { recordEventSql, type EventSelect } from "../outbox/record-event";
 import type { EventData } from "../webhooks/events";
@@ -9,10 +10,14 @@ import { pendingGroupsSql } from "./group-counters";
 type CampaignRow = typeof campaigns.$inferSelect;
 type CampaignStatusData = EventData<"campaign_status">;
 
+/** The columns a campaign event reads of its campaign row. */
+export type CampaignEventRow = Relation<"id" | "tenant_id" | "name" | "status" | "total" | "sent" | "failed">;
+
 /** campaign_status, in the transaction that changed the status (the row as `tx` sees it, after the change). */
 export async function recordStatusEvent(tx: Tx, c: CampaignRow, previous: string, at: Date) {
-  const row = sql`(select c.*, ${previous}::text as previous_status from ${campaigns} c where c.id = ${c.id}) c`;
-  await recordEventSql(tx, statusEventSql("c", row, at), at);
+  const row = relation("c", ["id", "tenant_id", "name", "status", "total", "sent", "failed", "previous_status"]);
+  const source = sql`(select c.*, ${previous}::text as previous_status from ${campaigns} c where c.id = ${c.id}) ${row.name}`;
+  await recordEventSql(tx, statusEventSql(row, source, at, row.col("previous_status")), at);
 }
 
 /** One SQL expression per field of a payload's object `T`, optional where the field is (undefined leaves it out). */
@@ -29,44 +34,48 @@ const jsonbObject = (fields: Record<string, SQL | undefined>) =>
  * The data of a campaign event of the row `row`: its id, name, status, `previous` (the previous status, on a
  * campaign_status after the first) and groups (the counters).
  */
-function campaignData(row: string, previous?: SQL) {
-  const r = (column: string) => sql.raw(`${row}.${column}`);
-  const groups: SqlFields<CampaignStatusData["groups"]> = { total: r("total"), sent: r("sent"), pending: pendingGroupsSql(row), failed: r("failed") };
+function campaignData(row: CampaignEventRow, previous?: SQL) {
+  const groups: SqlFields<CampaignStatusData["groups"]> = {
+    total: row.col("total"),
+    sent: row.col("sent"),
+    pending: pendingGroupsSql(row),
+    failed: row.col("failed"),
+  };
   const data: SqlFields<CampaignStatusData> = {
-    id_campaign: r("id"),
-    name: r("name"),
-    status: r("status"),
+    id_campaign: row.col("id"),
+    name: row.col("name"),
+    status: row.col("status"),
     previous_status: previous,
     groups: jsonbObject(groups),
   };
   return jsonbObject(data);
 }
 
-/** A campaign event of `type` from the row `row` (an alias in `source`): the payload names its type too. */
-const campaignEvent = (type: "campaign_status" | "campaign_progress", row: string, source: SQL, at: At, data: SQL): EventSelect => ({
+/** A campaign event of `type` from the row `row` (named in `source`): the payload names its type too. */
+const campaignEvent = (type: "campaign_status" | "campaign_progress", row: CampaignEventRow, source: SQL, at: At, data: SQL): EventSelect => ({
   type,
   source,
-  tenantId: sql.raw(`${row}.tenant_id`),
+  tenantId: row.col("tenant_id"),
   payload: jsonbObject({ type: sql`${type}::text`, timestamp: sql`${isoOf(at)}::text`, data }),
 });
 
 /**
- * The campaign_status event of the row `row` (an alias in `source`), built in SQL: with the row's
- * `previous_status` column, or without one (`previous: false`, the creation's event).
+ * The campaign_status event of the row `row` (named in `source`), built in SQL: with `previous`, the previous status
+ * (a column of the row's source), or without one (the creation's event).
  */
-export function statusEventSql(row: string, source: SQL, at: At, { previous = true } = {}): EventSelect {
-  return campaignEvent("campaign_status", row, source, at, campaignData(row, previous ? sql.raw(`${row}.previous_status`) : undefined));
+export function statusEventSql(row: CampaignEventRow, source: SQL, at: At, previous?: SQL): EventSelect {
+  return campaignEvent("campaign_status", row, source, at, campaignData(row, previous));
 }
 
 /** Events of campaign_progress are at least this far apart per campaign (the last one is forced). */
 export const progressEveryMs = 1000;
 
 /**
- * The campaign_progress event of the campaign row `row` (an alias in `source`) as of `at`, built in SQL:
+ * The campaign_progress event of the campaign row `row` (named in `source`) as of `at`, built in SQL:
  * the loop's sent marks write it in the same statement as the counters (recordSentMany), and
  * recordProgressEvent writes it from the row in its transaction, so the payload has one definition.
  */
-export function progressEventSql(row: string, source: SQL, at: At): EventSelect {
+export function progressEventSql(row: CampaignEventRow, source: SQL, at: At): EventSelect {
   return campaignEvent("campaign_progress", row, source, at, campaignData(row));
 }
 
@@ -74,5 +83,6 @@ export function progressEventSql(row: string, source: SQL, at: At): EventSelect 
 export async function recordProgressEvent(tx: Tx, c: CampaignRow, at: Date, force = false) {
   if (!force && c.lastProgressAt && at.getTime() - c.lastProgressAt.getTime() < progressEveryMs) return;
   await tx.update(campaigns).set({ lastProgressAt: at }).where(eq(campaigns.id, c.id));
-  await recordEventSql(tx, progressEventSql("c", sql`${campaigns} c where c.id = ${c.id}`, at), at);
+  const row = tableAs(campaigns, "c");
+  await recordEventSql(tx, progressEventSql(row, sql`${campaigns} ${row.name} where ${row.col("id")} = ${c.id}`, at), at);
 }

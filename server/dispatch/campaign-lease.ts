@@ -2,6 +2,7 @@ import { and, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import { preparedPerDb } from "../../db/params";
+import { tableAs } from "../../db/relation";
 import { campaigns, deliveries } from "../../db/schema";
 import { pendingGroupsSql } from "./group-counters";
 
@@ -219,7 +220,7 @@ export class CampaignLease {
     await this.stop();
     const { nextRunAt, doneAt } = set;
     // `doneAt`: the next run is then, instead of after the pause, when none of the campaign's groups is left.
-    const next = nextRunAt && doneAt ? releasedNextRunSql(pendingGroupsSql(`"campaigns"`), { nextRunAt, doneAt }) : nextRunAt;
+    const next = nextRunAt && doneAt ? releasedNextRunSql(pendingGroupsSql(tableAs(campaigns)), { nextRunAt, doneAt }) : nextRunAt;
     const rows = await this.db
       .update(campaigns)
       .set({ leaseUntil: null, ...(next ? { nextRunAt: next } : {}) })

@@ -8,6 +8,7 @@ import type { Db } from "../../db/client";
 import { retryOnConnectionLoss } from "../../db/errors";
 import { rowsOf } from "../../db/params";
 import { channels } from "../../db/schema";
+import { tableAs } from "../../db/relation";
 import { markCapped, sendableChannelSql } from "../numbers/health";
 import type { ClaimBudget } from "./channel-budgets";
 
@@ -41,7 +42,7 @@ export async function markReachedCaps(db: Db, budget: ClaimBudget, now: Date) {
   if (capped.length === 0) return;
   const reached = rowsOf<{ id: string }>(
     await db.execute(sql`select c.id from ${channels} c join json_to_recordset(${JSON.stringify(capped)}::json) as b(id text, cap int) on b.id = c.id
-      where c.usage_day = ${budget.day} and c.sent_today >= b.cap and ${sendableChannelSql("c", now)}`),
+      where c.usage_day = ${budget.day} and c.sent_today >= b.cap and ${sendableChannelSql(tableAs(channels, "c"), now)}`),
   );
   for (const { id } of reached) await markCapped(db, id, now);
 }

@@ -10,6 +10,7 @@ import type { Db } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import { rowsOf } from "../../db/params";
 import { campaigns, channels, deliveries, segmentGroupChannels } from "../../db/schema";
+import { tableAs } from "../../db/relation";
 import { sendableChannelSql } from "../numbers/health";
 
 /**
@@ -23,14 +24,14 @@ export async function moveStranded(db: Db, campaignId: string, now: Date): Promi
     await db.execute(sql`with stranded as (
         -- Rows a concurrent claim holds are skipped: it found their channel able to send.
         select d.id, d.channel_id, d.id_group, d.position from ${deliveries} d join ${channels} c on c.id = d.channel_id
-        where d.campaign_id = ${campaignId} and d.state = 'pending' and not ${sendableChannelSql("c", now)}
+        where d.campaign_id = ${campaignId} and d.state = 'pending' and not ${sendableChannelSql(tableAs(channels, "c"), now)}
         for update of d skip locked),
       choices as (
         select s.id, s.rn, array_agg(r.channel_id order by r.channel_id) as alts
         from (select *, row_number() over (order by position) as rn from stranded) s
           join ${campaigns} cm on cm.id = ${campaignId}
           join ${segmentGroupChannels} r on r.segment_id = cm.segment_id and r.id_group = s.id_group and r.channel_id <> s.channel_id
-          join ${channels} rc on rc.id = r.channel_id and ${sendableChannelSql("rc", now)}
+          join ${channels} rc on rc.id = r.channel_id and ${sendableChannelSql(tableAs(channels, "rc"), now)}
         group by s.id, s.rn),
       moved as (
         -- Spread over the channels that can take them: the n-th row goes to the (n mod k)-th of its k choices.

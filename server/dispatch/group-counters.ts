@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import type { Relation } from "../../db/relation";
 
 /**
  * A campaign's groups by delivery state, from the counters every delivery change keeps exact: the
@@ -9,5 +10,5 @@ export function groupCounters(c: { total: number; sent: number; failed: number }
   return { total: c.total, sent: c.sent, pending: c.total - c.sent - c.failed, failed: c.failed };
 }
 
-/** groupCounters' `pending` in SQL, of the campaigns row `row` (an alias or the table's name): statements that decide on it. */
-export const pendingGroupsSql = (row: string) => sql.raw(`(${row}.total - ${row}.sent - ${row}.failed)`);
+/** groupCounters' `pending` in SQL, of a campaigns row (the table, an alias, a CTE of its columns): statements that decide on it. */
+export const pendingGroupsSql = (row: Relation<"total" | "sent" | "failed">) => sql`(${row.col("total")} - ${row.col("sent")} - ${row.col("failed")})`;

@@ -1,13 +1,12 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { asyncCommit, isConnectionLost, pgErrorCode, retryOnConnectionLoss, tsParam } from "../../db/errors";
-import { rowsOf } from "../../db/params";
+import { asyncCommit, isConnectionLost, pgErrorCode, retryOnConnectionLoss } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries } from "../../db/schema";
 import { env } from "../env";
-import { eventsRecorded, insertEventSql } from "../outbox/record-event";
-import { progressEventSql, progressEveryMs, recordProgressEvent, recordStatusEvent } from "./campaign-events";
-import { releasedNextRunSql, type Released } from "./campaign-lease";
-import { pendingGroupsSql } from "./group-counters";
+import { eventsRecorded } from "../outbox/record-event";
+import { recordProgressEvent, recordStatusEvent } from "./campaign-events";
+import type { Released } from "./campaign-lease";
+import { recordSentStatement, type SentRelease } from "./statements/record-sent";
 
 /** Retry delays of a failed send (SEND_RETRY_SCHEDULE, server/env.ts). */
 export const sendRetrySchedule = (): number[] => env.sendRetrySchedule;
@@ -40,7 +39,10 @@ export async function recordSentMany(
   if (sent.length === 0) return null;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await recordSentOnce(db, campaignId, sent, at, release);
+      // One statement (statements/record-sent.ts); the webhook engine is woken when it wrote an event.
+      const { events, released } = await recordSentStatement(db, { campaignId, sent, at, release });
+      if (events) eventsRecorded();
+      return released;
     } catch (err) {
       if (!(pgErrorCode(err) === deadlockDetected || isConnectionLost(err)) || attempt >= 4) throw err;
       if (isConnectionLost(err)) await new Promise((r) => setTimeout(r, 50 * attempt));
@@ -49,70 +51,6 @@ export async function recordSentMany(
 }
 
 const deadlockDetected = "40P01";
-
-/**
- * The step's lease let go in the sent mark's own statement (one round trip fewer per loop): only when the
- * campaign row still carries `token` (the lease's fencing token), with the next run set as a release sets
- * it: `doneAt` when none of the campaign's groups is left after this mark, else `nextRunAt`.
- */
-export interface SentRelease {
-  token: Date;
-  nextRunAt: Date;
-  doneAt?: Date;
-}
-
-/**
- * One statement, so one round trip (a transaction of five statements was seven): the rows move, the
- * counters and the failure streaks move by what moved, and the campaign_progress event is written when
- * one is due (progressEveryMs), all committed together. The campaign row is locked (`prev`) before its
- * last event time is read, so two writers cannot both find an event due. Committed asynchronously
- * (set_config in the statement's own transaction): a sent mark lost in a crash leaves the row `sending`,
- * which is reconciled with the provider, never resent blindly.
- */
-async function recordSentOnce(
-  db: Db,
-  campaignId: string,
-  sent: { id: number; channelId: string; messageId: string }[],
-  at: Date,
-  release: SentRelease | undefined,
-): Promise<Released | null> {
-  // One JSON parameter carries the loop's rows, however many (no per-row parameters to build and bind).
-  const rows = JSON.stringify(sent.map((s) => ({ id: s.id, message_id: s.messageId })));
-  const when = tsParam(at);
-  const event = progressEventSql("c", sql`c where c.emit`, at);
-  // Whether this statement lets the lease go (the row still carries the token), and the next run it sets then.
-  const held = release ? sql`lease_until = ${tsParam(release.token)}` : sql`false`;
-  // The counters as this statement leaves them: the groups it marks sent are no longer pending.
-  const next = release ? releasedNextRunSql(sql`${pendingGroupsSql(`"campaigns"`)} - tally.groups`, release) : sql`${campaigns.nextRunAt}`;
-  const result = await db.execute(sql`with moved as (
-      update ${deliveries} d set state = 'sent', provider_message_id = v.message_id, sent_at = ${when}, lease_until = null, error = null, updated_at = ${when}
-      from (select d.id, r.message_id from ${deliveries} d join json_to_recordset(${rows}::json) as r(id bigint, message_id text) on d.id = r.id
-            where d.campaign_id = ${campaignId} and d.state = 'sending' order by d.id for update of d) as v
-      where d.id = v.id
-      returning d.channel_id, d.is_monitoring),
-    -- The monitoring copy is not one of the campaign's groups: it moves no counter (docs/decisions.md#monitoring-copy), but
-    -- its success does end its channel's failure streak (same channel health).
-    tally as (select count(*) filter (where not is_monitoring)::int as groups, array_agg(distinct channel_id::text) as channels from moved having count(*) > 0),
-    -- Locked after the rows (tally reads moved), in the order every writer takes them.
-    prev as (select id, last_progress_at, ${held} as held from ${campaigns} where id = ${campaignId} and exists (select 1 from tally) for update),
-    c as (
-      update ${campaigns} set sent = ${campaigns}.sent + tally.groups,
-        -- A success ends the channel's run of consecutive failures.
-        failure_streaks = ${campaigns}.failure_streaks - tally.channels,
-        last_progress_at = case when v.emit then ${when} else ${campaigns}.last_progress_at end,
-        lease_until = case when v.held then null else ${campaigns}.lease_until end,
-        next_run_at = case when v.held then ${next} else ${campaigns}.next_run_at end
-      from tally, (select p.id, p.held, tally.groups > 0 and (p.last_progress_at is null
-                     or ${when} - p.last_progress_at >= ${`${progressEveryMs} milliseconds`}::interval) as emit from prev p, tally) as v
-      where ${campaigns}.id = v.id
-      returning ${campaigns}.*, v.emit, v.held),
-    event as (${insertEventSql(event, at)} returning 1)
-    select set_config('synchronous_commit', 'off', true), (select count(*) from event)::int as events,
-      (select status from c where c.held) as status, (select next_run_at from c where c.held) as next_run_at`);
-  const [row] = rowsOf<{ events: number; status: string | null; next_run_at: string | Date | null }>(result);
-  if (row?.events) eventsRecorded();
-  return row?.status && row.next_run_at ? { status: row.status, nextRunAt: new Date(row.next_run_at) } : null;
-}
 
 /**
  * A send failed. Transient failures are retried on the schedule; after the last retry (or at once for

@@ -2,6 +2,7 @@ import { getTableColumns, inArray, sql } from "drizzle-orm";
 import { tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
 import type { At, Bind } from "../../db/params";
+import { relation } from "../../db/relation";
 import { campaigns } from "../../db/schema";
 import { eventsRecorded, insertEventsSql } from "../outbox/record-event";
 import { progressEventSql, statusEventSql } from "./campaign-events";
@@ -35,7 +36,7 @@ export async function transition(db: Db, campaignId: string, from: Status[], to:
     .with(locked, recorded)
     .update(campaigns)
     .set(transitionSet(to, at, extra))
-    .where(sql`${campaigns.id} = (select id from locked)`)
+    .where(sql`${campaigns.id} = (select ${lockedRow.col("id")} from ${lockedRow.name})`)
     .returning();
   if (!row) return null;
   eventsRecorded();
@@ -79,11 +80,14 @@ export function transitionSetSql(to: Status, at: At, extra: TransitionExtra = {}
 
 const isFinal = (to: Status) => to === "completed" || to === "failed" || to === "canceled";
 
+/** The CTE `locked` of transitionCtes: the campaign row as a transition's events report it (its new status, the old beside it). */
+export const lockedRow = relation("locked", ["id", "tenant_id", "name", "total", "sent", "failed", "status", "previous_status"]);
+
 /**
  * A transition's first two parts, as CTEs: the campaign row locked (only in one of `from`) as the events
- * report it, and its events written. transition() updates the row from them; the claim of a campaign's
- * first loop does it in its own statement (claimDeliveries' `start`). Null when no status of `from` may
- * move to `to`.
+ * report it (lockedRow), and its events written. transition() updates the row from them; the claim of a
+ * campaign's first loop does it in its own statement (statements/claim.ts). Null when no status of `from`
+ * may move to `to`.
  */
 export function transitionCtes(db: Db, campaignId: Bind<string>, from: Status[], to: Status, at: At) {
   const sources = from.filter((s) => canTransition(s, to));
@@ -94,7 +98,8 @@ export function transitionCtes(db: Db, campaignId: Bind<string>, from: Status[],
     sql`select id, tenant_id, name, total, sent, failed, ${to}::text as status, status::text as previous_status from ${campaigns}
         where id = ${campaignId} and ${inArray(campaigns.status, sources)} for update`,
   );
-  const events = [statusEventSql("l", sql`locked l`, at), ...(final ? [progressEventSql("l", sql`locked l`, at)] : [])];
+  const l = lockedRow;
+  const events = [statusEventSql(l, l.name, at, l.col("previous_status")), ...(final ? [progressEventSql(l, l.name, at)] : [])];
   const recorded = db.$with("recorded", {}).as(insertEventsSql(events, at));
   return { locked, recorded, final, sources };
 }

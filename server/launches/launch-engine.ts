@@ -5,7 +5,7 @@
  * (docs/launches.md#several-numbers). Runs in the background — on `wakeLaunch` and every ~30 s — never inside
  * the public link's request. A launch whose last creation failed is left alone until its `create_retry_at`,
  * whatever wakes the engine (joins, the link living on the margin): never a loop of creations.
- * Engines: inngest/launch-runner.ts (embedded) and inngest/functions/launch-engine.ts.
+ * Engines (inngest/engines/launches.ts): inngest/in-process/launch-runner.ts (embedded) and inngest/functions/launch-engine.ts.
  */
 import { and, asc, eq, inArray, isNull, lte, or } from "drizzle-orm";
 import type { Db } from "../../db/client";

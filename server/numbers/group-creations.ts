@@ -8,6 +8,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import type { Bind } from "../../db/params";
+import { tableAs, type Relation } from "../../db/relation";
 import { channels } from "../../db/schema";
 import { brasiliaDay, effectiveBudget } from "./budget";
 import type { HealthState } from "./health";
@@ -74,13 +75,16 @@ export async function groupCreators(db: Db | Tx, tenantId: string, channelIds: s
 }
 
 /**
- * A day counter of the channel row `alias` (`channels` itself, or an alias) as of the Brasília `day`: another day's
+ * A day counter of the channel row `channel` (`channels` itself, or an alias: tableAs) as of the Brasília `day`: another day's
  * count reads 0. Every UPDATE that moves `usage_day` to `day` writes both counters through it (the claim counts
  * sends, takeGroupCreation creations), so a new day starts both: without it, a number's first send of the day
  * carried yesterday's creations into today, against its `group_create_cap`.
  */
-export const countOnDay = (alias: string, counter: "sent_today" | "groups_created_today", day: Bind<string>) =>
-  sql`(case when ${sql.raw(alias)}.usage_day = ${day} then ${sql.raw(`${alias}.${counter}`)} else 0 end)`;
+export const countOnDay = (channel: Relation<"usage_day" | CountOnDay>, counter: CountOnDay, day: Bind<string>) =>
+  sql`(case when ${channel.col("usage_day")} = ${day} then ${channel.col(counter)} else 0 end)`;
+
+type CountOnDay = "sent_today" | "groups_created_today";
+const channelsRow = tableAs(channels);
 
 /**
  * Takes one of the channel's creations for today, in one conditional UPDATE: true when the count was below
@@ -94,10 +98,10 @@ export async function takeGroupCreation(db: Db | Tx, channelId: string, cap: num
     .update(channels)
     .set({
       usageDay: day,
-      groupsCreatedToday: sql`${countOnDay("channels", "groups_created_today", day)} + 1`,
-      sentToday: countOnDay("channels", "sent_today", day),
+      groupsCreatedToday: sql`${countOnDay(channelsRow, "groups_created_today", day)} + 1`,
+      sentToday: countOnDay(channelsRow, "sent_today", day),
     })
-    .where(and(eq(channels.id, channelId), sql`${countOnDay("channels", "groups_created_today", day)} < ${cap}`))
+    .where(and(eq(channels.id, channelId), sql`${countOnDay(channelsRow, "groups_created_today", day)} < ${cap}`))
     .returning({ id: channels.id });
   return rows.length > 0;
 }

@@ -8,6 +8,7 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import type { At } from "../../db/params";
+import type { Relation } from "../../db/relation";
 import { env } from "../env";
 import { channels, type channelHealthStates } from "../../db/schema";
 import { recordEvent } from "../outbox/record-event";
@@ -24,13 +25,13 @@ export const timedStates: readonly HealthState[] = ["cooling", "capped"];
 const quoted = (states: readonly string[]) => sql.raw(states.map((s) => `'${s}'`).join(", "));
 
 /**
- * Whether the channel row `alias` can send at `now`, as SQL: connected, and in a sending state or in a timed
+ * Whether the channel row `channel` (the table under an alias, tableAs) can send at `now`, as SQL: connected, and in a sending state or in a timed
  * state whose `health_until` has passed (the sweep that writes it back to ok/warming may not have run yet).
  */
-export function sendableChannelSql(alias: string, now: At): SQL<boolean> {
-  const r = (column: string) => sql.raw(`${alias}.${column}`);
-  return sql<boolean>`(${r("status")} = 'connected' and (${r("health_state")} in (${quoted(sendingStates)})
-    or (${r("health_state")} in (${quoted(timedStates)}) and ${r("health_until")} <= ${tsParam(now)})))`;
+export function sendableChannelSql(channel: Relation<"status" | "health_state" | "health_until">, now: At): SQL<boolean> {
+  const state = channel.col("health_state");
+  return sql<boolean>`(${channel.col("status")} = 'connected' and (${state} in (${quoted(sendingStates)})
+    or (${state} in (${quoted(timedStates)}) and ${channel.col("health_until")} <= ${tsParam(now)})))`;
 }
 
 /** The cool-down after a rate-limit answer: 1 min, doubling per signal within an hour, at most 60 min (NUMBER_COOLING_BASE_MS scales it for tests). */

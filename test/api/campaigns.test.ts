@@ -1,16 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { getServices } from "../../server/services";
-import { expectEnvelope, newTenant, until, type Api } from "../helpers";
+import { expectEnvelope, newTenant, until, type Api, zeroPacing } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 let server: TestServer;
 let runner: InProcessRunner;
 let api: Api;
-
-const zeroPacing = {
-  dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
-};
 
 beforeAll(async () => {
   server = await startTestServer();

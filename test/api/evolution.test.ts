@@ -2,40 +2,27 @@ import { and, eq, isNotNull } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { channels, deliveries, outboxEvents } from "../../db/schema";
-import { InProcessRunner } from "../../inngest/runner";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
 import { evolutionSendErrors, type FakeEvolution } from "../fake-evolution";
-import { expectEnvelope, newTenant, until, type Api } from "../helpers";
+import { expectEnvelope, newTenant, until, type Api, zeroPacingWith } from "../helpers";
 import type { TestServer } from "../http-server";
-import { startEvolutionService } from "../evolution-service";
+import { startEvolutionWithRunner } from "../evolution-service";
 
 // The whole service with MESSAGING_PROVIDER=evolution, against the fake gateway: the services are
 // built on the first request, after these variables are set.
 let fake: FakeEvolution;
 let server: TestServer;
-let runner: InProcessRunner;
 let api: Api;
+let stop: () => Promise<void>;
 
 beforeAll(async () => {
   // Unknown outcomes are looked up 1 s after the attempt; retries and a number's cool-down after rate-overlimit are short.
   const env = { EVOLUTION_RECONCILE_AFTER_SECONDS: "1", SEND_RETRY_SCHEDULE: "200,400", NUMBER_COOLING_BASE_MS: "300" };
-  const started = await startEvolutionService({ env });
-  ({ fake, server } = started);
-  const services = started.services;
-  runner = new InProcessRunner(services, { maxSleepMs: 50 }).start();
-  api = await newTenant(server.url, { channelLimit: 50 });
-  const zeroPacing = {
-    dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
-  };
-  expect((await api("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
+  ({ fake, server, api, stop } = await startEvolutionWithRunner({ env, channelLimit: 50 }));
 });
-afterAll(async () => {
-  await runner.stop();
-  await server.close();
-  await fake.close();
-});
+afterAll(() => stop());
 
 const status = async (id: string) => (await api("PUT", `/api/external/edit-channel/${id}`, { name: "Evo" })).json.status;
 
@@ -487,10 +474,7 @@ describe("a late send.message", () => {
   it("settles a delivery already failed 'outcome unknown' as sent: counters move back, the campaign is completed", async () => {
     // A tenant of its own, polled every 400 ms: this test waits ~15 s, and the file's key has spent much of its 300 requests a minute.
     const t = await newTenant(server.url);
-    const zeroPacing = {
-      dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 1, min_campaign_interval: 0, max_campaign_interval: 0 },
-    };
-    expect((await t("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
+    expect((await t("PATCH", "/api/external/edit-settings", zeroPacingWith(1))).status).toBe(200);
     const poll = async (campaign: string, done: (status: string) => boolean, ms: number) => {
       const end = Date.now() + ms;
       for (;;) {

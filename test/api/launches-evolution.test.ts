@@ -5,7 +5,7 @@
  * participant a LID) move the members; a full group makes the engine create the next one on the gateway.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LaunchRunner } from "../../inngest/launch-runner";
+import { LaunchRunner } from "../../inngest/in-process/launch-runner";
 import { checkInviteLinks } from "../../server/launches/invite-health";
 import { runLaunchEngine } from "../../server/launches/launch-engine";
 import { nextBrasiliaMidnight } from "../../server/numbers/budget";

@@ -14,15 +14,15 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { segmentGroupChannels } from "../../db/schema";
-import { LaunchRunner } from "../../inngest/launch-runner";
-import { InProcessRunner } from "../../inngest/runner";
+import { LaunchRunner } from "../../inngest/in-process/launch-runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { nextBrasiliaMidnight } from "../../server/numbers/budget";
 import { runLaunchEngine } from "../../server/launches/launch-engine";
 import { forgetPublicLink } from "../../server/launches/public-link";
 import { simulatedOwnNumber } from "../../server/messaging/simulator";
 import { getServices, type Services } from "../../server/services";
 import { startChildServer, type ChildServer } from "../child-server";
-import { expectEnvelope, newTenant, waitFor, type Api } from "../helpers";
+import { expectEnvelope, newTenant, waitFor, type Api, zeroPacing } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 import { groupActivity } from "../launches/fixtures";
 import { baseDatabaseUrl } from "../postgres-databases";
@@ -165,8 +165,7 @@ describe("a launch on two numbers", () => {
 
   it("a campaign to the launch's segment sends each group exactly once, spread over both numbers; with one offline the other sends to every group", async () => {
     const t = await newTenant(server.url, { channelLimit: 10 });
-    const rates = { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 };
-    expect((await t("PATCH", "/api/external/edit-settings", { dispatch_rates: rates })).status).toBe(200);
+    expect((await t("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
     const [a, b] = [
       (await t("POST", "/api/external/create-channel", { name: "A" })).json.id_channel as string,
       (await t("POST", "/api/external/create-channel", { name: "B" })).json.id_channel as string,

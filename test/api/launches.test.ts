@@ -6,7 +6,7 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { launchGroups, outboxEvents, segmentGroups, simulatorGroups, simulatorParticipants } from "../../db/schema";
-import { LaunchRunner } from "../../inngest/launch-runner";
+import { LaunchRunner } from "../../inngest/in-process/launch-runner";
 import { applyRestatus } from "../../server/launches/restatus-groups";
 import { wakeLaunch } from "../../server/launches/wake";
 import { getServices } from "../../server/services";

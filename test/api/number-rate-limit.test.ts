@@ -7,9 +7,9 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliveries } from "../../db/schema";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { getServices } from "../../server/services";
-import { newTenant, until } from "../helpers";
+import { newTenant, until, zeroPacing } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 let server: TestServer;
@@ -27,8 +27,7 @@ afterAll(async () => {
 describe("a number limited by the platform", () => {
   it("5 sends a minute: it ends cooling, no group fails, every group once and never more than 5 in any minute", { timeout: 180_000 }, async () => {
     const t = await newTenant(server.url);
-    const zero = { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 };
-    expect((await t("PATCH", "/api/external/edit-settings", { dispatch_rates: zero })).status).toBe(200);
+    expect((await t("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
     const channel = (await t("POST", "/api/external/create-channel", { name: "Limitado" })).json.id_channel as string;
     const groups = ((await t("GET", `/api/external/list-groups/${channel}`)).json.groups as { id_group: string }[]).slice(0, 10).map((g) => g.id_group);
     const segment = (await t("POST", "/api/external/create-segment", { name: "Seg", id_channel: [channel], groups })).json.id_segment;

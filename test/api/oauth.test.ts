@@ -3,10 +3,10 @@ import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { deliveries, oauthCodes, users } from "../../db/schema";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { getServices } from "../../server/services";
 import { sha256 } from "../../server/oauth/secrets";
-import { expectEnvelope, newTenant, request } from "../helpers";
+import { expectEnvelope, newTenant, request, zeroPacing } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 import { approve, consentData, decide, registerApp, signedInUser, type EndUser } from "../oauth-client";
 
@@ -260,9 +260,7 @@ describe("the Authorization Code flow, as a partner's developer drives it", () =
     const api = (method: string, path: string, body?: unknown) => request(server.url, method, path, body, { "x-api-key": owner.apiKey });
     const runner = new InProcessRunner(await getServices(), { maxSleepMs: 50 }).start();
     try {
-      await api("PATCH", "/api/external/edit-settings", {
-        dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
-      });
+      await api("PATCH", "/api/external/edit-settings", zeroPacing);
       const channel = (await api("POST", "/api/external/create-channel", { name: "Canal" })).json.id_channel;
       const groups = (await api("GET", `/api/external/list-groups/${channel}`)).json.groups.map((g: { id_group: string }) => g.id_group);
       // 19 groups, and the 20th as the monitoring group: its copy is not one of the campaign's groups.

@@ -1,31 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
 import type { FakeEvolution } from "../fake-evolution";
-import { expectEnvelope, newTenant, until, type Api } from "../helpers";
-import type { TestServer } from "../http-server";
-import { startEvolutionService } from "../evolution-service";
+import { expectEnvelope, until, type Api } from "../helpers";
+import { startEvolutionWithRunner } from "../evolution-service";
 
 // Polls with MESSAGING_PROVIDER=evolution against the fake gateway (2.3.7 by default, as EVOLUTION-FACTS.md describes it).
 let fake: FakeEvolution;
-let server: TestServer;
-let runner: InProcessRunner;
 let api: Api;
+let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  const started = await startEvolutionService();
-  ({ fake, server } = started);
-  runner = new InProcessRunner(started.services, { maxSleepMs: 50 }).start();
-  api = await newTenant(server.url, { channelLimit: 50 });
-  const zeroPacing = {
-    dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
-  };
-  expect((await api("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
+  ({ fake, api, stop } = await startEvolutionWithRunner({ channelLimit: 50 }));
 });
-afterAll(async () => {
-  await runner.stop();
-  await server.close();
-  await fake.close();
-});
+afterAll(() => stop());
 
 async function segment(count: number) {
   const { json } = await api("POST", "/api/external/create-channel", { name: "Evo" });

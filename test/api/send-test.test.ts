@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { apiFor, expectEnvelope, newTenant, until, type Api, type ApiResponse } from "../helpers";
-import { serverWithRunner, zeroPacing } from "../campaigns";
+import { serverWithRunner } from "../campaigns";
+import { zeroPacing } from "../helpers";
 import { authorizeApp, registerApp, signedInUser } from "../oauth-client";
 
 // docs/decisions.md#test-send: "Enviar teste" sends to the settings' test groups only, and no statistic moves.

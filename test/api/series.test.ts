@@ -8,9 +8,9 @@
 import { formatInTimeZone } from "date-fns-tz";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JobTimer } from "../../inngest/jobs/in-process";
+import { JobTimer } from "../../inngest/in-process/job-timer";
 import { seriesRunsJob } from "../../inngest/jobs/series-runs";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { campaigns } from "../../db/schema";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";

@@ -7,8 +7,8 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { channels } from "../../db/schema";
-import { InProcessRunner } from "../../inngest/runner";
-import { WebhookRunner } from "../../inngest/webhook-runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
+import { WebhookRunner } from "../../inngest/in-process/webhook-runner";
 import { brasiliaDay, nextBrasiliaMidnight } from "../../server/numbers/budget";
 import { getServices } from "../../server/services";
 import { newTenant, until, waitFor, type Api } from "../helpers";

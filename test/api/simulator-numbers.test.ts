@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { channels } from "../../db/schema";
 import { ProviderSendError, type OutboundMessage } from "../../server/messaging/provider";
 import { simulatedOwnNumber, type SimulatorProvider } from "../../server/messaging/simulator";
 import { getServices } from "../../server/services";
-import { expectEnvelope, newTenant, until, type Api } from "../helpers";
+import { expectEnvelope, newTenant, until, type Api, zeroPacing } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 // CONTRACT §7 "Simulator" (docs/simulator.md#several-numbers-and-number-health): a channel joining another's group
@@ -24,10 +24,6 @@ afterAll(async () => {
   await runner.stop();
   await server.close();
 });
-
-const zeroPacing = {
-  dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
-};
 
 async function twoChannels() {
   const t = await newTenant(server.url);

@@ -1,19 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { simulatedOwnNumber, type SimulatorProvider } from "../../server/messaging/simulator";
 import { getServices } from "../../server/services";
-import { expectEnvelope, newTenant, until, type Api } from "../helpers";
+import { expectEnvelope, newTenant, until, type Api, zeroPacing } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 // docs/decisions.md#limits-abuse-retention, "Simulator": its state is per tenant; latency and failure injection touch only the
 // caller's own channels and groups.
 let server: TestServer;
 let runner: InProcessRunner;
-
-const zeroPacing = {
-  dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
-};
 
 beforeAll(async () => {
   server = await startTestServer();

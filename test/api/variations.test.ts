@@ -3,7 +3,8 @@ import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
 import { expectEnvelope, newTenant, until, type Api } from "../helpers";
-import { serverWithRunner, zeroPacing } from "../campaigns";
+import { serverWithRunner } from "../campaigns";
+import { zeroPacing } from "../helpers";
 
 // docs/decisions.md#message-variations: spintax and {{grupo}} rendered per group, chosen from the delivery key.
 const rig = serverWithRunner();

@@ -6,7 +6,7 @@
  * simulator's message log for the send times.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { getServices } from "../../server/services";
 import { env } from "../../server/env";
 import { newTenant, until, type Api } from "../helpers";

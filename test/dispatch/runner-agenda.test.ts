@@ -1,5 +1,5 @@
 /**
- * The embedded runner's agenda (inngest/runner.ts, docs/dispatch.md#fairness-between-tenants): a step it
+ * The embedded runner's agenda (inngest/in-process/dispatch-runner.ts, docs/dispatch.md#fairness-between-tenants): a step it
  * ran tells it when the campaign runs next, and a campaign created here is woken with its due time, so
  * a paced campaign's next steps start when they fall due without a look at the database first. The looks
  * (dueWork) come at most every `maxSleepMs`, and find what the agenda does not know: here a campaign
@@ -11,7 +11,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../db/client";
-import { InProcessRunner, type RunnerOptions } from "../../inngest/runner";
+import { InProcessRunner, type RunnerOptions } from "../../inngest/in-process/dispatch-runner";
 import type { DispatchDeps } from "../../server/dispatch/run-campaign-step";
 import { getServices } from "../../server/services";
 import { createCampaign, tenantWithSegment } from "../campaigns";

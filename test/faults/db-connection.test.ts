@@ -3,9 +3,9 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { campaigns, deliveries } from "../../db/schema";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { getServices } from "../../server/services";
-import { newTenant, until, type Api } from "../helpers";
+import { newTenant, until, type Api, zeroPacing } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 import { baseDatabaseUrl } from "../postgres-databases";
 
@@ -30,9 +30,6 @@ beforeAll(async () => {
   server = await startTestServer();
   runner = new InProcessRunner(await getServices(), { maxSleepMs: 50 }).start();
   api = await newTenant(server.url, { channelLimit: 50 });
-  const zeroPacing = {
-    dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 },
-  };
   expect((await api("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
   // A connection of the test's own: pg_backend_pid() leaves it out of the kill.
   admin = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });

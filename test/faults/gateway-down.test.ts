@@ -2,13 +2,11 @@ import { and, asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { campaigns, outboxEvents } from "../../db/schema";
-import { startJob, type JobEngine } from "../../inngest/jobs/in-process";
+import { startJob, type Started as JobEngine } from "../../inngest/start";
 import { channelStatePollJob } from "../../inngest/jobs/channel-state-poll";
-import { InProcessRunner } from "../../inngest/runner";
 import type { FakeEvolution } from "../fake-evolution";
-import { newTenant, until, waitFor, type Api } from "../helpers";
-import type { TestServer } from "../http-server";
-import { startEvolutionService } from "../evolution-service";
+import { until, waitFor, type Api } from "../helpers";
+import { startEvolutionWithRunner } from "../evolution-service";
 
 // Fault: the Evolution gateway goes down mid-campaign (the fake stops listening: connections refused)
 // and comes back on the same port with its state ~5 s later ("2 minutes" in production terms). The
@@ -18,30 +16,20 @@ const groupCount = 60;
 const outageMs = 5000;
 
 let fake: FakeEvolution;
-let server: TestServer;
-let runner: InProcessRunner;
 let poll: JobEngine;
 let api: Api;
+let stop: () => Promise<void>;
 
 beforeAll(async () => {
   const env = { EVOLUTION_RECONCILE_AFTER_SECONDS: "1", EVOLUTION_STATE_POLL_SECONDS: "1", SEND_RETRY_SCHEDULE: "200,400" };
-  const started = await startEvolutionService({ fake: { groupsPerInstance: groupCount }, env });
-  ({ fake, server } = started);
-  const services = started.services;
-  runner = new InProcessRunner(services, { maxSleepMs: 50 }).start();
-  poll = startJob(channelStatePollJob, services);
+  const started = await startEvolutionWithRunner({ fake: { groupsPerInstance: groupCount }, env, channelLimit: 5, dispatchesPerLoop: 5 });
+  ({ fake, api, stop } = started);
+  poll = startJob(channelStatePollJob, started.services);
   expect(poll.kind).toBe("in-process");
-  api = await newTenant(server.url, { channelLimit: 5 });
-  const pacing = {
-    dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 5, min_campaign_interval: 0, max_campaign_interval: 0 },
-  };
-  expect((await api("PATCH", "/api/external/edit-settings", pacing)).status).toBe(200);
 });
 afterAll(async () => {
   await poll.stop();
-  await runner.stop();
-  await server.close();
-  await fake.close();
+  await stop();
 });
 
 const channelStatus = async (id: string) => (await api("PUT", `/api/external/edit-channel/${id}`, { name: "Evo" })).json.status as string;

@@ -6,7 +6,7 @@
  */
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
-import { JobTimer } from "../../inngest/jobs/in-process";
+import { JobTimer } from "../../inngest/in-process/job-timer";
 import { launchFunnelJob } from "../../inngest/jobs/launch-funnel";
 import { getServices } from "../../server/services";
 import { brasiliaParts } from "../../server/time/brasilia";

@@ -7,7 +7,7 @@ import { createTenant } from "../../server/auth/create-tenant";
 import { newId } from "../../server/ids";
 import { compareVersions, EvolutionProvider } from "../../server/messaging/evolution";
 import { ProviderUnavailableError, type ProviderEvent } from "../../server/messaging/provider";
-import { startJob } from "../../inngest/jobs/in-process";
+import { startJob } from "../../inngest/start";
 import { channelStatePollJob } from "../../inngest/jobs/channel-state-poll";
 import { SimulatorProvider } from "../../server/messaging/simulator";
 import { startEvolutionProvider } from "../evolution-harness";

@@ -4,6 +4,7 @@
  */
 import { asc, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tableAs } from "../../db/relation";
 import { channels, outboxEvents } from "../../db/schema";
 import { changeHealth, coolingConfig, markCapped, recordRateLimited, sendableChannelSql } from "../../server/numbers/health";
 import { getServices } from "../../server/services";
@@ -33,7 +34,7 @@ async function healthEvents(channelId: string) {
 async function sendable(channelId: string, now: Date) {
   const { db } = await getServices();
   const [row] = await db
-    .select({ ok: sendableChannelSql("c", now) })
+    .select({ ok: sendableChannelSql(tableAs(channels, "c"), now) })
     .from(sql`${channels} c`)
     .where(sql`c.id = ${channelId}`);
   return row.ok;

@@ -4,12 +4,12 @@
  * join link; another account's campaigns, numbers, launches and webhooks never appear in it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
-import { WebhookRunner } from "../../inngest/webhook-runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
+import { WebhookRunner } from "../../inngest/in-process/webhook-runner";
 import { getServices } from "../../server/services";
 import type { Overview } from "../../server/overview/schema";
 import { brasiliaMinute } from "../campaigns";
-import { apiFor, request, until, waitFor, type Api } from "../helpers";
+import { apiFor, request, until, waitFor, type Api, zeroPacing } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 import { signedInUser } from "../oauth-client";
 import { startReceiver, type Receiver } from "../webhooks/receiver";
@@ -45,8 +45,7 @@ interface Account {
 async function account(): Promise<Account> {
   const u = await signedInUser(server.url);
   const api = apiFor(server.url, u.tenantId, u.apiKey);
-  const zero = { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 10, min_campaign_interval: 0, max_campaign_interval: 0 };
-  expect((await api("PATCH", "/api/external/edit-settings", { dispatch_rates: zero })).status).toBe(200);
+  expect((await api("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
   return { api, cookie: u.cookie };
 }
 

@@ -8,7 +8,7 @@
  * loop of the big campaign takes over a second, in proportion to that loop).
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { getServices } from "../../server/services";
 import { newTenant, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";

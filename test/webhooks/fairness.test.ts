@@ -6,7 +6,7 @@
  */
 import { afterEach, expect, it } from "vitest";
 import { getDb } from "../../db/client";
-import { WebhookRunner } from "../../inngest/webhook-runner";
+import { WebhookRunner } from "../../inngest/in-process/webhook-runner";
 import { recordMarkerEvent } from "./marker-events";
 import { getServices } from "../../server/services";
 import { newTenant, waitFor, type Api } from "../helpers";

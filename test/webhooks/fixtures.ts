@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
-import { WebhookRunner } from "../../inngest/webhook-runner";
+import { WebhookRunner } from "../../inngest/in-process/webhook-runner";
 import { getServices } from "../../server/services";
 import { startTestServer, type TestServer } from "../http-server";
 import { startReceiver, type Receiver } from "./receiver";

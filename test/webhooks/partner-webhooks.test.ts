@@ -3,7 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { partnerApps, webhookDeliveries } from "../../db/schema";
-import { InProcessRunner } from "../../inngest/runner";
+import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { createCampaign, tenantWithSegment } from "../campaigns";
 import { recordMarkerEvent } from "./marker-events";
 import { fanOutEvents } from "../../server/webhooks/fan-out-events";

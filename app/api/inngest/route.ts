@@ -1,6 +1,6 @@
 import { serve } from "inngest/next";
 import { inngest } from "@/inngest/client";
-import { functions } from "@/inngest/functions";
+import { functions } from "@/inngest/served";
 
 export const dynamic = "force-dynamic";
 

@@ -1,11 +1,11 @@
 /**
  * The Inngest provider of the periodic jobs: one cron function per definition (served at /api/inngest with the
- * event-driven functions, inngest/functions/index.ts), concurrency 1, on the cron derived from its interval.
+ * event-driven functions, inngest/served.ts), concurrency 1, on the cron derived from its interval.
  */
 import { dueCampaigns } from "../../server/dispatch/due-campaigns";
 import { getServices } from "../../server/services";
 import { dispatchRequests, inngest } from "../client";
-import { cronEvery, type PeriodicJobDefinition } from "./job";
+import { cronEvery, type PeriodicJobDefinition } from "../jobs/job";
 
 /** `clock` is for tests; the served function uses the real time. */
 export function inngestFunctionOf(job: PeriodicJobDefinition, { clock = () => new Date() }: { clock?: () => Date } = {}) {

@@ -1,7 +1,7 @@
-import type { Db } from "../db/client";
-import { deliverDueForTenant, nextDeliveryDueAt, queueKey, tenantsWithDueDeliveries, type DeliverOptions } from "../server/webhooks/deliver-webhooks";
-import { fanOutEvents } from "../server/webhooks/fan-out-events";
-import { onWebhookWake } from "../server/webhooks/wake";
+import type { Db } from "../../db/client";
+import { deliverDueForTenant, nextDeliveryDueAt, queueKey, tenantsWithDueDeliveries, type DeliverOptions } from "../../server/webhooks/deliver-webhooks";
+import { fanOutEvents } from "../../server/webhooks/fan-out-events";
+import { onWebhookWake } from "../../server/webhooks/wake";
 import { WakeableLoop } from "./wakeable-loop";
 
 export interface WebhookRunnerOptions extends DeliverOptions {

@@ -1,8 +1,8 @@
-import { dueWork } from "../server/dispatch/due-campaigns";
-import { pickDue } from "../server/dispatch/pick-due";
-import { runCampaignStep, type DispatchDeps } from "../server/dispatch/run-campaign-step";
-import { onDispatchWake } from "../server/dispatch/wake";
-import { env } from "../server/env";
+import { dueWork } from "../../server/dispatch/due-campaigns";
+import { pickDue } from "../../server/dispatch/pick-due";
+import { runCampaignStep, type DispatchDeps } from "../../server/dispatch/run-campaign-step";
+import { onDispatchWake } from "../../server/dispatch/wake";
+import { env } from "../../server/env";
 import { WakeableLoop } from "./wakeable-loop";
 
 export interface RunnerOptions {

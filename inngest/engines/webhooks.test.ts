@@ -1,12 +1,12 @@
 import { eq } from "drizzle-orm";
 import { afterEach, expect, it, vi } from "vitest";
-import { getDb } from "../db/client";
-import { webhookDeliveries } from "../db/schema";
-import { getServices } from "../server/services";
-import { inngestEnv, newTenant, restoreInngestEnvAfterEach } from "../test/helpers";
-import { withServerAndReceiver } from "../test/webhooks/fixtures";
-import { inngest } from "./client";
-import { startWebhookEngine, type WebhookEngine } from "./webhook-engine";
+import { getDb } from "../../db/client";
+import { webhookDeliveries } from "../../db/schema";
+import { getServices } from "../../server/services";
+import { inngestEnv, newTenant, restoreInngestEnvAfterEach } from "../../test/helpers";
+import { withServerAndReceiver } from "../../test/webhooks/fixtures";
+import { inngest } from "../client";
+import { type Started as WebhookEngine, startWebhookEngine } from "../start";
 
 const fx = withServerAndReceiver();
 let engine: WebhookEngine | undefined;

@@ -1,13 +1,11 @@
 /**
  * The in-process provider of the periodic jobs (no Inngest configured): each job on an unref'd timer, the first
  * run `firstRunMs` after start, then `intervalMs` after the end of each run, never two at once. A failed run is
- * logged and the next one scheduled as usual; stop() waits for a run in progress.
+ * logged and the next one scheduled as usual; stop() waits for a run in progress. inngest/start.ts starts them.
  */
 import { wakeDispatch } from "../../server/dispatch/wake";
-import { inngestConfigured } from "../../server/env";
 import type { Services } from "../../server/services";
-import { periodicJobs } from "./index";
-import type { JobContext, PeriodicJobDefinition } from "./job";
+import type { JobContext, PeriodicJobDefinition } from "../jobs/job";
 
 /** The in-process context: steps are plain calls; a dispatch wake-up is the runner's. */
 export function inProcessContext(services: Services, now: Date): JobContext {
@@ -72,23 +70,4 @@ export class JobTimer {
     }, ms);
     this.timer.unref?.();
   }
-}
-
-export interface JobEngine {
-  /** `off`: nothing to do for these services (or an interval of 0); `inngest`: Inngest's cron runs it. */
-  kind: "inngest" | "in-process" | "off";
-  stop(): Promise<void>;
-}
-
-/** One job: off when it does not apply, Inngest's when Inngest is configured, else this process's timer. */
-export function startJob(job: PeriodicJobDefinition, services: Services, opts: JobTimerOptions = {}): JobEngine {
-  if ((job.appliesTo && !job.appliesTo(services)) || !((opts.intervalMs ?? job.intervalMs()) > 0)) return { kind: "off", stop: async () => {} };
-  if (inngestConfigured()) return { kind: "inngest", stop: async () => {} };
-  const timer = new JobTimer(job, services, opts).start();
-  return { kind: "in-process", stop: () => timer.stop() };
-}
-
-/** Every periodic job of the registry (instrumentation.ts, at start). */
-export function startPeriodicJobs(services: Services): JobEngine[] {
-  return periodicJobs.map((job) => startJob(job, services));
 }

@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
-import { getServices } from "../server/services";
-import { inngestEnv, restoreInngestEnvAfterEach } from "../test/helpers";
-import { startTestServer, type TestServer } from "../test/http-server";
-import { inngest } from "./client";
-import { startDispatchEngine, type DispatchEngine } from "./engine";
-import { brasiliaMinute, createCampaign, dispatchEvent, tenantWithSegment } from "../test/campaigns";
+import { getServices } from "../../server/services";
+import { inngestEnv, restoreInngestEnvAfterEach } from "../../test/helpers";
+import { startTestServer, type TestServer } from "../../test/http-server";
+import { inngest } from "../client";
+import { type Started as DispatchEngine, startDispatchEngine } from "../start";
+import { brasiliaMinute, createCampaign, dispatchEvent, tenantWithSegment } from "../../test/campaigns";
 
 let server: TestServer;
 let engine: DispatchEngine | undefined;
@@ -54,7 +54,7 @@ it("without Inngest, the in-process runner dispatches and nothing is sent to Inn
 
 it("serves every function (dispatch, webhooks, maintenance, channel-state poll, launch engine, launch funnel, number health sweep, repeating campaigns' runs, Meta events) at /api/inngest", async () => {
   process.env.INNGEST_DEV = "1";
-  const { GET } = await import("../app/api/inngest/route");
+  const { GET } = await import("../../app/api/inngest/route");
   const res = await GET(new Request("http://localhost:3000/api/inngest") as never, undefined);
   expect(res.status).toBe(200);
   expect(await res.json()).toMatchObject({ function_count: 11, mode: "dev" });

@@ -1,16 +1,14 @@
-import { inngestConfigured } from "../server/env";
-import { runLaunchEngine } from "../server/launches/launch-engine";
-import { onLaunchWake } from "../server/launches/wake";
-import type { Services } from "../server/services";
-import { inngest, launchWakeRequested } from "./client";
+import { runLaunchEngine } from "../../server/launches/launch-engine";
+import { onLaunchWake } from "../../server/launches/wake";
+import type { Services } from "../../server/services";
 
 export interface LaunchRunnerOptions {
-  /** Between two passes over every active launch (default 30 s). */
-  intervalMs?: number;
+  /** Between two passes over every active launch (the engine's, inngest/engines/launches.ts). */
+  intervalMs: number;
 }
 
 /**
- * The embedded launch engine (no Inngest): a pass over every active auto_create launch every 30 s,
+ * The embedded launch engine (no Inngest): a pass over every active auto_create launch every `intervalMs`,
  * and a pass over one launch as soon as `wakeLaunch` names it (a launch created or edited, joins
  * recorded). Passes run one at a time; wake-ups arriving meanwhile are merged. The timer is unref'd;
  * stop() waits for the pass in progress.
@@ -24,7 +22,7 @@ export class LaunchRunner {
 
   constructor(
     private readonly services: Services,
-    private readonly opts: LaunchRunnerOptions = {},
+    private readonly opts: LaunchRunnerOptions,
   ) {}
 
   start() {
@@ -69,40 +67,7 @@ export class LaunchRunner {
       if (this.stopped) return;
       await this.pass();
       this.schedule();
-    }, this.opts.intervalMs ?? 30_000);
+    }, this.opts.intervalMs);
     this.timer.unref?.();
   }
-}
-
-export interface LaunchEngine {
-  kind: "inngest" | "in-process";
-  stop(): Promise<void>;
-}
-
-/**
- * With Inngest configured the `launch-engine` function runs the passes (every minute, and on each
- * `launch/wake.requested` event this process sends for a wake-up); otherwise this process does.
- */
-export function startLaunchEngine(services: Services, opts: LaunchRunnerOptions = {}): LaunchEngine {
-  if (!inngestConfigured()) {
-    const runner = new LaunchRunner(services, opts).start();
-    return { kind: "in-process", stop: () => runner.stop() };
-  }
-  const inFlight = new Set<Promise<void>>();
-  const off = onLaunchWake((launchId) => {
-    // A lost event costs latency only: the cron pass finds the launch within a minute.
-    const p = inngest.send(launchWakeRequested.create({ id_launch: launchId })).then(
-      () => undefined,
-      (err) => console.error("[launches] could not send launch/wake.requested to Inngest", err),
-    );
-    inFlight.add(p);
-    void p.finally(() => inFlight.delete(p));
-  });
-  return {
-    kind: "inngest",
-    async stop() {
-      off();
-      await Promise.all(inFlight);
-    },
-  };
 }

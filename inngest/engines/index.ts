@@ -1,0 +1,7 @@
+import { dispatchEngine } from "./dispatch";
+import type { EngineDefinition } from "./engine";
+import { launchesEngine } from "./launches";
+import { webhooksEngine } from "./webhooks";
+
+/** Every event-driven engine: this process runs them without Inngest (inngest/in-process/); Inngest serves their functions. */
+export const engines: EngineDefinition<never>[] = [dispatchEngine, webhooksEngine, launchesEngine];

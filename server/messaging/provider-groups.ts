@@ -1,0 +1,46 @@
+/** The groups a provider lists and, for launches, creates and administers (MessagingProvider; provider.ts). */
+import type { LidPhone } from "./provider-events";
+
+export interface ProviderGroup {
+  id_group: string;
+  name: string;
+  /** Only admins may post (WhatsApp's `announce`): a send may be refused unless the number is an admin. Internal (dashboard only). */
+  adminsOnly?: boolean;
+}
+
+/** A group to create (docs/decisions.md#launches): the launch's template with `{n}` already replaced. */
+export interface NewGroup {
+  /**
+   * The caller's name for this creation (a launch's slot): asked again with the same key, a provider that
+   * can lose answers answers the group it already made instead of making another.
+   */
+  key?: string;
+  name: string;
+  description?: string;
+  /** A public http(s) image URL set as the group's picture. */
+  pictureUrl?: string;
+  /** Only admins may post (WhatsApp's `announce`). */
+  adminsOnly: boolean;
+  /** Phone numbers (digits with country code) added at creation and promoted to admin. */
+  admins: string[];
+}
+
+/** A created group. */
+export interface CreatedGroup extends ProviderGroup {
+  /** The platform failed or lost its answer after making the group, and the provider found it (it is this creation's group). */
+  adopted?: boolean;
+  /** The platform throttled the number while making it (WhatsApp's rate-overlimit): make no other group on it now. */
+  rateLimited?: boolean;
+}
+
+/** What the invite-link check needs to know about a group the channel administers. */
+export interface GroupState {
+  /** false: the group is gone, or the number is no longer in it. */
+  exists: boolean;
+  /** The channel's number is an admin (only admins can read or renew the invite link). */
+  admin: boolean;
+  /** Everyone in the group, the channel's number included. */
+  size: number;
+  /** The LID ⇄ phone pairings its participant list carried (a platform that lists people by LID). */
+  pairs?: LidPhone[];
+}
