@@ -17,6 +17,7 @@ describe("the engines' registry", () => {
         "launch-engine",
         "launch-funnel",
         "maintenance",
+        "meta-events",
         "number-health-sweep",
         "series-runs",
         "sweep-due-campaigns",
