@@ -172,7 +172,15 @@ async function runLane(lane: Lane, first: boolean): Promise<{ passed: number; fa
       const t0 = Date.now();
       say(`▶ ${t.name}`);
       try {
-        await withTimeout(t.run(ctx), Math.max(testTimeoutMs, t.timeoutMs ?? 0), t.name);
+        const run = t.run(ctx);
+        await withTimeout(run, Math.max(testTimeoutMs, t.timeoutMs ?? 0), t.name).catch(async (err) => {
+          // A test that timed out would go on beside the next one: its pages are closed (its next browser step
+          // throws) and it gets a moment to unwind before the next test starts.
+          if (!/timed out after/.test(String(err))) throw err;
+          await Promise.all(lane.browser?.contexts().map((c) => c.close().catch(() => {})) ?? []);
+          await withTimeout(run, 15_000, t.name).catch(() => {});
+          throw err;
+        });
         passed++;
         say(`✓ ${t.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
       } catch (err) {
