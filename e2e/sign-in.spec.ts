@@ -14,7 +14,7 @@ async function signIn(page: Page, email: string, password: string) {
   await page.getByLabel("E-mail").fill(email);
   await page.getByLabel("Senha").fill(password);
   await page.getByRole("button", { name: "Entrar" }).click();
-  await expectUrl(page, /\/channels$/, 30_000);
+  await expectUrl(page, /\/overview$/, 30_000);
 }
 
 export const tests: E2ETest[] = [

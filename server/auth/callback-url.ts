@@ -32,7 +32,7 @@ function isPlainPath(value: string): boolean {
 
 export function safeCallbackUrl(raw: string | string[] | undefined, origin?: string): string {
   const value = Array.isArray(raw) ? raw[0] : raw;
-  const fallback = "/channels";
+  const fallback = "/overview";
   if (!value) return fallback;
   if (value.startsWith("/")) return isSameOriginPath(value) ? value : fallback;
   if (!origin) return fallback;

@@ -35,7 +35,7 @@ describe("redirects after sign-in: only same-origin paths", () => {
   ];
   for (const value of hostile) {
     it(`refuses ${JSON.stringify(value)}`, () => {
-      expect(safeCallbackUrl(value, origin)).toBe("/channels");
+      expect(safeCallbackUrl(value, origin)).toBe("/overview");
     });
   }
 
@@ -45,15 +45,15 @@ describe("redirects after sign-in: only same-origin paths", () => {
       "/oauth/authorize?client_id=a&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb",
     );
     expect(safeCallbackUrl("http://localhost:3000/segments", origin)).toBe("/segments");
-    expect(safeCallbackUrl(undefined, origin)).toBe("/channels");
+    expect(safeCallbackUrl(undefined, origin)).toBe("/overview");
     expect(isSameOriginPath("/a/b")).toBe(true);
   });
 
   it("next-auth's redirect callback applies the same rule", async () => {
     const redirect = authOptions.callbacks!.redirect!;
     const baseUrl = origin;
-    expect(await redirect({ url: "/%09/evil.example", baseUrl })).toBe(`${baseUrl}/channels`);
-    expect(await redirect({ url: "https://evil.example/x", baseUrl })).toBe(`${baseUrl}/channels`);
+    expect(await redirect({ url: "/%09/evil.example", baseUrl })).toBe(`${baseUrl}/overview`);
+    expect(await redirect({ url: "https://evil.example/x", baseUrl })).toBe(`${baseUrl}/overview`);
     expect(await redirect({ url: "/login", baseUrl })).toBe(`${baseUrl}/login`);
     expect(await redirect({ url: `${baseUrl}/campaigns`, baseUrl })).toBe(`${baseUrl}/campaigns`);
   });
