@@ -19,6 +19,11 @@ export interface E2ETest {
   name: string;
   /** Longer than the runner's default (E2E_TEST_TIMEOUT_MS, 180 s) for a spec that restarts servers many times. */
   timeoutMs?: number;
+  /**
+   * The one database this test is about, when it is not both: the runner on the other one skips it (counted as
+   * skipped, with the reason). `restart` is PGlite's lock; `two-processes` needs a database two servers share.
+   */
+  only?: { database: "pglite" | "postgres"; why: string };
   run(ctx: E2EContext): Promise<void>;
 }
 

@@ -124,6 +124,8 @@ export const tests: E2ETest[] = [
     name: "restart: SIGKILL the server (npm start's process) and start it again at once, while the dead one is a zombie, 10 rounds on one PGlite DATA_DIR; a second server beside the live one refused after the wait",
     // Eleven server starts: 60 s on an idle machine, 110 s beside the other e2e lane on a loaded one.
     timeoutMs: 300_000,
+    // Always PGlite (its DATA_DIR lock is the subject): the PostgreSQL run would repeat the PGlite run's test.
+    only: { database: "pglite", why: "its subject is PGlite's DATA_DIR lock; it runs in the PGlite run" },
     run: ({ log }) => restartTest(log),
   },
 ];

@@ -99,15 +99,12 @@ interface TwoServers {
 
 /**
  * Runs `test` with two servers on a fresh PostgreSQL database (beside DATABASE_URL, dropped at the end), the
- * given tenants (made with the admin CLI) and a webhook receiver. Without DATABASE_URL it says why and returns.
+ * given tenants (made with the admin CLI) and a webhook receiver.
  */
 async function withTwoServers(ctx: E2EContext, opts: { name: string; groups: number; tenants: string[] }, test: (rig: TwoServers) => Promise<void>) {
   const { log } = ctx;
   const { name } = opts;
-  if (!process.env.DATABASE_URL) {
-    log("skipped: PGlite is one process per data directory; set DATABASE_URL to a PostgreSQL database to run two servers on it");
-    return;
-  }
+  if (!process.env.DATABASE_URL) throw new Error("two-processes needs DATABASE_URL (a PostgreSQL database two servers share)");
   const data = tempDataDir(`gcs-${name}-`);
   const database = await createDatabase(process.env.DATABASE_URL, `gcs_${name.replace(/\W/g, "_")}`);
   const receiver = await webhookReceiver();
@@ -312,12 +309,17 @@ function twoProcessesBan(ctx: E2EContext) {
   });
 }
 
+/** PGlite is one process per data directory: two servers need PostgreSQL. */
+const onPostgres = { database: "postgres", why: "PGlite is one process per data directory; two servers need a PostgreSQL database" } as const;
+
 export const tests: E2ETest[] = [
   {
+    only: onPostgres,
     name: "two servers on one PostgreSQL: one message per group, pacing kept, webhooks once, takeover of a killed one's campaign < 10 s",
     run: (ctx) => twoProcesses(ctx),
   },
   {
+    only: onPostgres,
     name: "two servers, two numbers in every group, one banned, the campaign's holder killed: one message per group, none through the banned number after its ban, its channel_status once",
     run: (ctx) => twoProcessesBan(ctx),
   },

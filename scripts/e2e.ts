@@ -3,7 +3,7 @@
  * needed, starts the production server on a free port with its own data directory, runs every
  * e2e/*.spec.ts in Chromium through playwright-core, stops the server, removes the data. The specs run in two
  * lanes side by side (E2E_LANES; laneCount below), each with its own server, data and browser.
- * The last line is always `e2e: <n> passed, <m> failed`.
+ * The last line is always `e2e: <n> passed, <m> failed[, <k> skipped]` (a test `only` for the other database is skipped).
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -211,12 +211,22 @@ async function main(): Promise<number> {
   if (!existsSync(chromiumPath)) {
     throw new Error(`Chromium not found at ${chromiumPath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`);
   }
+  const database = process.env.DATABASE_URL ? "postgres" : "pglite";
+  const skipped = tests.filter((t) => t.only && t.only.database !== database);
+  for (const t of skipped) log(`– ${t.name}: skipped on ${database} (${t.only?.why})`);
+  if (skipped.length === tests.length) {
+    console.log(`e2e: 0 passed, 0 failed, ${skipped.length} skipped`);
+    return 0;
+  }
   await ensureBuild({ log });
   // Screenshots and the server log of this run only.
   rmSync(artifactsDir, { recursive: true, force: true });
   mkdirSync(artifactsDir, { recursive: true });
 
-  const split = lanesOf(tests, laneCount(tests.length));
+  const split = lanesOf(
+    tests.filter((t) => !skipped.includes(t)),
+    laneCount(tests.length - skipped.length),
+  );
   const lanes: Lane[] = split.map((l, i) => ({ name: split.length > 1 ? `lane ${i + 1}` : "", tests: l }));
   if (lanes.length > 1) log(`${lanes.length} lanes: ${lanes.map((l) => `${l.name} ${l.tests.length} tests`).join(", ")}`);
   // Ctrl-C or a CI time-out: still stop the servers and remove their data.
@@ -233,7 +243,7 @@ async function main(): Promise<number> {
   const results = await Promise.all(lanes.map((lane, i) => runLane(lane, i === 0)));
   const passed = results.reduce((n, r) => n + r.passed, 0);
   const failed = results.reduce((n, r) => n + r.failed, 0);
-  console.log(`e2e: ${passed} passed, ${failed} failed`);
+  console.log(`e2e: ${passed} passed, ${failed} failed${skipped.length ? `, ${skipped.length} skipped` : ""}`);
   return failed > 0 ? 1 : 0;
 }
 
