@@ -47,8 +47,7 @@ async function oneDueDelivery() {
   return { db, tenantId: api.tenantId, id: row.id, hanging, called, release: () => release(), quick, sentBy };
 }
 
-const leaseOf = async (db: Awaited<ReturnType<typeof getDb>>, id: number) =>
-  (await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)))[0];
+const leaseOf = async (db: Awaited<ReturnType<typeof getDb>>, id: number) => (await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)))[0];
 
 describe("webhook delivery leases", () => {
   it("a worker that dies holding a delivery frees it within the lease: another sends it after 30 s, not minutes", async () => {
