@@ -234,6 +234,44 @@ describe("instances and pairing", () => {
   });
 });
 
+describe("the state poll reads fetchInstances (docs/evolution.md#missed-webhooks-the-state-poll)", () => {
+  it("an instance the list lacks is asked alone: a lost one, even of a connected channel, is created again", async () => {
+    const id = await channel();
+    const seen: string[] = [];
+    const off = h.provider.subscribe((e) => void (e.type === "channel_status" && e.channelId === id && seen.push(e.status)));
+    try {
+      h.fake.loseInstance(id);
+      const creates = h.fake.counters.creates;
+      await h.provider.pollStates();
+      expect(h.fake.counters.creates).toBe(creates + 1);
+      expect(seen).toEqual(["disconnected"]);
+    } finally {
+      off();
+    }
+  });
+
+  it("a gateway whose list has no disconnectionReasonCode: each channel not connected is asked its connectionState, as before", async () => {
+    const connected = await channel();
+    const missed = await channel(h.provider, false);
+    h.fake.instances.get(missed)!.state = "open"; // paired, but the webhook never came
+    h.fake.knobs.listsDisconnections = false;
+    const seen: string[] = [];
+    const off = h.provider.subscribe((e) => void (e.type === "channel_status" && seen.push(`${e.channelId}/${e.status}`)));
+    try {
+      const states = h.fake.counters.connectionStates;
+      const polled = await h.provider.pollStates();
+      const notOpen = (await (await getDb()).select().from(evolutionInstances)).filter((r) => r.state !== "open" || r.channelId === missed).length;
+      expect(h.fake.counters.connectionStates - states).toBe(polled);
+      expect(polled).toBe(notOpen);
+      expect(seen).toContain(`${missed}/connected`);
+      expect(seen.filter((s) => s.startsWith(connected))).toEqual([]);
+    } finally {
+      off();
+      h.fake.knobs.listsDisconnections = true;
+    }
+  });
+});
+
 describe("the embedded state poll", () => {
   it("runs on an unref'd timer for Evolution (off with the simulator) and recovers a missed webhook", async () => {
     const db = await getDb();
