@@ -100,7 +100,7 @@ const variables = {
     schema: int(0),
     must: "a non-negative integer",
     default: 60,
-    doc: "Evolution only: how often the embedded runner asks the gateway for the state of channels that are not connected (a missed webhook is recovered); `0` turns it off. With Inngest the `channel-state-poll` cron function runs every minute instead.",
+    doc: "Evolution only: how often the embedded runner asks the gateway for the state of its instances (one `fetchInstances`: a missed webhook is recovered, a ban or logout whose webhooks were lost is found); `0` turns it off. With Inngest the `channel-state-poll` cron function runs every minute instead.",
   },
   EVOLUTION_RECONCILE_AFTER_SECONDS: {
     schema: int(0),

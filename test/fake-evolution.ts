@@ -77,6 +77,11 @@ export interface FakeInstance {
   pairedOnce?: boolean;
   /** Counts pairing sessions: a pairing code WhatsApp gives late belongs to the session that asked. */
   session?: number;
+  /**
+   * The latest close Evolution did not reconnect (401/402/403/406), as its database keeps it for fetchInstances
+   * (`disconnectionReasonCode`, `disconnectionAt`, `disconnectionObject`): never cleared, not even by a new pairing.
+   */
+  disconnection?: { code: number; at: string; object: string };
 }
 
 export interface FakeMessage {
@@ -138,7 +143,17 @@ export interface FakeEvolution {
   mode: "default" | "friendly";
   webhookDeliveries: { url: string; status: number; body: unknown }[];
   /** `fetchAllGroups`: listing jobs started (each call starts one; a client time-out stops none). */
-  counters: { fetchAllGroups: number; groupJobsRunning: number; sends: number; findMessages: number; connects: number; logouts: number; creates: number };
+  counters: {
+    fetchAllGroups: number;
+    groupJobsRunning: number;
+    sends: number;
+    findMessages: number;
+    connects: number;
+    logouts: number;
+    creates: number;
+    fetchInstances: number;
+    connectionStates: number;
+  };
   /** Receipts the real gateway would not forward (group chats): counted, never posted. */
   droppedGroupReceipts: number;
   knobs: {
@@ -184,6 +199,8 @@ export interface FakeEvolution {
      * attempts; never after 400/401/403/404/422: webhook.controller.ts ~218) unless a test shortens them.
      */
     webhookRetryDelaysMs: number[];
+    /** fetchInstances lists `disconnectionReasonCode`/`disconnectionAt`/`disconnectionObject` (every 2.x since Aug 2024). Default true. */
+    listsDisconnections: boolean;
   };
   /**
    * Platform side of groups: people join (through the link) or leave; numbers as digits, LIDs as
@@ -226,6 +243,10 @@ export interface FakeEvolution {
    * `logout.instance` first (whatsapp.baileys.service.ts connectionUpdate, tag 2.3.7 ~428–463).
    */
   setState(name: string, state: FakeInstance["state"], statusReason?: number): Promise<void>;
+  /** The instance's webhooks are lost from now on (our side never gets them) until `releaseWebhooks`. */
+  holdWebhooks(name: string): void;
+  /** The held webhooks arrive late, in order (an outage that ended); resolves when they were posted. */
+  releaseWebhooks(name: string): Promise<void>;
   /** The gateway loses the instance (deleted by hand, DEL_INSTANCE, a wiped database): every call on it is 404. */
   loseInstance(name: string): void;
   receipt(messageId: string, status: "SERVER_ACK" | "DELIVERY_ACK" | "READ" | "PLAYED"): Promise<void>;
@@ -329,7 +350,17 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
   const sendRequests: FakeEvolution["sendRequests"] = [];
   const createRequests: FakeEvolution["createRequests"] = [];
   const webhookDeliveries: FakeEvolution["webhookDeliveries"] = [];
-  const counters: FakeEvolution["counters"] = { fetchAllGroups: 0, groupJobsRunning: 0, sends: 0, findMessages: 0, connects: 0, logouts: 0, creates: 0 };
+  const counters: FakeEvolution["counters"] = {
+    fetchAllGroups: 0,
+    groupJobsRunning: 0,
+    sends: 0,
+    findMessages: 0,
+    connects: 0,
+    logouts: 0,
+    creates: 0,
+    fetchInstances: 0,
+    connectionStates: 0,
+  };
   const knobs: FakeEvolution["knobs"] = {
     latencyMs: 0,
     groupsLatencyMs: 0,
@@ -352,6 +383,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     connectDelayMs: friendly ? 0 : 2000,
     pairingCodeDelayMs: friendly ? 0 : 2500,
     webhookRetryDelaysMs: [5, 10, 20, 40, 80, 160, 300, 300, 300].map((s) => s * 1000),
+    listsDisconnections: true,
   };
   /** Pairing codes WhatsApp has yet to give (cleared on close). */
   const pendingCodes = new Set<NodeJS.Timeout>();
@@ -424,6 +456,8 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     ];
   };
 
+  /** Webhooks our side does not get for now, per instance (`holdWebhooks`). */
+  const heldWebhooks = new Map<string, { event: string; data: unknown }[]>();
   /** Webhooks waiting for their next attempt (Evolution retries in the background). */
   const retrying = new Set<Promise<void>>();
   const retryTimers = new Set<ReturnType<typeof setTimeout>>();
@@ -433,6 +467,8 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
   /** One event, one POST; what our side did not take is sent again, the same body (same `date_time`), in the background. */
   async function postWebhook(inst: FakeInstance, event: string, data: unknown) {
     if (!inst.webhook?.url || inst.webhook.enabled === false) return;
+    const held = heldWebhooks.get(inst.name);
+    if (held) return void held.push({ event, data });
     const eventConst = event.toUpperCase().replace(/[.-]/g, "_");
     if (inst.webhook.events?.length && !inst.webhook.events.includes(eventConst)) return;
     const hook = inst.webhook;
@@ -492,6 +528,10 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       inst.pairedOnce = true;
     }
     const reason = statusReason ?? (state === "open" ? 200 : 401);
+    // A close it does not reconnect: its database row keeps the code before any webhook goes out (`svc` ~441–449, 2.3.7).
+    if (state === "close" && [401, 402, 403, 406].includes(reason)) {
+      inst.disconnection = { code: reason, at: new Date().toISOString(), object: JSON.stringify({ error: { output: { statusCode: reason } } }) };
+    }
     if (state === "close" && statusReason !== undefined && [401, 402, 403, 406].includes(statusReason)) await postWebhook(inst, "logout.instance", null);
     await postWebhook(inst, "connection.update", {
       instance: name,
@@ -656,8 +696,11 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     if (knobs.latencyMs) await new Promise((r) => setTimeout(r, knobs.latencyMs));
 
     if (key === "GET instance/fetchInstances") {
+      counters.fetchInstances++;
       const only = url.searchParams.get("instanceName");
       if (only && !instances.has(only)) return send(404, errorBody(404, "Not Found", [`Instance "${only}" not found`]));
+      // The gateway's database rows (monitor.service.ts instanceInfo ~86–130): the stored connectionStatus, which
+      // is never `refused` (the QR limit ends in a logout, stored as close), and the latest unreconnected close.
       return send(
         200,
         [...instances.values()]
@@ -665,11 +708,22 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
           .map((i) => ({
             id: randomUUID(),
             name: i.name,
-            connectionStatus: i.state,
-            token: i.hash,
+            connectionStatus: i.state === "refused" ? "close" : i.state,
             ownerJid: i.pairedOnce ? jidOf(i.owner) : null,
-            number: null,
+            profileName: i.pairedOnce ? "Loja" : null,
+            profilePicUrl: null,
             integration: "WHATSAPP-BAILEYS",
+            number: null,
+            businessId: null,
+            token: i.hash,
+            clientName: "evolution_exchange",
+            ...(knobs.listsDisconnections
+              ? {
+                  disconnectionReasonCode: i.disconnection?.code ?? null,
+                  disconnectionObject: i.disconnection?.object ?? null,
+                  disconnectionAt: i.disconnection?.at ?? null,
+                }
+              : {}),
             Setting: { groupsIgnore: false },
           })),
       );
@@ -719,6 +773,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
 
     switch (key) {
       case "GET instance/connectionState":
+        counters.connectionStates++;
         return send(200, { instance: { instanceName: name, state: inst.state } });
       case "GET instance/connect": {
         counters.connects++;
@@ -1110,6 +1165,15 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     },
     pair: (name) => setState(name, "open"),
     setState,
+    holdWebhooks(name: string) {
+      if (!heldWebhooks.has(name)) heldWebhooks.set(name, []);
+    },
+    async releaseWebhooks(name: string) {
+      const held = heldWebhooks.get(name) ?? [];
+      heldWebhooks.delete(name);
+      const inst = instances.get(name);
+      if (inst) for (const { event, data } of held) await postWebhook(inst, event, data);
+    },
     loseInstance: (name) => void instances.delete(name),
     get droppedPollVotes() {
       return droppedVotes;

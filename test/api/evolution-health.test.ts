@@ -1,4 +1,8 @@
+import { asc, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { outboxEvents } from "../../db/schema";
+import type { EvolutionProvider } from "../../server/messaging/evolution";
+import type { Services } from "../../server/services";
 import type { FakeEvolution } from "../fake-evolution";
 import { newTenant, until, type Api } from "../helpers";
 import type { TestServer } from "../http-server";
@@ -9,15 +13,31 @@ import { startEvolutionService } from "../evolution-service";
 let fake: FakeEvolution;
 let server: TestServer;
 let api: Api;
+let services: Services;
 
 beforeAll(async () => {
-  ({ fake, server } = await startEvolutionService());
+  ({ fake, server, services } = await startEvolutionService());
   api = await newTenant(server.url, { channelLimit: 50 });
 });
 afterAll(async () => {
   await server.close();
   await fake.close();
 });
+
+/** The channel's `channel_status` webhook events so far: status and health state, oldest first. */
+async function statusEvents(channelId: string) {
+  const rows = await services.db
+    .select({ payload: outboxEvents.payload })
+    .from(outboxEvents)
+    .where(sql`${outboxEvents.type} = 'channel_status' and ${outboxEvents.payload} -> 'data' ->> 'id_channel' = ${channelId}`)
+    .orderBy(asc(outboxEvents.id));
+  return rows.map((r) => {
+    const data = (r.payload as { data: { status: string; health: { state: string } } }).data;
+    return `${data.status}/${data.health.state}`;
+  });
+}
+
+const poll = () => (services.provider as EvolutionProvider).pollStates();
 
 const info = async (id: string) => (await api("GET", `/api/external/info-channel/${id}`)).json;
 
@@ -62,5 +82,60 @@ describe("number health on Evolution API", () => {
     await fake.setState(json.id_channel, "close", 401);
     await fake.setState(json.id_channel, "connecting");
     expect(await info(json.id_channel)).toMatchObject({ status: "connecting", phone: null, health: { state: "ok" } });
+  });
+});
+
+// docs/evolution.md#missed-webhooks-the-state-poll: a close the gateway did not reconnect, whose webhooks were lost,
+// is found by the next state poll (fetchInstances keeps its disconnectionReasonCode), applied as the webhook would be.
+describe("the state poll on Evolution API", () => {
+  it.each([
+    [403, "banned", "statusReason 403 (forbidden)"],
+    [401, "logged_out", "statusReason 401 (loggedOut)"],
+  ])(
+    "a %i whose webhooks were lost: one poll makes the channel offline, %s with the reason, one channel_status; the late webhooks change nothing",
+    async (code, state, reason) => {
+      const id = await connectedChannel();
+      const before = await statusEvents(id);
+      fake.holdWebhooks(id);
+      await fake.setState(id, "close", code);
+      expect(await info(id)).toMatchObject({ status: "connected", health: { state: "ok" } });
+
+      await poll();
+      expect(await info(id)).toMatchObject({ status: "disconnected", health: { state, reason } });
+      expect(await statusEvents(id)).toEqual([...before, `disconnected/${state}`]);
+
+      // logout.instance and connection.update {close, statusReason} arrive after all, then the next poll: nothing more.
+      await fake.releaseWebhooks(id);
+      await poll();
+      expect(await info(id)).toMatchObject({ status: "disconnected", health: { state, reason } });
+      expect(await statusEvents(id)).toEqual([...before, `disconnected/${state}`]);
+    },
+  );
+
+  it("the webhook first, then the poll: one channel_status", async () => {
+    const id = await connectedChannel();
+    const before = await statusEvents(id);
+    await fake.setState(id, "close", 403);
+    await until(
+      () => info(id),
+      (i) => i.health.state === "banned",
+    );
+    await poll();
+    await poll();
+    expect(await statusEvents(id)).toEqual([...before, "disconnected/banned"]);
+  });
+
+  it("connected healthy numbers stay untouched, and a pass is one gateway request, not one per channel", async () => {
+    const ids = [await connectedChannel(), await connectedChannel(), await connectedChannel()];
+    const events = await Promise.all(ids.map(statusEvents));
+    const lists = fake.counters.fetchInstances;
+    const states = fake.counters.connectionStates;
+    expect(await poll()).toBeGreaterThanOrEqual(ids.length);
+    expect(fake.counters.fetchInstances - lists).toBe(1);
+    expect(fake.counters.connectionStates - states).toBe(0);
+    for (const [i, id] of ids.entries()) {
+      expect(await info(id)).toMatchObject({ status: "connected", health: { state: "ok" } });
+      expect(await statusEvents(id)).toEqual(events[i]);
+    }
   });
 });

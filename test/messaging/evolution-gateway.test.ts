@@ -171,14 +171,18 @@ describe("groups", () => {
 });
 
 describe("instances and pairing", () => {
-  it("a lost instance (404) is created again with the same name and a webhook; the paired channel becomes disconnected", async () => {
+  it.each([
+    ["a state read", (id: string) => h.provider.getStatus(id)],
+    // The poll's list lacks it, so it is asked alone (docs/evolution.md#missed-webhooks-the-state-poll).
+    ["the state poll, on a connected channel", async (id: string) => (await h.provider.pollStates()) && h.provider.getStatus(id)],
+  ])("a lost instance (404) met by %s is created again with the same name and a webhook; the paired channel becomes disconnected", async (_, meet) => {
     const id = await channel();
     const seen: string[] = [];
     const off = h.provider.subscribe((e) => void (e.type === "channel_status" && e.channelId === id && seen.push(e.status)));
     try {
       h.fake.loseInstance(id);
       const creates = h.fake.counters.creates;
-      expect(await h.provider.getStatus(id)).toBe("disconnected");
+      expect(await meet(id)).toBe("disconnected");
       expect(h.fake.counters.creates).toBe(creates + 1);
       const inst = h.fake.instances.get(id)!;
       expect(inst.webhook?.url).toBe(`${h.webhookBaseUrl}/api/evolution/webhook/${id}`);
@@ -230,6 +234,29 @@ describe("instances and pairing", () => {
       expect(seen).toEqual(["connected"]);
     } finally {
       off();
+    }
+  });
+});
+
+describe("the state poll reads fetchInstances (docs/evolution.md#missed-webhooks-the-state-poll)", () => {
+  it("a gateway whose list has no disconnectionReasonCode: each channel not connected is asked its connectionState, as before", async () => {
+    const connected = await channel();
+    const missed = await channel(h.provider, false);
+    h.fake.instances.get(missed)!.state = "open"; // paired, but the webhook never came
+    h.fake.knobs.listsDisconnections = false;
+    const seen: string[] = [];
+    const off = h.provider.subscribe((e) => void (e.type === "channel_status" && seen.push(`${e.channelId}/${e.status}`)));
+    try {
+      const states = h.fake.counters.connectionStates;
+      const polled = await h.provider.pollStates();
+      const notOpen = (await (await getDb()).select().from(evolutionInstances)).filter((r) => r.state !== "open" || r.channelId === missed).length;
+      expect(h.fake.counters.connectionStates - states).toBe(polled);
+      expect(polled).toBe(notOpen);
+      expect(seen).toContain(`${missed}/connected`);
+      expect(seen.filter((s) => s.startsWith(connected))).toEqual([]);
+    } finally {
+      off();
+      h.fake.knobs.listsDisconnections = true;
     }
   });
 });

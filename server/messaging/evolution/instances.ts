@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { eq, ne, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { tsParam } from "../../../db/errors";
 import { evolutionInstances } from "../../../db/schema";
 import { type ChannelStatus, type NumberLossReason, ProviderUnavailableError } from "../provider";
@@ -51,11 +51,24 @@ export function lossReason(statusReason: unknown): { reason: NumberLossReason; d
   return undefined;
 }
 
+/** One instance as `GET /instance/fetchInstances` lists it (the gateway's database row; the fields the poll reads). */
+interface ListedInstance {
+  name: string;
+  /** `open`, `connecting` or `close` (the database column, not the in-memory state `connectionState` answers). */
+  connectionStatus: string;
+  ownerJid?: string | null;
+  /** Baileys' code of the latest close Evolution did not reconnect, and when; kept after a later pairing. */
+  disconnectionReasonCode: number | null;
+  disconnectionAt?: string | null;
+}
+
 /** One Evolution instance per channel: provisioning, its connection state, the channel's status and number. */
 export class Instances {
   /** Each connected channel's own number, once read (dropped when the channel's state changes). */
   readonly ownNumbers = new Map<string, string>();
   private recreations = new Map<string, Promise<void>>();
+  /** The latest close with a reason the state poll applied, per channel (`code@disconnectionAt`): applied once. */
+  private polledCloses = new Map<string, string>();
 
   constructor(private readonly ctx: EvolutionContext) {}
 
@@ -249,20 +262,96 @@ export class Instances {
   }
 
   /**
-   * The missed-webhook safety net (every minute, see docs/evolution.md): asks the gateway for the state
-   * of every channel that is not connected, so a lost `connection.update` is recovered and a lost
-   * instance is created again. Returns how many channels were checked.
+   * The missed-webhook safety net (every minute, see docs/evolution.md#missed-webhooks-the-state-poll): one
+   * `GET /instance/fetchInstances` lists every instance as the gateway's database holds it. Each of our channels
+   * takes its listed state through `applyState`, the webhook's path: a `close` with a reason code (a ban or a logout
+   * whose webhooks were lost) changes the channel and the number's health as `connection.update` would have, even
+   * for a channel we think connected. An instance the list lacks is asked alone (a lost one answers 404 and is
+   * created again). A gateway whose list has no `disconnectionReasonCode` is asked channel by channel, as before,
+   * for the channels not connected. Returns how many channels were checked.
    */
   async pollStates(): Promise<number> {
-    const rows = await this.ctx.db.select({ channelId: evolutionInstances.channelId }).from(evolutionInstances).where(ne(evolutionInstances.state, "open"));
-    for (const { channelId } of rows) {
+    const rows = await this.ctx.db
+      .select({ channelId: evolutionInstances.channelId, instanceName: evolutionInstances.instanceName, state: evolutionInstances.state })
+      .from(evolutionInstances);
+    if (rows.length === 0) return 0;
+    let listed: Map<string, ListedInstance> | undefined;
+    try {
+      listed = await this.listInstances();
+    } catch (err) {
+      // The gateway is down (or a 2.4 not activated): nothing to learn this pass.
+      if (err instanceof ProviderUnavailableError) return 0;
+      throw err;
+    }
+    let checked = 0;
+    for (const row of rows) {
+      const gateway = listed?.get(row.instanceName);
+      if (!listed && row.state === "open") continue;
+      checked++;
       try {
-        await this.getStatus(channelId);
+        if (gateway) await this.applyListed(row.channelId, gateway);
+        else await this.getStatus(row.channelId);
       } catch (err) {
         if (!(err instanceof ProviderUnavailableError)) throw err;
       }
     }
-    return rows.length;
+    return checked;
+  }
+
+  /**
+   * Every instance the gateway holds, by name: its database rows (prisma `Instance`, docs/evolution.md#missed-webhooks-the-state-poll).
+   * Undefined when the answer is not such a list (a gateway without `disconnectionReasonCode`): the poll then asks
+   * each channel's `connectionState`.
+   */
+  private async listInstances(instanceName?: string): Promise<Map<string, ListedInstance> | undefined> {
+    let res: unknown;
+    try {
+      res = await this.fetchInstances(instanceName);
+    } catch (err) {
+      if (err instanceof EvolutionHttpError) return undefined;
+      unavailable(err, "Evolution API cannot list its instances");
+    }
+    if (!Array.isArray(res)) return undefined;
+    const listed = new Map<string, ListedInstance>();
+    for (const i of res as Partial<ListedInstance>[]) {
+      if (typeof i?.name !== "string" || typeof i.connectionStatus !== "string" || !("disconnectionReasonCode" in i)) return undefined;
+      listed.set(i.name, i as ListedInstance);
+    }
+    return listed;
+  }
+
+  /** `GET /instance/fetchInstances`: every instance's database row, or `instanceName`'s alone (404 when the gateway lost it). */
+  private fetchInstances(instanceName?: string) {
+    return this.ctx.client.request<unknown>("GET", "/instance/fetchInstances", { ...(instanceName ? { query: { instanceName } } : {}), retry: true });
+  }
+
+  /**
+   * `logout.instance`: Evolution posts it only for a close it does not reconnect, after its database took that close's
+   * reason code (`svc` ~441–459, 2.3.7). The code is read there now, so the status and the number's health change in one
+   * `channel_status`; the `connection.update` that follows with the same reason then changes nothing. Unreadable: the
+   * close alone, its reason comes with that `connection.update` (or the state poll).
+   */
+  async loggedOut(channelId: string, at: Date) {
+    const row = await this.row(channelId);
+    const listed = (await this.listInstances(row.instanceName).catch(() => undefined))?.get(row.instanceName);
+    const loss = listed?.connectionStatus === "close" ? lossReason(listed.disconnectionReasonCode) : undefined;
+    await this.applyState(channelId, "close", at, { loss });
+  }
+
+  /**
+   * An instance's listed state, applied as its webhook would be. The gateway keeps the reason of the latest close
+   * that it did not reconnect (401/402/403/406) until another such close, across later pairings: it counts only
+   * while the instance is `close`, and the poll applies each close (code and time) once.
+   */
+  private async applyListed(channelId: string, gateway: ListedInstance) {
+    const state = gateway.connectionStatus;
+    const loss = state === "close" ? lossReason(gateway.disconnectionReasonCode) : undefined;
+    const closeSeen = loss ? `${gateway.disconnectionReasonCode}@${gateway.disconnectionAt ?? ""}` : undefined;
+    const news = closeSeen !== this.polledCloses.get(channelId);
+    const ownNumber = state === "open" ? jidNumber(gateway.ownerJid ?? undefined) : null;
+    await this.applyState(channelId, state, new Date(), { loss: news ? loss : undefined, ownNumber });
+    if (closeSeen) this.polledCloses.set(channelId, closeSeen);
+    else this.polledCloses.delete(channelId);
   }
 
   async disconnectChannel(channelId: string) {
@@ -298,10 +387,7 @@ export class Instances {
     const row = await this.row(channelId).catch(() => undefined);
     if (!row?.pairedOnce) return null;
     try {
-      const res = await this.ctx.client.request<{ name?: string; ownerJid?: string | null }[]>("GET", "/instance/fetchInstances", {
-        query: { instanceName: row.instanceName },
-        retry: true,
-      });
+      const res = (await this.fetchInstances(row.instanceName)) as { name?: string; ownerJid?: string | null }[];
       const mine = (Array.isArray(res) ? res : []).find((i) => i?.name === row.instanceName) ?? (Array.isArray(res) ? res[0] : undefined);
       const digits = jidNumber(mine?.ownerJid ?? undefined);
       if (digits && row.state === "open") this.ownNumbers.set(channelId, digits);

@@ -197,7 +197,9 @@ export class WebhookIntake {
       await this.instances.applyState(channelId, data.state, at, { loss: lossReason(data.statusReason), ownNumber: wuid });
     } else if (event === "qrcode.updated" && data && !Array.isArray(data)) {
       await this.instances.savePairing(channelId, (data.qrcode ?? data) as { base64?: string; pairingCode?: string });
-    } else if (event === "logout.instance" || event === "remove.instance") {
+    } else if (event === "logout.instance") {
+      await this.instances.loggedOut(channelId, at);
+    } else if (event === "remove.instance") {
       await this.instances.applyState(channelId, "close", at);
     } else if (event === "messages.update" && data) {
       await this.receipts(channelId, Array.isArray(data) ? data : [data], at);
