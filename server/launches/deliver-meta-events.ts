@@ -1,9 +1,10 @@
-import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { launches, metaEvents } from "../../db/schema";
 import { decryptSecret } from "../crypto/secret-box";
 import { env } from "../env";
 import { mapLimit } from "../map-limit";
+import { claimRows, leaseFree, type RowLease } from "../row-lease";
 import { nextRetryDelay } from "../webhooks/deliver-webhooks";
 import { parseRetryAfter } from "../webhooks/send-webhook";
 import type { MetaServerEvent } from "./meta-event";
@@ -20,8 +21,6 @@ import type { MetaServerEvent } from "./meta-event";
 export const metaEventsPerRequest = 1000;
 /** Meta refuses a whole request holding an event_time more than 7 days old: such an event fails here, unsent. */
 export const metaEventMaxAgeMs = 7 * 86_400_000;
-/** A claimed event is held this long (a request is bounded by the webhooks' time-out). */
-const leaseMs = 5 * 60_000;
 /** Requests in flight at once in one pass. */
 const concurrency = 4;
 
@@ -76,28 +75,27 @@ export const postMetaEvents: MetaSend = async (pixelId, body) => {
 
 type Claimed = { id: number; launchId: string; payload: MetaServerEvent; attempts: number; createdAt: Date };
 
-/** Claims up to `limit` due events nobody holds (oldest first), for `leaseMs`. */
-async function claimDue(db: Db, now: Date, limit: number): Promise<Claimed[]> {
-  return db.transaction(async (tx) => {
-    const rows = await tx
-      .select({ id: metaEvents.id, launchId: metaEvents.launchId, payload: metaEvents.payload, attempts: metaEvents.attempts, createdAt: metaEvents.createdAt })
-      .from(metaEvents)
-      .where(and(eq(metaEvents.state, "pending"), lte(metaEvents.nextAttemptAt, now), or(isNull(metaEvents.leaseUntil), lt(metaEvents.leaseUntil, now))))
-      .orderBy(asc(metaEvents.id))
-      .limit(limit)
-      .for("update", { skipLocked: true });
-    if (rows.length === 0) return [];
-    await tx
-      .update(metaEvents)
-      .set({ leaseUntil: new Date(now.getTime() + leaseMs) })
-      .where(
-        inArray(
-          metaEvents.id,
-          rows.map((r) => r.id),
-        ),
-      );
-    return rows as Claimed[];
-  });
+/** Claims up to `limit` due events nobody holds (oldest first), under a renewed lease (server/row-lease.ts). */
+function claimDue(db: Db, now: Date, limit: number): Promise<RowLease<Claimed>> {
+  return claimRows(
+    db,
+    metaEvents,
+    now,
+    async (tx) =>
+      (await tx
+        .select({
+          id: metaEvents.id,
+          launchId: metaEvents.launchId,
+          payload: metaEvents.payload,
+          attempts: metaEvents.attempts,
+          createdAt: metaEvents.createdAt,
+        })
+        .from(metaEvents)
+        .where(and(eq(metaEvents.state, "pending"), lte(metaEvents.nextAttemptAt, now), leaseFree(metaEvents, now)))
+        .orderBy(asc(metaEvents.id))
+        .limit(limit)
+        .for("update", { skipLocked: true })) as Claimed[],
+  );
 }
 
 interface Outcome {
@@ -159,69 +157,75 @@ export async function deliverMetaEvents(db: Db, now = new Date(), opts: { send?:
   const pass: MetaPass = { sent: 0, failed: 0, retrying: 0, canceled: 0, requests: 0 };
   const send = opts.send ?? postMetaEvents;
   for (let claim = 0; claim < (opts.maxClaims ?? 10); claim++) {
-    const rows = await claimDue(db, now, opts.claimSize ?? metaEventsPerRequest * 2);
+    const lease = await claimDue(db, now, opts.claimSize ?? metaEventsPerRequest * 2);
+    const rows = lease.rows;
     if (rows.length === 0) break;
-    const configs = await db
-      .select({ id: launches.id, pixelId: launches.metaPixelId, token: launches.metaAccessToken, testCode: launches.metaTestEventCode })
-      .from(launches)
-      .where(inArray(launches.id, [...new Set(rows.map((r) => r.launchId))]));
-    const requests = new Map<string, { pixelId: string; token: string; testCode: string | null; rows: Claimed[] }>();
-    const canceled: number[] = [];
-    const tooOld: number[] = [];
-    for (const r of rows) {
-      const c = configs.find((l) => l.id === r.launchId);
-      if (!c?.pixelId || !c.token) canceled.push(r.id);
-      else if (now.getTime() - r.createdAt.getTime() > metaEventMaxAgeMs) tooOld.push(r.id);
-      else {
-        const key = `${c.pixelId}\n${c.token}\n${c.testCode ?? ""}`;
-        const group = requests.get(key) ?? { pixelId: c.pixelId, token: c.token, testCode: c.testCode, rows: [] };
-        group.rows.push(r);
-        requests.set(key, group);
-      }
-    }
-    if (canceled.length) {
-      await record(db, canceled, { state: "canceled", attempted: false, status: null, error: "the launch's tracking.meta was removed", retryAt: null }, now);
-      pass.canceled += canceled.length;
-    }
-    if (tooOld.length) {
-      const error = "older than 7 days: Meta refuses such events";
-      await record(db, tooOld, { state: "failed", attempted: false, status: null, error, retryAt: null }, now);
-      pass.failed += tooOld.length;
-    }
-    const chunks = [...requests.values()].flatMap((g) => {
-      const out: (typeof g)[] = [];
-      for (let i = 0; i < g.rows.length; i += metaEventsPerRequest) out.push({ ...g, rows: g.rows.slice(i, i + metaEventsPerRequest) });
-      return out;
-    });
-    await mapLimit(chunks, concurrency, async (chunk) => {
-      let token: string;
-      try {
-        token = decryptSecret(chunk.token);
-      } catch (err) {
-        const error = `the access token cannot be read: ${(err as Error).message}`;
-        await record(db, ids(chunk.rows), { state: "failed", attempted: false, status: null, error, retryAt: null }, now);
-        pass.failed += chunk.rows.length;
-        return;
-      }
-      const body = JSON.stringify({
-        data: chunk.rows.map((r) => r.payload),
-        ...(chunk.testCode ? { test_event_code: chunk.testCode } : {}),
-        access_token: token,
-      });
-      const result = await send(chunk.pixelId, body);
-      pass.requests++;
-      // Events of one request share their attempts unless an earlier request split them: the most decides.
-      const attempts = Math.max(...chunk.rows.map((r) => r.attempts)) + 1;
-      const outcome = outcomeOf(result, attempts, now);
-      await record(db, ids(chunk.rows), outcome, now);
-      const n = chunk.rows.length;
-      if (outcome.state === "sent") pass.sent += n;
-      else if (outcome.state === "failed") pass.failed += n;
-      else pass.retrying += n;
-    });
+    await lease.hold(() => sendClaimed(db, rows, now, send, pass));
     if (rows.length < (opts.claimSize ?? metaEventsPerRequest * 2)) break;
   }
   return pass;
+}
+
+/** One claim's events: grouped by pixel, canceled or failed unsent where they cannot go, the rest posted. */
+async function sendClaimed(db: Db, rows: Claimed[], now: Date, send: MetaSend, pass: MetaPass) {
+  const configs = await db
+    .select({ id: launches.id, pixelId: launches.metaPixelId, token: launches.metaAccessToken, testCode: launches.metaTestEventCode })
+    .from(launches)
+    .where(inArray(launches.id, [...new Set(rows.map((r) => r.launchId))]));
+  const requests = new Map<string, { pixelId: string; token: string; testCode: string | null; rows: Claimed[] }>();
+  const canceled: number[] = [];
+  const tooOld: number[] = [];
+  for (const r of rows) {
+    const c = configs.find((l) => l.id === r.launchId);
+    if (!c?.pixelId || !c.token) canceled.push(r.id);
+    else if (now.getTime() - r.createdAt.getTime() > metaEventMaxAgeMs) tooOld.push(r.id);
+    else {
+      const key = `${c.pixelId}\n${c.token}\n${c.testCode ?? ""}`;
+      const group = requests.get(key) ?? { pixelId: c.pixelId, token: c.token, testCode: c.testCode, rows: [] };
+      group.rows.push(r);
+      requests.set(key, group);
+    }
+  }
+  if (canceled.length) {
+    await record(db, canceled, { state: "canceled", attempted: false, status: null, error: "the launch's tracking.meta was removed", retryAt: null }, now);
+    pass.canceled += canceled.length;
+  }
+  if (tooOld.length) {
+    const error = "older than 7 days: Meta refuses such events";
+    await record(db, tooOld, { state: "failed", attempted: false, status: null, error, retryAt: null }, now);
+    pass.failed += tooOld.length;
+  }
+  const chunks = [...requests.values()].flatMap((g) => {
+    const out: (typeof g)[] = [];
+    for (let i = 0; i < g.rows.length; i += metaEventsPerRequest) out.push({ ...g, rows: g.rows.slice(i, i + metaEventsPerRequest) });
+    return out;
+  });
+  await mapLimit(chunks, concurrency, async (chunk) => {
+    let token: string;
+    try {
+      token = decryptSecret(chunk.token);
+    } catch (err) {
+      const error = `the access token cannot be read: ${(err as Error).message}`;
+      await record(db, ids(chunk.rows), { state: "failed", attempted: false, status: null, error, retryAt: null }, now);
+      pass.failed += chunk.rows.length;
+      return;
+    }
+    const body = JSON.stringify({
+      data: chunk.rows.map((r) => r.payload),
+      ...(chunk.testCode ? { test_event_code: chunk.testCode } : {}),
+      access_token: token,
+    });
+    const result = await send(chunk.pixelId, body);
+    pass.requests++;
+    // Events of one request share their attempts unless an earlier request split them: the most decides.
+    const attempts = Math.max(...chunk.rows.map((r) => r.attempts)) + 1;
+    const outcome = outcomeOf(result, attempts, now);
+    await record(db, ids(chunk.rows), outcome, now);
+    const n = chunk.rows.length;
+    if (outcome.state === "sent") pass.sent += n;
+    else if (outcome.state === "failed") pass.failed += n;
+    else pass.retrying += n;
+  });
 }
 
 const ids = (rows: Claimed[]) => rows.map((r) => r.id);

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNull, lt, lte, min, ne, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, lt, lte, min, ne, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { asyncCommit, tsParam } from "../../db/errors";
 import { webhookAttempts, webhookConfigs, webhookDeliveries } from "../../db/schema";
@@ -10,6 +10,7 @@ import { sendWebhook, type SendOptions, type SendResult } from "./send-webhook";
 import { appDestinations, appOfTarget, disableAppUrl } from "./partner-webhooks";
 import { configuredUrl, disableUrl, signingSecrets } from "./webhook-config";
 import { mapLimit } from "../map-limit";
+import { claimRows, leaseFree, type RowLease } from "../row-lease";
 
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
@@ -25,9 +26,6 @@ export interface AttemptOutcome {
   /** When a pending delivery should be looked at again. */
   retryAt: Date | null;
 }
-
-/** A claimed delivery is held this long; an attempt is bounded by the 10 s time-out, a chain releases as it goes. */
-const LEASE_MS = 5 * 60_000;
 
 /** The body as sent: the event envelope with its keys in the documented order. */
 export function webhookBody(payload: unknown): string {
@@ -164,11 +162,7 @@ export async function attemptDelivery(db: Db, d: DeliveryRow, dest: Destination,
 
 /** Pending, due by `dueBy`, and held by no worker at `now`. */
 const dueAndFree = (dueBy: Date, now: Date) =>
-  and(
-    eq(webhookDeliveries.state, "pending"),
-    lte(webhookDeliveries.nextAttemptAt, dueBy),
-    or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
-  );
+  and(eq(webhookDeliveries.state, "pending"), lte(webhookDeliveries.nextAttemptAt, dueBy), leaseFree(webhookDeliveries, now));
 
 /** An earlier pending delivery of the same campaign/channel that is waiting (retry not due, or held by a worker). */
 const blockedByEarlier = (now: Date) => sql`exists (
@@ -182,27 +176,16 @@ export type Audience = "own" | "apps";
 const ofAudience = (audience: Audience) => (audience === "own" ? eq(webhookDeliveries.target, "tenant") : ne(webhookDeliveries.target, "tenant"));
 
 /** Claims a tenant's due deliveries of one audience (oldest event first), skipping any that would overtake a waiting earlier one. */
-export async function claimDueDeliveries(db: Db, tenantId: string, audience: Audience, now: Date, limit = 200): Promise<DeliveryRow[]> {
-  return db.transaction(async (tx) => {
-    const rows = await tx
+async function claimDueDeliveries(db: Db, tenantId: string, audience: Audience, now: Date, limit = 200): Promise<RowLease<DeliveryRow>> {
+  return claimRows(db, webhookDeliveries, now, (tx) =>
+    tx
       .select()
       .from(webhookDeliveries)
       .where(and(eq(webhookDeliveries.tenantId, tenantId), ofAudience(audience), dueAndFree(now, now), sql`not ${blockedByEarlier(now)}`))
       .orderBy(asc(webhookDeliveries.eventId))
       .limit(limit)
-      .for("update", { skipLocked: true });
-    if (rows.length === 0) return [];
-    await tx
-      .update(webhookDeliveries)
-      .set({ leaseUntil: new Date(now.getTime() + LEASE_MS) })
-      .where(
-        inArray(
-          webhookDeliveries.id,
-          rows.map((r) => r.id),
-        ),
-      );
-    return rows;
-  });
+      .for("update", { skipLocked: true }),
+  );
 }
 
 /**
@@ -215,33 +198,39 @@ export async function deliverDueForTenant(db: Db, tenantId: string, audience: Au
   let attempted = 0;
   // A turn: at most maxBatches claims, then the worker is handed back (WebhookRunner gives it to the next tenant).
   for (let batch = 0; batch < (opts.maxBatches ?? Infinity); batch++) {
-    const claimed = await claimDueDeliveries(db, tenantId, audience, new Date());
-    if (claimed.length === 0) return attempted;
-    const destination = await destinationsOf(db, tenantId, claimed, new Date());
-    const chains = new Map<string, DeliveryRow[]>();
-    for (const d of claimed) chains.set(`${d.target}|${d.orderingKey}`, [...(chains.get(`${d.target}|${d.orderingKey}`) ?? []), d]);
-    const records: AttemptRecord[] = [];
-    const released: number[] = [];
-    const gone = new Set<string>();
-    await mapLimit([...chains.values()], opts.concurrency ?? env.webhooks.tenantConcurrency, async (chain) => {
-      for (let i = 0; i < chain.length; i++) {
-        // A 410 earlier in this batch disabled that URL: the rest of the batch does not call it again.
-        const key = urlKey(chain[i]);
-        const record = await sendAttempt(chain[i], gone.has(key) ? noDestination : destination(chain[i]), opts);
-        if (record.result?.status === 410) gone.add(key);
-        records.push(record);
-        if (record.outcome.state === "pending") {
-          // The chain waits for this one: the rest go back unattempted.
-          released.push(...chain.slice(i + 1).map((d) => d.id));
-          return;
-        }
-      }
-    });
-    await recordAttempts(db, records);
-    if (released.length) await db.update(webhookDeliveries).set({ leaseUntil: null }).where(inArray(webhookDeliveries.id, released));
-    attempted += records.length;
+    const lease = await claimDueDeliveries(db, tenantId, audience, new Date());
+    if (lease.rows.length === 0) return attempted;
+    // The lease is renewed while the chains run: a process that dies mid-batch frees its claim within rowLeaseMs.
+    attempted += await lease.hold(() => deliverClaimed(db, tenantId, lease.rows, opts));
   }
   return attempted;
+}
+
+/** One claimed batch: events of one chain in order, stopping at its first failure; chains in parallel. */
+async function deliverClaimed(db: Db, tenantId: string, claimed: DeliveryRow[], opts: DeliverOptions): Promise<number> {
+  const destination = await destinationsOf(db, tenantId, claimed, new Date());
+  const chains = new Map<string, DeliveryRow[]>();
+  for (const d of claimed) chains.set(`${d.target}|${d.orderingKey}`, [...(chains.get(`${d.target}|${d.orderingKey}`) ?? []), d]);
+  const records: AttemptRecord[] = [];
+  const released: number[] = [];
+  const gone = new Set<string>();
+  await mapLimit([...chains.values()], opts.concurrency ?? env.webhooks.tenantConcurrency, async (chain) => {
+    for (let i = 0; i < chain.length; i++) {
+      // A 410 earlier in this batch disabled that URL: the rest of the batch does not call it again.
+      const key = urlKey(chain[i]);
+      const record = await sendAttempt(chain[i], gone.has(key) ? noDestination : destination(chain[i]), opts);
+      if (record.result?.status === 410) gone.add(key);
+      records.push(record);
+      if (record.outcome.state === "pending") {
+        // The chain waits for this one: the rest go back unattempted.
+        released.push(...chain.slice(i + 1).map((d) => d.id));
+        return;
+      }
+    }
+  });
+  await recordAttempts(db, records);
+  if (released.length) await db.update(webhookDeliveries).set({ leaseUntil: null }).where(inArray(webhookDeliveries.id, released));
+  return records.length;
 }
 
 /**
@@ -250,36 +239,34 @@ export async function deliverDueForTenant(db: Db, tenantId: string, audience: Au
  */
 export async function deliverOne(db: Db, deliveryId: number, opts: DeliverOptions = {}): Promise<AttemptOutcome> {
   const now = new Date();
-  const claim = await db.transaction(async (tx) => {
+  const notNow: { done?: DeliveryRow["state"]; wait?: Date } = {};
+  const lease = await claimRows(db, webhookDeliveries, now, async (tx) => {
     const [d] = await tx.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).for("update", { skipLocked: true });
-    type Claim = { done?: DeliveryRow["state"]; wait?: Date; row?: DeliveryRow };
-    if (!d) return { wait: new Date(now.getTime() + 1000) } as Claim;
-    if (d.state !== "pending") return { done: d.state } as Claim;
-    if (d.nextAttemptAt > now) return { wait: d.nextAttemptAt } as Claim;
-    if (d.leaseUntil && d.leaseUntil > now) return { wait: d.leaseUntil } as Claim;
-    const [earlier] = await tx
-      .select({ at: min(webhookDeliveries.nextAttemptAt) })
-      .from(webhookDeliveries)
-      .where(
-        and(
-          eq(webhookDeliveries.tenantId, d.tenantId),
-          eq(webhookDeliveries.target, d.target),
-          eq(webhookDeliveries.orderingKey, d.orderingKey),
-          eq(webhookDeliveries.state, "pending"),
-          lt(webhookDeliveries.eventId, d.eventId),
-        ),
-      );
-    if (earlier?.at) return { wait: new Date(Math.max(earlier.at.getTime(), now.getTime()) + 1000) } as Claim;
-    await tx
-      .update(webhookDeliveries)
-      .set({ leaseUntil: new Date(now.getTime() + LEASE_MS) })
-      .where(eq(webhookDeliveries.id, d.id));
-    return { row: d } as Claim;
+    if (!d) notNow.wait = new Date(now.getTime() + 1000);
+    else if (d.state !== "pending") notNow.done = d.state;
+    else if (d.nextAttemptAt > now) notNow.wait = d.nextAttemptAt;
+    else if (d.leaseUntil && d.leaseUntil > now) notNow.wait = d.leaseUntil;
+    else {
+      const [earlier] = await tx
+        .select({ at: min(webhookDeliveries.nextAttemptAt) })
+        .from(webhookDeliveries)
+        .where(
+          and(
+            eq(webhookDeliveries.tenantId, d.tenantId),
+            eq(webhookDeliveries.target, d.target),
+            eq(webhookDeliveries.orderingKey, d.orderingKey),
+            eq(webhookDeliveries.state, "pending"),
+            lt(webhookDeliveries.eventId, d.eventId),
+          ),
+        );
+      if (earlier?.at) notNow.wait = new Date(Math.max(earlier.at.getTime(), now.getTime()) + 1000);
+    }
+    return d && !notNow.done && !notNow.wait ? [d] : [];
   });
-  if (claim.done) return { state: claim.done, status: null, retryAt: null };
-  if (claim.wait) return { state: "pending", status: null, retryAt: claim.wait };
-  const row = claim.row!;
-  return attemptDelivery(db, row, (await destinationsOf(db, row.tenantId, [row], now))(row), opts);
+  if (notNow.done) return { state: notNow.done, status: null, retryAt: null };
+  const [row] = lease.rows;
+  if (!row) return { state: "pending", status: null, retryAt: notNow.wait ?? null };
+  return lease.hold(async () => attemptDelivery(db, row, (await destinationsOf(db, row.tenantId, [row], now))(row), opts));
 }
 
 /** A worker's queue: one tenant's own deliveries, or its partner apps' copies. */
