@@ -266,7 +266,7 @@ const variables = {
   PASSWORD_SCRYPT_N_FOR_TESTS: {
     schema: int(2),
     must: "an integer of at least 2",
-    doc: "Tests only: read only when `NODE_ENV=test` (vitest), where `test/setup.ts` sets it to `32768` so the many throwaway accounts hash cheaply. Ignored in every other mode: a deployment always hashes with N=2^17.",
+    doc: "Tests only: read only when `NODE_ENV=test` (vitest), where `test/setup.ts` sets it to `1024` so the many throwaway accounts hash cheaply. Ignored in every other mode: a deployment always hashes with N=2^17.",
   },
   RATE_LIMIT_API_KEY_PER_MINUTE: { schema: int(1), must: "a positive integer", default: 300, doc: "Requests per API key per minute." },
   API_KEY_CACHE_SECONDS: {
