@@ -124,52 +124,46 @@ describe("admin CLI on PGlite", slow, () => {
   });
 
   it("create-partner-app prints the client_id (and the secret of a confidential app) with its scopes approved", async () => {
-    // The two usage errors are refused before the database opens, so they run beside the two registrations
-    // (which take the data directory one after the other).
-    const [[confidential, pub], badRedirect, badScope] = await Promise.all([
-      (async () => {
-        const confidentialRun = await admin(
-          [
-            "create-partner-app",
-            "--email",
-            owner,
-            "--name",
-            "BI Parceiro",
-            "--redirect-uri",
-            "https://bi.example.com/cb",
-            "--redirect-uri",
-            "http://127.0.0.1:9000/cb",
-            "--scopes",
-            "statistics:read settings:read",
-          ],
-          env,
-        );
-        const publicRun = await admin(
-          [
-            "create-partner-app",
-            "--email",
-            owner,
-            "--name",
-            "App Móvel",
-            "--redirect-uri",
-            "http://localhost:7000/cb",
-            "--scopes",
-            "campaigns:read",
-            "--public",
-          ],
-          env,
-        );
-        return [jsonLine(confidentialRun), jsonLine(publicRun)];
-      })(),
-      admin(["create-partner-app", "--email", owner, "--name", "X", "--redirect-uri", "http://bi.example.com/cb", "--scopes", "statistics:read"], env),
-      admin(["create-partner-app", "--email", owner, "--name", "X", "--redirect-uri", "https://bi.example.com/cb", "--scopes", "admin:write"], env),
-    ]);
+    const confidential = jsonLine(
+      await admin(
+        [
+          "create-partner-app",
+          "--email",
+          owner,
+          "--name",
+          "BI Parceiro",
+          "--redirect-uri",
+          "https://bi.example.com/cb",
+          "--redirect-uri",
+          "http://127.0.0.1:9000/cb",
+          "--scopes",
+          "statistics:read settings:read",
+        ],
+        env,
+      ),
+    );
     expect(Object.keys(confidential).sort()).toEqual(["client_id", "client_secret"]);
     expect(confidential.client_secret).toMatch(/^pcs_[A-Za-z0-9_-]{43}$/);
     partnerClientId = confidential.client_id;
+    const pub = jsonLine(
+      await admin(
+        ["create-partner-app", "--email", owner, "--name", "App Móvel", "--redirect-uri", "http://localhost:7000/cb", "--scopes", "campaigns:read", "--public"],
+        env,
+      ),
+    );
     expect(Object.keys(pub)).toEqual(["client_id"]);
-    expect(plainError(badRedirect, 2)).toMatch(/--redirect-uri .*https/);
-    expect(plainError(badScope, 2)).toMatch(/--scopes/);
+    expect(
+      plainError(
+        await admin(["create-partner-app", "--email", owner, "--name", "X", "--redirect-uri", "http://bi.example.com/cb", "--scopes", "statistics:read"], env),
+        2,
+      ),
+    ).toMatch(/--redirect-uri .*https/);
+    expect(
+      plainError(
+        await admin(["create-partner-app", "--email", owner, "--name", "X", "--redirect-uri", "https://bi.example.com/cb", "--scopes", "admin:write"], env),
+        2,
+      ),
+    ).toMatch(/--scopes/);
   });
 
   it("names an unknown e-mail plainly", async () => {
@@ -218,14 +212,9 @@ describe.runIf(process.env.DATABASE_URL)("admin CLI on PostgreSQL", slow, () => 
     expect(jsonLine(await admin(["migrate"], env))).toEqual({ migrated: true, database: "postgres" });
 
     const created = jsonLine(await admin(["create-tenant", "--name", "Loja PG", "--email", owner, "--password-stdin"], env, "senha-segura-123\n"));
-    // No lock on PostgreSQL: the key and the limit at once.
-    const [keyRun, limitRun] = await Promise.all([
-      admin(["create-api-key", "--email", owner], env),
-      admin(["set-channel-limit", "--email", owner, "--max", "3"], env),
-    ]);
-    const key = jsonLine(keyRun);
+    const key = jsonLine(await admin(["create-api-key", "--email", owner], env));
     expect(key.tenant_id).toBe(created.tenant_id);
-    jsonLine(limitRun);
+    jsonLine(await admin(["set-channel-limit", "--email", owner, "--max", "3"], env));
 
     const db = await getDb();
     expect(await verifyApiKey(db, created.api_key, new Date())).toMatchObject({ tenantId: created.tenant_id });
