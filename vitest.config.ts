@@ -1,5 +1,6 @@
 import path from "node:path";
 import { defineConfig } from "vitest/config";
+import { LongestFirstSequencer } from "./test/sequencer";
 
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(__dirname) } },
@@ -10,6 +11,8 @@ export default defineConfig({
     pool: "forks",
     // Two cores: two files at a time, each with its own database (PGlite) or tenants (PostgreSQL).
     maxWorkers: 2,
+    // The longest files first, also in a fresh clone: the last file to start should be a short one.
+    sequence: { sequencer: LongestFirstSequencer },
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

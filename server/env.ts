@@ -137,6 +137,12 @@ const variables = {
     default: 0,
     doc: "How long a new simulated channel stays `connecting` before it pairs.",
   },
+  SIMULATOR_RATE_WINDOW_MS: {
+    schema: int(1),
+    must: "a positive integer",
+    default: 60_000,
+    doc: "The rolling window of a simulated channel's `rate_limit_per_minute`: a minute. Tests shorten it, with `NUMBER_COOLING_BASE_MS`.",
+  },
   SIMULATOR_GROUPS_PER_CHANNEL: { schema: int(1), must: "a positive integer", default: 20, doc: "Groups each simulated channel has." },
   SIMULATOR_RETENTION_DAYS: {
     schema: int(1),
@@ -260,7 +266,7 @@ const variables = {
   PASSWORD_SCRYPT_N_FOR_TESTS: {
     schema: int(2),
     must: "an integer of at least 2",
-    doc: "Tests only: read only when `NODE_ENV=test` (vitest), where `test/setup.ts` sets it to `32768` so the many throwaway accounts hash cheaply. Ignored in every other mode: a deployment always hashes with N=2^17.",
+    doc: "Tests only: read only when `NODE_ENV=test` (vitest), where `test/setup.ts` sets it to `1024` so the many throwaway accounts hash cheaply. Ignored in every other mode: a deployment always hashes with N=2^17.",
   },
   RATE_LIMIT_API_KEY_PER_MINUTE: { schema: int(1), must: "a positive integer", default: 300, doc: "Requests per API key per minute." },
   API_KEY_CACHE_SECONDS: {
@@ -365,6 +371,9 @@ export const env = {
   },
   get simulatorPairingMs() {
     return setting("SIMULATOR_PAIRING_MS");
+  },
+  get simulatorRateWindowMs() {
+    return setting("SIMULATOR_RATE_WINDOW_MS");
   },
   get simulatorGroupsPerChannel() {
     return setting("SIMULATOR_GROUPS_PER_CHANNEL");

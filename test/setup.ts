@@ -9,9 +9,11 @@ import { baseDatabaseUrl, createFileDatabase, dropDatabase } from "./postgres-da
 // then names the file's database, so the processes a test starts (the admin CLI) use it too.
 process.env.DATA_DIR ??= path.resolve(".test-data/data");
 process.env.WEBHOOK_ALLOW_PRIVATE ??= "1";
-// Cheaper password hashes for the many throwaway accounts (read only when NODE_ENV=test; see
-// server/auth/password.ts). test/auth/sign-in.test.ts deletes it to test the real parameters.
-process.env.PASSWORD_SCRYPT_N_FOR_TESTS ??= String(2 ** 15);
+// Cheap password hashes for the many throwaway accounts (read only when NODE_ENV=test; see
+// server/auth/password.ts): N=2^10 costs a few milliseconds where 2^15 took about 0.1 s (close to a second
+// on a loaded 2-core machine), for each of the hundreds of tenants a run signs up. test/auth/sign-in.test.ts
+// deletes it to test the real parameters.
+process.env.PASSWORD_SCRYPT_N_FOR_TESTS ??= String(2 ** 10);
 const base = baseDatabaseUrl();
 let fileDatabaseUrl: string | undefined;
 let database: Promise<Database>;

@@ -21,7 +21,7 @@ function scrypt(password: string, salt: Buffer, opts: ScryptOptions): Promise<Bu
 
 /**
  * The parameters new hashes get. Tests only (NODE_ENV=test, which vitest sets):
- * PASSWORD_SCRYPT_N_FOR_TESTS (a power of two, e.g. 32768) makes the hundred throwaway accounts a
+ * PASSWORD_SCRYPT_N_FOR_TESTS (a power of two, e.g. 1024) makes the hundred throwaway accounts a
  * test run creates cheaper (N=2^17 costs about 1 s more per account on a busy 2-core machine). It is
  * never read in any other mode, so a deployment always hashes with passwordParams.
  */

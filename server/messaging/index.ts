@@ -7,7 +7,11 @@ import { SimulatorProvider } from "./simulator";
 export function createProvider(db: Db): MessagingProvider {
   switch (env.messagingProvider) {
     case "simulator":
-      return new SimulatorProvider(db, { pairingMs: env.simulatorPairingMs, groupsPerChannel: env.simulatorGroupsPerChannel });
+      return new SimulatorProvider(db, {
+        pairingMs: env.simulatorPairingMs,
+        groupsPerChannel: env.simulatorGroupsPerChannel,
+        rateWindowMs: env.simulatorRateWindowMs,
+      });
     case "evolution":
       return new EvolutionProvider(db, {
         apiUrl: env.evolution.apiUrl,

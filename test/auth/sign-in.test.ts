@@ -11,6 +11,7 @@ import { startTestServer, type TestServer } from "../http-server";
 import { attemptSignIn, median } from "./sign-in-client";
 
 /** docs/decisions.md#limits-abuse-retention, "Dashboard sign-in", through next-auth's HTTP routes, with the production hash parameters. */
+const testHashN = process.env.PASSWORD_SCRYPT_N_FOR_TESTS;
 delete process.env.PASSWORD_SCRYPT_N_FOR_TESTS;
 
 let server: TestServer;
@@ -121,6 +122,13 @@ describe("password hashing", () => {
 });
 
 describe("dashboard sign-up (tRPC account.signUp)", () => {
+  // The sign-up limit, not the hash, is under test here: the cheap test hash (test/setup.ts) for its 10 accounts.
+  beforeAll(() => {
+    if (testHashN) process.env.PASSWORD_SCRYPT_N_FOR_TESTS = testHashN;
+  });
+  afterAll(() => {
+    delete process.env.PASSWORD_SCRYPT_N_FOR_TESTS;
+  });
   // Same-origin JSON, as the sign-up page sends it (docs/security.md, "Dashboard mutations").
   const signUp = (body: object) => request(server.url, "POST", "/api/trpc/account.signUp", body, { origin: server.url });
 

@@ -7,6 +7,8 @@ import { derivedGroup, newInviteCode, simulatedGroups, simulatedOwnNumber } from
 export interface SimulatorOptions {
   pairingMs: number;
   groupsPerChannel: number;
+  /** The rolling window of `rate_limit_per_minute` (a minute unless a test shortens it: SIMULATOR_RATE_WINDOW_MS). */
+  rateWindowMs?: number;
 }
 
 /** What every part of the simulator shares: the database, its options and its event bus. */

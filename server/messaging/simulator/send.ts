@@ -237,7 +237,7 @@ export class SimulatedSends {
 
   /**
    * The platform's rate limit (`rate_limit_per_minute`): per channel, no more than N messages in any rolling
-   * minute of the log. The channels' rows are locked while their last minute is counted and the allowed
+   * minute of the log (`rateWindowMs`, shortened by tests). The channels' rows are locked while their last minute is counted and the allowed
    * messages are stored (stamped with the clock read under the lock), so two senders cannot both take the
    * last place; the rest are refused as WhatsApp's rate-overlimit (transient, rateLimited).
    */
@@ -256,7 +256,9 @@ export class SimulatedSends {
       const recent = await tx
         .select({ channelId: simulatorMessages.channelId, n: count() })
         .from(simulatorMessages)
-        .where(and(inArray(simulatorMessages.channelId, channelIds), gt(simulatorMessages.sentAt, new Date(at.getTime() - 60_000))))
+        .where(
+          and(inArray(simulatorMessages.channelId, channelIds), gt(simulatorMessages.sentAt, new Date(at.getTime() - (this.ctx.opts.rateWindowMs ?? 60_000)))),
+        )
         .groupBy(simulatorMessages.channelId);
       const room = new Map(locked.map((c) => [c.channelId, c.limit === null ? Number.POSITIVE_INFINITY : c.limit]));
       for (const r of recent) room.set(r.channelId, (room.get(r.channelId) ?? 0) - r.n);
