@@ -289,7 +289,7 @@ export class Instances {
       if (!listed && row.state === "open") continue;
       checked++;
       try {
-        if (gateway) await this.applyListed(row.channelId, gateway);
+        if (gateway) await this.applyListed(row.channelId, row.state, gateway);
         else await this.getStatus(row.channelId);
       } catch (err) {
         if (!(err instanceof ProviderUnavailableError)) throw err;
@@ -343,13 +343,14 @@ export class Instances {
    * that it did not reconnect (401/402/403/406) until another such close, across later pairings: it counts only
    * while the instance is `close`, and the poll applies each close (code and time) once.
    */
-  private async applyListed(channelId: string, gateway: ListedInstance) {
+  private async applyListed(channelId: string, known: string, gateway: ListedInstance) {
     const state = gateway.connectionStatus;
     const loss = state === "close" ? lossReason(gateway.disconnectionReasonCode) : undefined;
     const closeSeen = loss ? `${gateway.disconnectionReasonCode}@${gateway.disconnectionAt ?? ""}` : undefined;
     const news = closeSeen !== this.polledCloses.get(channelId);
     const ownNumber = state === "open" ? jidNumber(gateway.ownerJid ?? undefined) : null;
-    await this.applyState(channelId, state, new Date(), { loss: news ? loss : undefined, ownNumber });
+    // The state the poll already read, and no close to apply: applyState would read the row again and change nothing.
+    if (state !== known || (news && loss)) await this.applyState(channelId, state, new Date(), { loss: news ? loss : undefined, ownNumber });
     if (closeSeen) this.polledCloses.set(channelId, closeSeen);
     else this.polledCloses.delete(channelId);
   }
