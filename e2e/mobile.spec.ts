@@ -100,6 +100,24 @@ export const tests: E2ETest[] = [
           const invite = new URL(clicked.headers.get("location") ?? "").pathname.slice(1);
           await api("POST", `/api/simulator/invites/${encodeURIComponent(invite)}/join`, { participant: lead });
 
+          // What a team watches live is the launch page's first screen: clicks, joins and the group filling now.
+          await page.goto(launchPath);
+          await settled(page);
+          await expectText(page.getByTestId("total-joins"), /^1$/, 20_000);
+          for (const id of ["total-clicks", "total-joins", "current-group"]) {
+            const box = await page.getByTestId(id).boundingBox();
+            assert(
+              box && box.y + box.height <= phoneViewport.height,
+              `${id} is not on the launch page's first screen (ends at ${box && box.y + box.height} px)`,
+            );
+          }
+          await ctx.screenshot(page, "phone-launch-first-screen");
+          // The days per day start on the launch's own day (it was created today): no day drawn before it existed.
+          await page.getByText("Ver os números por dia").tap();
+          await eventually(async () =>
+            assert((await page.getByRole("table", { name: "Números por dia" }).locator("tbody tr").count()) === 1, "days before the launch are drawn"),
+          );
+
           // A campaign sent by taps alone.
           await tapMenu(page, "Campanhas", /\/campaigns$/);
           await tapLinkAndCheck(page, "Nova campanha", /\/campaigns\/new$/);

@@ -34,3 +34,13 @@ export function suggestedSchedule(now: Date): { date: string; time: string } {
   const quarter = 15 * 60_000;
   return brasiliaParts(new Date(Math.ceil((now.getTime() + 60 * 60_000) / quarter) * quarter));
 }
+
+/**
+ * The period's days from the launch's own first day (Brasília) on: before it there was no launch, and the
+ * members counted back from today would draw people in groups the launch did not have yet.
+ */
+export function sinceLaunch<T extends { date: string }>(days: T[], createdAt: string): T[] {
+  const first = brasiliaParts(new Date(createdAt)).date;
+  const kept = days.filter((d) => d.date >= first);
+  return kept.length > 0 ? kept : days.slice(-1);
+}

@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { ErrorAlert, Loading } from "../../../_components/ui";
+import { sinceLaunch } from "../../../_lib/brasilia-time";
 import { useTRPC } from "../../../_lib/trpc";
 import { BuyersByGroup } from "./buyers-by-group";
 import { BySource, LaunchCharts } from "./launch-charts";
@@ -14,7 +15,7 @@ const periods = [7, 30, 90] as const;
 const poll = 5000;
 
 /** The launch's numbers per day, its clicks by source, and the participants' export. */
-export function LaunchAnalytics({ id, slug }: { id: string; slug: string }) {
+export function LaunchAnalytics({ id, slug, createdAt }: { id: string; slug: string; createdAt: string }) {
   const trpc = useTRPC();
   const [days, setDays] = useState<number>(30);
   const analytics = useQuery(trpc.launchStats.analytics.queryOptions({ id_launch: id, days }, { refetchInterval: poll }));
@@ -34,7 +35,13 @@ export function LaunchAnalytics({ id, slug }: { id: string; slug: string }) {
             </select>
           </label>
         </div>
-        {analytics.isPending ? <Loading /> : analytics.error ? <ErrorAlert error={analytics.error} /> : <LaunchCharts days={analytics.data.days} />}
+        {analytics.isPending ? (
+          <Loading />
+        ) : analytics.error ? (
+          <ErrorAlert error={analytics.error} />
+        ) : (
+          <LaunchCharts days={sinceLaunch(analytics.data.days, createdAt)} />
+        )}
       </section>
 
       <section className="card" aria-labelledby="sources-title">

@@ -56,13 +56,19 @@ export function LaunchDetail({ id }: { id: string }) {
         </div>
       )}
 
-      <section className="card" aria-labelledby="link-title">
-        <h2 id="link-title">Link de entrada</h2>
-        <JoinLink url={l.join_url} slug={l.slug} />
-      </section>
-
       <section className="card" aria-labelledby="totals-title">
-        <h2 id="totals-title">Resultados</h2>
+        <div className="row space-between wrap">
+          <h2 id="totals-title">Resultados</h2>
+          {l.current_group ? (
+            <span className="muted" data-testid="current-group">
+              O link leva agora ao grupo <strong>#{l.current_group.position}</strong> {l.current_group.name}
+            </span>
+          ) : (
+            <span className="alert alert-warning" data-testid="current-group">
+              Nenhum grupo com vaga: o link mostra a página de grupos fechados.
+            </span>
+          )}
+        </div>
         <dl className="stats" aria-label="Totais do lançamento">
           <Stat label="Cliques" value={t.clicks} id="clicks" />
           <Stat label="Cliques únicos" value={t.unique_clicks} id="unique-clicks" />
@@ -78,21 +84,8 @@ export function LaunchDetail({ id }: { id: string }) {
         </p>
       </section>
 
-      <LeadsPanel id={l.id_launch} slug={l.slug} leads={t.leads} joined={t.leads_joined} />
-
       <section className="card" aria-labelledby="groups-title">
-        <div className="row space-between wrap">
-          <h2 id="groups-title">Grupos</h2>
-          {l.current_group ? (
-            <span className="muted" data-testid="current-group">
-              O link leva agora ao grupo <strong>#{l.current_group.position}</strong> {l.current_group.name}
-            </span>
-          ) : (
-            <span className="alert alert-warning" data-testid="current-group">
-              Nenhum grupo com vaga: o link mostra a página de grupos fechados.
-            </span>
-          )}
-        </div>
+        <h2 id="groups-title">Grupos</h2>
         {l.groups.length === 0 ? (
           <p className="muted">Nenhum grupo ainda. Crie ou adote grupos abaixo.</p>
         ) : (
@@ -101,7 +94,15 @@ export function LaunchDetail({ id }: { id: string }) {
         <AddGroups id={l.id_launch} channelIds={l.id_channel} inLaunch={l.groups.map((g) => g.id_group)} />
       </section>
 
-      <LaunchAnalytics id={l.id_launch} slug={l.slug} />
+      {/* What a team watches live comes first (on a phone, the first screen); the link and its QR code are set up once. */}
+      <section className="card" aria-labelledby="link-title">
+        <h2 id="link-title">Link de entrada</h2>
+        <JoinLink url={l.join_url} slug={l.slug} />
+      </section>
+
+      <LeadsPanel id={l.id_launch} slug={l.slug} leads={t.leads} joined={t.leads_joined} />
+
+      <LaunchAnalytics id={l.id_launch} slug={l.slug} createdAt={l.created_at} />
 
       <MetaPanel id={l.id_launch} meta={l.tracking.meta} />
     </>
