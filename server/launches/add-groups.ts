@@ -11,6 +11,7 @@ import { launches, launchGroups, segmentChannels, segmentGroups } from "../../db
 import { BadRequest, Unavailable } from "../errors";
 import { ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError, type MessagingProvider } from "../messaging/provider";
 import { recordEvent } from "../outbox/record-event";
+import { uniquePhones } from "../phones/phone";
 import { queryGroups } from "../channels/list-groups";
 import { giveBackGroupCreation, takeGroupCreation, type GroupCreator } from "../numbers/group-creations";
 import { recordRateLimited } from "../numbers/health";
@@ -204,7 +205,7 @@ async function createOne(
   const position = await nextPosition(db, launch.id);
   const name = groupName(t.name, position);
   // The other channels' numbers join as admins, so that every channel of the launch reaches the group.
-  const admins = [...new Set([...t.admins, ...others.map((o) => o.phone)])];
+  const admins = uniquePhones([...t.admins, ...others.map((o) => o.phone)]);
   const made = await provider.createGroup(channelId, {
     // The launch's slot: asked again (a crash before it was recorded), the provider answers the group it made.
     key: `launch:${launch.id}:${position}`,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fullForm, normalisePhone, participantKey, phoneKey, phoneSet, platformForm, samePhone } from "./phone";
+import { fullForm, normalisePhone, participantKey, phoneKey, phoneSet, platformForm, samePhone, uniquePhones } from "./phone";
 
 describe("the phone codec", () => {
   it("reads a number as typed: digits with the country code, 55 in front of a Brazilian DDD + number", () => {
@@ -33,5 +33,6 @@ describe("the phone codec", () => {
     expect(staff.has("553187654321")).toBe(true);
     expect(staff.has("999@lid")).toBe(true);
     expect(staff.has("553187654322")).toBe(false);
+    expect(uniquePhones(["5531987654321", "553187654321", "5511987654321"])).toEqual(["5531987654321", "5511987654321"]);
   });
 });

@@ -83,3 +83,14 @@ export function phoneSet(numbers: Iterable<string>, phoneOfLid?: (lid: string) =
   const keys = new Set([...numbers].map((n) => participantKey(n, phoneOfLid)).filter((k) => k !== ""));
   return { has: (participant: string) => keys.has(participantKey(participant, phoneOfLid)), size: keys.size };
 }
+
+/** The numbers without repeats (the same number with and without its ninth digit is one): the first of each kept. */
+export function uniquePhones(numbers: Iterable<string>): string[] {
+  const seen = new Set<string>();
+  return [...numbers].filter((n) => {
+    const k = participantKey(n);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}

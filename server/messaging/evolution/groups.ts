@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { evolutionInstances } from "../../../db/schema";
-import { digitsOf, samePhone } from "../../phones/phone";
+import { digitsOf, samePhone, uniquePhones } from "../../phones/phone";
 import { type GroupState, type LidPhone, ProviderSendError, ProviderUnavailableError } from "../provider";
 import { evolutionErrorText, EvolutionHttpError, EvolutionUnreachableError } from "./client";
 import { type EvolutionContext, isLostInstance } from "./context";
@@ -69,7 +69,7 @@ export class Groups {
   /** `updateParticipant` add (those already in are left as they are), then promote. */
   async promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<void> {
     const row = await this.openInstance(channelId);
-    const numbers = [...new Set(participants.map(digitsOf).filter((p) => p.length >= 10))];
+    const numbers = uniquePhones(participants.map(digitsOf).filter((p) => p.length >= 10));
     if (numbers.length === 0) return;
     await this.groupCall(channelId, row.instanceName, "POST", "updateParticipant", { groupId, body: { action: "add", participants: numbers } });
     const res = await this.groupCall<{ updateParticipants?: { status?: string; jid?: string }[] }>(channelId, row.instanceName, "POST", "updateParticipant", {
