@@ -12,8 +12,8 @@ import { createIntegration } from "../../server/integrations/create-integration"
 import { startEvolutionService } from "../evolution-service";
 import type { FakeEvolution } from "../fake-evolution";
 import type { TestServer } from "../http-server";
-import { type Api, newTenant, request, until } from "../helpers";
-import { groupRows, launchWithGroups } from "./fixtures";
+import { type Api, request } from "../helpers";
+import { evolutionLaunch as launchWithEvolution, groupRows } from "./fixtures";
 
 let fake: FakeEvolution;
 let server: TestServer;
@@ -26,22 +26,7 @@ afterAll(async () => {
   await fake.close();
 });
 
-/** A tenant with a paired Evolution channel and a launch holding its first `groups` groups. */
-async function evolutionLaunch(opts: { groups?: number; staff?: string[]; admins?: string[] } = {}) {
-  const api: Api = await newTenant(server.url, { channelLimit: 50 });
-  const { json: ch } = await api("POST", "/api/external/create-channel", { name: "Evo BH" });
-  const channel = ch.id_channel as string;
-  await fake.pair(channel);
-  await until(
-    async () => (await api("PUT", `/api/external/edit-channel/${channel}`, { name: "Evo BH" })).json.status,
-    (s) => s === "connected",
-  );
-  const groups = ((await api("GET", `/api/external/list-groups/${channel}`)).json.groups as { id_group: string }[])
-    .slice(0, opts.groups ?? 1)
-    .map((g) => g.id_group);
-  const { json: seg } = await api("POST", "/api/external/create-segment", { name: "Seg", id_channel: [channel], groups });
-  return launchWithGroups(server.url, { ...opts, base: { api, channel, groups, segment: seg.id_segment } });
-}
+const evolutionLaunch = (opts: Parameters<typeof launchWithEvolution>[2] = {}) => launchWithEvolution(server.url, fake, { groups: 1, ...opts });
 
 type Row = { participant: string; id_group: string; left_at: string | null; staff: boolean };
 const members = async (l: { api: Api; id: string }) => (await l.api("GET", `/api/external/launch-members/${l.id}`)).json.members as Row[];
