@@ -104,6 +104,11 @@ export const channels = pgTable(
     sentToday: integer("sent_today").notNull().default(0),
     /** Groups created (launches) on `usage_day`. */
     groupsCreatedToday: integer("groups_created_today").notNull().default(0),
+    /**
+     * A group creation through this number failed (not a refusal of the request): no creation through it, for any
+     * launch, before this (the failing launch's backoff: server/launches/group-creators.ts); null when none waits.
+     */
+    createRetryAt: ts("create_retry_at"),
     /** min_send_gap_seconds across every campaign of the number: no send of this channel is claimed before this. */
     nextSendAt: ts("next_send_at"),
     /** Per-channel budget overrides (`number_health` fields; absent or null: the tenant's value). */

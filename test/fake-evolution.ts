@@ -304,6 +304,16 @@ export function evolutionDateTime(now: Date, timeZone: string) {
   return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}.${String(now.getMilliseconds()).padStart(3, "0")}Z`;
 }
 
+/**
+ * Evolution's formatBRNumber (src/utils/createJid.ts, tag 2.3.6 ~17–33; the same in channel.service.ts): 55 + DDD ≥ 31
+ * + 9 + a number starting 7–9 loses its ninth digit. WhatsApp addresses those accounts so, in events and lists too.
+ */
+export function formatBRNumber(digits: string) {
+  const m = /^(\d{2})(\d{2})\d(\d{8})$/.exec(digits);
+  if (m?.[1] !== "55") return digits;
+  return Number(m[3][0]) < 7 || Number(m[2]) < 31 ? digits : m[1] + m[2] + m[3];
+}
+
 /** a.b.c → comparable number. */
 const versionNumber = (v: string) =>
   v
@@ -478,7 +488,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       data,
       destination: hook.url,
       date_time: evolutionDateTime(new Date(), timeZone),
-      sender: "5511999990000@s.whatsapp.net",
+      sender: jidOf(inst.owner),
       server_url: base,
       apikey: inst.hash,
     };
@@ -549,7 +559,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
   const peopleOf = (inst: FakeInstance, g: FakeGroup): FakeParticipant[] =>
     (g.participants ??= [
       { id: jidOf(inst.owner), admin: "superadmin" },
-      { id: jidOf(`5521${String(Math.floor(Math.random() * 1e9)).padStart(9, "0")}`), admin: null },
+      { id: jidOf(`55219${String(Math.floor(Math.random() * 1e8)).padStart(8, "0")}`), admin: null },
       { id: `${String(Math.floor(Math.random() * 1e14)).padStart(15, "1")}@lid`, admin: null },
     ]);
   const me = (inst: FakeInstance, g: FakeGroup) =>
@@ -597,7 +607,8 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       }),
     });
   };
-  const participantJid = (p: string) => (p.includes("@") ? p : jidOf(p));
+  /** Digits as Evolution's createJid turns them into a JID: formatBRNumber drops the ninth digit of 55 + DDD ≥ 31 + 9[7-9]… */
+  const participantJid = (p: string) => (p.includes("@") ? p : jidOf(formatBRNumber(p)));
 
   /** Evolution's `qrCode` getter: the current QR and, while pairing by number, the code WhatsApp gave (null until it did). */
   const qrOf = (inst: FakeInstance, count: number) => ({
@@ -740,7 +751,8 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         hash: randomUUID().toUpperCase(),
         state: "close",
         groups: groupsFor(instanceName),
-        owner: `55119${String(seed).padStart(8, "0")}`,
+        // A Belo Horizonte mobile (DDD 31) as Evolution writes it: without its ninth digit (formatBRNumber).
+        owner: `55318${String(seed % 10_000_000).padStart(7, "0")}`,
         lid: `${String(seed).padStart(8, "0")}7${String(seed).padStart(8, "0").slice(0, 6)}@lid`,
       };
       const wh = body.webhook as FakeInstance["webhook"] | undefined;
@@ -937,7 +949,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
             // A LID-addressed group lists the number by its LID only (no phoneNumber beside it).
             { id: knobs.lidGroups ? inst.lid : jidOf(inst.owner), admin: "superadmin" },
             ...[...new Set(participants as string[])].map(
-              (p): FakeParticipant => ({ id: jidOf(p.replace(/\D/g, "")), admin: body.promoteParticipants && !failure ? "admin" : null }),
+              (p): FakeParticipant => ({ id: participantJid(p.replace(/\D/g, "")), admin: body.promoteParticipants && !failure ? "admin" : null }),
             ),
           ],
         };
@@ -1056,7 +1068,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     const g = inst.groups.find((x) => x.id === groupId)!;
     const entries = participants.map(participantJid).map((id): FakeParticipant => {
       const phone = options.resolveLids?.[id];
-      return { id, admin: null, ...(phone ? { phoneNumber: jidOf(phone) } : {}) };
+      return { id, admin: null, ...(phone ? { phoneNumber: participantJid(phone) } : {}) };
     });
     peopleOf(inst, g).push(...entries);
     await participantsWebhook(inst, g, options.listOnly ? entries.map((e) => ({ id: e.id, admin: null })) : entries, "add");
@@ -1121,8 +1133,9 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     async groupLeave(name, groupId, participants, options = {}) {
       const inst = instances.get(name)!;
       const g = inst.groups.find((x) => x.id === groupId)!;
-      const entries = participants.map(participantJid).map((id): FakeParticipant => {
-        const lid = options.lids?.[id.split("@")[0]] ?? options.lids?.[id];
+      const entries = participants.map((p): FakeParticipant => {
+        const id = participantJid(p);
+        const lid = options.lids?.[p] ?? options.lids?.[id.split("@")[0]] ?? options.lids?.[id];
         return { id, admin: null, ...(lid ? { lid } : {}) };
       });
       // Resolved before they are gone (Evolution asks the group for participantsData after the change; here, before).

@@ -5,6 +5,7 @@ import type { ChannelStatus, NumberLossReason } from "../messaging/provider";
 import { effectiveBudget, restingState } from "../numbers/budget";
 import { changeChannel, healthOnStatus } from "../numbers/health";
 import { tenantNumberHealth } from "../numbers/health-view";
+import { samePhone } from "../phones/phone";
 
 /** What the platform said beside a status: why it took the number off, and the number it is paired with. */
 export interface StatusDetails {
@@ -26,7 +27,7 @@ export async function recordChannelStatus(db: Db, channelId: string, status: Cha
     if (!before) return;
     // A first connection, or one with another number, is day 1 of the warm-up (changeChannel sets first_paired_at).
     const budget = effectiveBudget(await tenantNumberHealth(tx, before.tenantId), before.limits);
-    const newNumber = details.phone != null && before.phone !== null && details.phone !== before.phone;
+    const newNumber = details.phone != null && before.phone !== null && !samePhone(details.phone, before.phone);
     const pairedAt = newNumber ? at : (before.firstPairedAt ?? at);
     const health = healthOnStatus(before, status, details, restingState(budget, pairedAt, at));
     await changeChannel(tx, channelId, { status, health, phone: status === "connected" ? details.phone : undefined }, at);

@@ -4,7 +4,7 @@
  * confirmed is read; any other event of a confirmed platform is acknowledged and ignored.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { normalisePhone } from "../launches/leads-schema";
+import { normalisePhone } from "../phones/phone";
 import type { PurchaseNotice } from "../launches/record-purchase";
 import type { HookType } from "./types";
 

@@ -11,12 +11,13 @@ import { launches, launchGroups, segmentChannels, segmentGroups } from "../../db
 import { BadRequest, Unavailable } from "../errors";
 import { ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError, type MessagingProvider } from "../messaging/provider";
 import { recordEvent } from "../outbox/record-event";
+import { uniquePhones } from "../phones/phone";
 import { queryGroups } from "../channels/list-groups";
 import { giveBackGroupCreation, takeGroupCreation, type GroupCreator } from "../numbers/group-creations";
 import { recordRateLimited } from "../numbers/health";
 import { addGroupReach } from "../segments/group-reach";
 import type { Launch, LaunchGroup } from "./find-launch";
-import { launchCreators, noCreatorError, recordCreateFailure, recordCreateSuccess } from "./group-creators";
+import { backoffError, creationsWait, launchCreators, noCreatorError, recordCreateFailure, recordCreateSuccess } from "./group-creators";
 import { withLaunchLock } from "./launch-lock";
 import { applyRestatus } from "./restatus-groups";
 
@@ -70,7 +71,7 @@ async function appendGroup(db: Db, launch: Launch, position: number, g: NewLaunc
           .values({ segmentId: launch.segmentId, groupId: g.groupId, channelId: g.channelId, name: g.name, position: position - 1 })
           .onConflictDoNothing();
         await addGroupReach(tx, launch.segmentId, g.groupId, [g.channelId, ...opts.reaching]);
-        if (opts.made) await recordCreateSuccess(tx, launch.id, opts.made.rateLimited, now);
+        if (opts.made) await recordCreateSuccess(tx, launch.id, g.channelId, opts.made.rateLimited, now);
         const changes = await applyRestatus(tx, launch.id, now);
         const status = changes.find((c) => c.position === position)?.to ?? row.status;
         if (!g.adopted) {
@@ -154,6 +155,9 @@ export async function createTemplateGroupsLocked(
   for (let i = 0; i < count; i++) {
     // Read again each time: the pin of an unknown outcome and the channels' counts change as groups are made.
     const [current] = await db.select().from(launches).where(eq(launches.id, launch.id));
+    // The launch's backoff holds every caller (the engine, launch-groups, create-launch), its numbers' too (launchCreators).
+    const wait = creationsWait(current ?? launch, now);
+    if (wait) return stop(backoffError(wait, "The launch's"));
     const { able, all } = await launchCreators(db, current ?? launch, now);
     let creator: GroupCreator | undefined;
     for (const c of able) {
@@ -201,7 +205,7 @@ async function createOne(
   const position = await nextPosition(db, launch.id);
   const name = groupName(t.name, position);
   // The other channels' numbers join as admins, so that every channel of the launch reaches the group.
-  const admins = [...new Set([...t.admins, ...others.map((o) => o.phone)])];
+  const admins = uniquePhones([...t.admins, ...others.map((o) => o.phone)]);
   const made = await provider.createGroup(channelId, {
     // The launch's slot: asked again (a crash before it was recorded), the provider answers the group it made.
     key: `launch:${launch.id}:${position}`,
@@ -247,7 +251,13 @@ async function afterFailedCreation(db: Db, launch: Launch, channelId: string, er
   if (err instanceof ProviderSendError || err instanceof ProviderUnavailableError) await giveBackGroupCreation(db, channelId, now);
   if (rateLimited) await recordRateLimited(db, channelId, now, "rate-overlimit (group creation)");
   if (err instanceof ProviderSendError || err instanceof ProviderUnavailableError || unknown)
-    await recordCreateFailure(db, launch.id, channelId, { unknown, rateLimited }, now);
+    await recordCreateFailure(
+      db,
+      launch.id,
+      channelId,
+      { unknown, rateLimited, refused: err instanceof ProviderSendError && !err.transient && !rateLimited },
+      now,
+    );
   try {
     providerError(err, "The group could not be created");
   } catch (mapped) {

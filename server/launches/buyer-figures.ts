@@ -9,7 +9,7 @@ import type { Db } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import { inJson } from "../../db/params";
 import { purchases } from "../../db/schema";
-import { keyOf } from "./lead-figures";
+import { phoneKeySql as keyOf } from "../phones/phone-sql";
 
 export interface BuyerScope {
   tenantId: string;

@@ -5,11 +5,15 @@
  * (server/numbers/group-creations.ts: offline, out of action, rate-limited within the hour, at their
  * `group_create_cap`). A creation whose outcome is unknown pins the launch to its channel until it is settled.
  * A failure puts the launch's creations off: 5 min, doubling with each failure in a row, at most 1 h; at least
- * 1 h after a rate-limit answer.
+ * 1 h after a rate-limit answer; and the number's too (unless the platform refused the request itself: a
+ * template it will not take is the launch's fault, not the number's). Every creation — the engine's,
+ * launch-groups', create-launch's — goes through createTemplateGroupsLocked (add-groups.ts), which asks
+ * `creationsWait` for the launch and `launchCreators` for its numbers: a backoff holds them all.
  */
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, isNotNull, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
-import { launches, launchGroups } from "../../db/schema";
+import { tsParam } from "../../db/errors";
+import { channels, launches, launchGroups } from "../../db/schema";
 import { RateLimited, Unavailable } from "../errors";
 import { groupCreators, type CreateBlock, type GroupCreator } from "../numbers/group-creations";
 import { brasiliaDay, nextBrasiliaMidnight } from "../numbers/budget";
@@ -22,6 +26,19 @@ export const createBackoff = {
   /** After the platform throttled a creation (a rate-limit answer), whatever the count. */
   afterRateLimitMs: 60 * 60_000,
 } as const;
+
+/** Until when the launch's creations wait (its backoff), or null when they may be tried at `now`. */
+export const creationsWait = (launch: Pick<Launch, "createRetryAt">, now: Date) =>
+  launch.createRetryAt !== null && launch.createRetryAt > now ? launch.createRetryAt : null;
+
+/** A request that asked for groups while the launch's (or its numbers') creations wait: 503 `group_create_backoff`. */
+export function backoffError(until: Date, whose: string) {
+  return new Unavailable(
+    `${whose} last group creation failed: no group is created before ${until.toISOString()} (5 min after a failure, doubling to 1 h; ` +
+      "1 h after a rate-limit answer). Nothing was made; ask again then.",
+    "group_create_backoff",
+  );
+}
 
 /** How long the launch waits after its `failures`-th failure in a row (1-based). */
 export function backoffMs(failures: number, rateLimited: boolean): number {
@@ -62,11 +79,12 @@ async function lastCreator(db: Db | Tx, launchId: string): Promise<string | null
   return row?.channelId ?? null;
 }
 
-/** Why none of the launch's channels may create: its cap first (the one reason that lasts till midnight), then a rate limit, then offline. */
+/** Why none of the launch's channels may create: its cap first (the one reason that lasts till midnight), then a rate limit, a backoff, then offline. */
 export function whyNoCreator(all: readonly GroupCreator[]): CreateBlock {
   const blocks = new Set(all.map((c) => c.block));
   if (blocks.has("group_create_cap")) return "group_create_cap";
   if (blocks.has("rate_limited")) return "rate_limited";
+  if (blocks.has("backoff")) return "backoff";
   return all.some((c) => c.block === "health") && !blocks.has("offline") ? "health" : "offline";
 }
 
@@ -91,6 +109,10 @@ export function noCreatorError(all: readonly GroupCreator[], now: Date): Unavail
         "WhatsApp throttled the launch's channels within the last hour: no group is created on them until an hour has passed.",
         "group_create_rate_limited",
       );
+    case "backoff": {
+      const until = Math.min(...all.flatMap((c) => (c.block === "backoff" && c.retryAt ? [c.retryAt.getTime()] : [])));
+      return backoffError(new Date(until), "The launch's channels' (id_channel)");
+    }
     case "health":
       return new Unavailable("The launch's channels (id_channel) were restricted, banned or logged out by the platform: pair them again.", "channel_offline");
     default:
@@ -99,10 +121,17 @@ export function noCreatorError(all: readonly GroupCreator[], now: Date): Unavail
 }
 
 /**
- * A creation failed (nothing made, or not known yet): the launch's creations wait (`create_retry_at`), and
- * a creation whose outcome is unknown pins the launch to `channelId` (the next attempt looks its group up).
+ * A creation failed (nothing made, or not known yet): the launch's creations wait (`create_retry_at`), and so
+ * do the number's (`channels.create_retry_at`, for every launch) unless the platform `refused` the request
+ * itself; a creation whose outcome is unknown pins the launch to `channelId` (the next attempt looks its group up).
  */
-export async function recordCreateFailure(db: Db | Tx, launchId: string, channelId: string, outcome: { unknown: boolean; rateLimited: boolean }, now: Date) {
+export async function recordCreateFailure(
+  db: Db | Tx,
+  launchId: string,
+  channelId: string,
+  outcome: { unknown: boolean; rateLimited: boolean; refused?: boolean },
+  now: Date,
+) {
   const [row] = await db
     .update(launches)
     .set({ createFailures: sql`${launches.createFailures} + 1`, createChannelId: outcome.unknown ? channelId : null })
@@ -111,13 +140,26 @@ export async function recordCreateFailure(db: Db | Tx, launchId: string, channel
   if (!row) return null;
   const retryAt = new Date(now.getTime() + backoffMs(row.failures, outcome.rateLimited));
   await db.update(launches).set({ createRetryAt: retryAt }).where(eq(launches.id, launchId));
+  if (!outcome.refused) {
+    await db
+      .update(channels)
+      .set({ createRetryAt: sql`greatest(coalesce(${channels.createRetryAt}, ${tsParam(retryAt)}), ${tsParam(retryAt)})` })
+      .where(eq(channels.id, channelId));
+  }
   return retryAt;
 }
 
-/** A group was made: the failures in a row end (a creation the platform throttled while making it still waits an hour). */
-export async function recordCreateSuccess(db: Db | Tx, launchId: string, rateLimited: boolean, now: Date) {
+/**
+ * A group was made through `channelId`: the launch's failures in a row end, and the number's wait (a creation
+ * the platform throttled while making it still waits an hour: the number's rate limit says so).
+ */
+export async function recordCreateSuccess(db: Db | Tx, launchId: string, channelId: string, rateLimited: boolean, now: Date) {
   await db
     .update(launches)
     .set({ createFailures: 0, createChannelId: null, createRetryAt: rateLimited ? new Date(now.getTime() + createBackoff.afterRateLimitMs) : null })
     .where(eq(launches.id, launchId));
+  await db
+    .update(channels)
+    .set({ createRetryAt: null })
+    .where(and(eq(channels.id, channelId), isNotNull(channels.createRetryAt)));
 }

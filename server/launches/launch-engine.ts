@@ -14,6 +14,7 @@ import { launchGroups, launches } from "../../db/schema";
 import type { MessagingProvider } from "../messaging/provider";
 import { createTemplateGroupsLocked } from "./add-groups";
 import { groupsOfLaunch, type Launch } from "./find-launch";
+import { creationsWait } from "./group-creators";
 import { withLaunchLock } from "./launch-lock";
 import { groupsToCreate, type RotationGroup } from "./rotation";
 
@@ -28,9 +29,6 @@ function needsGroups(launch: Launch, groups: readonly RotationGroup[]) {
   if (groups.length === 0) return 0;
   return groupsToCreate(groups, launch);
 }
-
-/** Whether the launch's creations may be tried at `now` (no backoff running). */
-const mayTry = (launch: Pick<Launch, "createRetryAt">, now: Date) => launch.createRetryAt === null || launch.createRetryAt <= now;
 
 /**
  * One pass over the active auto_create launches (or just `launchId`) whose creations are not put off.
@@ -79,7 +77,7 @@ export async function runLaunchEngine(db: Db, provider: MessagingProvider, now: 
     created += await withLaunchLock(launch.id, async () => {
       // Looked at again under the lock: a request may have added groups, or a failure put the launch off, meanwhile.
       const [fresh] = await db.select().from(launches).where(eq(launches.id, launch.id));
-      if (fresh?.status !== "active" || !fresh.autoCreate || !mayTry(fresh, now)) return 0;
+      if (fresh?.status !== "active" || !fresh.autoCreate || creationsWait(fresh, now)) return 0;
       const n = needsGroups(fresh, await groupsOfLaunch(db, launch.id));
       if (n === 0) return 0;
       try {

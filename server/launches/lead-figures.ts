@@ -2,15 +2,13 @@
  * Which of a launch's leads joined (docs/launches.md#leads): a lead joined when one of the launch's
  * participant rows (any group, staff or not, left since or not) is their phone, or a LID one of the launch's
  * channels paired with their phone (the LID ⇄ phone map of lid-phones.ts; a row still under a LID is
- * resolved here, before the launch's rows are moved to the number). Phones meet by their match key.
+ * resolved here, before the launch's rows are moved to the number). Phones meet by their match key (the phone codec: server/phones/phone.ts).
  */
-import { count, eq, type SQL, sql } from "drizzle-orm";
+import { count, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJson } from "../../db/params";
 import { launchLeads } from "../../db/schema";
-
-/** matchKeyOf (leads-schema.ts) in SQL: a Brazilian mobile without its ninth digit. */
-export const keyOf = (phone: SQL) => sql`case when ${phone} ~ '^55[0-9]{2}9[0-9]{8}$' then substr(${phone}, 1, 4) || substr(${phone}, 6) else ${phone} end`;
+import { phoneKeySql as keyOf } from "../phones/phone-sql";
 
 /** The match keys of everyone who ever joined a group of the launch, LIDs resolved through its channels' pairings. */
 function joinedKeys(launchId: string, channelIds: string[]) {

@@ -3,32 +3,13 @@
  * shared by the REST facade, tRPC (the dashboard) and the OpenAPI document.
  */
 import { z } from "zod";
+import { normalisePhone } from "../phones/phone";
 import { name, text } from "../text";
 import { launchMembersFile, launchMembersInput } from "./stats-schema";
 import { idLaunch } from "./schema";
 
 export const leadsPerRequest = 10_000;
 export const leadsPerPage = 500;
-
-/**
- * A phone as a capture form sends it, to digits with the country code (docs/decisions.md#leads): spaces,
- * `+`, `-`, `.` and parentheses are dropped; without a leading `+`, 10 or 11 digits are a Brazilian number
- * (DDD + number) and get `55`. Null when it cannot be a phone number (8–15 digits, not starting with 0).
- */
-export function normalisePhone(raw: string): string | null {
-  const s = raw.trim();
-  if (!/^\+?[\d\s().-]+$/.test(s)) return null;
-  const digits = s.replace(/\D/g, "");
-  const phone = !s.startsWith("+") && (digits.length === 10 || digits.length === 11) ? `55${digits}` : digits;
-  return /^[1-9]\d{7,14}$/.test(phone) ? phone : null;
-}
-
-/**
- * The phone as it is compared with members: a Brazilian mobile (55 + DDD + 9 + 8 digits) without its ninth
- * digit, as WhatsApp still shows accounts made before the digit existed. Landlines (8 digits starting 2–5)
- * never collide with it.
- */
-export const matchKeyOf = (phone: string) => (/^55\d{2}9\d{8}$/.test(phone) ? phone.slice(0, 4) + phone.slice(5) : phone);
 
 const leadPhone = z
   .string()

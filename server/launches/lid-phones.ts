@@ -10,8 +10,7 @@ import type { Db, Tx } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import { channelLidPhones, launchEarlyLeaves, launchParticipants } from "../../db/schema";
 import type { LidPhone } from "../messaging/provider";
-
-export const isLid = (participant: string) => participant.endsWith("@lid");
+import { isLid } from "../phones/phone";
 
 /**
  * Stores the pairings a channel learned (the last one given wins for a LID). One statement, its rows in LID

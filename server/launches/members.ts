@@ -1,16 +1,13 @@
 /**
  * Who counts as a lead in a launch (docs/decisions.md#members): everyone but the staff — the launch's
- * `staff_numbers`, the template's `admins` and the channels' own numbers. Phone numbers compare by their
- * digits (`+55 11 99999-0001` is `5511999990001`); an opaque platform id (`…@lid`) only as itself (a LID
- * whose number the launch's channels know is recorded under the number: lid-phones.ts).
+ * `staff_numbers`, the template's `admins` and the channels' own numbers. Numbers compare through the phone
+ * codec (server/phones/phone.ts: any formatting, with or without the Brazilian ninth digit, so staff typed
+ * `+55 31 98765-4321` is the participant `553187654321` the gateway reports); an opaque platform id
+ * (`…@lid`) only as itself (a LID whose number the launch's channels know is recorded under the number: lid-phones.ts).
  */
 import type { LaunchGroupTemplate } from "../../db/schema";
 import type { MessagingProvider } from "../messaging/provider";
-
-const digitsOf = (s: string) => s.replace(/\D/g, "");
-
-/** The key a participant is compared by: digits for a phone number, the string itself for an opaque id. */
-export const participantKey = (participant: string) => (participant.includes("@") ? participant : digitsOf(participant));
+import { phoneSet } from "../phones/phone";
 
 export interface StaffSource {
   staffNumbers: string[];
@@ -46,6 +43,6 @@ async function ownNumbersOf(provider: Pick<MessagingProvider, "ownNumber">, chan
 /** A predicate: is this participant staff in this launch? */
 export async function staffMatcher(provider: Pick<MessagingProvider, "ownNumber">, launch: StaffSource): Promise<(participant: string) => boolean> {
   const own = await ownNumbersOf(provider, launch.channelIds);
-  const keys = new Set([...launch.staffNumbers, ...(launch.groupTemplate.admins ?? []), ...own].map(participantKey).filter((k) => k !== ""));
-  return (participant) => keys.has(participantKey(participant));
+  const staff = phoneSet([...launch.staffNumbers, ...(launch.groupTemplate.admins ?? []), ...own]);
+  return (participant) => staff.has(participant);
 }

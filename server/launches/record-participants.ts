@@ -4,9 +4,13 @@
  * `left_at` set on leave, the group's `members` moved, the groups re-statused (a group reaching
  * `capacity − margin` becomes full: `group_full`), and the launch engine woken (reserve groups).
  * Events may come twice (a gateway retries its webhook): a join of someone already in, or a second leave,
- * changes nothing. Events may come out of order (two webhooks racing): a leave of someone never seen in
- * the group lowers `members` and is kept (`launch_early_leaves`), so that their join, if it is older than
- * the leave, closes a row instead of leaving it open.
+ * changes nothing. Events may come out of order (two webhooks racing, a join answered 5xx and sent again
+ * after a later leave): they are placed by `at`, the platform's time where the event carries one (Evolution's
+ * `date_time`: gateway-clock.ts), else when it arrived; a leave of someone never seen in the group lowers
+ * `members` and is kept (`launch_early_leaves`), so that their join, if it is older than the leave, closes a
+ * row instead of leaving it open, and a join older than their latest leave is a membership already over.
+ * The rule (docs/launches.md#the-order-of-joins-and-leaves): an event never overrides a state of the same
+ * person and group that came from a later time; a resend of an event already recorded changes nothing.
  *
  * One person, two ids (lid-phones.ts): the LID ⇄ phone pairings an event carries are stored with it; a
  * participant is recorded under the phone number when the launch's channels know it, a LID that came alone
@@ -23,7 +27,8 @@ import type { Db, Tx } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import { channelLidPhones, launchEarlyLeaves, launches, launchGroups, launchParticipants, participantEventsSeen } from "../../db/schema";
 import type { LidPhone, MessagingProvider, ProviderEvent } from "../messaging/provider";
-import { foldAliases, isLid, noPairs, pairsFor, rowColumns, storePairs } from "./lid-phones";
+import { isLid } from "../phones/phone";
+import { foldAliases, noPairs, pairsFor, rowColumns, storePairs } from "./lid-phones";
 import { moveMembers } from "./member-counts";
 import { staffMatcher } from "./members";
 import { applyRestatus } from "./restatus-groups";
@@ -64,14 +69,15 @@ async function withLookedUp(db: Db, provider: Provider, event: ParticipantsEvent
   if (known.length === lids.length) return pairs;
   const key = `${event.channelId}\n${event.groupId}`;
   const last = lastLookup.get(key);
-  if (last !== undefined && event.at.getTime() - last < lidLookupGapMs) return pairs;
+  const arrivedAt = (event.receivedAt ?? event.at).getTime();
+  if (last !== undefined && arrivedAt - last < lidLookupGapMs) return pairs;
   const [held] = await db
     .select({ launchId: launchGroups.launchId })
     .from(launchGroups)
     .where(and(eq(launchGroups.groupId, event.groupId), eq(launchGroups.channelId, event.channelId)))
     .limit(1);
   if (!held) return pairs;
-  lastLookup.set(key, event.at.getTime());
+  lastLookup.set(key, arrivedAt);
   try {
     return [...pairs, ...(await provider.participantPairs(event.channelId, event.groupId))];
   } catch (err) {
@@ -176,7 +182,8 @@ async function applyEvents(db: Db, provider: Provider, events: ParticipantsEvent
   // their own statements: so that this batch's people are recorded, and their older rows found, under their number.
   const pairsByChannel = new Map<string, LidPhone[]>();
   for (const e of events) if (e.pairs?.length) pairsByChannel.set(e.channelId, [...(pairsByChannel.get(e.channelId) ?? []), ...e.pairs]);
-  for (const [channelId, pairs] of [...pairsByChannel].sort(([a], [b]) => a.localeCompare(b))) await storePairs(db, channelId, pairs, events[0].at);
+  for (const [channelId, pairs] of [...pairsByChannel].sort(([a], [b]) => a.localeCompare(b)))
+    await storePairs(db, channelId, pairs, events[0].receivedAt ?? events[0].at);
   const held = await launchesHolding(db, provider, events);
   const perEvent = events.map((e) => held.filter((h) => h.channelId === e.channelId && h.groupId === e.groupId));
   const launchIds = [...new Set(held.map((h) => h.launchId))].sort();
@@ -224,8 +231,9 @@ async function applyEvents(db: Db, provider: Provider, events: ParticipantsEvent
     events.forEach((e, i) => {
       for (const h of perEvent[i]) {
         const k = `${h.launchId}\n${h.groupId}`;
+        const came = e.receivedAt ?? e.at;
         const before = arrived.get(k);
-        if (!before || before.at < e.at) arrived.set(k, { launchId: h.launchId, groupId: h.groupId, at: e.at });
+        if (!before || before.at < came) arrived.set(k, { launchId: h.launchId, groupId: h.groupId, at: came });
         // A resend of an event already recorded: whatever happened since, it changes nothing.
         if (!fresh[i]) continue;
         for (const participant of people(h.launchId, e)) {

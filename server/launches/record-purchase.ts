@@ -10,7 +10,7 @@ import { rowsOf } from "../../db/params";
 import { launches, launchLeads, purchases } from "../../db/schema";
 import { participantKey } from "./buyer-figures";
 import { recordGroupActivity } from "./group-activity";
-import { matchKeyOf } from "./leads-schema";
+import { phoneKey } from "../phones/phone";
 
 /** What a marketplace's notice says, in the service's words (server/integrations/hook-formats.ts reads it). */
 export interface PurchaseNotice {
@@ -43,7 +43,7 @@ export async function recordPurchase(db: Db, tenantId: string, platform: string,
         .limit(1);
       phone = lead?.phone ?? null;
     }
-    const matchKey = phone ? matchKeyOf(phone) : null;
+    const matchKey = phone ? phoneKey(phone) : null;
     const occurredAt = notice.occurredAt ?? now;
     const [row] = await tx
       .insert(purchases)

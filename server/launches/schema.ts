@@ -45,7 +45,12 @@ export const closedUrl = z
 export const phoneNumber = z
   .string()
   .regex(/^[1-9][0-9]{7,14}$/, "must be a phone number: digits with the country code, e.g. 5511987654321")
-  .meta({ example: "5511987654321" });
+  .meta({
+    description:
+      "Digits with the country code. A Brazilian mobile may be given with or without its ninth digit: it is compared both ways " +
+      "(WhatsApp reports many numbers of DDD 31 and above without it).",
+    example: "5511987654321",
+  });
 
 export const launchStatus = z
   .enum(launchStatuses)

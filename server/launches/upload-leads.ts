@@ -8,7 +8,7 @@ import type { Db } from "../../db/client";
 import { launchLeads } from "../../db/schema";
 import { findOwnedLaunch } from "./find-launch-owned";
 import { leadTotals } from "./lead-figures";
-import { matchKeyOf } from "./leads-schema";
+import { phoneKey } from "../phones/phone";
 
 export interface LeadIn {
   phone: string;
@@ -33,7 +33,7 @@ export async function uploadLeads(db: Db, tenantId: string, launchId: string, le
     .map((l) => ({
       launchId,
       phone: l.phone,
-      matchKey: matchKeyOf(l.phone),
+      matchKey: phoneKey(l.phone),
       name: l.name ?? null,
       email: l.email ?? null,
       source: l.source ?? null,

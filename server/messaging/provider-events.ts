@@ -48,7 +48,13 @@ export type ProviderEvent =
       pairs?: LidPhone[];
       /** The same for every delivery of one event (a gateway resending it): recorded once. */
       eventId?: string;
+      /**
+       * When it happened on the platform's side (the gateway's own time where the event carries one), the
+       * order joins and leaves are applied in (docs/launches.md#the-order-of-joins-and-leaves).
+       */
       at: Date;
+      /** When our side got it, when that is not `at` (a gateway's resend); default `at`. */
+      receivedAt?: Date;
     }
   /** Votes on a poll the service sent (`deliveryKey` names the delivery that carried it). */
   | { type: "poll_votes"; channelId: string; deliveryKey: string; votes: PollVote[]; at: Date };

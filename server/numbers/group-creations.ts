@@ -23,8 +23,11 @@ export const groupCreatePauseAfterRateLimitMs = 60 * 60 * 1000;
 /** States in which a number cannot act on groups (they end only with a new pairing, or when the platform lifts them). */
 const outOfAction: readonly HealthState[] = ["restricted", "logged_out", "banned"];
 
-/** Why a channel may not create a group now; null: it may. */
-export type CreateBlock = "offline" | "health" | "rate_limited" | "group_create_cap";
+/**
+ * Why a channel may not create a group now; null: it may. `backoff`: a creation through it failed and waits
+ * (its `create_retry_at`, set with the failing launch's backoff).
+ */
+export type CreateBlock = "offline" | "health" | "rate_limited" | "backoff" | "group_create_cap";
 
 export interface GroupCreator {
   channelId: string;
@@ -37,12 +40,15 @@ export interface GroupCreator {
   cap: number;
   /** Why it may not create now; null: it may. */
   block: CreateBlock | null;
+  /** Until when a failed creation through it holds its creations back (block `backoff`). */
+  retryAt: Date | null;
 }
 
 /**
  * The channels' creation standing at `now`, in the order given (unknown or other tenants' ids are left out).
  * A channel creates when it is connected, not restricted/banned/logged_out, not cooling, no rate-limit
- * answer came within the hour, and its day's count is below its cap. `capped` (the day's messages) does not
+ * answer came within the hour, no failed creation through it is waiting (`create_retry_at`), and its day's
+ * count is below its cap. `capped` (the day's messages) does not
  * stop creations: a creation is not a message.
  */
 export async function groupCreators(db: Db | Tx, tenantId: string, channelIds: string[], now: Date): Promise<GroupCreator[]> {
@@ -67,10 +73,12 @@ export async function groupCreators(db: Db | Tx, tenantId: string, channelIds: s
           ? "health"
           : cooling || rateLimited
             ? "rate_limited"
-            : createdToday >= cap
-              ? "group_create_cap"
-              : null;
-    return [{ channelId: id, phone: c.phone, healthState: c.healthState, createdToday, cap, block }];
+            : c.createRetryAt !== null && c.createRetryAt > now
+              ? "backoff"
+              : createdToday >= cap
+                ? "group_create_cap"
+                : null;
+    return [{ channelId: id, phone: c.phone, healthState: c.healthState, createdToday, cap, block, retryAt: c.createRetryAt }];
   });
 }
 

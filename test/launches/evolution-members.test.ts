@@ -13,8 +13,8 @@ import { getServices } from "../../server/services";
 import { startEvolutionService } from "../evolution-service";
 import type { FakeEvolution } from "../fake-evolution";
 import type { TestServer } from "../http-server";
-import { newTenant, until, waitFor, type Api } from "../helpers";
-import { groupRows, launchWithGroups } from "./fixtures";
+import { waitFor, type Api } from "../helpers";
+import { evolutionLaunch as launchWithEvolution, groupRows } from "./fixtures";
 
 let fake: FakeEvolution;
 let server: TestServer;
@@ -29,22 +29,7 @@ afterAll(async () => {
   await fake.close();
 });
 
-/** A tenant with a paired Evolution channel, a segment of its first `n` groups and a launch holding them. */
-async function evolutionLaunch(opts: { groups?: number; staff?: string[]; admins?: string[] } = {}) {
-  const api: Api = await newTenant(server.url, { channelLimit: 50 });
-  const { json: ch } = await api("POST", "/api/external/create-channel", { name: "Evo" });
-  const channel = ch.id_channel as string;
-  await fake.pair(channel);
-  await until(
-    async () => (await api("PUT", `/api/external/edit-channel/${channel}`, { name: "Evo" })).json.status,
-    (s) => s === "connected",
-  );
-  const groups = ((await api("GET", `/api/external/list-groups/${channel}`)).json.groups as { id_group: string }[])
-    .slice(0, opts.groups ?? 2)
-    .map((g) => g.id_group);
-  const { json: seg } = await api("POST", "/api/external/create-segment", { name: "Seg", id_channel: [channel], groups });
-  return launchWithGroups(server.url, { ...opts, base: { api, channel, groups, segment: seg.id_segment } });
-}
+const evolutionLaunch = (opts: Parameters<typeof launchWithEvolution>[2] = {}) => launchWithEvolution(server.url, fake, opts);
 
 type Row = { participant: string; id_group: string; left_at: string | null; staff: boolean };
 const members = async (l: { api: Api; id: string }) => (await l.api("GET", `/api/external/launch-members/${l.id}`)).json.members as Row[];

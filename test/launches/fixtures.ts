@@ -5,6 +5,8 @@ import { launches, launchGroups, outboxEvents } from "../../db/schema";
 import type { ProviderEvent } from "../../server/messaging/provider";
 import { getServices } from "../../server/services";
 import { tenantWithSegment } from "../campaigns";
+import type { FakeEvolution } from "../fake-evolution";
+import { type Api, newTenant, until } from "../helpers";
 
 /**
  * A tenant with a connected simulated channel and a launch holding `groups` of the channel's groups
@@ -78,4 +80,21 @@ export async function groupActivity(tenantId: string) {
     .where(and(eq(outboxEvents.tenantId, tenantId), eq(outboxEvents.type, "group_activity")))
     .orderBy(outboxEvents.id);
   return rows.map((r) => (r.payload as { data: Record<string, any> }).data);
+}
+
+/** A tenant with a channel paired on the fake Evolution gateway, a segment of its first `groups` groups (default 2) and a launch holding them. */
+export async function evolutionLaunch(baseUrl: string, fake: FakeEvolution, opts: { groups?: number; staff?: string[]; admins?: string[] } = {}) {
+  const api: Api = await newTenant(baseUrl, { channelLimit: 50 });
+  const { json: ch } = await api("POST", "/api/external/create-channel", { name: "Evo" });
+  const channel = ch.id_channel as string;
+  await fake.pair(channel);
+  await until(
+    async () => (await api("PUT", `/api/external/edit-channel/${channel}`, { name: "Evo" })).json.status,
+    (s) => s === "connected",
+  );
+  const groups = ((await api("GET", `/api/external/list-groups/${channel}`)).json.groups as { id_group: string }[])
+    .slice(0, opts.groups ?? 2)
+    .map((g) => g.id_group);
+  const { json: seg } = await api("POST", "/api/external/create-segment", { name: "Seg", id_channel: [channel], groups });
+  return launchWithGroups(baseUrl, { ...opts, base: { api, channel, groups, segment: seg.id_segment } });
 }

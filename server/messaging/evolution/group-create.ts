@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { evolutionInstances } from "../../../db/schema";
+import { digitsOf, uniquePhones } from "../../phones/phone";
 import { groupIdPattern } from "../group-id";
 import { type CreatedGroup, type NewGroup, type ProviderGroup, ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError } from "../provider";
 import { evolutionErrorText, EvolutionHttpError, EvolutionUnreachableError } from "./client";
@@ -38,7 +39,7 @@ export class GroupCreator {
     const row = await this.groups.openInstance(channelId);
     const subject = group.name.trim();
     if (!subject || subject.length > 100) throw new ProviderSendError("A group's name must have 1 to 100 characters.", false);
-    const participants = [...new Set(group.admins.map((a) => a.replace(/\D/g, "")).filter((a) => a.length >= 10))];
+    const participants = uniquePhones(group.admins.map(digitsOf).filter((a) => a.length >= 10));
     if (participants.length === 0)
       throw new ProviderSendError("Evolution API creates a group only with at least one participant: give the template an admin.", false);
     // Without the caller's key a creation is its own (never answered again), but still looked up by name.

@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { evolutionInstances } from "../../../db/schema";
+import { digitsOf, samePhone, uniquePhones } from "../../phones/phone";
 import { type GroupState, type LidPhone, ProviderSendError, ProviderUnavailableError } from "../provider";
 import { evolutionErrorText, EvolutionHttpError, EvolutionUnreachableError } from "./client";
 import { type EvolutionContext, isLostInstance } from "./context";
@@ -68,7 +69,7 @@ export class Groups {
   /** `updateParticipant` add (those already in are left as they are), then promote. */
   async promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<void> {
     const row = await this.openInstance(channelId);
-    const numbers = [...new Set(participants.map((p) => p.replace(/\D/g, "")).filter((p) => p.length >= 10))];
+    const numbers = uniquePhones(participants.map(digitsOf).filter((p) => p.length >= 10));
     if (numbers.length === 0) return;
     await this.groupCall(channelId, row.instanceName, "POST", "updateParticipant", { groupId, body: { action: "add", participants: numbers } });
     const res = await this.groupCall<{ updateParticipants?: { status?: string; jid?: string }[] }>(channelId, row.instanceName, "POST", "updateParticipant", {
@@ -169,7 +170,7 @@ export class Groups {
     const phone = await this.instances.ownNumber(channelId);
     if (!phone) throw new ProviderUnavailableError(`Evolution API did not tell the number of channel ${channelId}: its groups cannot be told apart.`);
     const row = await this.instances.row(channelId);
-    return { phone, lid: row.ownLidPhone === phone ? row.ownLid : null };
+    return { phone, lid: samePhone(row.ownLidPhone, phone) ? row.ownLid : null };
   }
 
   /**

@@ -1,3 +1,4 @@
+import { samePhone } from "../../phones/phone";
 import type { LidPhone } from "../provider";
 
 /**
@@ -21,16 +22,19 @@ export interface OwnIds {
 
 export const isLid = (jid: string | undefined | null): jid is string => /^\d+@lid$/.test(jid ?? "");
 
-/** Is this participant the channel's number: by phone (its JID or the `phoneNumber` of a LID) or by our LID. */
+/**
+ * Is this participant the channel's number: by phone (its JID or the `phoneNumber` of a LID, through the phone
+ * codec: with or without the ninth digit) or by our LID.
+ */
 export function isOwn(p: EvolutionParticipant, me: OwnIds): boolean {
-  return participantNumber(p) === me.phone || (me.lid !== null && (p.id === me.lid || p.lid === me.lid));
+  return samePhone(participantNumber(p), me.phone) || (me.lid !== null && (p.id === me.lid || p.lid === me.lid));
 }
 
 /** May a group created by `owner` be ours? Another phone is not; a LID is unless we know ours and it differs; no owner may be. */
 export function mayBeOurs(owner: string | undefined, me: OwnIds | null): boolean {
   if (!owner || !me) return true;
   const phone = jidNumber(owner);
-  if (phone) return phone === me.phone;
+  if (phone) return samePhone(phone, me.phone);
   if (isLid(owner)) return me.lid === null || owner === me.lid;
   return false;
 }

@@ -1,17 +1,22 @@
 import { timingSafeEqual } from "node:crypto";
 import { and, desc, eq, isNotNull, isNull, or } from "drizzle-orm";
 import { evolutionInstances, evolutionMessages } from "../../../db/schema";
+import { samePhone } from "../../phones/phone";
 import { groupIdPattern } from "../group-id";
 import type { Receipt } from "../provider";
 import { type EvolutionContext, sha256, timestampOf } from "./context";
 import { type EvolutionMessageRecord, recordFingerprint, recordPart } from "./find-sent";
 import type { Gateway } from "./gateway-check";
+import { GatewayClock } from "./gateway-clock";
 import type { GroupListings } from "./group-listing";
 import { type Instances, lossReason } from "./instances";
 import { type EvolutionParticipant, jidNumber, lidOf, pairOf, participantNumber } from "./jids";
 
 /** The gateway's webhooks for one channel: authenticated by the instance's secret, turned into provider events. */
 export class WebhookIntake {
+  /** The gateway's `date_time` on our clock: when a participant event happened (gateway-clock.ts). */
+  private readonly clock = new GatewayClock();
+
   constructor(
     private readonly ctx: EvolutionContext,
     private readonly instances: Instances,
@@ -34,9 +39,11 @@ export class WebhookIntake {
    *
    * Emitted with emitRecorded: a failure to record it reaches the webhook route, which answers 5xx so that
    * the gateway sends the event again; `eventId` (a digest of the body's `date_time` and the event) lets a
-   * resend of an event already recorded change nothing.
+   * resend of an event already recorded change nothing. `at` is the gateway's time of the event (its
+   * `date_time` on our clock: gateway-clock.ts), so a resend that comes after a later event is applied before
+   * it; `receivedAt` when it came.
    */
-  private async participantsEvent(channelId: string, data: Record<string, unknown>, at: Date, eventId: string) {
+  private async participantsEvent(channelId: string, data: Record<string, unknown>, at: Date, receivedAt: Date, eventId: string) {
     const action = data.action === "add" ? "join" : data.action === "remove" ? "leave" : undefined;
     const groupId = typeof data.id === "string" ? data.id : undefined;
     if (!action || !groupId || !groupIdPattern.test(groupId) || !Array.isArray(data.participants)) return;
@@ -65,7 +72,7 @@ export class WebhookIntake {
     if (action === "leave") {
       const own = this.instances.ownNumbers.get(channelId);
       // The number itself removed: the group is gone for it (the next state check says so).
-      if (own && participants.includes(own)) await this.listings.forgetGroup(channelId, groupId);
+      if (own && participants.some((p) => samePhone(p, own))) await this.listings.forgetGroup(channelId, groupId);
     }
     await this.ctx.events.emitRecorded({
       type: "group_participants",
@@ -76,6 +83,7 @@ export class WebhookIntake {
       ...(pairs.size > 0 ? { pairs: [...pairs].map(([lid, phone]) => ({ lid, phone })) } : {}),
       eventId,
       at,
+      receivedAt,
     });
   }
 
@@ -178,7 +186,8 @@ export class WebhookIntake {
    * A webhook from the gateway for one channel. Returns false when the secret does not match (the
    * route answers 401). Connection changes become channel status changes; MESSAGES_UPDATE acks and
    * reads become receipts of the deliveries they belong to. Every event is stamped with our own
-   * receive time: the gateway's `date_time` is local wall-clock time labelled UTC (3 h early in Brazil).
+   * receive time, but participant events: the gateway's `date_time` (local wall-clock time labelled UTC, 3 h
+   * early in Brazil) put on our clock (gateway-clock.ts), so joins and leaves apply in the platform's order.
    */
   async handleWebhook(channelId: string, secret: string, payload: unknown): Promise<boolean> {
     if (!(await this.verifyWebhook(channelId, secret))) return false;
@@ -187,6 +196,7 @@ export class WebhookIntake {
       .toLowerCase()
       .replaceAll("_", ".");
     const at = new Date();
+    const sent = (body as { date_time?: unknown }).date_time;
     const data = body.data as Record<string, unknown> | Record<string, unknown>[] | undefined;
     if (event === "connection.update" && data && !Array.isArray(data) && typeof data.state === "string") {
       // A connection (re)established: the gateway may have been upgraded meanwhile (an upgrade restarts it and every instance reconnects).
@@ -209,11 +219,12 @@ export class WebhookIntake {
       for (const d of Array.isArray(data) ? data : [data]) if (d?.messageType === "pollUpdateMessage") await this.pollVoteEvent(channelId, d, at);
     } else if (event === "group-participants.update" && data) {
       // Evolution resends a 5xx'd event with the same body (same `date_time`): its digest names the event.
-      const sent = String((body as { date_time?: unknown }).date_time ?? "");
+      const platformAt = this.clock.timeOf(sent, at);
       for (const [i, d] of (Array.isArray(data) ? data : [data]).entries()) {
-        await this.participantsEvent(channelId, d, at, sha256(JSON.stringify([sent, i, d])).toString("base64url"));
+        await this.participantsEvent(channelId, d, platformAt, at, sha256(JSON.stringify([String(sent ?? ""), i, d])).toString("base64url"));
       }
     }
+    if (event !== "group-participants.update") this.clock.observe(sent, at);
     return true;
   }
 

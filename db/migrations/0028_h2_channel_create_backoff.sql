@@ -1,0 +1,1 @@
+ALTER TABLE "channels" ADD COLUMN "create_retry_at" timestamp with time zone;
