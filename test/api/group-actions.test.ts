@@ -140,7 +140,7 @@ describe("close_messages over 30 groups by two admin numbers", () => {
     const list = await t("GET", `/api/external/list-group-actions?id_segment=${segmentId}`);
     expect(list.status).toBe(200);
     expect(list.json.actions.map((x: { id_action: string }) => x.id_action)).toEqual([id]);
-  });
+  }, 150_000);
 
   it("one number banned mid-way: every group still done, once, the rest through the other number", async () => {
     process.env.GROUP_ACTION_GAP_MS = "250";
@@ -168,7 +168,7 @@ describe("close_messages over 30 groups by two admin numbers", () => {
     } finally {
       process.env.GROUP_ACTION_GAP_MS = "60";
     }
-  });
+  }, 150_000);
 });
 
 describe("per group", () => {
