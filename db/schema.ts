@@ -106,7 +106,7 @@ export const channels = pgTable(
     groupsCreatedToday: integer("groups_created_today").notNull().default(0),
     /** min_send_gap_seconds across every campaign of the number: no send of this channel is claimed before this. */
     nextSendAt: ts("next_send_at"),
-    /** Group actions (docs/groups.md#pace): no group action of this channel is claimed before this (one every 2 s, its gap honoured). */
+    /** Group actions (docs/groups.md#how-it-runs): no group action of this channel is claimed before this (one every 2 s, its gap honoured). */
     nextGroupActionAt: ts("next_group_action_at"),
     /** Per-channel budget overrides (`number_health` fields; absent or null: the tenant's value). */
     limits: jsonb("limits").$type<ChannelLimits>().notNull().default({}),
@@ -1298,10 +1298,7 @@ export const groupActions = pgTable(
     finishedAt: ts("finished_at"),
     createdAt: createdAt(),
   },
-  (t) => [
-    index("group_actions_tenant_idx").on(t.tenantId, t.createdAt),
-    index("group_actions_due_idx").on(t.status, t.nextRunAt),
-  ],
+  (t) => [index("group_actions_tenant_idx").on(t.tenantId, t.createdAt), index("group_actions_due_idx").on(t.status, t.nextRunAt)],
 );
 
 /**

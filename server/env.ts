@@ -237,7 +237,7 @@ const variables = {
     schema: int(1),
     must: "a positive integer",
     default: 2000,
-    doc: "The least time between two group actions of one number (2 s; a longer `min_send_gap_seconds` wins), see [groups.md](groups.md#pace). Tests and the bench shorten it.",
+    doc: "The least time between two group actions of one number (2 s; a longer `min_send_gap_seconds` wins), see [groups.md](groups.md#how-it-runs). Tests and the bench shorten it.",
   },
   NUMBER_COOLING_BASE_MS: {
     schema: int(1),

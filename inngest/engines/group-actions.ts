@@ -19,8 +19,6 @@ export const groupActionsEngine = defineEngine<Partial<GroupActionRunnerOptions>
   id: "group-actions",
   inProcess: (services, opts) => new GroupActionRunner(services, { intervalMs: passEveryMs, ...opts }).start(),
   forward: (_services, forwarder) =>
-    onGroupActionWake((actionId) =>
-      forwarder.track("group-action/wake.requested", inngest.send(groupActionWakeRequested.create({ id_action: actionId }))),
-    ),
+    onGroupActionWake((actionId) => forwarder.track("group-action/wake.requested", inngest.send(groupActionWakeRequested.create({ id_action: actionId })))),
   functions: [groupActionEngine],
 });

@@ -93,7 +93,8 @@ export async function applyGroupChange(
   if (readFirst) {
     const before = await readBack(provider, channelId, groupId);
     if (before === null) return { kind: "failed", reason: "group_gone" };
-    if (isUnreadable(before)) return { kind: "unavailable", rateLimited: /rate-?overlimit/i.test(before.unreadable), why: before.unreadable, maybeApplied: true };
+    if (isUnreadable(before))
+      return { kind: "unavailable", rateLimited: /rate-?overlimit/i.test(before.unreadable), why: before.unreadable, maybeApplied: true };
     if (shows(before, change)) return { kind: "done" };
   }
   try {

@@ -134,7 +134,13 @@ async function writeResult(tx: Tx, actionId: string, r: Result, at: Date) {
 
 const counted = (r: Result | null) => ({ done: r?.state === "done" ? 1 : 0, failed: r?.state === "failed" ? 1 : 0 });
 
-async function runGroupAction(db: Db, provider: MessagingProvider, actionId: string, passStart: Date, opts: GroupActionPassOptions): Promise<{ more: boolean }> {
+async function runGroupAction(
+  db: Db,
+  provider: MessagingProvider,
+  actionId: string,
+  passStart: Date,
+  opts: GroupActionPassOptions,
+): Promise<{ more: boolean }> {
   let token = new Date(Date.now() + leaseMs);
   const acquired = await acquire(db, actionId, passStart, token);
   if (!acquired) return { more: false };
@@ -215,16 +221,37 @@ async function runGroupAction(db: Db, provider: MessagingProvider, actionId: str
       const admins = (reach.get(g.groupId) ?? []).filter((id) => !g.notAdmin.includes(id));
       if (admins.length === 0) {
         // Every channel of the target that reaches it answered "not admin" (or none reaches it).
-        const r: Result = { groupId: g.groupId, state: "failed", channelId: null, reason: "not_admin", tries: g.tries, notAdmin: g.notAdmin, waitingSince: null };
+        const r: Result = {
+          groupId: g.groupId,
+          state: "failed",
+          channelId: null,
+          reason: "not_admin",
+          tries: g.tries,
+          notAdmin: g.notAdmin,
+          waitingSince: null,
+        };
         left.splice(left.indexOf(g), 1);
         pending = await flushIfNeeded(db, action.id, pending, r);
         continue;
       }
       const able = admins.filter((id) => !unavailable.has(id) && channelRows.has(id) && canAct(channelRows.get(id) as ChannelRow, now));
       if (able.length === 0) {
+        // A cooling number comes back by itself at its time: look again then.
+        for (const id of admins) {
+          const c = channelRows.get(id);
+          if (c?.healthState === "cooling" && c.healthUntil && c.healthUntil > now) soonest = Math.min(soonest ?? Infinity, c.healthUntil.getTime());
+        }
         g.waitingSince ??= now;
         if (now.getTime() - g.waitingSince.getTime() >= noChannelWaitMs) {
-          const r: Result = { groupId: g.groupId, state: "failed", channelId: null, reason: "no_channel", tries: g.tries, notAdmin: g.notAdmin, waitingSince: g.waitingSince };
+          const r: Result = {
+            groupId: g.groupId,
+            state: "failed",
+            channelId: null,
+            reason: "no_channel",
+            tries: g.tries,
+            notAdmin: g.notAdmin,
+            waitingSince: g.waitingSince,
+          };
           left.splice(left.indexOf(g), 1);
           pending = await flushIfNeeded(db, action.id, pending, r);
         }
@@ -249,7 +276,8 @@ async function runGroupAction(db: Db, provider: MessagingProvider, actionId: str
         continue;
       }
       // Every group left waits for a number (or the next turn is past this pass): look again later.
-      nextLook = new Date(soonest ?? Date.now() + 15_000);
+      // A number the platform turned away in this pass is asked again soon (its state may say why by then).
+      nextLook = new Date(soonest ?? Date.now() + (unavailable.size > 0 ? 2_000 : 15_000));
       break;
     }
 
@@ -278,7 +306,9 @@ async function runGroupAction(db: Db, provider: MessagingProvider, actionId: str
       const [claimed] = await tx
         .update(groupActionGroups)
         .set({ state: "applying", channelId, at: claimAt })
-        .where(and(eq(groupActionGroups.actionId, action.id), eq(groupActionGroups.groupId, g.groupId), inArray(groupActionGroups.state, ["pending", "applying"])))
+        .where(
+          and(eq(groupActionGroups.actionId, action.id), eq(groupActionGroups.groupId, g.groupId), inArray(groupActionGroups.state, ["pending", "applying"])),
+        )
         .returning({ groupId: groupActionGroups.groupId });
       const row = channelRows.get(channelId);
       if (row) row.nextGroupActionAt = turn.at;
@@ -306,6 +336,7 @@ async function runGroupAction(db: Db, provider: MessagingProvider, actionId: str
 
     const outcome = await applyGroupChange(provider, channelId, g.groupId, change(g), g.readFirst);
     pending = await settle(db, g, channelId, outcome, left, usage, unavailable);
+    if (outcome.kind === "unavailable" && outcome.rateLimited) channelsReadAt = 0;
   }
 
   // Release: the last result, the counters, and the action completed (every group done or failed) or looked at again later.
@@ -322,7 +353,9 @@ async function runGroupAction(db: Db, provider: MessagingProvider, actionId: str
         failed: sql`${groupActions.failed} + ${c.failed}`,
         leaseUntil: null,
         nextRunAt: nextLook ?? releasedAt,
-        ...(finishing ? { status: sql`case when ${groupActions.status} = 'running' then 'completed' else ${groupActions.status} end`, finishedAt: releasedAt } : {}),
+        ...(finishing
+          ? { status: sql`case when ${groupActions.status} = 'running' then 'completed' else ${groupActions.status} end`, finishedAt: releasedAt }
+          : {}),
       })
       .where(and(eq(groupActions.id, action.id), eq(groupActions.leaseUntil, token)))
       .returning();
@@ -383,8 +416,9 @@ async function settle(
       g.notAdmin = [...g.notAdmin, channelId];
       return { ...base, notAdmin: g.notAdmin, state: g.readFirst ? "applying" : "pending", reason: null, tries: g.tries };
     case "unavailable":
-      unavailable.add(channelId);
+      // A throttled number cools (its state says until when); another that cannot act sits out the rest of the pass.
       if (outcome.rateLimited) await recordRateLimited(db, channelId, new Date());
+      else unavailable.add(channelId);
       g.readFirst ||= outcome.maybeApplied;
       return { ...base, state: g.readFirst ? "applying" : "pending", reason: null, tries: g.tries };
     case "again":

@@ -5,7 +5,10 @@ import { groupActionGroups, groupActions, launches, segmentGroups } from "../../
 /** The segment whose groups a target means: the segment itself, or the launch's (it always holds all the launch's groups). */
 export async function targetSegmentId(db: Db | Tx, target: { segmentId: string | null; launchId: string | null }): Promise<string> {
   if (target.segmentId) return target.segmentId;
-  const [launch] = await db.select({ segmentId: launches.segmentId }).from(launches).where(eq(launches.id, target.launchId as string));
+  const [launch] = await db
+    .select({ segmentId: launches.segmentId })
+    .from(launches)
+    .where(eq(launches.id, target.launchId as string));
   return launch.segmentId;
 }
 

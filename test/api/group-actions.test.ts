@@ -109,7 +109,13 @@ describe("close_messages over 30 groups by two admin numbers", () => {
     for (const g of groups.slice(0, 3)) expect((await simGroup(t, g)).announce).toBe(false);
     const id = await createAction(t, { name: "Fechar grupos", id_segment: segmentId, action: { type: "close_messages" } });
     const done = await finished(t, id);
-    expect(done.json).toMatchObject({ success: true, id_action: id, name: "Fechar grupos", status: "completed", groups: { total: 30, done: 30, failed: 0, pending: 0 } });
+    expect(done.json).toMatchObject({
+      success: true,
+      id_action: id,
+      name: "Fechar grupos",
+      status: "completed",
+      groups: { total: 30, done: 30, failed: 0, pending: 0 },
+    });
     expect(done.json.action).toEqual({ type: "close_messages" });
     expect(done.json.started_at).toMatch(/-03:00$/);
     const perChannel: Record<string, number> = {};
@@ -311,7 +317,10 @@ describe("bad input is a 400 naming the field", () => {
     await bad({ id_segment: segmentId, action: { type: "set_subject", subject: "x".repeat(101) } }, "action.subject");
     await bad({ id_segment: segmentId, action: { type: "set_description", description: "x".repeat(2049) } }, "action.description");
     await bad({ id_segment: segmentId, action: { type: "promote", participants: [] } }, "action.participants");
-    await bad({ id_segment: segmentId, action: { type: "promote", participants: Array.from({ length: 21 }, (_, i) => `55119876500${10 + i}`) } }, "action.participants");
+    await bad(
+      { id_segment: segmentId, action: { type: "promote", participants: Array.from({ length: 21 }, (_, i) => `55119876500${10 + i}`) } },
+      "action.participants",
+    );
     await bad({ id_segment: segmentId, action: { type: "remove", participants: [numbers[0].phone] } }, "action.participants");
     await bad({ id_segment: segmentId, action: { type: "set_picture", picture_url: "http://example.com/a.png" } }, "action.picture_url");
     await bad({ id_segment: segmentId, action: { type: "set_picture", picture_url: "https://127.0.0.1/a.png" } }, "action.picture_url");

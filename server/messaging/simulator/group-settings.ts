@@ -5,7 +5,17 @@ import type { SimulatedPlatform, SimulatorContext } from "./platform";
 
 /** What a change is called in the simulator's change log (GET /api/simulator/groups/{id_group}: `changes`). */
 const changeName = (c: GroupChange) =>
-  c.kind === "announce" ? (c.on ? "announcement" : "not_announcement") : c.kind === "locked" ? (c.on ? "locked" : "unlocked") : c.kind === "participants" ? c.action : c.kind;
+  c.kind === "announce"
+    ? c.on
+      ? "announcement"
+      : "not_announcement"
+    : c.kind === "locked"
+      ? c.on
+        ? "locked"
+        : "unlocked"
+      : c.kind === "participants"
+        ? c.action
+        : c.kind;
 
 /**
  * A group's settings on the simulated platform (group actions; docs/simulator.md#group-settings): subject, description,
@@ -44,7 +54,11 @@ export class SimulatedGroupSettings {
       else {
         const who = and(eq(simulatorParticipants.groupId, groupId), inArray(simulatorParticipants.participant, change.participants));
         if (change.action === "remove") await tx.delete(simulatorParticipants).where(who);
-        else await tx.update(simulatorParticipants).set({ admin: change.action === "promote" }).where(who);
+        else
+          await tx
+            .update(simulatorParticipants)
+            .set({ admin: change.action === "promote" })
+            .where(who);
       }
       await tx.insert(simulatorGroupChanges).values({ groupId, channelId, change: changeName(change), at });
     });
