@@ -8,7 +8,7 @@
 import { formatInTimeZone } from "date-fns-tz";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { outboxEvents } from "../../db/schema";
+import { groupActionGroups, groupActions, outboxEvents } from "../../db/schema";
 import { GroupActionRunner } from "../../inngest/in-process/group-action-runner";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
@@ -295,6 +295,43 @@ describe("when it runs", () => {
       for (const g of groups) expect((await simGroup(t, g.id_group)).subject).toBe(`Turma 8 #${g.position} — Carrinho aberto`);
       const list = await t("GET", `/api/external/list-group-actions?id_launch=${launchId}`);
       expect(list.json.actions.map((x: { id_action: string }) => x.id_action)).toEqual([id]);
+    } finally {
+      if (!restarted) await startRunner();
+    }
+  });
+});
+
+describe("exactly once across a crash", () => {
+  it("a group left being applied by a process that died (its answer lost, the change made) is read back, not changed again", async () => {
+    const { t, numbers } = await tenantWithNumbers(1);
+    const [a] = numbers;
+    const groups = a.groups.slice(6, 10);
+    const segmentId = await segment(t, [a.id], groups);
+    await runner.stop();
+    let restarted = false;
+    try {
+      const id = await createAction(t, { id_segment: segmentId, action: { type: "close_messages" } });
+      // What a process that died mid-action leaves: the action running under its lease (now expired), one group claimed
+      // and changed on the platform, its answer never recorded.
+      const { db, provider } = await getServices();
+      await provider.changeGroup(a.id, groups[1], { kind: "announce", on: true });
+      await db
+        .update(groupActionGroups)
+        .set({ state: "applying", channelId: a.id })
+        .where(and(eq(groupActionGroups.actionId, id), eq(groupActionGroups.groupId, groups[1])));
+      await db
+        .update(groupActions)
+        .set({ status: "running", startedAt: new Date(), leaseUntil: new Date(Date.now() - 1000) })
+        .where(eq(groupActions.id, id));
+      await startRunner();
+      restarted = true;
+      const done = await finished(t, id);
+      expect(done.json.groups).toEqual({ total: 4, done: 4, failed: 0, pending: 0 });
+      for (const g of groups) {
+        const s = await simGroup(t, g);
+        expect(s.announce).toBe(true);
+        expect(s.changes).toHaveLength(1);
+      }
     } finally {
       if (!restarted) await startRunner();
     }
