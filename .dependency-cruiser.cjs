@@ -3,7 +3,7 @@
  * and architecture" stage) and alone by `npm run lint:arch`. Tests and test fixtures are not held to them.
  * @type {import('dependency-cruiser').IConfiguration}
  */
-const domains = "(channels|segments|campaigns|settings|webhooks|integrations|partner|oauth|keys|auth|dispatch|launches|numbers|overview)";
+const domains = "(channels|segments|campaigns|settings|webhooks|integrations|partner|oauth|keys|auth|dispatch|launches|groups|numbers|overview)";
 
 module.exports = {
   forbidden: [

@@ -111,6 +111,8 @@ export const channels = pgTable(
     createRetryAt: ts("create_retry_at"),
     /** min_send_gap_seconds across every campaign of the number: no send of this channel is claimed before this. */
     nextSendAt: ts("next_send_at"),
+    /** Group actions (docs/groups.md#how-it-runs): no group action of this channel is claimed before this (one every 2 s, its gap honoured). */
+    nextGroupActionAt: ts("next_group_action_at"),
     /** Per-channel budget overrides (`number_health` fields; absent or null: the tenant's value). */
     limits: jsonb("limits").$type<ChannelLimits>().notNull().default({}),
     createdAt: createdAt(),
@@ -1115,9 +1117,29 @@ export const simulatorGroups = pgTable(
     description: text("description"),
     pictureUrl: text("picture_url"),
     adminsOnly: boolean("admins_only").notNull().default(false),
+    /** Only admins edit the group's info (WhatsApp's `restrict`). */
+    locked: boolean("locked").notNull().default(false),
+    /** The SHA-256 (hex) of the picture set by updateGroupPicture; null: none set that way. */
+    pictureSha256: text("picture_sha256"),
     createdAt: createdAt(),
   },
   (t) => [index("simulator_groups_channel_idx").on(t.channelId, t.createdAt)],
+);
+
+/**
+ * Every group setting change the simulated platform applied (subject, description, picture, announce, locked,
+ * promote/demote/remove), each one the system notice members would see: tests count changes per group here.
+ */
+export const simulatorGroupChanges = pgTable(
+  "simulator_group_changes",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    groupId: text("id_group").notNull(),
+    channelId: text("id_channel").notNull(),
+    change: text("change").notNull(),
+    at: ts("at").notNull(),
+  },
+  (t) => [index("simulator_group_changes_group_idx").on(t.groupId, t.id)],
 );
 
 /**
@@ -1224,4 +1246,89 @@ export const seriesRuns = pgTable(
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.seriesId, t.occurrenceAt] }), index("series_runs_campaign_idx").on(t.campaignId)],
+);
+
+export const groupActionStatuses = ["scheduled", "running", "completed", "canceled"] as const;
+export const groupActionTypes = [
+  "close_messages",
+  "open_messages",
+  "lock_info",
+  "unlock_info",
+  "set_subject",
+  "set_description",
+  "set_picture",
+  "promote",
+  "demote",
+  "remove",
+] as const;
+export const groupActionStates = ["pending", "applying", "done", "failed", "canceled"] as const;
+
+/** What a group action does (CONTRACT §8): its type and the type's fields, as create-group-action took them. */
+export interface GroupActionSpec {
+  type: (typeof groupActionTypes)[number];
+  subject?: string;
+  description?: string;
+  picture_url?: string;
+  /** The picture fetched once at creation: its SHA-256 (hex), what the read-back compares. */
+  picture_sha256?: string;
+  participants?: string[];
+}
+
+/**
+ * A scheduled group action (docs/groups.md): one setting change applied to every group of a segment or a launch,
+ * exactly once per group, through the admin numbers. The engine leases the row while it works on it.
+ */
+export const groupActions = pgTable(
+  "group_actions",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    name: text("name"),
+    segmentId: text("segment_id").references(() => segments.id, { onDelete: "cascade" }),
+    launchId: text("launch_id").references(() => launches.id, { onDelete: "cascade" }),
+    action: jsonb("action").$type<GroupActionSpec>().notNull(),
+    /** set_picture: the image fetched once at creation, base64 (at most 5 MB decoded). */
+    picture: text("picture"),
+    status: text("status", { enum: groupActionStatuses }).notNull(),
+    scheduledAt: ts("scheduled_at").notNull(),
+    /** When the engine should look at it again (the time it is due, the next channel's turn). */
+    nextRunAt: ts("next_run_at").notNull(),
+    leaseUntil: ts("lease_until"),
+    total: integer("total").notNull().default(0),
+    done: integer("done").notNull().default(0),
+    failed: integer("failed").notNull().default(0),
+    startedAt: ts("started_at"),
+    finishedAt: ts("finished_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("group_actions_tenant_idx").on(t.tenantId, t.createdAt), index("group_actions_due_idx").on(t.status, t.nextRunAt)],
+);
+
+/**
+ * One group of a group action: `pending` → `applying` (claimed: the change is being made through `id_channel`) →
+ * `done` (read back) | `failed` (`reason`); `canceled` when the action was canceled before it.
+ */
+export const groupActionGroups = pgTable(
+  "group_action_groups",
+  {
+    actionId: text("action_id")
+      .notNull()
+      .references(() => groupActions.id, { onDelete: "cascade" }),
+    groupId: text("id_group").notNull(),
+    /** `{n}`: the group's number in the launch, or its 1-based position in the segment. */
+    position: integer("position").notNull(),
+    state: text("state", { enum: groupActionStates }).notNull().default("pending"),
+    channelId: text("channel_id"),
+    reason: text("reason"),
+    /** Applications made (a read-back that does not show the change allows one more). */
+    attempts: integer("attempts").notNull().default(0),
+    /** Channels the platform answered "not admin" for this group. */
+    notAdmin: jsonb("not_admin").$type<string[]>().notNull().default([]),
+    /** Since when no admin channel could act (no_channel after 30 minutes). */
+    waitingSince: ts("waiting_since"),
+    at: ts("at"),
+  },
+  (t) => [primaryKey({ columns: [t.actionId, t.groupId] }), index("group_action_groups_state_idx").on(t.actionId, t.state, t.position)],
 );

@@ -38,6 +38,11 @@ export const launchWakeRequested = eventType("launch/wake.requested", {
   schema: staticSchema<{ id_launch: string }>(),
 });
 
+/** A group action may have work now (server/groups/wake.ts): run the group-action engine for it. */
+export const groupActionWakeRequested = eventType("group-action/wake.requested", {
+  schema: staticSchema<{ id_action: string }>(),
+});
+
 /**
  * A webhook delivery (one event for one target) should be attempted. `queue` keys the concurrency: the
  * tenant's id for its own deliveries, `<tenant>:apps` for its partner apps' copies, so a slow app

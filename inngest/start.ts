@@ -8,9 +8,11 @@ import type { Services } from "../server/services";
 import { dispatchEngine } from "./engines/dispatch";
 import { type EngineDefinition, Forwarder } from "./engines/engine";
 import { engines } from "./engines/index";
+import { groupActionsEngine } from "./engines/group-actions";
 import { launchesEngine } from "./engines/launches";
 import { webhooksEngine } from "./engines/webhooks";
 import { JobTimer, type JobTimerOptions } from "./in-process/job-timer";
+import type { GroupActionRunnerOptions } from "./in-process/group-action-runner";
 import type { LaunchRunnerOptions } from "./in-process/launch-runner";
 import { periodicJobs } from "./jobs/index";
 import type { PeriodicJobDefinition } from "./jobs/job";
@@ -58,3 +60,4 @@ export function startBackground(services: Services): Started[] {
 export const startDispatchEngine = (services: Services) => startEngine(dispatchEngine, services);
 export const startWebhookEngine = (services: Services) => startEngine(webhooksEngine, services);
 export const startLaunchEngine = (services: Services, opts?: Partial<LaunchRunnerOptions>) => startEngine(launchesEngine, services, opts);
+export const startGroupActionEngine = (services: Services, opts?: Partial<GroupActionRunnerOptions>) => startEngine(groupActionsEngine, services, opts);

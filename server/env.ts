@@ -233,6 +233,12 @@ const variables = {
     default: 3600,
     doc: "How often each launch group's invite link is checked: a revoked link is replaced by the group's current one; a group that vanished or where the number lost admin becomes `broken` ([decisions.md](decisions.md#members)).",
   },
+  GROUP_ACTION_GAP_MS: {
+    schema: int(1),
+    must: "a positive integer",
+    default: 2000,
+    doc: "The least time between two group actions of one number (2 s; a longer `min_send_gap_seconds` wins), see [groups.md](groups.md#how-it-runs). Tests and the bench shorten it.",
+  },
   NUMBER_COOLING_BASE_MS: {
     schema: int(1),
     must: "a positive integer",
@@ -484,6 +490,9 @@ export const env = {
   /** Meta's Graph API, version included (docs/launches.md#metas-conversions-api). */
   get metaGraphUrl() {
     return trimSlash(setting("META_GRAPH_URL"));
+  },
+  get groupActionGapMs() {
+    return setting("GROUP_ACTION_GAP_MS");
   },
   get numberCoolingBaseMs() {
     return setting("NUMBER_COOLING_BASE_MS");

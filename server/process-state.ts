@@ -35,6 +35,8 @@ export type ProcessSlot =
   | "gatewayCheck"
   /** server/launches/wake.ts: the launch engine's wake-up listeners. */
   | "launchWakers"
+  /** server/groups/wake.ts: the group-action engine's wake-up listeners. */
+  | "groupActionWakers"
   /** server/launches/public-link.ts: launches by slug for the public link (at most ~1 s old), and when each last sent link_broken. */
   | "launchLinks"
   /** server/launches/launch-lock.ts: per launch, the chain of group creations in progress. */

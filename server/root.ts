@@ -1,6 +1,7 @@
 import { accountRouter } from "./auth/router";
 import { campaignsRouter } from "./campaigns/router";
 import { channelsRouter } from "./channels/router";
+import { groupActionsRouter } from "./groups/router";
 import { integrationsRouter } from "./integrations/router";
 import { launchLeadsRouter } from "./launches/leads-router";
 import { launchStatsRouter } from "./launches/stats-router";
@@ -20,6 +21,7 @@ export const appRouter = router({
   apiKeys: apiKeysRouter,
   campaigns: campaignsRouter,
   channels: channelsRouter,
+  groupActions: groupActionsRouter,
   integrations: integrationsRouter,
   launches: launchesRouter,
   launchLeads: launchLeadsRouter,

@@ -13,11 +13,19 @@ export interface ChildServer {
   close(): Promise<void>;
 }
 
-/** Spawns this file as a server process whose clients come from `peerAddress`; `jobs`: periodic job ids it runs too. */
-export function startChildServer(peerAddress: string, opts: { jobs?: string[] } = {}): Promise<ChildServer> {
+/**
+ * Spawns this file as a server process whose clients come from `peerAddress`; `jobs`: periodic job ids it runs too;
+ * `engines`: event-driven engine ids (inngest/engines/) whose in-process runner it starts.
+ */
+export function startChildServer(peerAddress: string, opts: { jobs?: string[]; engines?: string[] } = {}): Promise<ChildServer> {
   const child = spawn(process.execPath, ["--import", "tsx", "test/child-server.ts"], {
     cwd: process.cwd(),
-    env: { ...process.env, CHILD_SERVER_PEER: peerAddress, CHILD_SERVER_JOBS: (opts.jobs ?? []).join(",") },
+    env: {
+      ...process.env,
+      CHILD_SERVER_PEER: peerAddress,
+      CHILD_SERVER_JOBS: (opts.jobs ?? []).join(","),
+      CHILD_SERVER_ENGINES: (opts.engines ?? []).join(","),
+    },
     stdio: ["pipe", "pipe", "inherit"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -55,6 +63,14 @@ async function main() {
     const { getServices } = await import("../server/services");
     const services = await getServices();
     for (const job of periodicJobs.filter((j) => jobIds.includes(j.id))) timers.push(new JobTimer(job, services, { intervalMs: 300 }).start());
+  }
+  // Engines the test asks for, by id (CHILD_SERVER_ENGINES=group-actions), with their in-process runners.
+  const engineIds = (process.env.CHILD_SERVER_ENGINES ?? "").split(",").filter(Boolean);
+  if (engineIds.length) {
+    const { engines } = await import("../inngest/engines/index");
+    const { getServices } = await import("../server/services");
+    const services = await getServices();
+    for (const engine of engines.filter((e) => engineIds.includes(e.id))) timers.push(engine.inProcess(services));
   }
   // The process ends with its sockets: no wait for the clients' keep-alive connections to go idle.
   const stop = async () => {

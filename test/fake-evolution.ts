@@ -36,6 +36,8 @@ export interface FakeGroup {
   id: string;
   subject: string;
   announce?: boolean;
+  /** Only admins edit the group's info (Baileys' `restrict`; updateSetting locked / unlocked). */
+  restrict?: boolean;
   isCommunity?: boolean;
   isCommunityAnnounce?: boolean;
   desc?: string;
@@ -139,6 +141,11 @@ export interface FakeEvolution {
   sendRequests: { endpoint: string; number: string; body: Record<string, unknown>; at: number }[];
   /** Every `group/create` POST that passed Evolution's schema check (whatever became of it). */
   createRequests: { instance: string; subject: string; at: number }[];
+  /**
+   * Group settings WhatsApp applied (updateSetting, updateGroupSubject, updateGroupDescription, updateGroupPicture,
+   * updateParticipant), in order: one system notice each in the group.
+   */
+  groupChanges: { instance: string; groupJid: string; route: string; body: Record<string, unknown> }[];
   readonly version: string;
   mode: "default" | "friendly";
   webhookDeliveries: { url: string; status: number; body: unknown }[];
@@ -165,6 +172,8 @@ export interface FakeEvolution {
     connectError: string | null;
     /** The next N sends answer 400 `Error: Timed Out` without sending. */
     failSends: number;
+    /** The next N group-setting changes answer WhatsApp's `Error: rate-overlimit` in their route's wrapping, changing nothing. */
+    groupSettingRateLimits: number;
     /** Failures answered instead of sending, first match first (see `failSend`). */
     sendFailures: FakeSendFailure[];
     /** The next N sends go out but the connection is dropped before the answer. */
@@ -359,6 +368,13 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
   const messages: FakeMessage[] = [];
   const sendRequests: FakeEvolution["sendRequests"] = [];
   const createRequests: FakeEvolution["createRequests"] = [];
+  const groupChanges: FakeEvolution["groupChanges"] = [];
+  /** WhatsApp's throttle on group changes (knobs.groupSettingRateLimits): Baileys' Boom text as Evolution passes it on. */
+  const settingThrottle = () => {
+    if (knobs.groupSettingRateLimits <= 0) return null;
+    knobs.groupSettingRateLimits--;
+    return "Error: rate-overlimit";
+  };
   const webhookDeliveries: FakeEvolution["webhookDeliveries"] = [];
   const counters: FakeEvolution["counters"] = {
     fetchAllGroups: 0,
@@ -377,6 +393,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     groupDelayMs: 20,
     connectError: null,
     failSends: 0,
+    groupSettingRateLimits: 0,
     sendFailures: [],
     dropAnswers: 0,
     loseSends: 0,
@@ -578,7 +595,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     owner: ownIdIn(inst, g),
     desc: g.desc ?? "",
     descId: g.desc ? randomUUID().slice(0, 16).toUpperCase() : null,
-    restrict: false,
+    restrict: g.restrict ?? false,
     announce: g.announce ?? false,
     participants: peopleOf(inst, g),
     isCommunity: g.isCommunity ?? false,
@@ -964,6 +981,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         return send(201, { ...answer, addressingMode: g.byLid ? "lid" : "pn", ownerPn: jidOf(inst.owner), subjectOwnerPn: jidOf(inst.owner) });
       }
       case "POST group/updateGroupPicture":
+      case "POST group/updateGroupSubject":
       case "POST group/updateGroupDescription":
       case "POST group/updateSetting":
       case "POST group/updateParticipant":
@@ -1004,20 +1022,39 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
                 500,
                 errorBody(500, "Internal Server Error", ["Error update group picture", 'BadRequestException: "profilePicture" must be a url or a base64']),
               );
+            const throttled = settingThrottle();
+            if (throttled) return send(500, errorBody(500, "Internal Server Error", ["Error update group picture", throttled]));
             g!.pictureUrl = image;
+            groupChanges.push({ instance: inst.name, groupJid: g!.id, route: action, body: { image: image.slice(0, 64) } });
             return send(201, { update: "success" });
           }
-          case "updateGroupDescription":
-            if (failure || notAdmin) return send(500, errorBody(500, "Internal Server Error", ["Error updating group description", failure ?? notAdmin]));
-            g!.desc = String(body.description ?? "");
+          // ---- group settings (group actions): svc 4187–4243 and 4402–4423, group.router.ts; docs/evolution.md#group-settings-group-actions ----
+          case "updateGroupSubject": {
+            if (typeof body.subject !== "string" || !body.subject) return send(400, errorBody(400, "Bad Request", [['instance requires property "subject"']]));
+            const refused = failure ?? notAdmin ?? settingThrottle();
+            if (refused) return send(500, errorBody(500, "Internal Server Error", ["Error updating group subject", refused]));
+            g!.subject = body.subject;
+            groupChanges.push({ instance: inst.name, groupJid: g!.id, route: action, body });
             return send(201, { update: "success" });
+          }
+          case "updateGroupDescription": {
+            const refused = failure ?? notAdmin ?? settingThrottle();
+            if (refused) return send(500, errorBody(500, "Internal Server Error", ["Error updating group description", refused]));
+            g!.desc = String(body.description ?? "");
+            groupChanges.push({ instance: inst.name, groupJid: g!.id, route: action, body });
+            return send(201, { update: "success" });
+          }
           case "updateSetting": {
             const setting = body.action;
             if (!["announcement", "not_announcement", "locked", "unlocked"].includes(String(setting)))
               return send(400, errorBody(400, "Bad Request", [["instance.action is not one of enum values: announcement,not_announcement,locked,unlocked"]]));
-            if (failure || notAdmin) return send(400, errorBody(400, "Bad Request", ["Error updating setting", failure ?? notAdmin]));
+            const refused = failure ?? notAdmin ?? settingThrottle();
+            if (refused) return send(400, errorBody(400, "Bad Request", ["Error updating setting", refused]));
             if (setting === "announcement" || setting === "not_announcement") g!.announce = setting === "announcement";
-            return send(201, { updateSetting: true });
+            else g!.restrict = setting === "locked";
+            groupChanges.push({ instance: inst.name, groupJid: g!.id, route: action, body });
+            // Baileys' groupSettingUpdate resolves to nothing: Evolution answers { updateSetting: undefined }, i.e. {}.
+            return send(201, {});
           }
           case "updateParticipant": {
             const op = String(body.action);
@@ -1042,6 +1079,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
               changed.push(jid);
               return { status: "200", jid, content: { tag: "participant", attrs: { jid } } };
             });
+            if (changed.length) groupChanges.push({ instance: inst.name, groupJid: g!.id, route: action, body });
             if (changed.length) await participantsWebhook(inst, g!, changed, op as "add");
             return send(201, { updateParticipants });
           }
@@ -1108,6 +1146,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     messages,
     sendRequests,
     createRequests,
+    groupChanges,
     get version() {
       return version;
     },

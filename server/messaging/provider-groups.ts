@@ -1,4 +1,5 @@
 /** The groups a provider lists and, for launches, creates and administers (MessagingProvider; provider.ts). */
+import { recognisedAcrossCopies } from "../errors";
 import type { LidPhone } from "./provider-events";
 
 export interface ProviderGroup {
@@ -44,3 +45,47 @@ export interface GroupState {
   /** The LID ⇄ phone pairings its participant list carried (a platform that lists people by LID). */
   pairs?: LidPhone[];
 }
+
+/**
+ * One setting change of a group (a group action, docs/groups.md), as the platform applies it. Each is one system
+ * notice members see ("X changed the group's settings so only admins can send messages", "X changed the subject…").
+ */
+export type GroupChange =
+  | { kind: "announce"; on: boolean }
+  | { kind: "locked"; on: boolean }
+  | { kind: "subject"; subject: string }
+  | { kind: "description"; description: string }
+  /** `image`: the picture's bytes, base64 (JPEG or PNG); `sha256`: their hash (hex). */
+  | { kind: "picture"; image: string; sha256: string }
+  | { kind: "participants"; action: "promote" | "demote" | "remove"; participants: string[] };
+
+/** A group's metadata as the platform shows it now: what a group action's read-back compares. */
+export interface GroupSettings {
+  subject: string;
+  description: string;
+  /** Only admins send. */
+  announce: boolean;
+  /** Only admins edit the group's info. */
+  locked: boolean;
+  /** The picture's SHA-256 where the platform tells it (the simulator); undefined where it does not (Evolution). */
+  pictureSha256?: string | null;
+  /** Phone numbers (digits) of the members, admins included. */
+  members: string[];
+  admins: string[];
+}
+
+/**
+ * The platform refused a group change for good: the channel's number is not an admin of the group (`not_admin`), or the
+ * group is gone for it (`group_gone`). Nothing was changed.
+ */
+export class GroupChangeRefusedError extends Error {
+  constructor(
+    readonly refusal: "not_admin" | "group_gone",
+    message: string,
+  ) {
+    super(message);
+    this.name = "GroupChangeRefusedError";
+  }
+}
+
+recognisedAcrossCopies({ GroupChangeRefusedError });

@@ -4,7 +4,7 @@
  * concern beside it (provider-send.ts, provider-events.ts, provider-pairing.ts, provider-groups.ts) and
  * are re-exported here.
  */
-import type { CreatedGroup, GroupState, NewGroup, ProviderGroup } from "./provider-groups";
+import type { CreatedGroup, GroupChange, GroupSettings, GroupState, NewGroup, ProviderGroup } from "./provider-groups";
 import type { LidPhone, ProviderListener } from "./provider-events";
 import type { ChannelStatus, PairingInfo, PairingOptions } from "./provider-pairing";
 import type { LookupResult, OutboundMessage, SendManyOptions, SendOutcome, SendReceipt, SentLookup } from "./provider-send";
@@ -100,4 +100,15 @@ export interface MessagingProvider {
    * simulator). Throws ProviderUnavailableError when the platform cannot answer now.
    */
   participantPairs?(channelId: string, groupId: string): Promise<LidPhone[]>;
+
+  // ---- group settings (group actions; docs/groups.md) ----
+  /**
+   * Applies one setting change through the channel's number. Throws GroupChangeRefusedError when the number is not an
+   * admin or the group is gone (nothing changed), ProviderSendError when the platform refused otherwise (`rateLimited`
+   * when it throttled the number), ProviderUnavailableError when the channel cannot act now, ProviderOutcomeUnknownError
+   * when the answer was lost (read the group back before applying again).
+   */
+  changeGroup(channelId: string, groupId: string, change: GroupChange): Promise<void>;
+  /** The group's metadata as the channel's number sees it, or null when the group is gone for it. Throws ProviderUnavailableError. */
+  groupSettings(channelId: string, groupId: string): Promise<GroupSettings | null>;
 }

@@ -265,6 +265,32 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
         }),
       );
     }
+    const groupView = req.method === "GET" ? path.match(/^\/groups\/([^/]+)$/) : null;
+    if (groupView) {
+      // A group's settings as the platform keeps them (CONTRACT §8) and its change log (one system notice each).
+      const groupId = textParam(groupView[1], "id_group", true);
+      const channelIds = (await listChannels(db, tenantId)).map((c) => c.id);
+      const channelId = await provider.channelOfGroup(channelIds, groupId);
+      if (!channelId) throw new NotFound(`Group ${groupId} not found in your channels.`);
+      // A derived group gets its row on first use, as any call of the platform would make it.
+      await provider.groupSettings(channelId, groupId).catch(() => null);
+      const view = await provider.groupSettingsOf.view(groupId);
+      if (!view) throw new NotFound(`Group ${groupId} not found in your channels.`);
+      const changes = await provider.groupSettingsOf.changes(groupId);
+      return toResponse(
+        ok({
+          id_group: groupId,
+          subject: view.subject,
+          description: view.description,
+          picture_sha256: view.pictureSha256,
+          announce: view.announce,
+          locked: view.locked,
+          members: view.members.length,
+          admins: view.admins,
+          changes: changes.map((c) => ({ id_channel: c.channelId, change: c.change, at: c.at.toISOString() })),
+        }),
+      );
+    }
     const pollVotes = req.method === "POST" ? path.match(/^\/polls\/([^/]+)\/([^/]+)\/votes$/) : null;
     if (pollVotes) {
       const body = await parse(req, pollVotesBody);

@@ -123,6 +123,12 @@ const groupActivityData = z.discriminatedUnion("event", [
         "The group of the launch the buyer is in (their latest join; a group they left when in none now); null when the buyer is a lead who never joined.",
     }),
   }),
+  z.object({
+    event: z.literal("group_action"),
+    id_action: z.string().meta({ description: "The group action (action_<uuid>; docs/groups.md)." }),
+    status: z.enum(["scheduled", "running", "completed", "canceled"]),
+    groups: z.object({ total: count, done: count, failed: count, pending: count }),
+  }),
 ]);
 
 /** The event types, one URL each (edit-webhooks). */
@@ -146,7 +152,7 @@ const sentWhen: Record<EventType, string> = {
   channel_status: "Every status change of a channel and every change of its number's health state; one event when both change at once.",
   group_activity:
     "A launch's groups: a group created, a group full, the link broken, people joining and leaving, clicks without joins, a lead or member " +
-    "buying or refunded through a marketplace's webhook (data.event says which).",
+    "buying or refunded through a marketplace's webhook, a group action's status change (data.event says which).",
 };
 
 /**

@@ -4,6 +4,8 @@ import {
   sendEach,
   type ChannelStatus,
   type CreatedGroup,
+  type GroupChange,
+  type GroupSettings,
   type GroupState,
   type LidPhone,
   type LookupResult,
@@ -24,6 +26,7 @@ import { SentLookups } from "./find-sent";
 import { Gateway, type GatewayCheck } from "./gateway-check";
 import { GroupCreator } from "./group-create";
 import { GroupListings } from "./group-listing";
+import { GroupSettingsCalls } from "./group-settings";
 import { Groups } from "./groups";
 import { Instances } from "./instances";
 import { Pairings } from "./pairing";
@@ -55,6 +58,7 @@ export class EvolutionProvider implements MessagingProvider {
   private readonly pairings: Pairings;
   private readonly listings: GroupListings;
   private readonly groups: Groups;
+  private readonly settings: GroupSettingsCalls;
   private readonly creations: GroupCreator;
   private readonly gateway: Gateway;
   private readonly sender: Sender;
@@ -76,6 +80,7 @@ export class EvolutionProvider implements MessagingProvider {
     this.pairings = new Pairings(ctx, this.instances);
     this.listings = new GroupListings(ctx, this.instances);
     this.groups = new Groups(ctx, this.instances, this.listings);
+    this.settings = new GroupSettingsCalls(this.groups);
     this.creations = new GroupCreator(ctx, this.instances, this.listings, this.groups);
     this.gateway = new Gateway(ctx);
     this.sender = new Sender(ctx, this.instances, this.gateway);
@@ -85,6 +90,16 @@ export class EvolutionProvider implements MessagingProvider {
 
   subscribe(listener: ProviderListener) {
     return this.ctx.events.subscribe(listener);
+  }
+
+  // ---- group settings (group actions; docs/evolution.md#group-settings-group-actions) ----
+
+  changeGroup(channelId: string, groupId: string, change: GroupChange): Promise<void> {
+    return this.settings.changeGroup(channelId, groupId, change);
+  }
+
+  groupSettings(channelId: string, groupId: string): Promise<GroupSettings | null> {
+    return this.settings.groupSettings(channelId, groupId);
   }
 
   // ---- instances and pairing ----

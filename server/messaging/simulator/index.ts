@@ -3,6 +3,8 @@ import type { Db } from "../../../db/client";
 import { simulatorChannels, simulatorFailures, simulatorGroupCreateLimits, simulatorGroups, simulatorInvites, simulatorParticipants } from "../../../db/schema";
 import type {
   ChannelStatus,
+  GroupChange,
+  GroupSettings,
   GroupState,
   LookupResult,
   MessagingProvider,
@@ -18,6 +20,7 @@ import type {
 } from "../provider";
 import { SimulatorControls } from "./controls";
 import { SimulatedGroups } from "./groups";
+import { SimulatedGroupSettings } from "./group-settings";
 import type { SimulatorOptions } from "./platform";
 import { SimulatedSends } from "./send";
 
@@ -35,11 +38,14 @@ export class SimulatorProvider extends SimulatorControls implements MessagingPro
   readonly capabilities = { carousel: true, forward: true, linkPreview: true, mentionAll: true, receipts: true, pollOptions: 12 };
   readonly reconcileAfterMs = 0;
   private readonly groups: SimulatedGroups;
+  /** Group settings (group actions), public for the control endpoint's view of a group. */
+  readonly groupSettingsOf: SimulatedGroupSettings;
   private readonly sends: SimulatedSends;
 
   constructor(db: Db, opts: SimulatorOptions) {
     super(db, opts);
     this.groups = new SimulatedGroups(this.ctx, this.platform);
+    this.groupSettingsOf = new SimulatedGroupSettings(this.ctx, this.platform);
     this.sends = new SimulatedSends(this.ctx, this.platform);
   }
 
@@ -119,6 +125,16 @@ export class SimulatorProvider extends SimulatorControls implements MessagingPro
 
   groupState(channelId: string, groupId: string): Promise<GroupState> {
     return this.groups.groupState(channelId, groupId);
+  }
+
+  // ---- group settings (group actions; docs/simulator.md#group-settings) ----
+
+  changeGroup(channelId: string, groupId: string, change: GroupChange): Promise<void> {
+    return this.groupSettingsOf.changeGroup(channelId, groupId, change);
+  }
+
+  groupSettings(channelId: string, groupId: string): Promise<GroupSettings | null> {
+    return this.groupSettingsOf.groupSettings(channelId, groupId);
   }
 
   // ---- sending ----
