@@ -18,6 +18,9 @@
  * `scale` (bench/scale.ts) and `load` (bench/load.ts), alone, never by default: scale and fairness of
  * dispatch with hundreds of tenants; HTTP load at the rate limit's ceiling with autocannon.
  *
+ * `compare <ref> [pglite|postgres]` (alone): this bench on another commit (a git worktree), then on this checkout,
+ * printed side by side (bench/compare.ts).
+ *
  * `link [pglite|postgres]` (alone): the launches' public join link at 200 requests/s, p50/p99 and the
  * clicks stored (bench/link.ts).
  *
@@ -30,6 +33,7 @@ import path from "node:path";
 import type { Groups } from "../e2e/crash-common";
 import { apiClient, createDatabase, createTenant, freePort, root, startServer, stopServer, tempDataDir, type ServerProcess } from "../e2e/server-process";
 import { ensureBuild } from "../scripts/ensure-build";
+import { mainCompare } from "./compare";
 import { mainLoad } from "./load";
 import { mainScale } from "./scale";
 import { groupPids } from "./common";
@@ -38,7 +42,8 @@ import { benchParticipants } from "./participants";
 import { benchTwoProcesses } from "./two-processes";
 import { benchWebhooks, type WebhookFigures } from "./webhooks";
 
-const GROUPS = 10_000;
+/** BENCH_GROUPS: the segment's size (10,000; a smaller one only to check the bench runs, its figures are not comparable). */
+const GROUPS = Number(process.env.BENCH_GROUPS ?? 10_000);
 const CREATE_RUNS = 5;
 const INFO_WARMUP = 1000;
 const INFO_GETS = 2000;
@@ -49,6 +54,7 @@ const pgBase = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/p
 const dispatchOnly = process.env.BENCH_DISPATCH_ONLY === "1";
 
 const targets = {
+  create_segment_10k_ms: "",
   create_campaign_10k_ms: "< 300",
   sends_per_second: ">= 1000",
   info_campaign_p50_ms: "",
@@ -173,7 +179,16 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
     const channel = await api.post("/api/external/create-channel", { name: "Bench" });
     const groups = ((await api.get(`/api/external/list-groups/${channel.id_channel as string}`)).groups as { id_group: string }[]).map((g) => g.id_group);
     if (groups.length !== GROUPS) throw new Error(`expected ${GROUPS} groups, got ${groups.length}`);
-    const segment = await api.post("/api/external/create-segment", { name: "Bench 10k", id_channel: [channel.id_channel], groups });
+    // create-segment for those groups: median of 3 (the last one is the one used).
+    const segmentMs: number[] = [];
+    let segment: Record<string, unknown> = {};
+    for (let run = 0; run < 3; run++) {
+      const r = await api.request("POST", "/api/external/create-segment", { name: `Bench 10k ${run}`, id_channel: [channel.id_channel], groups });
+      if (r.status !== 201) throw new Error(`create-segment answered ${r.status}: ${JSON.stringify(r.json)}`);
+      segmentMs.push(round(r.ms));
+      segment = r.json;
+    }
+    log(`${kind}: create-segment runs (ms): ${segmentMs.join(", ")}`);
     await api.patch("/api/external/edit-settings", {
       dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 100, min_campaign_interval: 0, max_campaign_interval: 0 },
     });
@@ -252,6 +267,7 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
     rssByPhase.end = memory.nowMb();
     log(`${kind}: server RSS by phase (MB): ${JSON.stringify(rssByPhase)}`);
     return {
+      create_segment_10k_ms: round(median(segmentMs)),
       create_campaign_10k_ms: create,
       create_campaign_10k_runs_ms: createMs,
       create_campaign_10k_immediate_ms: round(created.ms),
@@ -381,12 +397,13 @@ async function main() {
     return only === "scale" ? mainScale(process.argv.slice(3)) : mainLoad(process.argv.slice(3));
   }
   if (only === "link") return mainLink(process.argv[3]);
+  if (only === "compare") return mainCompare(process.argv.slice(3));
   if (only === "participants") {
     for (const kind of ["pglite", "postgres"] as const) if (!process.argv[3] || process.argv[3] === kind) await benchParticipants(kind);
     return;
   }
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
-  if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres, two-processes, scale, load, link or participants`);
+  if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres, compare, two-processes, scale, load, link or participants`);
   const { built } = await ensureBuild({ log });
   if (built) {
     // Right after `next build` the first figures came out half as good (create-campaign 290 ms, not 190).
