@@ -204,6 +204,13 @@ export function statementLog(name: string) {
     mark() {
       if (on) base = read();
     },
+    /** Statements run since mark() (null when not counting). */
+    async since(): Promise<number | null> {
+      if (!on) return null;
+      await sleep(1500); // the server writes its counts once a second
+      const now = read();
+      return Object.entries(now).reduce((sum, [text, n]) => sum + Math.max(0, n - (base[text] ?? 0)), 0);
+    },
     async report(messages: number) {
       if (!on) return;
       await sleep(1500); // the server writes its counts once a second

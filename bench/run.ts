@@ -36,7 +36,7 @@ import { ensureBuild } from "../scripts/ensure-build";
 import { mainCompare } from "./compare";
 import { mainLoad } from "./load";
 import { mainScale } from "./scale";
-import { groupPids } from "./common";
+import { groupPids, statementLog } from "./common";
 import { benchLink } from "./link";
 import { benchParticipants } from "./participants";
 import { benchTwoProcesses } from "./two-processes";
@@ -151,6 +151,13 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
   let database: Awaited<ReturnType<typeof createDatabase>> | undefined;
   let server: ServerProcess | undefined;
   let memory: ReturnType<typeof memoryWatcher> | undefined;
+  // BENCH_STATEMENTS=1: statements per operation (create-segment, create-campaign, info-campaign, per message sent).
+  const statements = statementLog(`dispatch-${kind}`);
+  const perOp: Record<string, number> = {};
+  const countOp = async (name: string, ops: number) => {
+    const n = await statements.since();
+    if (n !== null) perOp[name] = round(n / ops, 2);
+  };
   try {
     if (kind === "postgres") {
       database = await createDatabase(pgBase, "gcs_bench");
@@ -163,7 +170,7 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
       ...target,
       logFile,
       log: (line) => log(`${kind}: ${line}`),
-      env: { SIMULATOR_GROUPS_PER_CHANNEL: String(GROUPS), RATE_LIMIT_API_KEY_PER_MINUTE: "1000000", SEGMENT_GROUP_LIMIT: "50000" },
+      env: { SIMULATOR_GROUPS_PER_CHANNEL: String(GROUPS), RATE_LIMIT_API_KEY_PER_MINUTE: "1000000", SEGMENT_GROUP_LIMIT: "50000", ...statements.env },
       // BENCH_CPU_PROF=<dir>: a V8 CPU profile of the server, written when it stops (open it in Chrome DevTools).
       // BENCH_NODE_ARGS: more Node flags for the server (space-separated), e.g. to try V8 heap settings.
       nodeArgs: [
@@ -182,6 +189,7 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
     // create-segment for those groups: median of 3 (the last one is the one used).
     const segmentMs: number[] = [];
     let segment: Record<string, unknown> = {};
+    statements.mark();
     for (let run = 0; run < 3; run++) {
       const r = await api.request("POST", "/api/external/create-segment", { name: `Bench 10k ${run}`, id_channel: [channel.id_channel], groups });
       if (r.status !== 201) throw new Error(`create-segment answered ${r.status}: ${JSON.stringify(r.json)}`);
@@ -189,6 +197,7 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
       segment = r.json;
     }
     log(`${kind}: create-segment runs (ms): ${segmentMs.join(", ")}`);
+    await countOp("create_segment", 3);
     await api.patch("/api/external/edit-settings", {
       dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 100, min_campaign_interval: 0, max_campaign_interval: 0 },
     });
@@ -198,7 +207,9 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
 
     // 1. create-campaign for 10k groups, scheduled (so the engine stays idle), then canceled.
     const createMs: number[] = [];
+    const createStatements: number[] = [];
     for (let run = 0; run <= CREATE_RUNS; run++) {
+      statements.mark();
       const r = await api.request("POST", "/api/external/create-campaign/message", {
         name: `Bench scheduled ${run}`,
         id_segment: segment.id_segment,
@@ -207,13 +218,17 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
       });
       if (r.status !== 201) throw new Error(`create-campaign answered ${r.status}: ${JSON.stringify(r.json)}`);
       if (run > 0) createMs.push(round(r.ms));
+      const n = await statements.since();
+      if (n !== null) createStatements.push(n);
       await api.post(`/api/external/cancel-campaign/${r.json.id_campaign as string}`, {});
     }
     const create = round(median(createMs));
     rssByPhase.campaigns_created = memory.nowMb();
     log(`${kind}: create-campaign runs (ms, after one warm-up): ${createMs.join(", ")}`);
 
+    if (createStatements.length) perOp.create_campaign = Math.min(...createStatements);
     // 2. Dispatch throughput: from the create request to completed.
+    statements.mark();
     const t0 = performance.now();
     const created = await api.request("POST", "/api/external/create-campaign/message", { name: "Bench run", id_segment: segment.id_segment, message: "Bench" });
     if (created.status !== 201) throw new Error(`create-campaign answered ${created.status}: ${JSON.stringify(created.json)}`);
@@ -244,6 +259,9 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
     );
 
     rssByPhase.dispatched = memory.nowMb();
+    // Per message sent (the create request and the polls included: a few dozen statements over the run).
+    await countOp("dispatch_per_message", Math.max(1, groupsNow.sent));
+    statements.mark();
 
     // 3. info-campaign latency on the finished campaign, sequential, after a warm-up: until V8 has
     // compiled the request path, the first few hundred calls measure the JIT, not the service. The
@@ -263,6 +281,7 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
       infoFetchMs.push(r.ms);
     }
 
+    await countOp("info_campaign", (dispatchOnly ? 0 : INFO_WARMUP) + infoMs.length + infoFetchMs.length);
     memory.stop();
     rssByPhase.end = memory.nowMb();
     log(`${kind}: server RSS by phase (MB): ${JSON.stringify(rssByPhase)}`);
@@ -284,6 +303,7 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
       info_campaign_during_dispatch_p99_ms: pollMs.length ? round(quantile(pollMs, 0.99), 2) : null,
       server_peak_rss_mb: memory.peakMb(),
       server_rss_mb_by_phase: rssByPhase,
+      ...Object.fromEntries(Object.entries(perOp).map(([k, v]) => [`statements_${k}`, v])),
     };
   } finally {
     memory?.stop();
@@ -317,6 +337,7 @@ function report(kind: string, f: Figures) {
     "server_first_start_ready_s",
     "server_first_start_peak_rss_mb",
     "server_first_start_rss_mb",
+    ...Object.keys(f).filter((k) => k.startsWith("statements_")),
   ]) {
     if (!(key in f)) continue;
     console.log(`${kind} ${key}: ${JSON.stringify(f[key] ?? null)}`);
