@@ -156,7 +156,10 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
   const perOp: Record<string, number> = {};
   const countOp = async (name: string, ops: number) => {
     const n = await statements.since();
-    if (n !== null) perOp[name] = round(n / ops, 2);
+    if (n === null) return;
+    perOp[name] = round(n.total / ops, 2);
+    log(`${kind}: statements for ${name} (${ops} operations), the most frequent:`);
+    for (const [text, count] of n.top) log(`  ${round(count / ops, 2)} per operation: ${text.replace(/\s+/g, " ").slice(0, 140)}`);
   };
   try {
     if (kind === "postgres") {
@@ -219,7 +222,9 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
       if (r.status !== 201) throw new Error(`create-campaign answered ${r.status}: ${JSON.stringify(r.json)}`);
       if (run > 0) createMs.push(round(r.ms));
       const n = await statements.since();
-      if (n !== null) createStatements.push(n);
+      if (n !== null) createStatements.push(n.total);
+      if (n !== null && run === CREATE_RUNS)
+        for (const [text, count] of n.top) log(`${kind}: create-campaign statement x${count}: ${text.replace(/\s+/g, " ").slice(0, 140)}`);
       await api.post(`/api/external/cancel-campaign/${r.json.id_campaign as string}`, {});
     }
     const create = round(median(createMs));
