@@ -18,6 +18,9 @@
  * `scale` (bench/scale.ts) and `load` (bench/load.ts), alone, never by default: scale and fairness of
  * dispatch with hundreds of tenants; HTTP load at the rate limit's ceiling with autocannon.
  *
+ * `compare <ref> [pglite|postgres]` (alone): this bench on another commit (a git worktree), then on this checkout,
+ * printed side by side (bench/compare.ts).
+ *
  * `link [pglite|postgres]` (alone): the launches' public join link at 200 requests/s, p50/p99 and the
  * clicks stored (bench/link.ts).
  *
@@ -30,15 +33,17 @@ import path from "node:path";
 import type { Groups } from "../e2e/crash-common";
 import { apiClient, createDatabase, createTenant, freePort, root, startServer, stopServer, tempDataDir, type ServerProcess } from "../e2e/server-process";
 import { ensureBuild } from "../scripts/ensure-build";
+import { mainCompare } from "./compare";
 import { mainLoad } from "./load";
 import { mainScale } from "./scale";
-import { groupPids } from "./common";
+import { groupPids, statementLog } from "./common";
 import { benchLink } from "./link";
 import { benchParticipants } from "./participants";
 import { benchTwoProcesses } from "./two-processes";
 import { benchWebhooks, type WebhookFigures } from "./webhooks";
 
-const GROUPS = 10_000;
+/** BENCH_GROUPS: the segment's size (10,000; a smaller one only to check the bench runs, its figures are not comparable). */
+const GROUPS = Number(process.env.BENCH_GROUPS ?? 10_000);
 const CREATE_RUNS = 5;
 const INFO_WARMUP = 1000;
 const INFO_GETS = 2000;
@@ -49,6 +54,7 @@ const pgBase = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/p
 const dispatchOnly = process.env.BENCH_DISPATCH_ONLY === "1";
 
 const targets = {
+  create_segment_10k_ms: "",
   create_campaign_10k_ms: "< 300",
   sends_per_second: ">= 1000",
   info_campaign_p50_ms: "",
@@ -145,6 +151,16 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
   let database: Awaited<ReturnType<typeof createDatabase>> | undefined;
   let server: ServerProcess | undefined;
   let memory: ReturnType<typeof memoryWatcher> | undefined;
+  // BENCH_STATEMENTS=1: statements per operation (create-segment, create-campaign, info-campaign, per message sent).
+  const statements = statementLog(`dispatch-${kind}`);
+  const perOp: Record<string, number> = {};
+  const countOp = async (name: string, ops: number) => {
+    const n = await statements.since();
+    if (n === null) return;
+    perOp[name] = round(n.total / ops, 2);
+    log(`${kind}: statements for ${name} (${ops} operations), the most frequent:`);
+    for (const [text, count] of n.top) log(`  ${round(count / ops, 2)} per operation: ${text.replace(/\s+/g, " ").slice(0, 140)}`);
+  };
   try {
     if (kind === "postgres") {
       database = await createDatabase(pgBase, "gcs_bench");
@@ -157,7 +173,7 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
       ...target,
       logFile,
       log: (line) => log(`${kind}: ${line}`),
-      env: { SIMULATOR_GROUPS_PER_CHANNEL: String(GROUPS), RATE_LIMIT_API_KEY_PER_MINUTE: "1000000", SEGMENT_GROUP_LIMIT: "50000" },
+      env: { SIMULATOR_GROUPS_PER_CHANNEL: String(GROUPS), RATE_LIMIT_API_KEY_PER_MINUTE: "1000000", SEGMENT_GROUP_LIMIT: "50000", ...statements.env },
       // BENCH_CPU_PROF=<dir>: a V8 CPU profile of the server, written when it stops (open it in Chrome DevTools).
       // BENCH_NODE_ARGS: more Node flags for the server (space-separated), e.g. to try V8 heap settings.
       nodeArgs: [
@@ -173,7 +189,18 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
     const channel = await api.post("/api/external/create-channel", { name: "Bench" });
     const groups = ((await api.get(`/api/external/list-groups/${channel.id_channel as string}`)).groups as { id_group: string }[]).map((g) => g.id_group);
     if (groups.length !== GROUPS) throw new Error(`expected ${GROUPS} groups, got ${groups.length}`);
-    const segment = await api.post("/api/external/create-segment", { name: "Bench 10k", id_channel: [channel.id_channel], groups });
+    // create-segment for those groups: median of 3 (the last one is the one used).
+    const segmentMs: number[] = [];
+    let segment: Record<string, unknown> = {};
+    statements.mark();
+    for (let run = 0; run < 3; run++) {
+      const r = await api.request("POST", "/api/external/create-segment", { name: `Bench 10k ${run}`, id_channel: [channel.id_channel], groups });
+      if (r.status !== 201) throw new Error(`create-segment answered ${r.status}: ${JSON.stringify(r.json)}`);
+      segmentMs.push(round(r.ms));
+      segment = r.json;
+    }
+    log(`${kind}: create-segment runs (ms): ${segmentMs.join(", ")}`);
+    await countOp("create_segment", 3);
     await api.patch("/api/external/edit-settings", {
       dispatch_rates: { min_dispatch_rate: 0, max_dispatch_rate: 0, dispatches_per_loop: 100, min_campaign_interval: 0, max_campaign_interval: 0 },
     });
@@ -183,7 +210,9 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
 
     // 1. create-campaign for 10k groups, scheduled (so the engine stays idle), then canceled.
     const createMs: number[] = [];
+    const createStatements: number[] = [];
     for (let run = 0; run <= CREATE_RUNS; run++) {
+      statements.mark();
       const r = await api.request("POST", "/api/external/create-campaign/message", {
         name: `Bench scheduled ${run}`,
         id_segment: segment.id_segment,
@@ -192,13 +221,19 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
       });
       if (r.status !== 201) throw new Error(`create-campaign answered ${r.status}: ${JSON.stringify(r.json)}`);
       if (run > 0) createMs.push(round(r.ms));
+      const n = await statements.since();
+      if (n !== null) createStatements.push(n.total);
+      if (n !== null && run === CREATE_RUNS)
+        for (const [text, count] of n.top) log(`${kind}: create-campaign statement x${count}: ${text.replace(/\s+/g, " ").slice(0, 140)}`);
       await api.post(`/api/external/cancel-campaign/${r.json.id_campaign as string}`, {});
     }
     const create = round(median(createMs));
     rssByPhase.campaigns_created = memory.nowMb();
     log(`${kind}: create-campaign runs (ms, after one warm-up): ${createMs.join(", ")}`);
 
+    if (createStatements.length) perOp.create_campaign = Math.min(...createStatements);
     // 2. Dispatch throughput: from the create request to completed.
+    statements.mark();
     const t0 = performance.now();
     const created = await api.request("POST", "/api/external/create-campaign/message", { name: "Bench run", id_segment: segment.id_segment, message: "Bench" });
     if (created.status !== 201) throw new Error(`create-campaign answered ${created.status}: ${JSON.stringify(created.json)}`);
@@ -229,6 +264,9 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
     );
 
     rssByPhase.dispatched = memory.nowMb();
+    // Per message sent (the create request and the polls included: a few dozen statements over the run).
+    await countOp("dispatch_per_message", Math.max(1, groupsNow.sent));
+    statements.mark();
 
     // 3. info-campaign latency on the finished campaign, sequential, after a warm-up: until V8 has
     // compiled the request path, the first few hundred calls measure the JIT, not the service. The
@@ -248,10 +286,12 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
       infoFetchMs.push(r.ms);
     }
 
+    await countOp("info_campaign", (dispatchOnly ? 0 : INFO_WARMUP) + infoMs.length + infoFetchMs.length);
     memory.stop();
     rssByPhase.end = memory.nowMb();
     log(`${kind}: server RSS by phase (MB): ${JSON.stringify(rssByPhase)}`);
     return {
+      create_segment_10k_ms: round(median(segmentMs)),
       create_campaign_10k_ms: create,
       create_campaign_10k_runs_ms: createMs,
       create_campaign_10k_immediate_ms: round(created.ms),
@@ -268,6 +308,7 @@ async function benchOne(kind: "pglite" | "postgres"): Promise<Figures> {
       info_campaign_during_dispatch_p99_ms: pollMs.length ? round(quantile(pollMs, 0.99), 2) : null,
       server_peak_rss_mb: memory.peakMb(),
       server_rss_mb_by_phase: rssByPhase,
+      ...Object.fromEntries(Object.entries(perOp).map(([k, v]) => [`statements_${k}`, v])),
     };
   } finally {
     memory?.stop();
@@ -301,6 +342,7 @@ function report(kind: string, f: Figures) {
     "server_first_start_ready_s",
     "server_first_start_peak_rss_mb",
     "server_first_start_rss_mb",
+    ...Object.keys(f).filter((k) => k.startsWith("statements_")),
   ]) {
     if (!(key in f)) continue;
     console.log(`${kind} ${key}: ${JSON.stringify(f[key] ?? null)}`);
@@ -381,12 +423,13 @@ async function main() {
     return only === "scale" ? mainScale(process.argv.slice(3)) : mainLoad(process.argv.slice(3));
   }
   if (only === "link") return mainLink(process.argv[3]);
+  if (only === "compare") return mainCompare(process.argv.slice(3));
   if (only === "participants") {
     for (const kind of ["pglite", "postgres"] as const) if (!process.argv[3] || process.argv[3] === kind) await benchParticipants(kind);
     return;
   }
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
-  if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres, two-processes, scale, load, link or participants`);
+  if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres, compare, two-processes, scale, load, link or participants`);
   const { built } = await ensureBuild({ log });
   if (built) {
     // Right after `next build` the first figures came out half as good (create-campaign 290 ms, not 190).

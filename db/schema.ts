@@ -316,6 +316,9 @@ export const simulatorMessages = pgTable(
 
 // --- Campaigns and their per-group deliveries ---
 
+/** A campaign's counters per channel: channel id → [total, sent, failed] (campaigns.channel_counts). */
+export type ChannelCounts = Record<string, [total: number, sent: number, failed: number]>;
+
 export const campaignStatuses = ["pending", "sending", "paused", "completed", "failed", "canceled"] as const;
 /** Why a campaign is paused (docs/dispatch.md). */
 export const pauseReasons = ["user", "schedule", "channel_offline", "channel_limits", "send_errors"] as const;
@@ -358,6 +361,12 @@ export const campaigns = pgTable(
      * (CONTRACT §7): with one, info-campaign's per-channel split is the counters; with more, it is counted.
      */
     channelIds: jsonb("channel_ids").$type<string[]>().notNull().default([]),
+    /**
+     * The counters per channel, `{channel id: [total, sent, failed]}` (the segment's groups only, as total/sent/failed),
+     * kept by the same statements that keep those (fan-out, sent and failed marks, resend, failover's moves), so
+     * info-campaign's `channels` is read, never counted (server/dispatch/channel-counts.ts).
+     */
+    channelCounts: jsonb("channel_counts").$type<ChannelCounts>().notNull().default({}),
     lastProgressAt: ts("last_progress_at"),
     startedAt: ts("started_at"),
     finishedAt: ts("finished_at"),

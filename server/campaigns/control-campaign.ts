@@ -2,6 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries } from "../../db/schema";
 import { recordStatusEvent } from "../dispatch/campaign-events";
+import { addChannelCountSql } from "../dispatch/channel-counts";
 import { Conflict } from "../errors";
 import { transition } from "../dispatch/transition";
 import { notifyCampaignCanceled, wakeDispatch } from "../dispatch/wake";
@@ -52,13 +53,15 @@ export async function resendDelivery(db: Db, tenantId: string, campaignId: strin
       .update(deliveries)
       .set({ state: "pending", attempts: 0, notBefore: null, leaseUntil: null, outcomeUnknownSince: null, lookups: 0, error: null, updatedAt: now })
       .where(and(eq(deliveries.campaignId, campaignId), eq(deliveries.groupId, groupId), eq(deliveries.state, "failed")))
-      .returning({ isMonitoring: deliveries.isMonitoring });
+      .returning({ isMonitoring: deliveries.isMonitoring, channelId: deliveries.channelId });
     if (!d) throw new Conflict(`Group ${groupId} of campaign ${campaignId} is not failed.`, "invalid_delivery_state");
     const finished = c.status === "completed" || c.status === "failed";
     const [updated] = await tx
       .update(campaigns)
       .set({
-        ...(d.isMonitoring ? {} : { failed: sql`greatest(${campaigns.failed} - 1, 0)` }),
+        ...(d.isMonitoring
+          ? {}
+          : { failed: sql`greatest(${campaigns.failed} - 1, 0)`, channelCounts: addChannelCountSql(sql`${campaigns.channelCounts}`, d.channelId, 0, 0, -1) }),
         ...(finished ? { status: "sending" as const, finishedAt: null, pauseReason: null, nextRunAt: now, updatedAt: now } : {}),
       })
       .where(eq(campaigns.id, campaignId))

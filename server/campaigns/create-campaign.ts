@@ -12,7 +12,7 @@ import type { CampaignContent } from "../dispatch/campaign-content";
 import { sendableChannelSql } from "../numbers/health";
 import type { AnyMessageType } from "./schema";
 import { parseScheduledAt } from "./scheduled-at";
-import { spreadGroups } from "./spread-deliveries";
+import { choiceSetsSql, groupChoicesSql, spreadQuotas, spreadSlotsSql, type ChoiceSet } from "./spread-deliveries";
 
 export interface NewCampaign {
   /** The campaign's id when the caller chose it (a series run records it first); else a new one. */
@@ -37,7 +37,7 @@ interface ChannelAbility {
  * Creates the campaign and one delivery per segment group (plus the monitoring group's copy, not
  * counted in `total`) in one statement: a campaign never exists half fanned out. Each delivery gets its
  * channel (CONTRACT §7 "Which channel sends"): one of the segment's channels that reach its group and can
- * send, spread evenly (spreadGroups); the monitoring copy its configured channel, or another in its group
+ * send, spread evenly (spread-deliveries.ts, computed in the database); the monitoring copy its configured channel, or another in its group
  * when that one cannot send.
  */
 export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCampaign, now: Date) {
@@ -53,6 +53,13 @@ export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCa
         ChannelAbility[]
       >`(select json_agg(json_build_object('id', sc.channel_id, 'sendable', ${sendableChannelSql(tableAs(channels, "ch"), now)}) order by sc.position)
                                        from ${segmentChannels} sc join ${channels} ch on ch.id = sc.channel_id where sc.segment_id = "segments".id)`,
+      // Several channels: the segment's groups counted by their choice set (spread-deliveries.ts), for spreadQuotas.
+      sets: sql<ChoiceSet[] | null>`case when (select count(*) from ${segmentChannels} sc where sc.segment_id = "segments".id) > 1
+        then ${choiceSetsSql(
+          input.segmentId,
+          sql`array(select sc.channel_id from ${segmentChannels} sc join ${channels} ch on ch.id = sc.channel_id
+          where sc.segment_id = "segments".id and ${sendableChannelSql(tableAs(channels, "ch"), now)})`,
+        )} end`,
       monitoring: sql<{ channel: string; reach: ChannelAbility[] | null } | null>`(select json_build_object('channel', mg.channel_id, 'reach',
           (select json_agg(json_build_object('id', r.channel_id, 'sendable', ${sendableChannelSql(tableAs(channels, "rc"), now)}) order by r.channel_id <> mg.channel_id, r.channel_id)
            from ${segmentGroupChannels} r join ${channels} rc on rc.id = r.channel_id where r.segment_id = mg.segment_id and r.id_group = mg.id_group))
@@ -64,14 +71,23 @@ export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCa
   if (!segment.connected) throw new BadRequest(`id_segment: segment ${segment.id} has no connected channel`, "no_connected_channel");
 
   const segmentChannelList = segment.channels ?? [];
-  // One channel: every group is its (the statement below reads segment_groups.channel_id); several: spread.
-  const spread = segmentChannelList.length > 1 ? await spreadSegment(db, segment.id, segmentChannelList) : null;
   const monitoringChannel = monitoringCopyChannel(segment.monitoring);
-
   const id = input.id ?? newId("campaign");
   const nextRunAt = scheduledAt && scheduledAt > now ? scheduledAt : now;
+  // The deliveries to write, one per segment group with its channel (`plan`): with one channel, every group is its
+  // (segment_groups.channel_id); with several, each choice set's groups are dealt to its channels by the quotas
+  // (spread-deliveries.ts), a group whose set changed since the read above taking its first choice.
+  const several = segmentChannelList.length > 1;
+  const sendable = JSON.stringify(segmentChannelList.filter((c) => c.sendable).map((c) => c.id));
+  const plan = several
+    ? sql`select gc.id_group, gc.name, gc.position, coalesce(sl.c, gc.choices[1]) as channel_id
+        from (select *, row_number() over (partition by choices order by position) as rn
+              from (${groupChoicesSql(segment.id, sql`array(select json_array_elements_text(${sendable}::json))`)}) as g) as gc
+          left join (${spreadSlotsSql(spreadQuotas(segment.sets ?? []))}) as sl on sl.s = to_jsonb(gc.choices) and sl.rn = gc.rn`
+    : sql`select ${segmentGroups.groupId} as id_group, ${segmentGroups.name} as name, ${segmentGroups.position} as position, ${segmentGroups.channelId} as channel_id
+        from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id}`;
   // One statement (a five-statement transaction before): the campaign, its deliveries and its campaign_status
-  // event commit together, and `total` is counted from the very rows the fan-out reads (one snapshot).
+  // event commit together, and `total` and the counters per channel are counted from the very rows the fan-out writes.
   const inserted = db
     .insert(campaigns)
     .values({
@@ -86,29 +102,30 @@ export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCa
       mentionAll: input.mentionAll,
       scheduledAt,
       // The segment's total_groups at creation.
-      total: sql`(select count(*)::int from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id})`,
-      channelIds: spread ? spread.channelIds : segmentChannelList.map((c) => c.id).slice(0, 1),
+      total: sql`(select count(*)::int from plan)`,
+      // The channels used, in the segment's order (a group's channel that is not one of the segment's: last).
+      channelIds: several
+        ? sql`(select coalesce(jsonb_agg(u.channel_id order by coalesce(sc.position, 2147483647), u.channel_id), '[]'::jsonb)
+            from (select distinct channel_id from plan) as u
+              left join ${segmentChannels} sc on sc.segment_id = ${segment.id} and sc.channel_id = u.channel_id)`
+        : segmentChannelList.map((c) => c.id).slice(0, 1),
+      channelCounts: sql`(select coalesce(jsonb_object_agg(channel_id, jsonb_build_array(n, 0, 0)), '{}'::jsonb)
+        from (select channel_id, count(*)::int as n from plan group by channel_id) as per_channel)`,
       nextRunAt,
       seriesId: input.run?.seriesId ?? null,
       createdAt: now,
       updatedAt: now,
     })
     .returning();
-  // The groups whose channel is not segment_groups.channel_id (the first that reaches it), as one JSON parameter.
-  const moved = spread?.moved ?? [];
-  const groupChannel = moved.length ? sql`coalesce(o.c, ${segmentGroups.channelId})` : sql`${segmentGroups.channelId}`;
-  const spreadJoin = moved.length
-    ? sql`left join json_to_recordset(${JSON.stringify(moved)}::json) as o(g text, c text) on o.g = ${segmentGroups.groupId}`
-    : sql``;
   // The inserted campaign row (RETURNING *: the table's columns), which its event reads.
   const created = tableAs(campaigns, "c");
   const [{ total }] = rowsOf<{ total: number }>(
-    await db.execute(sql`with ${created.name} as (${inserted.getSQL()}),
+    await db.execute(sql`with plan as materialized (${plan}),
+      ${created.name} as (${inserted.getSQL()}),
       -- Any number of groups in one INSERT (segment groups are unique by their primary key).
       fanned as (
         insert into ${deliveries} (campaign_id, id_group, channel_id, group_name, is_monitoring, position)
-        select ${id}, ${segmentGroups.groupId}, ${groupChannel}, ${segmentGroups.name}, false, ${segmentGroups.position}
-        from ${segmentGroups} ${spreadJoin} where ${segmentGroups.segmentId} = ${segment.id}),
+        select ${id}, id_group, channel_id, name, false, position from plan),
       -- The monitoring group's copy (docs/decisions.md#monitoring-copy): a delivery of its own, first (position -1), but not one
       -- of the campaign's groups, so it is not in total. Skipped if the group is also in the segment (edits keep it out; this is the guard).
       monitoring as (
@@ -122,32 +139,6 @@ export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCa
   );
   eventsRecorded();
   return { id, name: input.name, status: "pending" as const, scheduledAt, nextRunAt, total };
-}
-
-/**
- * A segment of several channels: which channel sends to each group (spreadGroups over the channels that reach
- * it, as segment_group_channels records them; a group without a row keeps segment_groups.channel_id).
- * Returns the groups whose channel differs from segment_groups.channel_id, and every channel used.
- */
-async function spreadSegment(db: Db | Tx, segmentId: string, segmentChannelList: ChannelAbility[]) {
-  const rows = rowsOf<{ g: string; p: number; first: string; reach: string[] | null }>(
-    await db.execute(sql`select sg.id_group as g, sg.position as p, sg.channel_id as first,
-        json_agg(r.channel_id) filter (where r.channel_id is not null) as reach
-      from ${segmentGroups} sg left join ${segmentGroupChannels} r on r.segment_id = sg.segment_id and r.id_group = sg.id_group
-      where sg.segment_id = ${segmentId} group by sg.id_group, sg.position, sg.channel_id`),
-  );
-  const sendable = new Set(segmentChannelList.filter((c) => c.sendable).map((c) => c.id));
-  const chosen = spreadGroups(
-    rows.map((r) => ({ groupId: r.g, position: r.p, reach: r.reach?.length ? r.reach : [r.first] })),
-    sendable,
-    segmentChannelList.map((c) => c.id),
-  );
-  const first = new Map(rows.map((r) => [r.g, r.first]));
-  const moved = [...chosen].filter(([g, c]) => first.get(g) !== c).map(([g, c]) => ({ g, c }));
-  // In the segment's order of channels (a group without reach rows may name another: last).
-  const used = new Set(chosen.values());
-  const ordered = segmentChannelList.map((c) => c.id).filter((id) => used.has(id));
-  return { moved, channelIds: [...ordered, ...[...used].filter((id) => !ordered.includes(id))] };
 }
 
 /** The monitoring copy's channel: the configured one when it can send, else the first other in its group that can (null: the configured). */

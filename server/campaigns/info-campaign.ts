@@ -5,13 +5,17 @@ import { preparedPerDb } from "../../db/params";
 import { campaigns, deliveries, segments } from "../../db/schema";
 import { campaignNotFound } from "./find-campaign";
 import { groupCounters } from "../dispatch/group-counters";
-import { campaignEta } from "./campaign-eta";
+import { campaignEta, etaChannelsSql, etaNeedsNumbersSql } from "./campaign-eta";
+import { channelCountersOf, type ChannelCounters } from "../dispatch/channel-counts";
+import { savedSettingsSql } from "../settings/get-settings";
 
 const monitoring = alias(deliveries, "monitoring");
+const etaActive = etaNeedsNumbersSql(sql`${campaigns.status}`, sql`${campaigns.pauseReason}`);
 
 /**
- * One indexed row, prepared once: the counters are kept exact by every delivery change; the monitoring
- * copy (at most one row, deliveries_monitoring_idx) is joined in, reported apart.
+ * One indexed row, prepared once: the counters (also per channel) are kept exact by every delivery change; the
+ * monitoring copy (at most one row, deliveries_monitoring_idx) is joined in, reported apart; what the ETA reads (the
+ * tenant's settings, the campaign's numbers by primary key) is selected with it while the campaign may still send.
  */
 const infoStatement = preparedPerDb((db: Db) =>
   db
@@ -21,6 +25,7 @@ const infoStatement = preparedPerDb((db: Db) =>
       status: campaigns.status,
       pauseReason: campaigns.pauseReason,
       channelIds: campaigns.channelIds,
+      channelCounts: campaigns.channelCounts,
       messageType: campaigns.messageType,
       segmentId: campaigns.segmentId,
       segmentName: segments.name,
@@ -36,6 +41,9 @@ const infoStatement = preparedPerDb((db: Db) =>
       monitoringChannel: monitoring.channelId,
       monitoringState: monitoring.state,
       monitoringSentAt: monitoring.sentAt,
+      // What the ETA reads (the tenant's saved settings, the campaign's numbers), only while it may still send.
+      savedSettings: sql<unknown>`case when ${etaActive} then ${savedSettingsSql(campaigns.tenantId)} end`,
+      etaNumbers: etaChannelsSql(sql`${campaigns.channelIds}`, etaActive),
     })
     .from(campaigns)
     .innerJoin(segments, eq(segments.id, campaigns.segmentId))
@@ -45,41 +53,7 @@ const infoStatement = preparedPerDb((db: Db) =>
 );
 
 export type CampaignInfo = Awaited<ReturnType<typeof infoCampaign>>;
-
-/** One channel's share of a campaign's segment groups. */
-export interface ChannelCounters {
-  channelId: string;
-  sent: number;
-  pending: number;
-  failed: number;
-}
-
-/**
- * The campaign's groups per channel (CONTRACT §7, segment groups only). A campaign sent through one channel
- * has its counters as that channel's (one indexed row, as before); one spread over several counts its rows
- * by channel (a walk over the campaign's deliveries).
- */
-async function channelCounters(db: Db, c: { id: string; channelIds: string[]; sent: number; failed: number; total: number }): Promise<ChannelCounters[]> {
-  if (c.channelIds.length <= 1) {
-    const { sent, pending, failed } = groupCounters(c);
-    return c.channelIds.map((channelId) => ({ channelId, sent, pending, failed }));
-  }
-  const rows = await db
-    .select({
-      channelId: deliveries.channelId,
-      sent: sql<number>`count(*) filter (where ${deliveries.state} = 'sent')`.mapWith(Number),
-      failed: sql<number>`count(*) filter (where ${deliveries.state} = 'failed')`.mapWith(Number),
-      pending: sql<number>`count(*) filter (where ${deliveries.state} in ('pending', 'sending'))`.mapWith(Number),
-    })
-    .from(deliveries)
-    .where(and(eq(deliveries.campaignId, c.id), eq(deliveries.isMonitoring, false)))
-    .groupBy(deliveries.channelId);
-  // In the campaign's order of channels (the segment's, then those failover moved groups to); a channel whose
-  // groups all moved away stays listed, with zeros.
-  const counted = new Map(rows.map((r) => [r.channelId, r]));
-  const others = rows.filter((r) => !c.channelIds.includes(r.channelId));
-  return [...c.channelIds.map((channelId) => counted.get(channelId) ?? { channelId, sent: 0, pending: 0, failed: 0 }), ...others];
-}
+export type { ChannelCounters };
 
 /** A campaign of this tenant with its segment's name, its group counters (also per channel) and its monitoring copy. */
 export async function infoCampaign(db: Db, tenantId: string, campaignId: string, now = new Date()) {
@@ -97,7 +71,7 @@ export async function infoCampaign(db: Db, tenantId: string, campaignId: string,
     segmentName: c.segmentName,
     // The segment's groups only (docs/decisions.md#monitoring-copy): the monitoring copy is not one of them.
     groups: groupCounters(c),
-    channels: await channelCounters(db, c),
+    channels: channelCountersOf(c.channelIds, c.channelCounts),
     monitoringCopy:
       c.monitoringGroup && c.monitoringChannel && c.monitoringState
         ? { groupId: c.monitoringGroup, channelId: c.monitoringChannel, state: c.monitoringState, sentAt: c.monitoringSentAt }
@@ -105,6 +79,6 @@ export async function infoCampaign(db: Db, tenantId: string, campaignId: string,
     scheduledAt: c.scheduledAt,
     createdAt: c.createdAt,
     seriesId: c.seriesId,
-    eta: await campaignEta(db, tenantId, { ...c, open }, now),
+    eta: campaignEta({ ...c, open }, c.savedSettings, c.etaNumbers, now),
   };
 }

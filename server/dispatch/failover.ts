@@ -12,11 +12,12 @@ import { rowsOf } from "../../db/params";
 import { campaigns, channels, deliveries, segmentGroupChannels } from "../../db/schema";
 import { tableAs } from "../../db/relation";
 import { sendableChannelSql } from "../numbers/health";
+import { addChannelCountsSql } from "./channel-counts";
 
 /**
  * Moves what can move, in one statement (run by a step when one of the campaign's channels cannot send).
  * Each row moved records where it came from (`moved_from`, `moved_at`); the campaign's channel list gains the
- * new ones. Returns how many moved.
+ * new ones, and its counters per channel move with the rows (channel_counts). Returns how many moved.
  */
 export async function moveStranded(db: Db, campaignId: string, now: Date): Promise<number> {
   const at = tsParam(now);
@@ -42,9 +43,14 @@ export async function moveStranded(db: Db, campaignId: string, now: Date): Promi
         select coalesce(jsonb_agg(distinct m.channel_id), '[]'::jsonb) as ids from moved m join ${campaigns} cl on cl.id = ${campaignId}
         where not m.is_monitoring and not cl.channel_ids @> jsonb_build_array(m.channel_id)),
       listed as (
-        -- The campaign's channels, in order: those it had, then the new ones.
-        update ${campaigns} set channel_ids = ${campaigns.channelIds} || (select ids from added)
-        where ${campaigns.id} = ${campaignId} and (select ids from added) <> '[]'::jsonb)
+        -- The campaign's channels, in order: those it had, then the new ones; and its counters per channel, whose groups
+        -- moved with the rows (a pending group is one fewer of its old channel's total, one more of its new one's).
+        update ${campaigns} set channel_ids = ${campaigns.channelIds} || (select ids from added),
+          channel_counts = ${addChannelCountsSql(
+            sql`${campaigns.channelCounts}`,
+            sql`select moved_from::text, -1, 0, 0 from moved where not is_monitoring union all select channel_id::text, 1, 0, 0 from moved where not is_monitoring`,
+          )}
+        where ${campaigns.id} = ${campaignId} and exists (select 1 from moved where not is_monitoring))
       select id, moved_from as "from", channel_id as "to" from moved`),
   );
   if (moved.length > 0) {

@@ -6,6 +6,7 @@ import { env } from "../env";
 import { eventsRecorded } from "../outbox/record-event";
 import { recordProgressEvent, recordStatusEvent } from "./campaign-events";
 import type { Released } from "./campaign-lease";
+import { addChannelCountSql } from "./channel-counts";
 import { recordSentStatement, type SentRelease } from "./statements/record-sent";
 
 /** Retry delays of a failed send (SEND_RETRY_SCHEDULE, server/env.ts). */
@@ -15,7 +16,7 @@ export const autoPauseAfterFailures = 10;
 
 /**
  * The delivery is sent: state, message id and the campaign's counter move together, exactly once.
- * The counters (campaigns.total/sent/failed) are the segment's groups only: the monitoring copy's row
+ * The counters (campaigns.total/sent/failed, and per channel channel_counts) are the segment's groups only: the monitoring copy's row
  * moves, the counters do not.
  */
 export async function recordSent(db: Db, d: { id: number; campaignId: string; channelId: string }, messageId: string, at: Date) {
@@ -89,7 +90,7 @@ async function recordFailureOnce(
           : { state: "failed", leaseUntil: null, error, updatedAt: at },
       )
       .where(and(eq(deliveries.id, d.id), eq(deliveries.state, "sending")))
-      .returning({ id: deliveries.id, isMonitoring: deliveries.isMonitoring });
+      .returning({ id: deliveries.id, isMonitoring: deliveries.isMonitoring, channelId: deliveries.channelId });
     if (moved.length === 0) return 0;
     // The monitoring copy's final failure is not a failed group (no counter), but every failed attempt,
     // its own included, counts in the channel's auto-pause streak: it is the same channel.
@@ -102,7 +103,15 @@ async function recordFailureOnce(
     }
     const [c] = await tx
       .update(campaigns)
-      .set(countsAsGroup ? { failed: sql`${campaigns.failed} + 1`, ...streakSet } : streakSet)
+      .set(
+        countsAsGroup
+          ? {
+              failed: sql`${campaigns.failed} + 1`,
+              channelCounts: addChannelCountSql(sql`${campaigns.channelCounts}`, moved[0].channelId, 0, 0, 1),
+              ...streakSet,
+            }
+          : streakSet,
+      )
       .where(eq(campaigns.id, d.campaignId))
       .returning();
     if (countsAsGroup) await recordProgressEvent(tx, c, at);
@@ -123,7 +132,7 @@ export async function recordLateSent(db: Db, d: { id: number; campaignId: string
       .update(deliveries)
       .set({ state: "sent", providerMessageId: messageId, sentAt: at, leaseUntil: null, outcomeUnknownSince: null, error: null, updatedAt: at })
       .where(and(eq(deliveries.id, d.id), eq(deliveries.state, "failed"), sql`${deliveries.error} like ${`${outcomeUnknownError}%`}`))
-      .returning({ isMonitoring: deliveries.isMonitoring });
+      .returning({ isMonitoring: deliveries.isMonitoring, channelId: deliveries.channelId });
     if (moved.length === 0 || moved[0].isMonitoring) return;
     const [before] = await tx.select({ status: campaigns.status }).from(campaigns).where(eq(campaigns.id, d.campaignId)).for("update");
     if (!before) return;
@@ -133,6 +142,7 @@ export async function recordLateSent(db: Db, d: { id: number; campaignId: string
       .set({
         sent: sql`${campaigns.sent} + 1`,
         failed: sql`greatest(${campaigns.failed} - 1, 0)`,
+        channelCounts: addChannelCountSql(sql`${campaigns.channelCounts}`, moved[0].channelId, 0, 1, -1),
         ...(reopened ? { status: "completed" as const, updatedAt: at } : {}),
       })
       .where(eq(campaigns.id, d.campaignId))

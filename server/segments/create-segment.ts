@@ -16,7 +16,7 @@ export async function createSegment(
   const id = newId("segment");
   await db.transaction(async (tx) => {
     await tx.insert(segments).values({ id, tenantId, name: input.name, createdAt: now, updatedAt: now });
-    await writeSegmentMembers(tx, id, resolved.channelIds, resolved.groups);
+    await writeSegmentMembers(tx, id, resolved.channelIds, resolved.groups, undefined, { fresh: true });
   });
   return { id, name: input.name, totalGroups: resolved.groups.length };
 }

@@ -451,6 +451,8 @@ describe("exactly once and the right failures on a gateway that behaves like Evo
     });
     const info = await finished(res.json.id_campaign);
     expect(info.json).toMatchObject({ status: "failed", groups: { total: 1, sent: 0, failed: 1 } });
+    // The counters per channel move with the campaign's (campaigns.channel_counts).
+    expect(info.json.channels).toEqual([{ id_channel: s.channel, sent: 0, pending: 0, failed: 1 }]);
     const audioPosts = () => fake.sendRequests.filter((r) => r.number === s.groups[0]).length;
     expect(audioPosts()).toBe(1);
     const { db, provider } = await getServices();
@@ -464,6 +466,7 @@ describe("exactly once and the right failures on a gateway that behaves like Evo
     expect(await dashboard.campaigns.resendDelivery({ id_campaign: res.json.id_campaign, id_group: s.groups[0] })).toMatchObject({ status: "sending" });
     const again = await finished(res.json.id_campaign);
     expect(again.json).toMatchObject({ status: "completed", groups: { total: 1, sent: 1, failed: 0 } });
+    expect(again.json.channels).toEqual([{ id_channel: s.channel, sent: 1, pending: 0, failed: 0 }]);
     expect(audioPosts()).toBe(2);
     expect(fake.messages.filter((m) => m.number === s.groups[0])).toHaveLength(1);
     await expect(dashboard.campaigns.resendDelivery({ id_campaign: res.json.id_campaign, id_group: s.groups[0] })).rejects.toThrow(/not failed/);
@@ -501,6 +504,7 @@ describe("a late send.message", () => {
       const campaign = res.json.id_campaign as string;
       const failed = await poll(campaign, (s) => ["completed", "failed"].includes(s), 20_000);
       expect(failed.json).toMatchObject({ status: "failed", groups: { total: 1, sent: 0, pending: 0, failed: 1 } });
+      expect(failed.json.channels).toEqual([{ id_channel: id, sent: 0, pending: 0, failed: 1 }]);
       const db = await getDb();
       const [before] = await db.select().from(deliveries).where(eq(deliveries.campaignId, campaign));
       expect(before).toMatchObject({ state: "failed", error: "outcome unknown", attempts: 3 });
@@ -512,6 +516,7 @@ describe("a late send.message", () => {
       expect(m).toBeDefined();
       const done = await poll(campaign, (s) => s === "completed", 10_000);
       expect(done.json.groups).toEqual({ total: 1, sent: 1, pending: 0, failed: 0 });
+      expect(done.json.channels).toEqual([{ id_channel: id, sent: 1, pending: 0, failed: 0 }]);
       const [after] = await db.select().from(deliveries).where(eq(deliveries.campaignId, campaign));
       expect(after).toMatchObject({ state: "sent", providerMessageId: m.id, error: null });
       const statuses = await db

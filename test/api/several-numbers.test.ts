@@ -4,9 +4,10 @@
  * and its least gap between sends, enforced at the claim. The simulator's §7 controls make a channel a member of
  * another's group by its number and take a number off, as the platform would.
  */
-import { eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
+import { rowsOf } from "../../db/params";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { channels } from "../../db/schema";
+import { campaigns, channels, deliveries } from "../../db/schema";
 import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { WebhookRunner } from "../../inngest/in-process/webhook-runner";
 import { brasiliaDay, nextBrasiliaMidnight } from "../../server/numbers/budget";
@@ -124,8 +125,11 @@ describe("one group, several channels: the fan-out spreads, exactly once", () =>
       expect((await finished(t, id2)).json.status).toBe("completed");
       const counts = Object.values(byChannel(await log(t, id2))).sort();
       expect(counts).toEqual(n === 10 ? [5, 5] : [5, 6]);
+      // Dealt in turn by position, in the segment's order of channels: A, B, A, B, …
+      const order = await deliveryChannels(id2);
+      expect(order.slice(0, 4)).toEqual([a.id, b.id, a.id, b.id]);
     }
-  });
+  }, 120_000);
 });
 
 describe("failover", () => {
@@ -191,6 +195,65 @@ describe("failover", () => {
     expect(byChannel(await log(t, id))).toEqual({ [a.id]: 4, [b.id]: 2 });
   });
 });
+
+describe("the counters per channel are kept, never counted", () => {
+  it("failover over three numbers: info-campaign's channels equal a fresh count of the deliveries when paused midway and once it completes", async () => {
+    const { t, numbers } = await tenantWithNumbers(3, pacing(0.5, 1));
+    const [a, b, c] = numbers;
+    const groups = a.groups.slice(0, 18);
+    await reach(t, groups, b.phone);
+    await reach(t, groups, c.phone);
+    const id = await campaign(t, await segment(t, [a.id, b.id, c.id], groups));
+    const kept = async () => (await info(t, id)).json.channels as { id_channel: string; sent: number; pending: number; failed: number }[];
+    await waitFor("a send through each number", async () => Object.keys(byChannel(await log(t, id))).length === 3);
+    expect((await t("POST", `/api/simulator/channels/${b.id}/state`, { health: "banned" })).status).toBe(200);
+    // B's pending groups move to A and C (failover): its counters move in the same statement.
+    const moved = await until(kept, (chs) => chs[1].pending === 0, 30_000);
+    expect(moved.map((ch) => ch.id_channel)).toEqual([a.id, b.id, c.id]);
+    // Paused midway (its sends in flight settled: two reads agree), the kept counters are the deliveries' count.
+    expect((await t("POST", `/api/external/pause-campaign/${id}`)).status).toBe(200);
+    let last = "";
+    await waitFor("the paused campaign's counters settled", async () => {
+      const now = JSON.stringify(await kept());
+      const same = now === last;
+      last = now;
+      if (!same) await new Promise((r) => setTimeout(r, 300));
+      return same;
+    });
+    const midway = await kept();
+    expect(midway).toEqual(await counted(id));
+    expect(midway.reduce((n, ch) => n + ch.pending, 0)).toBeGreaterThan(0);
+    expect((await t("POST", `/api/external/resume-campaign/${id}`)).status).toBe(200);
+    const done = await finished(t, id);
+    expect(done.json).toMatchObject({ status: "completed", groups: { total: 18, sent: 18, pending: 0, failed: 0 } });
+    expect(done.json.channels).toEqual(await counted(id));
+    const sent = byChannel(await log(t, id));
+    expect(done.json.channels).toEqual([a, b, c].map((n) => ({ id_channel: n.id, sent: sent[n.id] ?? 0, pending: 0, failed: 0 })));
+  }, 120_000);
+});
+
+/** A fresh count of the campaign's deliveries per channel (segment groups only), in info-campaign's order of channels. */
+async function counted(campaignId: string) {
+  const { db } = await getServices();
+  const rows = rowsOf<{ id_channel: string; sent: number; pending: number; failed: number }>(
+    await db.execute(sql`select channel_id as id_channel, (count(*) filter (where state = 'sent'))::int as sent,
+        (count(*) filter (where state in ('pending', 'sending')))::int as pending, (count(*) filter (where state = 'failed'))::int as failed
+      from ${deliveries} where campaign_id = ${campaignId} and not is_monitoring group by channel_id`),
+  );
+  const [listed] = await db.select({ ids: campaigns.channelIds }).from(campaigns).where(eq(campaigns.id, campaignId));
+  return listed.ids.map((id) => rows.find((r) => r.id_channel === id) ?? { id_channel: id, sent: 0, pending: 0, failed: 0 });
+}
+
+/** The channel of each of the campaign's segment groups, by position. */
+async function deliveryChannels(campaignId: string) {
+  const { db } = await getServices();
+  const rows = await db
+    .select({ channelId: deliveries.channelId })
+    .from(deliveries)
+    .where(and(eq(deliveries.campaignId, campaignId), eq(deliveries.isMonitoring, false)))
+    .orderBy(asc(deliveries.position));
+  return rows.map((r) => r.channelId);
+}
 
 describe("a campaign none of whose groups can go when it starts", () => {
   it("pauses as channel_offline (not left pending), and starts when the number is paired again", async () => {

@@ -107,6 +107,11 @@ describe("fault: the database connection killed mid-campaign", () => {
       expect([...perGroup.values()].every((n) => n === 1)).toBe(true);
       expect([...perGroup.keys()].sort()).toEqual([...groups].sort());
       expect(done.json.groups.sent).toBe(log.length);
+      // The counters per channel, moved by the retried sent marks, equal the log per channel (each channel reaches its 20).
+      const logged = log as { id_group: string; id_channel: string }[];
+      expect(done.json.channels).toEqual(
+        channelIds.map((c: string) => ({ id_channel: c, sent: logged.filter((m) => m.id_channel === c).length, pending: 0, failed: 0 })),
+      );
 
       // Nothing half-done: no delivery left in flight, no lease held, no session idle inside a transaction.
       const db = await getDb();

@@ -1,6 +1,6 @@
 /**
  * The loop's sent mark (recordSentMany, record-delivery.ts), whole: one statement, so one round trip (a transaction of
- * five statements was seven). The rows move, the counters and the failure streaks move by what moved, the
+ * five statements was seven). The rows move, the counters (also per channel, campaigns.channel_counts) and the failure streaks move by what moved, the
  * campaign_progress event is written when one is due (progressEveryMs), and the step's lease is let go when it is
  * passed, all committed together. The campaign row is locked (`prev`) before its last event time is read, so two
  * writers cannot both find an event due. Committed asynchronously (set_config in the statement's own transaction):
@@ -15,6 +15,7 @@ import { campaigns, deliveries } from "../../../db/schema";
 import { insertEventSql } from "../../outbox/record-event";
 import { progressEventSql, progressEveryMs } from "../campaign-events";
 import { releasedNextRunSql, type Released } from "../campaign-lease";
+import { addChannelCountsSql } from "../channel-counts";
 import { pendingGroupsSql } from "../group-counters";
 
 /**
@@ -73,6 +74,7 @@ export async function recordSentStatement(db: Db, { campaignId, sent, at, releas
     prev as (select id, last_progress_at, ${held} as held from ${campaigns} where id = ${campaignId} and exists (select 1 from ${tally.name}) for update),
     ${c.name} as (
       update ${campaigns} set sent = ${campaigns}.sent + ${tally.col("groups")},
+        channel_counts = ${addChannelCountsSql(sql`${campaigns}.channel_counts`, sql`select channel_id::text, 0, count(*)::int, 0 from moved where not is_monitoring group by channel_id`)},
         -- A success ends the channel's run of consecutive failures.
         failure_streaks = ${campaigns}.failure_streaks - ${tally.col("channels")},
         last_progress_at = case when v.emit then ${when} else ${campaigns}.last_progress_at end,
