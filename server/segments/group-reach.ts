@@ -32,12 +32,6 @@ export async function addGroupReach(db: Db | Tx, segmentId: string, groupId: str
   await insertReach(db, segmentId, [{ groupId, channelIds: [...new Set(channelIds)] }]);
 }
 
-/** Replaces every reach row of the segment (a segment saved: its groups and channels as listed now). */
-export async function replaceSegmentReach(tx: Tx, segmentId: string, reach: GroupReach[]) {
-  await tx.delete(segmentGroupChannels).where(eq(segmentGroupChannels.segmentId, segmentId));
-  await insertReach(tx, segmentId, reach);
-}
-
 /** Replaces the reach rows of one group of the segment (its monitoring group, configured or changed). */
 export async function replaceGroupReach(tx: Tx, segmentId: string, reach: GroupReach) {
   await dropGroupReach(tx, segmentId, reach.groupId);
