@@ -12,6 +12,7 @@ import {
   type OutboundMessage,
   type PairingInfo,
   type PairingOptions,
+  type ParticipantOutcome,
   type ProviderGroup,
   type ProviderListener,
   type SendManyOptions,
@@ -133,7 +134,7 @@ export class EvolutionProvider implements MessagingProvider {
     return this.creations.createGroup(channelId, group);
   }
 
-  promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<void> {
+  promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<ParticipantOutcome[]> {
     return this.groups.promoteParticipants(channelId, groupId, participants);
   }
 

@@ -61,3 +61,24 @@ export function pairOf(p: EvolutionParticipant): LidPhone | null {
 
 /** Every pairing a participant list carries (findGroupInfos, participants): one per person listed with both ids. */
 export const pairsOf = (participants: EvolutionParticipant[]) => participants.flatMap((p) => (typeof p?.id === "string" ? (pairOf(p) ?? []) : []));
+
+/**
+ * The same phone number, the Brazilian ninth digit tolerated: Evolution's createJid drops the 9 of a mobile
+ * (`55` + DDD ≥ 31 + `9xxxxxxxx` → 12 digits), so a participant may come back without it.
+ */
+export function sameNumber(a: string | null | undefined, b: string | null | undefined): boolean {
+  if (!a || !b) return false;
+  if (a === b) return true;
+  const [long, short] = a.length > b.length ? [a, b] : [b, a];
+  return long.length === 13 && short.length === 12 && long.startsWith("55") && long[4] === "9" && long.slice(0, 4) + long.slice(5) === short;
+}
+
+/** One participant of Baileys' groupParticipantsUpdate answer (`{status, jid, content}`; src/Socket/groups.ts). */
+export interface ParticipantUpdate {
+  status?: string;
+  jid?: string;
+  content?: { attrs?: { jid?: string; phone_number?: string; error?: string } };
+}
+
+/** The phone number an update is about: its JID, or the `phone_number` WhatsApp puts beside a LID. */
+export const updateNumber = (u: ParticipantUpdate) => jidNumber(u.jid) ?? jidNumber(u.content?.attrs?.phone_number);

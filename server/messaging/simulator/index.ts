@@ -3,12 +3,14 @@ import type { Db } from "../../../db/client";
 import { simulatorChannels, simulatorFailures, simulatorGroupCreateLimits, simulatorGroups, simulatorInvites, simulatorParticipants } from "../../../db/schema";
 import type {
   ChannelStatus,
+  CreatedGroup,
   GroupState,
   LookupResult,
   MessagingProvider,
   NewGroup,
   OutboundMessage,
   PairingInfo,
+  ParticipantOutcome,
   ProviderGroup,
   ProviderListener,
   SendManyOptions,
@@ -101,11 +103,11 @@ export class SimulatorProvider extends SimulatorControls implements MessagingPro
     return this.groups.listGroups(channelId);
   }
 
-  createGroup(channelId: string, group: NewGroup): Promise<ProviderGroup> {
+  createGroup(channelId: string, group: NewGroup): Promise<CreatedGroup> {
     return this.groups.createGroup(channelId, group);
   }
 
-  promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<void> {
+  promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<ParticipantOutcome[]> {
     return this.groups.promoteParticipants(channelId, groupId, participants);
   }
 
