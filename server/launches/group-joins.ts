@@ -83,14 +83,6 @@ export async function recordMissing(db: Db | Tx, launchId: string, groupId: stri
     .onConflictDoNothing();
 }
 
-/** The launch's numbers not in its groups, by group (info-launch's `unreached`, the dashboard). */
-export async function missingByGroup(db: Db | Tx, launchId: string) {
-  const rows = await db.select().from(launchGroupJoins).where(eq(launchGroupJoins.launchId, launchId));
-  const out = new Map<string, (typeof rows)[number][]>();
-  for (const r of rows) out.set(r.groupId, [...(out.get(r.groupId) ?? []), r]);
-  return out;
-}
-
 /**
  * The launch pass's retries (launch-engine.ts): each number due is added and promoted again through a channel
  * of the launch that reaches the group, and its reach recorded when the platform lists it; otherwise its next
