@@ -160,7 +160,7 @@ export class Groups {
     const mine = participants.find((p) => isOwn(p, known));
     const size = info?.size ?? participants.length;
     const pairs = pairsOf(participants);
-    const withPairs = { ...(pairs.length > 0 ? { pairs } : {}), ...(typeof info?.announce === "boolean" ? { adminsOnly: info.announce } : {}) };
+    const withPairs = { ...(pairs.length > 0 ? { pairs } : {}), ...(info?.announce === true ? { adminsOnly: true } : {}) };
     if (mine) return { exists: true, admin: mine.admin === "admin" || mine.admin === "superadmin", size, ...withPairs };
     // Everyone listed by a phone we can read, and not us: we are not in it.
     const unreadable = participants.some((p) => isLid(p.id) && !participantNumber(p));

@@ -79,7 +79,7 @@ export class EvolutionProvider implements MessagingProvider {
     this.groups = new Groups(ctx, this.instances, this.listings);
     this.creations = new GroupCreator(ctx, this.instances, this.listings, this.groups);
     this.gateway = new Gateway(ctx);
-    this.sender = new Sender(ctx, this.instances, this.gateway);
+    this.sender = new Sender(ctx, this.instances, this.gateway, (channelId, groupId) => this.groups.groupState(channelId, groupId));
     this.lookups = new SentLookups(ctx, this.instances);
     this.intake = new WebhookIntake(ctx, this.instances, this.listings, this.gateway);
   }
