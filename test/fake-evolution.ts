@@ -137,8 +137,10 @@ export interface FakeEvolution {
   instances: Map<string, FakeInstance>;
   /** Messages WhatsApp accepted (stored by the gateway), in order. */
   messages: FakeMessage[];
-  /** Every send POST the gateway received (whatever became of it). */
-  sendRequests: { endpoint: string; number: string; body: Record<string, unknown>; at: number }[];
+  /** Every send POST the gateway received (whatever became of it), with the instance it came to. */
+  sendRequests: { instance: string; endpoint: string; number: string; body: Record<string, unknown>; at: number }[];
+  /** Every `group/updateParticipant` POST that reached WhatsApp (add, promote…), in order. */
+  participantUpdates: { instance: string; group: string; action: string; participants: string[] }[];
   /** Every `group/create` POST that passed Evolution's schema check (whatever became of it). */
   createRequests: { instance: string; subject: string; at: number }[];
   readonly version: string;
@@ -362,6 +364,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
   const instances = new Map<string, FakeInstance>();
   const messages: FakeMessage[] = [];
   const sendRequests: FakeEvolution["sendRequests"] = [];
+  const participantUpdates: FakeEvolution["participantUpdates"] = [];
   const createRequests: FakeEvolution["createRequests"] = [];
   const webhookDeliveries: FakeEvolution["webhookDeliveries"] = [];
   const counters: FakeEvolution["counters"] = {
@@ -852,7 +855,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         counters.sends++;
         const number = body.number;
         if (typeof number !== "string" || !number) return send(400, errorBody(400, "Bad Request", [['instance requires property "number"']]));
-        sendRequests.push({ endpoint: action, number, body, at: Date.now() });
+        sendRequests.push({ instance: name, endpoint: action, number, body, at: Date.now() });
         if (action === "sendText" && typeof body.text !== "string") return send(400, errorBody(400, "Bad Request", [['instance requires property "text"']]));
         if (action === "sendMedia" && (typeof body.media !== "string" || typeof body.mediatype !== "string"))
           return send(400, errorBody(400, "Bad Request", [['instance requires property "media"']]));
@@ -1047,6 +1050,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
               return send(400, errorBody(400, "Bad Request", [["instance.action is not one of enum values: add,remove,promote,demote"]]));
             if (!Array.isArray(list) || list.length === 0) return send(400, errorBody(400, "Bad Request", [['instance requires property "participants"']]));
             if (failure || notAdmin) return send(400, errorBody(400, "Bad Request", ["Error updating participants", failure ?? notAdmin]));
+            participantUpdates.push({ instance: name, group: g!.id, action: op, participants: (list as unknown[]).map(String) });
             const people = peopleOf(inst, g!);
             const changed: string[] = [];
             const updateParticipants = (list as string[]).map((p) => {
@@ -1132,6 +1136,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     instances,
     messages,
     sendRequests,
+    participantUpdates,
     createRequests,
     get version() {
       return version;
