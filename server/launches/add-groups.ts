@@ -241,7 +241,9 @@ async function createOne(
   // A launch channel reaches the group only when the platform lists its number there (an admin where only admins post).
   const reach = await confirmReach(provider, made.id_group, t.admins_only, others, outcomes);
   if (reach.missing.length > 0)
-    console.warn(`[launches] launch ${launch.id}: ${reach.missing.map((m) => `${m.channelId} (${m.reason})`).join(", ")} not in ${made.id_group}; retried later`);
+    console.warn(
+      `[launches] launch ${launch.id}: ${reach.missing.map((m) => `${m.channelId} (${m.reason})`).join(", ")} not in ${made.id_group}; retried later`,
+    );
   const inviteUrl = await provider.inviteUrl(channelId, made.id_group).catch((err) => {
     console.error("[launches] reading the invite link failed", launch.id, made.id_group, err);
     return null;

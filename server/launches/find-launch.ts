@@ -51,5 +51,10 @@ export const groupOut = (g: LaunchGroup, missing: MissingNumber[] = []) => ({
 /** The groups in the API's shape, each with the launch's channels not in it. */
 export async function groupsOut(db: Db | Tx, launchId: string, groups: LaunchGroup[]) {
   const rows = groups.length > 0 ? await db.select().from(launchGroupJoins).where(eq(launchGroupJoins.launchId, launchId)) : [];
-  return groups.map((g) => groupOut(g, rows.filter((r) => r.groupId === g.groupId)));
+  return groups.map((g) =>
+    groupOut(
+      g,
+      rows.filter((r) => r.groupId === g.groupId),
+    ),
+  );
 }

@@ -19,7 +19,10 @@ let services: Services;
 let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  ({ fake, api, services, stop } = await startEvolutionWithRunner({ channelLimit: 10, env: { EVOLUTION_TIMEOUT_MS: "5000", EVOLUTION_RECONCILE_AFTER_SECONDS: "1" } }));
+  ({ fake, api, services, stop } = await startEvolutionWithRunner({
+    channelLimit: 10,
+    env: { EVOLUTION_TIMEOUT_MS: "5000", EVOLUTION_RECONCILE_AFTER_SECONDS: "1" },
+  }));
 });
 afterAll(() => stop());
 

@@ -88,7 +88,10 @@ export class Groups {
     const numbers = [...new Set(participants.map((p) => p.replace(/\D/g, "")).filter((p) => p.length >= 10))];
     if (numbers.length === 0) return [];
     type Answer = { updateParticipants?: ParticipantUpdate[] };
-    const added = await this.groupCall<Answer>(channelId, row.instanceName, "POST", "updateParticipant", { groupId, body: { action: "add", participants: numbers } });
+    const added = await this.groupCall<Answer>(channelId, row.instanceName, "POST", "updateParticipant", {
+      groupId,
+      body: { action: "add", participants: numbers },
+    });
     const promoted = await this.groupCall<Answer>(channelId, row.instanceName, "POST", "updateParticipant", {
       groupId,
       body: { action: "promote", participants: numbers },
@@ -96,7 +99,8 @@ export class Groups {
     });
     const outcomes = participantOutcomes(numbers, added?.updateParticipants ?? [], promoted?.updateParticipants ?? []);
     const refused = outcomes.filter((o) => o.state !== "admin");
-    if (refused.length > 0) console.warn(`[evolution] adding and promoting in ${groupId}: ${refused.map((o) => `${o.phone} ${o.state} ${o.reason ?? ""}`).join(", ")}`);
+    if (refused.length > 0)
+      console.warn(`[evolution] adding and promoting in ${groupId}: ${refused.map((o) => `${o.phone} ${o.state} ${o.reason ?? ""}`).join(", ")}`);
     return outcomes;
   }
 

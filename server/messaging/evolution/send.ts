@@ -2,14 +2,7 @@ import { createHash } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { evolutionMessages } from "../../../db/schema";
 import { carouselFallback } from "../carousel-fallback";
-import {
-  type GroupState,
-  type OutboundMessage,
-  ProviderOutcomeUnknownError,
-  ProviderSendError,
-  ProviderUnavailableError,
-  type SendReceipt,
-} from "../provider";
+import { type GroupState, type OutboundMessage, ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError, type SendReceipt } from "../provider";
 import { EvolutionHttpError, EvolutionUnreachableError } from "./client";
 import { type EvolutionContext, isLostInstance, timestampOf } from "./context";
 import { partFingerprint, recordPart } from "./find-sent";

@@ -1,6 +1,14 @@
 import { and, asc, count, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
 import { simulatorGroupCreations, simulatorGroups, simulatorInvites, simulatorParticipants } from "../../../db/schema";
-import { type CreatedGroup, type GroupState, type NewGroup, type ParticipantOutcome, type ProviderGroup, ProviderSendError, ProviderUnavailableError } from "../provider";
+import {
+  type CreatedGroup,
+  type GroupState,
+  type NewGroup,
+  type ParticipantOutcome,
+  type ProviderGroup,
+  ProviderSendError,
+  ProviderUnavailableError,
+} from "../provider";
 import type { SimulatedPlatform, SimulatorContext } from "./platform";
 import { INVITE_PREFIX, newGroupId, newInviteCode, simulatedOwnNumber, SIMULATOR_GROUP_LIMIT } from "./simulated";
 

@@ -73,7 +73,9 @@ export function GroupBars({
                 <li key={u.id_channel}>
                   Canal <code>{u.id_channel}</code> não está no grupo: {unreachedReason[u.reason] ?? `recusado (${u.reason})`}
                   {" · "}
-                  {u.next_attempt_at ? `nova tentativa às ${shortTime(u.next_attempt_at)} (${u.attempts} feitas)` : `sem novas tentativas (${u.attempts} feitas)`}
+                  {u.next_attempt_at
+                    ? `nova tentativa às ${shortTime(u.next_attempt_at)} (${u.attempts} feitas)`
+                    : `sem novas tentativas (${u.attempts} feitas)`}
                 </li>
               ))}
             </ul>
