@@ -4,28 +4,17 @@
  * number that is in it — one message in the group, no retry through the first — and that number stops reaching it.
  */
 import { and, eq } from "drizzle-orm";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
+import { expect, it } from "vitest";
 import { segmentGroupChannels } from "../../db/schema";
 import { simulatedOwnNumber } from "../../server/messaging/simulator";
 import { getServices } from "../../server/services";
+import { serverWithRunner } from "../campaigns";
 import { newTenant, until, zeroPacing } from "../helpers";
-import { startTestServer, type TestServer } from "../http-server";
 
-let server: TestServer;
-let runner: InProcessRunner;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  runner = new InProcessRunner(await getServices(), { maxSleepMs: 50 }).start();
-});
-afterAll(async () => {
-  await runner.stop();
-  await server.close();
-});
+const rig = serverWithRunner();
 
 it("a send refused as not in the group goes through the other number in it, once; the first no longer reaches the group", async () => {
-  const t = await newTenant(server.url);
+  const t = await newTenant(rig.server.url);
   expect((await t("PATCH", "/api/external/edit-settings", zeroPacing)).status).toBe(200);
   const b = (await t("POST", "/api/external/create-channel", { name: "B" })).json.id_channel as string;
   const a = (await t("POST", "/api/external/create-channel", { name: "A" })).json.id_channel as string;
