@@ -102,7 +102,7 @@ describe("reach is what the platform says", () => {
     expect((await api("PUT", `/api/external/edit-launch/${res.json.id_launch}`, { status: "closed" })).status).toBe(200);
   });
 
-  it("a send refused because the number is no longer in the group moves to the other number: one message, no transient retry", async () => {
+  it("a send refused because the number is no longer in the group moves to the other number: one message (a lost answer there included), no transient retry", async () => {
     const [b, a] = [await connectedChannel(), await connectedChannel()];
     // b makes the group and a is added: both reach it, and the campaign picks b (the launch's first number).
     const res = await api("POST", "/api/external/create-launch", {
@@ -118,6 +118,8 @@ describe("reach is what the platform says", () => {
     expect(group.unreached).toEqual([]);
     // Another admin takes b out of the group on a phone: WhatsApp says nothing to us.
     fake.loseGroup(b, group.id_group, "gone");
+    // And a's answer is lost: the look-up must find a's send (on a), not send again.
+    fake.knobs.dropAnswers = 1;
 
     const c = await campaignTo(res.json.id_segment);
     expect(c.status).toBe("completed");

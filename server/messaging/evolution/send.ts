@@ -114,7 +114,11 @@ export class Sender {
         idRequested,
         attemptedAt,
       })
-      .onConflictDoUpdate({ target: [evolutionMessages.deliveryKey, evolutionMessages.part], set: { attemptedAt, idRequested, fingerprint } });
+      // A delivery moved to another channel (failover) is attempted there now: findSent looks it up on that channel.
+      .onConflictDoUpdate({
+        target: [evolutionMessages.deliveryKey, evolutionMessages.part],
+        set: { attemptedAt, idRequested, fingerprint, channelId: message.channelId },
+      });
 
     const body = { number: message.groupId, ...p.body, mentionsEveryOne: message.mentionAll, ...(idRequested ? { messageId: requestedId } : {}) };
     try {
