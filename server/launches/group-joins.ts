@@ -66,7 +66,7 @@ export async function confirmReach(
     const seen = await provider.groupState(n.channelId, groupId).catch(() => null);
     if (!seen) reach.missing.push({ channelId: n.channelId, reason: "unconfirmed" });
     else if (!seen.exists) reach.missing.push({ channelId: n.channelId, reason: o?.reason ?? "not_in_group" });
-    else if (seen.admin || !(seen.adminsOnly ?? adminsOnly)) reach.reaching.push(n.channelId);
+    else if (seen.admin || !adminsOnly) reach.reaching.push(n.channelId);
     else reach.missing.push({ channelId: n.channelId, reason: "not_admin" });
   }
   return reach;

@@ -56,8 +56,6 @@ export interface GroupState {
   admin: boolean;
   /** Everyone in the group, the channel's number included. */
   size: number;
-  /** Only admins may post (WhatsApp's `announce`), when the platform said. */
-  adminsOnly?: boolean;
   /** The LID ⇄ phone pairings its participant list carried (a platform that lists people by LID). */
   pairs?: LidPhone[];
 }

@@ -137,10 +137,10 @@ export class Groups {
     const row = await this.openInstance(channelId);
     // Without the number, "not an admin" cannot be told from "not found": never guess a group broken.
     const me = await this.ownIds(channelId);
-    let info: { size?: number; participants?: EvolutionParticipant[]; announce?: boolean } | null;
+    let info: { size?: number; participants?: EvolutionParticipant[] } | null;
     try {
       info = await this.instances.onInstance(channelId, () =>
-        this.ctx.client.request<{ size?: number; participants?: EvolutionParticipant[]; announce?: boolean } | null>(
+        this.ctx.client.request<{ size?: number; participants?: EvolutionParticipant[] } | null>(
           "GET",
           `/group/findGroupInfos/${encodeURIComponent(row.instanceName)}`,
           {
@@ -164,7 +164,7 @@ export class Groups {
     const mine = participants.find((p) => isOwn(p, known));
     const size = info?.size ?? participants.length;
     const pairs = pairsOf(participants);
-    const withPairs = { ...(pairs.length > 0 ? { pairs } : {}), ...(info?.announce === true ? { adminsOnly: true } : {}) };
+    const withPairs = pairs.length > 0 ? { pairs } : {};
     if (mine) return { exists: true, admin: mine.admin === "admin" || mine.admin === "superadmin", size, ...withPairs };
     // Everyone listed by a phone we can read, and not us: we are not in it.
     const unreadable = participants.some((p) => isLid(p.id) && !participantNumber(p));

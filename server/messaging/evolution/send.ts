@@ -176,14 +176,15 @@ export class Sender {
    * group's metadata before sending and, when WhatsApp refuses it (only participants may read it), throws its
    * NotFoundException('Group not found') inside the send, which it stringifies into 400 `[object Object]`;
    * Baileys' own refusals read `forbidden`, `not-authorized` or `item-not-found`. The same words also come when
-   * the metadata read failed for another reason, so the group is read back: not in it (or not an admin where only
-   * admins post) → a permanent refusal that moves the delivery (`notInGroup`); in it, or not readable now → transient.
+   * the metadata read failed for another reason, so the group is read back: not in it → a permanent refusal that
+   * moves the delivery (`notInGroup`); in it, or not readable now → transient.
    */
   private async notInGroup(err: EvolutionHttpError, message: OutboundMessage): Promise<Error> {
     const seen = await this.membership?.(message.channelId, message.groupId).catch(() => null);
-    if (seen && (!seen.exists || (!seen.admin && seen.adminsOnly === true))) {
-      const why = seen.exists ? "is not an admin of" : "is not a participant of";
-      return new ProviderSendError(`The number of channel ${message.channelId} ${why} ${message.groupId} (${err.message}).`, false, { notInGroup: true });
+    if (seen && !seen.exists) {
+      return new ProviderSendError(`The number of channel ${message.channelId} is not a participant of ${message.groupId} (${err.message}).`, false, {
+        notInGroup: true,
+      });
     }
     return new ProviderSendError(err.message, true);
   }

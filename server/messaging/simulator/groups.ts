@@ -126,7 +126,7 @@ export class SimulatedGroups {
     const row = await this.platform.groupRow(channelId, groupId);
     const own = row && (await this.platform.ownMembership(channelId, groupId));
     if (!row || !own) return { exists: false, admin: false, size: 0 };
-    return { exists: true, admin: own.admin, size: await this.platform.size(groupId), ...(row.adminsOnly ? { adminsOnly: true } : {}) };
+    return { exists: true, admin: own.admin, size: await this.platform.size(groupId) };
   }
 
   /** Known once the channel has paired (a real number is known from the pairing on). */
