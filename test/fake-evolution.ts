@@ -31,6 +31,11 @@ import type { AddressInfo } from "node:net";
  * LID, so they list the number by its LID only; `instance/connect` answers after a fixed 2 s, before
  * WhatsApp gave the pairing code, which comes later in `qrcode.updated` and the next connect's answer;
  * a 2.4 gateway answers every route but `/` with 503 LICENSE_REQUIRED until `activate()`.
+ *
+ * Who is in a group as WhatsApp and Evolution say it (docs/evolution.md#who-is-in-a-group): a group made by one
+ * instance is found by another instance added to it; a send from an instance that is not a participant answers
+ * 400 `[object Object]` (Evolution's stringified "Group not found"); `group/create` leaves out the numbers in
+ * `knobs.notOnWhatsApp` and `knobs.refuseAdds`; an add answers those with a per-participant status (201).
  */
 export interface FakeGroup {
   id: string;
