@@ -880,6 +880,35 @@ export const launchGroups = pgTable(
   ],
 );
 
+/**
+ * A launch channel that is not in one of the launch's groups although the launch wanted it there (CONTRACT §7
+ * "One group, several channels"; docs/launches.md#several-numbers): the platform refused its add or its
+ * promotion, dropped it at the creation, or refused a send as "not in the group". It does not reach the group
+ * (no segment_group_channels row) while this row exists; the launch pass adds and promotes it again at
+ * `retry_at` (5 min doubling to 1 h, at most groupJoinRetry.maxAttempts attempts; null: no more). The row goes
+ * when the platform lists the number in the group (an admin where only admins post).
+ */
+export const launchGroupJoins = pgTable(
+  "launch_group_joins",
+  {
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    groupId: text("id_group").notNull(),
+    channelId: text("channel_id")
+      .notNull()
+      .references(() => channels.id, { onDelete: "cascade" }),
+    /** Why it is not in: the platform's status for it (`403`, `408`…), `not_added`, `not_admin`, `not_in_group`, `unconfirmed`, `no_number`. */
+    reason: text("reason").notNull(),
+    /** Adds (and promotions) tried again since it failed. */
+    attempts: integer("attempts").notNull().default(0),
+    /** When the next add is due; null: the attempts are spent (shown as failed, never tried again by itself). */
+    retryAt: ts("retry_at"),
+    since: ts("since").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.launchId, t.groupId, t.channelId] }), index("launch_group_joins_retry_idx").on(t.retryAt)],
+);
+
 /** One counted visit of the join link (bots and visits to a paused or closed launch are not stored). */
 export const launchClicks = pgTable(
   "launch_clicks",

@@ -31,6 +31,11 @@ import type { AddressInfo } from "node:net";
  * LID, so they list the number by its LID only; `instance/connect` answers after a fixed 2 s, before
  * WhatsApp gave the pairing code, which comes later in `qrcode.updated` and the next connect's answer;
  * a 2.4 gateway answers every route but `/` with 503 LICENSE_REQUIRED until `activate()`.
+ *
+ * Who is in a group as WhatsApp and Evolution say it (docs/evolution.md#who-is-in-a-group): a group made by one
+ * instance is found by another instance added to it; a send from an instance that is not a participant answers
+ * 400 `[object Object]` (Evolution's stringified "Group not found"); `group/create` leaves out the numbers in
+ * `knobs.notOnWhatsApp` and `knobs.refuseAdds`; an add answers those with a per-participant status (201).
  */
 export interface FakeGroup {
   id: string;
@@ -53,6 +58,8 @@ export interface FakeGroup {
   joinApproval?: boolean;
   /** Pending join requests (JIDs): not participants, not counted in `size`. */
   pendingRequests?: string[];
+  /** The instance that made it (`group/create`): another instance added to it finds it too. */
+  creator?: string;
 }
 
 export interface FakeParticipant {
@@ -137,8 +144,10 @@ export interface FakeEvolution {
   instances: Map<string, FakeInstance>;
   /** Messages WhatsApp accepted (stored by the gateway), in order. */
   messages: FakeMessage[];
-  /** Every send POST the gateway received (whatever became of it). */
-  sendRequests: { endpoint: string; number: string; body: Record<string, unknown>; at: number }[];
+  /** Every send POST the gateway received (whatever became of it), with the instance it came to. */
+  sendRequests: { instance: string; endpoint: string; number: string; body: Record<string, unknown>; at: number }[];
+  /** Every `group/updateParticipant` POST that reached WhatsApp (add, promote…), in order. */
+  participantUpdates: { instance: string; group: string; action: string; participants: string[] }[];
   /** Every `group/create` POST that passed Evolution's schema check (whatever became of it). */
   createRequests: { instance: string; subject: string; at: number }[];
   /**
@@ -189,6 +198,18 @@ export interface FakeEvolution {
     sendMessageEvents: boolean;
     /** Group queries answer 500 `rate-overlimit` while true (WhatsApp's rate limit, as Evolution reports it). */
     rateLimitGroups: boolean;
+    /**
+     * Numbers (digits) WhatsApp does not know. `group/create` leaves them out without a word (Evolution's
+     * whatsappNumber check, whatsapp.baileys.service.ts createGroup ~4165 in 2.3.6), and an add answers them
+     * with status "404". Every other number is on WhatsApp.
+     */
+    notOnWhatsApp: string[];
+    /**
+     * Numbers (digits) WhatsApp refuses to add, with the status it answers (`"403"` privacy settings, `"408"` left
+     * recently…): `group/create` makes the group without them, `updateParticipant` add answers that status for them
+     * (201, Baileys' per-participant list: a refusal is not an error).
+     */
+    refuseAdds: Record<string, string>;
     /** Ignore the `messageId` option: ids are Baileys' own. Default true below 2.4.0 (false in friendly mode). */
     ignoreMessageId: boolean;
     /** How long WhatsApp takes to create a group (default 800 ms; seconds on a real gateway). */
@@ -367,6 +388,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
   const instances = new Map<string, FakeInstance>();
   const messages: FakeMessage[] = [];
   const sendRequests: FakeEvolution["sendRequests"] = [];
+  const participantUpdates: FakeEvolution["participantUpdates"] = [];
   const createRequests: FakeEvolution["createRequests"] = [];
   const groupChanges: FakeEvolution["groupChanges"] = [];
   /** WhatsApp's throttle on group changes (knobs.groupSettingRateLimits): Baileys' Boom text as Evolution passes it on. */
@@ -411,6 +433,8 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     pairingCodeDelayMs: friendly ? 0 : 2500,
     webhookRetryDelaysMs: [5, 10, 20, 40, 80, 160, 300, 300, 300].map((s) => s * 1000),
     listsDisconnections: true,
+    notOnWhatsApp: [],
+    refuseAdds: {},
   };
   /** Pairing codes WhatsApp has yet to give (cleared on close). */
   const pendingCodes = new Set<NodeJS.Timeout>();
@@ -583,16 +607,25 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     peopleOf(inst, g).find((p) => p.id === jidOf(inst.owner) || p.phoneNumber === jidOf(inst.owner) || p.id === inst.lid);
   /** How WhatsApp names the number in this group: its LID in a LID-addressed group, else its phone JID. */
   const ownIdIn = (inst: FakeInstance, g: FakeGroup) => (g.byLid ? inst.lid : jidOf(inst.owner));
+  /**
+   * A group as this instance's number can address it: one it lists or made, else one another instance made and
+   * this number was added to (WhatsApp's groups are not per number; only participants may read them).
+   */
+  const groupOf = (inst: FakeInstance, jid: string): FakeGroup | undefined =>
+    inst.groups.find((x) => x.id === jid) ??
+    [...instances.values()].flatMap((i) => i.groups).find((x) => x.id === jid && x.participants !== undefined && x.creator !== undefined);
+  /** The instance that owns the group (its creator). */
+  const ownerOf = (inst: FakeInstance, g: FakeGroup) => (g.creator ? (instances.get(g.creator) ?? inst) : inst);
   /** What Evolution's findGroup picks of Baileys' metadata (`svc` ~4411); fetchAllGroups the same without participants. */
   const metadata = (inst: FakeInstance, g: FakeGroup) => ({
     id: g.id,
     subject: g.subject,
-    subjectOwner: ownIdIn(inst, g),
+    subjectOwner: ownIdIn(ownerOf(inst, g), g),
     subjectTime: g.creation ?? 1714769954,
     pictureUrl: g.pictureUrl ?? null,
     size: peopleOf(inst, g).length,
     creation: g.creation ?? 1714769954,
-    owner: ownIdIn(inst, g),
+    owner: ownIdIn(ownerOf(inst, g), g),
     desc: g.desc ?? "",
     descId: g.desc ? randomUUID().slice(0, 16).toUpperCase() : null,
     restrict: g.restrict ?? false,
@@ -856,7 +889,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         counters.sends++;
         const number = body.number;
         if (typeof number !== "string" || !number) return send(400, errorBody(400, "Bad Request", [['instance requires property "number"']]));
-        sendRequests.push({ endpoint: action, number, body, at: Date.now() });
+        sendRequests.push({ instance: name, endpoint: action, number, body, at: Date.now() });
         if (action === "sendText" && typeof body.text !== "string") return send(400, errorBody(400, "Bad Request", [['instance requires property "text"']]));
         if (action === "sendMedia" && (typeof body.media !== "string" || typeof body.mediatype !== "string"))
           return send(400, errorBody(400, "Bad Request", [['instance requires property "media"']]));
@@ -877,6 +910,12 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
           return send(400, errorBody(400, "Bad Request", [["Owned media must be a url or base64"]]));
         }
         if (inst.state !== "open") return send(400, errorBody(400, "Bad Request", [evolutionSendErrors.connectionClosed]));
+        // Evolution reads the group's metadata before sending; WhatsApp gives it only to participants, and the
+        // NotFoundException('Group not found') it then throws is stringified into this 400 (sendMessageWithTyping).
+        if (!friendly && number.endsWith("@g.us")) {
+          const target = groupOf(inst, number);
+          if (!target || !me(inst, target)) return send(400, errorBody(400, "Bad Request", [evolutionSendErrors.groupMetadata]));
+        }
         if (knobs.failSends > 0) {
           knobs.failSends--;
           return send(400, errorBody(400, "Bad Request", [evolutionSendErrors.timedOut]));
@@ -962,12 +1001,14 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
           desc: typeof body.description === "string" && !failure ? body.description : "",
           creation: Math.floor(Date.now() / 1000),
           byLid: knobs.lidGroups,
+          creator: name,
           participants: [
             // A LID-addressed group lists the number by its LID only (no phoneNumber beside it).
             { id: knobs.lidGroups ? inst.lid : jidOf(inst.owner), admin: "superadmin" },
-            ...[...new Set(participants as string[])].map(
-              (p): FakeParticipant => ({ id: participantJid(p.replace(/\D/g, "")), admin: body.promoteParticipants && !failure ? "admin" : null }),
-            ),
+            // Evolution's WhatsApp check drops the numbers WhatsApp does not know; WhatsApp leaves out those it refuses to add.
+            ...[...new Set((participants as string[]).map((p) => p.replace(/\D/g, "")))]
+              .filter((p) => !knobs.notOnWhatsApp.includes(p) && !knobs.refuseAdds[p])
+              .map((p): FakeParticipant => ({ id: participantJid(p), admin: body.promoteParticipants && !failure ? "admin" : null })),
           ],
         };
         inst.groups.push(g);
@@ -992,7 +1033,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         let groupJid = (typeof body.groupJid === "string" && body.groupJid) || url.searchParams.get("groupJid");
         if (!groupJid) return send(400, errorBody(400, "Bad Request", ["The group id needs to be informed in the query", 'ex: "groupJid=120362@g.us"']));
         if (!groupJid.endsWith("@g.us")) groupJid += "@g.us";
-        const g = inst.groups.find((x) => x.id === groupJid);
+        const g = groupOf(inst, groupJid);
         const mine = g ? me(inst, g) : undefined;
         // What Baileys throws, as Evolution wraps it for each route.
         const failure = inst.state !== "open" ? "Error: Connection Closed" : !g ? "Error: item-not-found" : !mine ? "Error: forbidden" : null;
@@ -1063,13 +1104,18 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
               return send(400, errorBody(400, "Bad Request", [["instance.action is not one of enum values: add,remove,promote,demote"]]));
             if (!Array.isArray(list) || list.length === 0) return send(400, errorBody(400, "Bad Request", [['instance requires property "participants"']]));
             if (failure || notAdmin) return send(400, errorBody(400, "Bad Request", ["Error updating participants", failure ?? notAdmin]));
+            participantUpdates.push({ instance: name, group: g!.id, action: op, participants: (list as unknown[]).map(String) });
             const people = peopleOf(inst, g!);
             const changed: string[] = [];
             const updateParticipants = (list as string[]).map((p) => {
               const jid = participantJid(String(p));
               const at = people.findIndex((x) => x.id === jid || x.phoneNumber === jid);
+              const refusal = (status: string) => ({ status, jid, content: { tag: "participant", attrs: { error: status, jid } } });
+              const digits = jid.split("@")[0];
               if (op === "add") {
-                if (at >= 0) return { status: "409", jid, content: { tag: "participant", attrs: { error: "409", jid } } };
+                if (at >= 0) return refusal("409");
+                if (knobs.notOnWhatsApp.includes(digits)) return refusal("404");
+                if (knobs.refuseAdds[digits]) return refusal(knobs.refuseAdds[digits]);
                 people.push({ id: jid, admin: null });
               } else {
                 if (at < 0) return { status: "404", jid, content: { tag: "participant", attrs: { error: "404", jid } } };
@@ -1145,6 +1191,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     instances,
     messages,
     sendRequests,
+    participantUpdates,
     createRequests,
     groupChanges,
     get version() {
@@ -1167,7 +1214,10 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       version = to;
       knobs.ignoreMessageId = !friendly && versionNumber(to) < versionNumber("2.4.0");
     },
-    group: (name, groupId) => instances.get(name)?.groups.find((g) => g.id === groupId),
+    group: (name, groupId) => {
+      const inst = instances.get(name);
+      return inst ? groupOf(inst, groupId) : undefined;
+    },
     groupJoin,
     async groupLeave(name, groupId, participants, options = {}) {
       const inst = instances.get(name)!;
@@ -1208,7 +1258,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     },
     loseGroup(name, groupId, how) {
       const inst = instances.get(name)!;
-      const g = inst.groups.find((x) => x.id === groupId)!;
+      const g = groupOf(inst, groupId)!;
       if (how === "gone") g.participants = peopleOf(inst, g).filter((p) => p !== me(inst, g));
       else me(inst, g)!.admin = null;
     },

@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import { rowsOf } from "../../db/params";
-import { campaigns, channels, deliveries, segmentGroupChannels } from "../../db/schema";
+import { campaigns, channels, deliveries, launches, launchGroupJoins, launchGroups, segmentGroupChannels } from "../../db/schema";
 import { tableAs } from "../../db/relation";
 import { sendableChannelSql } from "../numbers/health";
 import { addChannelCountsSql } from "./channel-counts";
@@ -61,4 +61,51 @@ export async function moveStranded(db: Db, campaignId: string, now: Date): Promi
     );
   }
   return moved.length;
+}
+
+/**
+ * The platform refused a send because the channel's number is not in the group (or not an admin where only admins
+ * post; ProviderSendError `notInGroup`): the channel no longer reaches the group, in any segment (its
+ * segment_group_channels rows go), and a launch that had put it there records it as left out (launch_group_joins
+ * `not_in_group`: shown, added again by the launch pass with backoff). The delivery, which certainly did not go
+ * out, moves back to `pending` on another channel of the campaign's segment that reaches the group (one that can
+ * send first), the attempt not counted. Returns false when no channel reaches the group (the caller fails it).
+ * Only a definite refusal comes here: an unknown outcome never moves (exactly once, CONTRACT §7).
+ */
+export async function moveNotInGroup(
+  db: Db,
+  d: { id: number; campaignId: string; channelId: string; groupId: string },
+  error: string,
+  now: Date,
+): Promise<boolean> {
+  const at = tsParam(now);
+  const retryAt = tsParam(new Date(now.getTime() + 5 * 60_000));
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`delete from ${segmentGroupChannels} where id_group = ${d.groupId} and channel_id = ${d.channelId}`);
+    await tx.execute(sql`insert into ${launchGroupJoins} (launch_id, id_group, channel_id, reason, attempts, retry_at, since)
+      select l.id, lg.id_group, ${d.channelId}, 'not_in_group', 0, ${retryAt}, ${at}
+      from ${launchGroups} lg join ${launches} l on l.id = lg.launch_id
+      where lg.id_group = ${d.groupId} and l.channel_ids @> jsonb_build_array(${d.channelId}::text)
+      on conflict do nothing`);
+    const moved = rowsOf<{ to: string; isMonitoring: boolean }>(
+      await tx.execute(sql`with alt as (
+          select r.channel_id from ${campaigns} cm
+            join ${segmentGroupChannels} r on r.segment_id = cm.segment_id and r.id_group = ${d.groupId} and r.channel_id <> ${d.channelId}
+            join ${channels} rc on rc.id = r.channel_id
+          where cm.id = ${d.campaignId}
+          order by ${sendableChannelSql(tableAs(channels, "rc"), now)} desc, r.channel_id limit 1)
+        update ${deliveries} set channel_id = (select channel_id from alt), moved_from = ${deliveries.channelId}, moved_at = ${at}, state = 'pending',
+          attempts = greatest(${deliveries.attempts} - 1, 0), lease_until = null, error = ${error.slice(0, 500)}, updated_at = ${at}
+        where ${deliveries.id} = ${d.id} and ${deliveries.state} = 'sending' and exists (select 1 from alt)
+        returning ${deliveries.channelId} as "to", ${deliveries.isMonitoring} as "isMonitoring"`),
+    );
+    if (moved.length === 0) return false;
+    const [m] = moved;
+    if (!m.isMonitoring) {
+      await tx.execute(sql`update ${campaigns} set channel_ids = ${campaigns.channelIds} || jsonb_build_array(${m.to}::text)
+        where ${campaigns.id} = ${d.campaignId} and not ${campaigns.channelIds} @> jsonb_build_array(${m.to}::text)`);
+    }
+    console.log(`[dispatch] campaign ${d.campaignId}: ${d.channelId} is not in ${d.groupId}; its delivery moved to ${m.to}`);
+    return true;
+  });
 }

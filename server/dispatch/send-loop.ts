@@ -5,13 +5,21 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { type campaigns, deliveries } from "../../db/schema";
-import { type MessagingProvider, ProviderOutcomeUnknownError, ProviderUnavailableError, type OutboundMessage, type SendOutcome } from "../messaging/provider";
+import {
+  type MessagingProvider,
+  ProviderOutcomeUnknownError,
+  ProviderSendError,
+  ProviderUnavailableError,
+  type OutboundMessage,
+  type SendOutcome,
+} from "../messaging/provider";
 import { recordRateLimited } from "../numbers/health";
 import type { Settings } from "../settings/schema";
 import { buildMessage } from "./build-message";
 import type { CampaignLease, Released } from "./campaign-lease";
 import type { ClaimBudget } from "./channel-budgets";
 import { markClaimedCaps, markReachedCaps, settleChannelUsage, type UsageSettlement } from "./channel-usage";
+import { moveNotInGroup } from "./failover";
 import { claimDeliveries, type ClaimStart } from "./claim-deliveries";
 import { autoPauseAfterFailures, recordFailure, recordSentMany, recordUnknown, releaseDelivery, releaseForReconcile } from "./record-delivery";
 import { transition } from "./transition";
@@ -207,6 +215,14 @@ async function recordFailures(loop: LoopContext, batch: Claimed[], outcomes: Sen
       await releaseDelivery(db, d.id, now);
       refund(d.channelId);
       continue;
+    }
+    if (o.error instanceof ProviderSendError && o.error.notInGroup) {
+      // Not in the group: this number no longer reaches it, and the delivery (not sent) goes to one that does.
+      if (await moveNotInGroup(db, d, o.error.message, now)) {
+        refund(d.channelId);
+        continue;
+      }
+      // No other channel reaches the group: it fails (not retried: the number is not in it).
     }
     let streak: number;
     if (o.error instanceof ProviderOutcomeUnknownError) {

@@ -9,7 +9,13 @@ import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { launches, launchGroups, segmentChannels, segmentGroups } from "../../db/schema";
 import { BadRequest, Unavailable } from "../errors";
-import { ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError, type MessagingProvider } from "../messaging/provider";
+import {
+  ProviderOutcomeUnknownError,
+  ProviderSendError,
+  ProviderUnavailableError,
+  type MessagingProvider,
+  type ParticipantOutcome,
+} from "../messaging/provider";
 import { recordEvent } from "../outbox/record-event";
 import { uniquePhones } from "../phones/phone";
 import { queryGroups } from "../channels/list-groups";
@@ -18,6 +24,7 @@ import { recordRateLimited } from "../numbers/health";
 import { addGroupReach } from "../segments/group-reach";
 import type { Launch, LaunchGroup } from "./find-launch";
 import { backoffError, creationsWait, launchCreators, noCreatorError, recordCreateFailure, recordCreateSuccess } from "./group-creators";
+import { confirmReach, type Reach, recordMissing } from "./group-joins";
 import { withLaunchLock } from "./launch-lock";
 import { applyRestatus } from "./restatus-groups";
 
@@ -44,6 +51,8 @@ interface NewLaunchGroup {
 interface AppendOptions {
   /** Every channel whose number is in the group (`channelId` first): the segment's rows of the group (segment_group_channels). */
   reaching: string[];
+  /** The launch's channels the platform did not put in the group (group-joins.ts: shown, and retried). */
+  missing?: Reach["missing"];
   /** A group made from the template: the launch's failures in a row end (`rateLimited`: it still waits an hour). */
   made?: { rateLimited: boolean };
 }
@@ -71,6 +80,7 @@ async function appendGroup(db: Db, launch: Launch, position: number, g: NewLaunc
           .values({ segmentId: launch.segmentId, groupId: g.groupId, channelId: g.channelId, name: g.name, position: position - 1 })
           .onConflictDoNothing();
         await addGroupReach(tx, launch.segmentId, g.groupId, [g.channelId, ...opts.reaching]);
+        await recordMissing(tx, launch.id, g.groupId, opts.missing ?? [], now);
         if (opts.made) await recordCreateSuccess(tx, launch.id, g.channelId, opts.made.rateLimited, now);
         const changes = await applyRestatus(tx, launch.id, now);
         const status = changes.find((c) => c.position === position)?.to ?? row.status;
@@ -215,12 +225,29 @@ async function createOne(
     adminsOnly: t.admins_only,
     admins,
   });
+  // What the platform says of each number: the creation's list, then the promotion's answer (a refusal is an outcome).
+  let outcomes: ParticipantOutcome[] | null = made.participants ?? null;
   if (admins.length > 0) {
     // createGroup adds and promotes them where the platform allows; promoting again is harmless.
-    await provider
-      .promoteParticipants(channelId, made.id_group, admins)
-      .catch((err) => console.error("[launches] promoting admins failed", launch.id, made.id_group, err));
+    const promoted = await provider.promoteParticipants(channelId, made.id_group, admins).catch((err) => {
+      console.error("[launches] promoting admins failed", launch.id, made.id_group, err);
+      return null;
+    });
+    if (promoted) {
+      // The promotion's answer is the later word, but for a number it could not name.
+      const listed = outcomes ?? [];
+      outcomes = admins.flatMap((a) => {
+        const o = promoted.find((p) => p.phone === a && p.state !== "unknown") ?? listed.find((p) => p.phone === a) ?? promoted.find((p) => p.phone === a);
+        return o ? [o] : [];
+      });
+    }
   }
+  // A launch channel reaches the group only when the platform lists its number there (an admin where only admins post).
+  const reach = await confirmReach(provider, made.id_group, t.admins_only, others, outcomes);
+  if (reach.missing.length > 0)
+    console.warn(
+      `[launches] launch ${launch.id}: ${reach.missing.map((m) => `${m.channelId} (${m.reason})`).join(", ")} not in ${made.id_group}; retried later`,
+    );
   const inviteUrl = await provider.inviteUrl(channelId, made.id_group).catch((err) => {
     console.error("[launches] reading the invite link failed", launch.id, made.id_group, err);
     return null;
@@ -233,7 +260,7 @@ async function createOne(
     launch,
     position,
     { groupId: made.id_group, channelId, name: made.name || name, inviteUrl, members, adopted: false },
-    { reaching: [channelId, ...others.map((o) => o.channelId)], made: { rateLimited: made.rateLimited === true } },
+    { reaching: [channelId, ...reach.reaching], missing: reach.missing, made: { rateLimited: made.rateLimited === true } },
     now,
   );
   if (made.adopted) console.warn(`[launches] launch ${launch.id}: group ${made.id_group} was found after the platform failed making it (kept, not made again)`);

@@ -1,8 +1,9 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
-import { launchGroups, launches } from "../../db/schema";
+import { launchGroupJoins, launchGroups, launches } from "../../db/schema";
 import { env } from "../env";
 import { NotFound } from "../errors";
+import { toBrasiliaIso } from "../time/brasilia";
 
 export type Launch = typeof launches.$inferSelect;
 export type LaunchGroup = typeof launchGroups.$inferSelect;
@@ -25,8 +26,11 @@ export function groupsOfLaunch(db: Db | Tx, launchId: string): Promise<LaunchGro
 /** The public join link of a slug. */
 export const joinUrl = (slug: string) => `${env.appUrl}/g/${slug}`;
 
-/** A group in the API's shape. */
-export const groupOut = (g: LaunchGroup) => ({
+/** A launch channel left out of one of the launch's groups (launch_group_joins; group-joins.ts). */
+export type MissingNumber = typeof launchGroupJoins.$inferSelect;
+
+/** A group in the API's shape; `missing`: the launch's channels the platform has not put in it. */
+export const groupOut = (g: LaunchGroup, missing: MissingNumber[] = []) => ({
   position: g.position,
   id_group: g.groupId,
   id_channel: g.channelId,
@@ -35,4 +39,22 @@ export const groupOut = (g: LaunchGroup) => ({
   members: g.members,
   clicks: g.clicks,
   status: g.status,
+  unreached: missing.map((m) => ({
+    id_channel: m.channelId,
+    reason: m.reason,
+    attempts: m.attempts,
+    next_attempt_at: m.retryAt ? toBrasiliaIso(m.retryAt) : null,
+    since: toBrasiliaIso(m.since),
+  })),
 });
+
+/** The groups in the API's shape, each with the launch's channels not in it. */
+export async function groupsOut(db: Db | Tx, launchId: string, groups: LaunchGroup[]) {
+  const rows = groups.length > 0 ? await db.select().from(launchGroupJoins).where(eq(launchGroupJoins.launchId, launchId)) : [];
+  return groups.map((g) =>
+    groupOut(
+      g,
+      rows.filter((r) => r.groupId === g.groupId),
+    ),
+  );
+}

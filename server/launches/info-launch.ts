@@ -4,7 +4,7 @@ import { launchGroups, launchParticipants, launches } from "../../db/schema";
 import { toBrasiliaIso } from "../time/brasilia";
 import { clickTotals } from "./click-figures";
 import { leadTotals } from "./lead-figures";
-import { findLaunch, groupOut, groupsOfLaunch, joinUrl, type Launch } from "./find-launch";
+import { findLaunch, groupsOfLaunch, groupsOut, joinUrl, type Launch } from "./find-launch";
 import { trackingOut } from "./meta-tracking";
 import { pickJoinGroup } from "./rotation";
 import { activeTrafficAlert } from "./traffic-alerts";
@@ -72,7 +72,7 @@ export async function launchInfo(db: Db, launch: Launch, now = new Date()) {
     current_group: current
       ? { position: current.group.position, id_group: current.group.groupId, name: current.group.name, invite_url: current.group.inviteUrl! }
       : null,
-    groups: groups.map(groupOut),
+    groups: await groupsOut(db, launch.id, groups),
     created_at: toBrasiliaIso(launch.createdAt),
   };
 }

@@ -4,7 +4,8 @@
  * 80 % of capacity − margin; a new filling group when all are full or broken) through its channels in turn
  * (docs/launches.md#several-numbers). Runs in the background — on `wakeLaunch` and every ~30 s — never inside
  * the public link's request. A launch whose last creation failed is left alone until its `create_retry_at`,
- * whatever wakes the engine (joins, the link living on the margin): never a loop of creations.
+ * whatever wakes the engine (joins, the link living on the margin): never a loop of creations. Each pass first
+ * adds again the launch numbers the platform left out of a group, when their backoff is due (group-joins.ts).
  * Engines (inngest/engines/launches.ts): inngest/in-process/launch-runner.ts (embedded) and inngest/functions/launch-engine.ts.
  */
 import { and, asc, eq, inArray, isNull, lte, or } from "drizzle-orm";
@@ -15,6 +16,7 @@ import type { MessagingProvider } from "../messaging/provider";
 import { createTemplateGroupsLocked } from "./add-groups";
 import { groupsOfLaunch, type Launch } from "./find-launch";
 import { creationsWait } from "./group-creators";
+import { retryGroupJoins } from "./group-joins";
 import { withLaunchLock } from "./launch-lock";
 import { groupsToCreate, type RotationGroup } from "./rotation";
 
@@ -36,6 +38,8 @@ function needsGroups(launch: Launch, groups: readonly RotationGroup[]) {
  * answer also keeps the number from creating for an hour, for every launch.
  */
 export async function runLaunchEngine(db: Db, provider: MessagingProvider, now: Date, launchId?: string): Promise<number> {
+  // Numbers the platform did not put in a launch's group: added again when due (group-joins.ts; backoff, capped).
+  await retryGroupJoins(db, provider, now, launchId).catch((err) => console.error("[launches] retrying group joins failed", err));
   const due = await db
     .select()
     .from(launches)

@@ -2,7 +2,7 @@ import { ownerProcedure, router } from "../trpc";
 import { addLaunchGroups } from "./add-launch-groups";
 import { createLaunch } from "./create-launch";
 import { editLaunch } from "./edit-launch";
-import { groupOut, joinUrl } from "./find-launch";
+import { groupsOut, joinUrl } from "./find-launch";
 import { infoLaunch, listLaunches } from "./info-launch";
 import {
   createLaunchInput,
@@ -50,7 +50,7 @@ export const launchesRouter = router({
         status: launch.status,
         capacity: launch.capacity,
         margin: launch.margin,
-        groups: groups.map(groupOut),
+        groups: await groupsOut(ctx.db, launch.id, groups),
         timestamp: ctx.now.toISOString(),
       };
     }),
@@ -93,7 +93,7 @@ export const launchesRouter = router({
     .output(launchGroupsOutput)
     .mutation(async ({ ctx, input }) => {
       const groups = await addLaunchGroups(ctx.db, ctx.provider, ctx.tenantId, input.id_launch, input, ctx.now);
-      return { success: true as const, id_launch: input.id_launch, groups: groups.map(groupOut) };
+      return { success: true as const, id_launch: input.id_launch, groups: await groupsOut(ctx.db, input.id_launch, groups) };
     }),
 
   info: ownerProcedure

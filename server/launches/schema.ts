@@ -214,6 +214,30 @@ export const launchGroup = z.object({
   members: z.number().int(),
   clicks: z.number().int(),
   status: launchGroupStatus,
+  unreached: z
+    .array(
+      z.object({
+        id_channel: z.string(),
+        reason: z.string().meta({
+          description:
+            "Why the platform has not got this number in the group: its status for the add (403 privacy, 408 left recently, …), not_added (the creation " +
+            "dropped it: not on WhatsApp), not_admin (in, but not an admin where only admins post), not_in_group (a send was refused: it is no longer " +
+            "in it), unconfirmed (the group could not be read back), no_number (the channel's number is not known).",
+        }),
+        attempts: z.number().int().meta({ description: "Adds (and promotions) tried again so far; at most 8." }),
+        next_attempt_at: z.iso
+          .datetime({ offset: true })
+          .nullable()
+          .meta({ description: "When it is added again (5 min after the failure, doubling to 1 h); null: the attempts are spent." }),
+        since: z.iso.datetime({ offset: true }),
+      }),
+    )
+    .meta({
+      description:
+        "The launch's channels that do not reach this group although the launch put them there: the platform refused or dropped the number, or a " +
+        "send through it was refused as not in the group. They send nothing to it (its deliveries go through the channels that reach it) until the " +
+        "platform lists them in it; the launch pass adds and promotes them again with backoff. Empty when every channel reaches the group.",
+    }),
 });
 export type LaunchGroupOut = z.output<typeof launchGroup>;
 

@@ -26,8 +26,23 @@ export interface NewGroup {
   admins: string[];
 }
 
+/**
+ * What the platform says of one participant after a creation, an add or a promotion (Baileys answers each
+ * participant with its own status: a refusal is not an error; docs/evolution.md#who-is-in-a-group).
+ * `admin`/`member`: the platform lists it in the group; `absent`: it is not in it (`reason`: the platform's
+ * status, e.g. `403` privacy, `408` left recently, or `not_added` when a creation dropped it); `unknown`: the
+ * answer cannot tell (read the group back before counting it in).
+ */
+export interface ParticipantOutcome {
+  phone: string;
+  state: "admin" | "member" | "absent" | "unknown";
+  reason?: string;
+}
+
 /** A created group. */
 export interface CreatedGroup extends ProviderGroup {
+  /** Each of the requested admins as the platform's answer lists it (absent: the platform gave no list). */
+  participants?: ParticipantOutcome[];
   /** The platform failed or lost its answer after making the group, and the provider found it (it is this creation's group). */
   adopted?: boolean;
   /** The platform throttled the number while making it (WhatsApp's rate-overlimit): make no other group on it now. */

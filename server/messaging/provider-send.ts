@@ -75,18 +75,22 @@ export class ProviderUnavailableError extends Error {
 
 /**
  * The platform refused this one send (it did not go out); `transient` sends may succeed when retried.
- * `rateLimited`: the platform asked us to slow down (the channel's pacing widens).
+ * `rateLimited`: the platform asked us to slow down (the channel's pacing widens). `notInGroup`: the number is
+ * not in the group (or not an admin where only admins post): it no longer reaches it, and the delivery moves to
+ * a channel that does (failover, CONTRACT §7) instead of being retried.
  */
 export class ProviderSendError extends Error {
   readonly rateLimited: boolean;
+  readonly notInGroup: boolean;
   constructor(
     message: string,
     readonly transient: boolean,
-    options: { rateLimited?: boolean } = {},
+    options: { rateLimited?: boolean; notInGroup?: boolean } = {},
   ) {
     super(message);
     this.name = "ProviderSendError";
     this.rateLimited = options.rateLimited ?? false;
+    this.notInGroup = options.notInGroup ?? false;
   }
 }
 

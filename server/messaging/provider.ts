@@ -4,7 +4,7 @@
  * concern beside it (provider-send.ts, provider-events.ts, provider-pairing.ts, provider-groups.ts) and
  * are re-exported here.
  */
-import type { CreatedGroup, GroupChange, GroupSettings, GroupState, NewGroup, ProviderGroup } from "./provider-groups";
+import type { CreatedGroup, GroupChange, GroupSettings, GroupState, NewGroup, ParticipantOutcome, ProviderGroup } from "./provider-groups";
 import type { LidPhone, ProviderListener } from "./provider-events";
 import type { ChannelStatus, PairingInfo, PairingOptions } from "./provider-pairing";
 import type { LookupResult, OutboundMessage, SendManyOptions, SendOutcome, SendReceipt, SentLookup } from "./provider-send";
@@ -84,8 +84,11 @@ export interface MessagingProvider {
    * the same `key` or name looks it up before making another).
    */
   createGroup(channelId: string, group: NewGroup): Promise<CreatedGroup>;
-  /** Promotes participants (phone numbers) to admin; those not in the group are added first where the platform allows. */
-  promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<void>;
+  /**
+   * Promotes participants (phone numbers) to admin; those not in the group are added first where the platform
+   * allows. Answers each participant as the platform did (a refusal is an outcome, not an error).
+   */
+  promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<ParticipantOutcome[]>;
   /** The group's current invite link, `https://chat.whatsapp.com/<code>` (the channel must be an admin). */
   inviteUrl(channelId: string, groupId: string): Promise<string>;
   /** Revokes the current invite link and returns the new one. */

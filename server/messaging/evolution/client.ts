@@ -57,12 +57,20 @@ export class EvolutionNotActivatedError extends EvolutionUnreachableError {
   }
 }
 
+/**
+ * What Evolution says `[object Object]` for: an error object it caught and stringified (`error.toString()` of its
+ * own exceptions, which are plain objects) — in a send to a group, its NotFoundException('Group not found') for a
+ * group whose metadata WhatsApp would not give (whatsapp.baileys.service.ts sendMessageWithTyping; docs/evolution.md).
+ */
+export const objectObjectText = "[object Object] (Evolution API stringified an error object: for a send to a group, its 'Group not found')";
+
 /** Evolution's error bodies carry the text in `response.message` (string or array) or `message`. */
 export function evolutionErrorText(body: unknown, fallback: string): string {
   const b = body as { response?: { message?: unknown }; message?: unknown; error?: unknown } | undefined;
   const raw = b?.response?.message ?? b?.message ?? b?.error;
   const flat = Array.isArray(raw) ? raw.map((m) => (typeof m === "string" ? m : JSON.stringify(m))).join("; ") : raw;
-  return typeof flat === "string" && flat ? flat : fallback;
+  const text = typeof flat === "string" && flat ? flat : fallback;
+  return text.replace(/^\[object Object\]$/, objectObjectText);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

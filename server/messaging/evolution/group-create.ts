@@ -8,7 +8,7 @@ import { evolutionErrorText, EvolutionHttpError, EvolutionUnreachableError } fro
 import type { EvolutionContext } from "./context";
 import { type CreationOutcome, type GroupCreation, GroupCreations } from "./group-creations";
 import type { GroupListings } from "./group-listing";
-import { groupError, type Groups } from "./groups";
+import { groupError, type Groups, listedOutcomes } from "./groups";
 import type { Instances } from "./instances";
 import { type EvolutionParticipant, mayBeOurs } from "./jids";
 
@@ -98,7 +98,9 @@ export class GroupCreator {
     await creations.made(key, id);
     // We made it: its creator is us, so a LID there is ours (the gateway never tells our LID otherwise).
     await this.groups.learnOwnLid(channelId, created?.participants ?? [], { creator: created?.owner, creatorPn: created?.ownerPn });
-    return this.finishGroup(channelId, row.instanceName, group, { id, subject: created?.subject ?? subject }, {});
+    const made = await this.finishGroup(channelId, row.instanceName, group, { id, subject: created?.subject ?? subject }, {});
+    // Who is in it, as the answer lists them: Evolution drops those its WhatsApp check says are not on WhatsApp.
+    return Array.isArray(created?.participants) ? { ...made, participants: listedOutcomes(participants, created.participants, created.owner) } : made;
   }
 
   /**

@@ -1,12 +1,22 @@
 import { eq } from "drizzle-orm";
 import { evolutionInstances } from "../../../db/schema";
 import { digitsOf, samePhone, uniquePhones } from "../../phones/phone";
-import { type GroupState, type LidPhone, ProviderSendError, ProviderUnavailableError } from "../provider";
+import { type GroupState, type LidPhone, type ParticipantOutcome, ProviderSendError, ProviderUnavailableError } from "../provider";
 import { evolutionErrorText, EvolutionHttpError, EvolutionUnreachableError } from "./client";
 import { type EvolutionContext, isLostInstance } from "./context";
 import type { GroupListings } from "./group-listing";
 import type { Instances } from "./instances";
-import { type EvolutionParticipant, isLid, isOwn, jidNumber, type OwnIds, pairsOf, participantNumber } from "./jids";
+import {
+  type EvolutionParticipant,
+  isLid,
+  isOwn,
+  jidNumber,
+  type OwnIds,
+  pairsOf,
+  participantNumber,
+  type ParticipantUpdate,
+  updateNumber,
+} from "./jids";
 
 const inviteUrlPrefix = "https://chat.whatsapp.com/";
 
@@ -66,19 +76,32 @@ export class Groups {
     }
   }
 
-  /** `updateParticipant` add (those already in are left as they are), then promote. */
-  async promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<void> {
+  /**
+   * `updateParticipant` add, then promote. Baileys answers each participant with a status
+   * (`groupParticipantsUpdate` → `[{status, jid, content}]`, `status` "200" or WhatsApp's error code: 403
+   * privacy, 408 left recently, 409 already in, …) and Evolution passes the list on as `updateParticipants`
+   * with 201: a refusal is in the list, never an error. Each number's outcome is read from both answers
+   * (docs/evolution.md#who-is-in-a-group); one the answers do not name is `unknown` (read the group back).
+   */
+  async promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<ParticipantOutcome[]> {
     const row = await this.openInstance(channelId);
     const numbers = uniquePhones(participants.map(digitsOf).filter((p) => p.length >= 10));
-    if (numbers.length === 0) return;
-    await this.groupCall(channelId, row.instanceName, "POST", "updateParticipant", { groupId, body: { action: "add", participants: numbers } });
-    const res = await this.groupCall<{ updateParticipants?: { status?: string; jid?: string }[] }>(channelId, row.instanceName, "POST", "updateParticipant", {
+    if (numbers.length === 0) return [];
+    type Answer = { updateParticipants?: ParticipantUpdate[] };
+    const added = await this.groupCall<Answer>(channelId, row.instanceName, "POST", "updateParticipant", {
+      groupId,
+      body: { action: "add", participants: numbers },
+    });
+    const promoted = await this.groupCall<Answer>(channelId, row.instanceName, "POST", "updateParticipant", {
       groupId,
       body: { action: "promote", participants: numbers },
       retry: true,
     });
-    const refused = (res?.updateParticipants ?? []).filter((u) => u.status && u.status !== "200");
-    if (refused.length > 0) console.warn(`[evolution] promoting in ${groupId}: ${refused.map((u) => `${u.jid} ${u.status}`).join(", ")}`);
+    const outcomes = participantOutcomes(numbers, added?.updateParticipants ?? [], promoted?.updateParticipants ?? []);
+    const refused = outcomes.filter((o) => o.state !== "admin");
+    if (refused.length > 0)
+      console.warn(`[evolution] adding and promoting in ${groupId}: ${refused.map((o) => `${o.phone} ${o.state} ${o.reason ?? ""}`).join(", ")}`);
+    return outcomes;
   }
 
   /** `GET /group/inviteCode` → `https://chat.whatsapp.com/<code>`; 404 "No invite code" (not an admin) is a permanent ProviderSendError. */
@@ -207,4 +230,36 @@ export class Groups {
     });
     return pairsOf(Array.isArray(res?.participants) ? res.participants : []);
   }
+}
+
+/**
+ * Each number's outcome from an add's and a promotion's per-participant answers: promoted (200) is an admin;
+ * added or already in (200, 409) but not promoted is a member; an add refused with any other status is absent
+ * (that status is the reason); a number neither answer names (a LID answered without its phone) is unknown.
+ */
+export function participantOutcomes(numbers: string[], added: ParticipantUpdate[], promoted: ParticipantUpdate[]): ParticipantOutcome[] {
+  const find = (list: ParticipantUpdate[], n: string) => list.find((u) => samePhone(updateNumber(u), n));
+  return numbers.map((phone): ParticipantOutcome => {
+    const a = find(added, phone);
+    const p = find(promoted, phone);
+    if (p?.status === "200") return { phone, state: "admin" };
+    if (a && a.status !== "200" && a.status !== "409") return { phone, state: "absent", reason: a.status ?? "refused" };
+    if (a) return { phone, state: "member", ...(p?.status ? { reason: p.status } : {}) };
+    return { phone, state: "unknown", ...(p?.status ? { reason: p.status } : {}) };
+  });
+}
+
+/**
+ * Each requested number as a group's participant list shows it (Evolution's create answers the group's metadata
+ * read after the promotion, without those its WhatsApp check dropped): listed → admin or member; not listed →
+ * absent (`not_added`), unless someone but the creator is listed by a LID alone (it may be them): unknown.
+ */
+export function listedOutcomes(numbers: string[], participants: EvolutionParticipant[], creator?: string): ParticipantOutcome[] {
+  const others = participants.filter((p) => typeof p?.id === "string" && p.id !== creator);
+  const unreadable = others.some((p) => isLid(p.id) && !participantNumber(p));
+  return numbers.map((phone): ParticipantOutcome => {
+    const p = others.find((x) => samePhone(participantNumber(x), phone));
+    if (p) return { phone, state: p.admin === "admin" || p.admin === "superadmin" ? "admin" : "member" };
+    return unreadable ? { phone, state: "unknown" } : { phone, state: "absent", reason: "not_added" };
+  });
 }

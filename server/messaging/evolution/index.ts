@@ -14,6 +14,7 @@ import {
   type OutboundMessage,
   type PairingInfo,
   type PairingOptions,
+  type ParticipantOutcome,
   type ProviderGroup,
   type ProviderListener,
   type SendManyOptions,
@@ -83,7 +84,7 @@ export class EvolutionProvider implements MessagingProvider {
     this.settings = new GroupSettingsCalls(this.groups);
     this.creations = new GroupCreator(ctx, this.instances, this.listings, this.groups);
     this.gateway = new Gateway(ctx);
-    this.sender = new Sender(ctx, this.instances, this.gateway);
+    this.sender = new Sender(ctx, this.instances, this.gateway, (channelId, groupId) => this.groups.groupState(channelId, groupId));
     this.lookups = new SentLookups(ctx, this.instances);
     this.intake = new WebhookIntake(ctx, this.instances, this.listings, this.gateway);
   }
@@ -148,7 +149,7 @@ export class EvolutionProvider implements MessagingProvider {
     return this.creations.createGroup(channelId, group);
   }
 
-  promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<void> {
+  promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<ParticipantOutcome[]> {
     return this.groups.promoteParticipants(channelId, groupId, participants);
   }
 

@@ -65,3 +65,13 @@ export function pairOf(p: EvolutionParticipant): LidPhone | null {
 
 /** Every pairing a participant list carries (findGroupInfos, participants): one per person listed with both ids. */
 export const pairsOf = (participants: EvolutionParticipant[]) => participants.flatMap((p) => (typeof p?.id === "string" ? (pairOf(p) ?? []) : []));
+
+/** One participant of Baileys' groupParticipantsUpdate answer (`{status, jid, content}`; src/Socket/groups.ts). */
+export interface ParticipantUpdate {
+  status?: string;
+  jid?: string;
+  content?: { attrs?: { jid?: string; phone_number?: string; error?: string } };
+}
+
+/** The phone number an update is about: its JID, or the `phone_number` WhatsApp puts beside a LID. */
+export const updateNumber = (u: ParticipantUpdate) => jidNumber(u.jid) ?? jidNumber(u.content?.attrs?.phone_number);

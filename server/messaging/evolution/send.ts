@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { evolutionMessages } from "../../../db/schema";
 import { carouselFallback } from "../carousel-fallback";
-import { type OutboundMessage, ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError, type SendReceipt } from "../provider";
+import { type GroupState, type OutboundMessage, ProviderOutcomeUnknownError, ProviderSendError, ProviderUnavailableError, type SendReceipt } from "../provider";
 import { EvolutionHttpError, EvolutionUnreachableError } from "./client";
 import { type EvolutionContext, isLostInstance, timestampOf } from "./context";
 import { partFingerprint, recordPart } from "./find-sent";
@@ -27,6 +27,8 @@ export class Sender {
     private readonly ctx: EvolutionContext,
     private readonly instances: Instances,
     private readonly gateway: Gateway,
+    /** The group as the channel's number sees it (Groups.groupState): read back when a send's answer may mean "not in it". */
+    private readonly membership?: (channelId: string, groupId: string) => Promise<GroupState>,
   ) {}
 
   /** The message parts of one delivery, as Evolution's endpoints take them. */
@@ -112,7 +114,11 @@ export class Sender {
         idRequested,
         attemptedAt,
       })
-      .onConflictDoUpdate({ target: [evolutionMessages.deliveryKey, evolutionMessages.part], set: { attemptedAt, idRequested, fingerprint } });
+      // A delivery moved to another channel (failover) is attempted there now: findSent looks it up on that channel.
+      .onConflictDoUpdate({
+        target: [evolutionMessages.deliveryKey, evolutionMessages.part],
+        set: { attemptedAt, idRequested, fingerprint, channelId: message.channelId },
+      });
 
     const body = { number: message.groupId, ...p.body, mentionsEveryOne: message.mentionAll, ...(idRequested ? { messageId: requestedId } : {}) };
     try {
@@ -161,7 +167,26 @@ export class Sender {
         : new ProviderUnavailableError(`Channel ${message.channelId} is not connected: ${err.message}`);
     }
     if (kind === "rate_limited") return new ProviderSendError(err.message, true, { rateLimited: true });
+    if (kind === "not_in_group") return this.notInGroup(err, message);
     return new ProviderSendError(err.message, kind === "transient");
+  }
+
+  /**
+   * A 400 that may mean the number is not in the group (docs/evolution.md#who-is-in-a-group): Evolution reads the
+   * group's metadata before sending and, when WhatsApp refuses it (only participants may read it), throws its
+   * NotFoundException('Group not found') inside the send, which it stringifies into 400 `[object Object]`;
+   * Baileys' own refusals read `forbidden`, `not-authorized` or `item-not-found`. The same words also come when
+   * the metadata read failed for another reason, so the group is read back: not in it → a permanent refusal that
+   * moves the delivery (`notInGroup`); in it, or not readable now → transient.
+   */
+  private async notInGroup(err: EvolutionHttpError, message: OutboundMessage): Promise<Error> {
+    const seen = await this.membership?.(message.channelId, message.groupId).catch(() => null);
+    if (seen && !seen.exists) {
+      return new ProviderSendError(`The number of channel ${message.channelId} is not a participant of ${message.groupId} (${err.message}).`, false, {
+        notInGroup: true,
+      });
+    }
+    return new ProviderSendError(err.message, true);
   }
 }
 
@@ -190,9 +215,11 @@ export function mediaFileName(type: "image" | "video" | "document", url: string,
 }
 
 /** Evolution's 400 texts for a send (docs/evolution.md): what each means for us. */
-export function classifySendError(text: string): "rate_limited" | "transient" | "closed" | "permanent" {
+export function classifySendError(text: string): "rate_limited" | "transient" | "closed" | "not_in_group" | "permanent" {
   if (/rate-?overlimit/i.test(text)) return "rate_limited";
   if (/connection closed|not connected/i.test(text)) return "closed";
+  // The group's metadata was refused or not found (read back before the delivery moves: Sender.notInGroup).
+  if (/\[object Object\]|group not found|forbidden|not-authorized|item-not-found|not a participant/i.test(text)) return "not_in_group";
   if (/timed out|no sessions|media upload failed|\[object Object\]|stream errored|socket/i.test(text)) return "transient";
   return "permanent";
 }

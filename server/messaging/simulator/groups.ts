@@ -1,6 +1,14 @@
 import { and, asc, count, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
 import { simulatorGroupCreations, simulatorGroups, simulatorInvites, simulatorParticipants } from "../../../db/schema";
-import { type GroupState, type NewGroup, type ProviderGroup, ProviderSendError, ProviderUnavailableError } from "../provider";
+import {
+  type CreatedGroup,
+  type GroupState,
+  type NewGroup,
+  type ParticipantOutcome,
+  type ProviderGroup,
+  ProviderSendError,
+  ProviderUnavailableError,
+} from "../provider";
 import type { SimulatedPlatform, SimulatorContext } from "./platform";
 import { INVITE_PREFIX, newGroupId, newInviteCode, simulatedOwnNumber, SIMULATOR_GROUP_LIMIT } from "./simulated";
 
@@ -11,7 +19,7 @@ export class SimulatedGroups {
     private readonly platform: SimulatedPlatform,
   ) {}
 
-  async createGroup(channelId: string, group: NewGroup): Promise<ProviderGroup> {
+  async createGroup(channelId: string, group: NewGroup): Promise<CreatedGroup> {
     await this.platform.requireConnected(channelId);
     const name = group.name.trim();
     if (name.length === 0 || name.length > 100) throw new ProviderSendError("A group's name must have 1 to 100 characters.", false);
@@ -39,7 +47,9 @@ export class SimulatedGroups {
       });
       await tx.insert(simulatorParticipants).values([own, ...admins].map((participant) => ({ groupId, channelId, participant, admin: true, joinedAt })));
     });
-    return { id_group: groupId, name, adminsOnly: group.adminsOnly };
+    // Every number asked for is made an admin (the simulator refuses no add).
+    const participants = group.admins.map((phone): ParticipantOutcome => ({ phone, state: "admin" }));
+    return { id_group: groupId, name, adminsOnly: group.adminsOnly, participants };
   }
 
   /**
@@ -66,10 +76,10 @@ export class SimulatedGroups {
   }
 
   /** Promotes to admin, adding first those not in the group (their join is reported, as a gateway does). */
-  async promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<void> {
+  async promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<ParticipantOutcome[]> {
     const group = await this.platform.adminGroup(channelId, groupId);
     const wanted = [...new Set(participants)];
-    if (wanted.length === 0) return;
+    if (wanted.length === 0) return [];
     const present = await this.ctx.db
       .select({ participant: simulatorParticipants.participant })
       .from(simulatorParticipants)
@@ -87,6 +97,7 @@ export class SimulatedGroups {
       .set({ admin: true })
       .where(and(eq(simulatorParticipants.groupId, groupId), inArray(simulatorParticipants.participant, wanted)));
     if (added.length > 0) await this.ctx.events.emit({ type: "group_participants", channelId, groupId, action: "join", participants: added, at: joinedAt });
+    return wanted.map((phone) => ({ phone, state: "admin" }));
   }
 
   /** The current invite code, made on first read (one per group: the group row is locked while it is made). */

@@ -3,6 +3,7 @@ import type { Db } from "../../../db/client";
 import { simulatorChannels, simulatorFailures, simulatorGroupCreateLimits, simulatorGroups, simulatorInvites, simulatorParticipants } from "../../../db/schema";
 import type {
   ChannelStatus,
+  CreatedGroup,
   GroupChange,
   GroupSettings,
   GroupState,
@@ -11,6 +12,7 @@ import type {
   NewGroup,
   OutboundMessage,
   PairingInfo,
+  ParticipantOutcome,
   ProviderGroup,
   ProviderListener,
   SendManyOptions,
@@ -107,11 +109,11 @@ export class SimulatorProvider extends SimulatorControls implements MessagingPro
     return this.groups.listGroups(channelId);
   }
 
-  createGroup(channelId: string, group: NewGroup): Promise<ProviderGroup> {
+  createGroup(channelId: string, group: NewGroup): Promise<CreatedGroup> {
     return this.groups.createGroup(channelId, group);
   }
 
-  promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<void> {
+  promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<ParticipantOutcome[]> {
     return this.groups.promoteParticipants(channelId, groupId, participants);
   }
 

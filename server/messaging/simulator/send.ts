@@ -186,6 +186,7 @@ export class SimulatedSends {
         const error = new ProviderSendError(
           `forbidden: the number of channel ${m.channelId} is not a participant of ${m.groupId} (or not an admin where only admins post).`,
           false,
+          { notInGroup: true },
         );
         outcomes.set(m.deliveryKey, { ok: false, error });
       } else if (channel.armed) armed.push(m);
