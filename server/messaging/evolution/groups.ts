@@ -6,17 +6,7 @@ import { evolutionErrorText, EvolutionHttpError, EvolutionUnreachableError } fro
 import { type EvolutionContext, isLostInstance } from "./context";
 import type { GroupListings } from "./group-listing";
 import type { Instances } from "./instances";
-import {
-  type EvolutionParticipant,
-  isLid,
-  isOwn,
-  jidNumber,
-  type OwnIds,
-  pairsOf,
-  participantNumber,
-  type ParticipantUpdate,
-  updateNumber,
-} from "./jids";
+import { type EvolutionParticipant, isLid, isOwn, jidNumber, type OwnIds, pairsOf, participantNumber, type ParticipantUpdate, updateNumber } from "./jids";
 
 const inviteUrlPrefix = "https://chat.whatsapp.com/";
 
