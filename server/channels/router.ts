@@ -166,11 +166,15 @@ export const channelsRouter = router({
     })),
   ),
 
-  /** Dashboard: pairing screen (QR code, the latest pairing code with its expiry, status); read-only without phone_number. */
+  /**
+   * Dashboard: pairing screen (QR code, the latest pairing code with its expiry, status). A query never starts a pairing
+   * (a GET, so a cross-site link could send it): asking for a pairing code is requestPairing, a mutation; a
+   * `phone_number` here is refused (strict input).
+   */
   pairing: ownerProcedure
-    .input(z.object({ id_channel: idChannel, phone_number: phoneNumber.optional() }))
+    .input(z.strictObject({ id_channel: idChannel }))
     .output(channelPairingOutput)
-    .query(({ ctx, input }) => channelPairing(ctx.db, ctx.provider, ctx.tenantId, input.id_channel, { phoneNumber: input.phone_number })),
+    .query(({ ctx, input }) => channelPairing(ctx.db, ctx.provider, ctx.tenantId, input.id_channel)),
 
   /** Dashboard: ask for a pairing code for a number, or a new QR code session ("Gerar novamente"). */
   requestPairing: ownerProcedure

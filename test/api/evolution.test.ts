@@ -118,7 +118,12 @@ describe("channels on Evolution API", () => {
     expect(Date.parse(code.pairing_code_expires_at!)).toBeGreaterThan(Date.now() + 50_000);
     // The gateway's later answers do not erase it.
     expect((await dashboard.channels.pairing({ id_channel: json.id_channel })).pairing_code).toBe(code.pairing_code);
-    await expect(dashboard.channels.pairing({ id_channel: json.id_channel, phone_number: "abc" })).rejects.toThrow(/phone_number|digits/);
+    await expect(dashboard.channels.requestPairing({ id_channel: json.id_channel, phone_number: "abc" })).rejects.toThrow(/phone_number|digits/);
+    // The query changes nothing (a GET a cross-site link could send): a phone_number there is refused, no logout, no code asked.
+    const before = { logouts: fake.counters.logouts, code: (await dashboard.channels.pairing({ id_channel: json.id_channel })).pairing_code };
+    await expect(dashboard.channels.pairing({ id_channel: json.id_channel, phone_number: "5511999997777" } as never)).rejects.toThrow(/phone_number|nrecognized/);
+    expect(fake.counters.logouts).toBe(before.logouts);
+    expect((await dashboard.channels.pairing({ id_channel: json.id_channel })).pairing_code).toBe(before.code);
 
     await fake.pair(json.id_channel);
     await until(
