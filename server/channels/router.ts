@@ -208,6 +208,12 @@ export const channelsRouter = router({
     )
     .query(({ ctx }) => ({ provider: ctx.provider.name, capabilities: { ...ctx.provider.capabilities } })),
 
-  /** Dashboard: the last start-up check of the gateway (run now when none ran yet); null with the simulator. */
-  gatewayCheck: ownerProcedure.output(gatewayCheckOutput.nullable()).query(async ({ ctx }) => lastGatewayCheck() ?? (await runGatewayCheck(ctx.provider))),
+  /**
+   * Dashboard: whether the gateway answered its last start-up check (run now when none ran yet); null with the
+   * simulator. The tenant's view only: the version, warnings and reminders are the operator's (server log).
+   */
+  gatewayCheck: ownerProcedure.output(gatewayCheckOutput.nullable()).query(async ({ ctx }) => {
+    const check = lastGatewayCheck() ?? (await runGatewayCheck(ctx.provider));
+    return check && { provider: check.provider, checkedAt: check.checkedAt, reachable: check.reachable };
+  }),
 });

@@ -5,6 +5,8 @@ import { channels, deliveries, outboxEvents } from "../../db/schema";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
+import { runGatewayCheck } from "../../server/messaging/gateway-check";
+import { EvolutionProvider } from "../../server/messaging/evolution";
 import { evolutionSendErrors, type FakeEvolution } from "../fake-evolution";
 import { expectEnvelope, newTenant, until, type Api, zeroPacingWith } from "../helpers";
 import type { TestServer } from "../http-server";
@@ -262,10 +264,28 @@ describe("the gateway as it really behaves", () => {
     ).toBe("connected");
   });
 
-  it("the start-up check reports the gateway's version (dashboard)", async () => {
-    const check = await (await dashboard()).channels.gatewayCheck();
-    expect(check).toMatchObject({ provider: "evolution", reachable: true, version: "2.3.7" });
-    expect(check!.warnings.join("\n")).toMatch(/messageId/);
+  it("a tenant reads whether the gateway answered, never an operator detail: no URL, version, warnings nor reminders, up or down", async () => {
+    const { provider } = await getServices();
+    const quiet = { info: () => {}, warn: () => {} };
+    // The operator's own check (the log) has them all.
+    const full = await runGatewayCheck(provider, quiet);
+    expect(full).toMatchObject({ reachable: true, version: "2.3.7" });
+    const up = await (await dashboard()).channels.gatewayCheck();
+    expect(Object.keys(up!).sort()).toEqual(["checkedAt", "provider", "reachable"]);
+    expect(up).toMatchObject({ provider: "evolution", reachable: true });
+    const downUrl = "http://127.0.0.1:9";
+    const down = new EvolutionProvider((await getServices()).db, { apiUrl: downUrl, apiKey: "k", webhookBaseUrl: downUrl, timeoutMs: 300, retries: 0, groupsTtlMs: 0 });
+    try {
+      const logged = await runGatewayCheck(down, quiet);
+      expect(logged!.warnings.join("\n")).toContain(downUrl);
+      const seen = await (await dashboard()).channels.gatewayCheck();
+      expect(seen).toMatchObject({ reachable: false });
+      const text = JSON.stringify(seen);
+      expect(text).not.toContain("127.0.0.1:9");
+      expect(text).not.toContain("2.3.7");
+    } finally {
+      await runGatewayCheck(provider, quiet);
+    }
   });
 });
 
