@@ -3,7 +3,7 @@
  * phones normalised), info-launch's `leads` / `leads_joined`, the list by status in JSON and CSV (one lead
  * joined by a LID resolved through the launch's channel's LID ⇄ phone map), validation and other tenants.
  */
-import { eq } from "drizzle-orm";
+import { count, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { channelLidPhones, launchLeads } from "../../db/schema";
@@ -126,6 +126,32 @@ describe("launch-leads", () => {
     const page = await l.api("GET", LEADS(l.id, "?status=not_joined&page=20"));
     expect(page.json).toMatchObject({ page: 20, total: 10_000 });
     expect(page.json.leads).toHaveLength(500);
+  });
+
+  it("keeps at most 200,000 leads per launch: an upload that would pass it is 400 naming leads, and nothing of it is written", { timeout: 120_000 }, async () => {
+    const l = await launchWithGroups(server.url);
+    const db = await getDb();
+    // 199,998 leads already there (written straight to the table: the cap is what is tested, not 20 uploads).
+    await db.execute(
+      sql`insert into launch_leads (launch_id, phone, match_key) select ${l.id}, p, p from (select '5521' || lpad(g::text, 9, '0') as p from generate_series(1, 199998) g) s`,
+    );
+    const fresh = (n: number, from: number) => Array.from({ length: n }, (_, i) => ({ phone: `55319${String(from + i).padStart(8, "0")}`, name: "Novo" }));
+    // PGlite runs in this process: the insert held the event loop, so let the server's idle keep-alive sockets close
+    // before the next request rather than race it.
+    await new Promise((r) => setTimeout(r, 200));
+    const refused = await l.api("POST", LEADS(l.id), { leads: [...fresh(3, 1), { phone: "5521000000001", name: "Já estava" }] });
+    const body = expectEnvelope(refused, 400, "Bad Request");
+    expect(body.message).toMatch(/^leads: /);
+    expect(body).toMatchObject({ code: "leads_limit", current: 199_998, max: 200_000 });
+    const [{ n, named }] = await db
+      .select({ n: count(), named: count(launchLeads.name) })
+      .from(launchLeads)
+      .where(eq(launchLeads.launchId, l.id));
+    expect([n, named]).toEqual([199_998, 0]);
+    // Up to the cap is fine, and updating leads it already has always is.
+    expect((await l.api("POST", LEADS(l.id), { leads: fresh(2, 1) })).json).toMatchObject({ created: 2, leads: 200_000 });
+    expect((await l.api("POST", LEADS(l.id), { leads: [{ phone: "5521000000001", name: "Atualizado" }] })).json).toMatchObject({ created: 0, updated: 1 });
+    expectEnvelope(await l.api("POST", LEADS(l.id), { leads: fresh(1, 50) }), 400, "Bad Request");
   });
 
   it("answers 404 for another account's launch and for an unknown one", async () => {
