@@ -26,7 +26,9 @@ export function parseUntil(value: string, now: Date, field = "repeat.until"): st
   }
   const latest = addYears(now, seriesMaxYearsAhead);
   if (date > formatInTimeZone(latest, brasiliaTimeZone, "yyyy-MM-dd")) {
-    throw new BadRequest(`${field}: must be at most ${seriesMaxYearsAhead} years ahead (${formatInTimeZone(latest, brasiliaTimeZone, "dd/MM/yyyy")} at the latest)`);
+    throw new BadRequest(
+      `${field}: must be at most ${seriesMaxYearsAhead} years ahead (${formatInTimeZone(latest, brasiliaTimeZone, "dd/MM/yyyy")} at the latest)`,
+    );
   }
   return date;
 }

@@ -123,7 +123,9 @@ describe("channels on Evolution API", () => {
     await expect(dashboard.channels.requestPairing({ id_channel: json.id_channel, phone_number: "abc" })).rejects.toThrow(/phone_number|digits/);
     // The query changes nothing (a GET a cross-site link could send): a phone_number there is refused, no logout, no code asked.
     const before = { logouts: fake.counters.logouts, code: (await dashboard.channels.pairing({ id_channel: json.id_channel })).pairing_code };
-    await expect(dashboard.channels.pairing({ id_channel: json.id_channel, phone_number: "5511999997777" } as never)).rejects.toThrow(/phone_number|nrecognized/);
+    await expect(dashboard.channels.pairing({ id_channel: json.id_channel, phone_number: "5511999997777" } as never)).rejects.toThrow(
+      /phone_number|nrecognized/,
+    );
     expect(fake.counters.logouts).toBe(before.logouts);
     expect((await dashboard.channels.pairing({ id_channel: json.id_channel })).pairing_code).toBe(before.code);
 
@@ -274,7 +276,14 @@ describe("the gateway as it really behaves", () => {
     expect(Object.keys(up!).sort()).toEqual(["checkedAt", "provider", "reachable"]);
     expect(up).toMatchObject({ provider: "evolution", reachable: true });
     const downUrl = "http://127.0.0.1:9";
-    const down = new EvolutionProvider((await getServices()).db, { apiUrl: downUrl, apiKey: "k", webhookBaseUrl: downUrl, timeoutMs: 300, retries: 0, groupsTtlMs: 0 });
+    const down = new EvolutionProvider((await getServices()).db, {
+      apiUrl: downUrl,
+      apiKey: "k",
+      webhookBaseUrl: downUrl,
+      timeoutMs: 300,
+      retries: 0,
+      groupsTtlMs: 0,
+    });
     try {
       const logged = await runGatewayCheck(down, quiet);
       expect(logged!.warnings.join("\n")).toContain(downUrl);

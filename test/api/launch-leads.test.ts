@@ -128,7 +128,9 @@ describe("launch-leads", () => {
     expect(page.json.leads).toHaveLength(500);
   });
 
-  it("keeps at most 200,000 leads per launch: an upload that would pass it is 400 naming leads, and nothing of it is written", { timeout: 120_000 }, async () => {
+  it("keeps at most 200,000 leads per launch: an upload that would pass it is 400 naming leads, and nothing of it is written", {
+    timeout: 120_000,
+  }, async () => {
     const l = await launchWithGroups(server.url);
     const db = await getDb();
     // 199,998 leads already there (written straight to the table: the cap is what is tested, not 20 uploads).

@@ -245,8 +245,8 @@ function GatewayCheckCard() {
           <>Respondendo na última verificação ({formatDateTime(c.checkedAt)}).</>
         ) : (
           <strong className="text-danger">
-            Gateway inacessível na última verificação ({formatDateTime(c.checkedAt)}): os números não pareiam nem enviam até ele voltar. O
-            operador do serviço foi avisado no registro do servidor.
+            Gateway inacessível na última verificação ({formatDateTime(c.checkedAt)}): os números não pareiam nem enviam até ele voltar. O operador do serviço
+            foi avisado no registro do servidor.
           </strong>
         )}
       </p>
