@@ -50,5 +50,5 @@ export const launchLeadsRouter = router({
     })
     .input(listLeadsInput)
     .output(listLeadsOutput)
-    .query(({ ctx, input }) => launchLeadsList(ctx.db, ctx.tenantId, input.id_launch, input)),
+    .query(({ ctx, input }) => launchLeadsList(ctx.db, ctx.tenantId, input.id_launch, input, ctx.sendFile)),
 });

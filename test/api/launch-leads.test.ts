@@ -6,7 +6,7 @@
 import { count, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
-import { channelLidPhones, launchLeads } from "../../db/schema";
+import { channelLidPhones, launchLeads, launchParticipants } from "../../db/schema";
 import { emitParticipants, launchWithGroups } from "../launches/fixtures";
 import { expectEnvelope, newTenant } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
@@ -154,6 +154,39 @@ describe("launch-leads", () => {
     expect((await l.api("POST", LEADS(l.id), { leads: fresh(2, 1) })).json).toMatchObject({ created: 2, leads: 200_000 });
     expect((await l.api("POST", LEADS(l.id), { leads: [{ phone: "5521000000001", name: "Atualizado" }] })).json).toMatchObject({ created: 0, updated: 1 });
     expectEnvelope(await l.api("POST", LEADS(l.id), { leads: fresh(1, 50) }), 400, "Bad Request");
+  });
+
+  it("CSV exports stream (chunked, no Content-Length) in keyset pages: every row once, in order, across page boundaries and equal times", async () => {
+    const l = await launchWithGroups(server.url);
+    // 2,500 leads of one upload share their created_at: the pages of 1,000 must follow the phone past each boundary.
+    const leads = Array.from({ length: 2500 }, (_, i) => ({ phone: `55319${String(i).padStart(8, "0")}`, name: i % 7 === 0 ? "=cmd; Ana" : `N${i}` }));
+    expect((await l.api("POST", LEADS(l.id), { leads })).json).toMatchObject({ created: 2500 });
+    const res = await fetch(`${server.url}${LEADS(l.id, "?format=csv")}`, { headers: { "x-api-key": l.api.key } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-length")).toBeNull();
+    expect(res.headers.get("transfer-encoding")).toBe("chunked");
+    expect(res.headers.get("content-disposition")).toMatch(/-leads\.csv"$/);
+    // fetch's text() drops a BOM: decoded keeping it, as a spreadsheet reads the file.
+    const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(await res.arrayBuffer());
+    expect(text.startsWith("\uFEFFphone,name,email,source,joined,created_at\r\n")).toBe(true);
+    const lines = text.replace(/^\uFEFF/, "").trimEnd().split("\r\n").slice(1);
+    expect(lines.map((line) => line.split(",")[0])).toEqual(leads.map((x) => x.phone));
+    expect(lines[0]).toMatch(/^5531900000000,"'=cmd; Ana",,,false,/);
+
+    // The members' CSV: 2,300 joins at one time, keyed by (joined_at, id).
+    const db = await getDb();
+    const at = new Date();
+    await db.insert(launchParticipants).values(
+      Array.from({ length: 2300 }, (_, i) => ({ launchId: l.id, groupId: l.groups[0], participant: `5521${String(i).padStart(9, "0")}`, joinedAt: at })),
+    );
+    const members = await fetch(`${server.url}/api/external/launch-members/${l.id}?format=csv&delimiter=semicolon`, { headers: { "x-api-key": l.api.key } });
+    expect(members.headers.get("content-length")).toBeNull();
+    const rows = (await members.text()).replace(/^\uFEFF/, "").trimEnd().split("\r\n");
+    expect(rows[0]).toBe("participant;id_group;group_name;joined_at;left_at;staff;buyer");
+    const people = rows.slice(1).map((r) => r.split(";")[0]);
+    expect(people).toHaveLength(2300);
+    expect(new Set(people).size).toBe(2300);
+    expect(people).toEqual([...people].sort());
   });
 
   it("answers 404 for another account's launch and for an unknown one", async () => {
