@@ -18,6 +18,8 @@
  * `scale` (bench/scale.ts) and `load` (bench/load.ts), alone, never by default: scale and fairness of
  * dispatch with hundreds of tenants; HTTP load at the rate limit's ceiling with autocannon.
  *
+ * `exports` (alone, PostgreSQL): the server's RSS while 200,000 leads are exported as a streamed CSV (bench/exports.ts).
+ *
  * `link [pglite|postgres]` (alone): the launches' public join link at 200 requests/s, p50/p99 and the
  * clicks stored (bench/link.ts).
  *
@@ -33,6 +35,7 @@ import { ensureBuild } from "../scripts/ensure-build";
 import { mainLoad } from "./load";
 import { mainScale } from "./scale";
 import { groupPids } from "./common";
+import { benchExports } from "./exports";
 import { benchLink } from "./link";
 import { benchParticipants } from "./participants";
 import { benchTwoProcesses } from "./two-processes";
@@ -381,12 +384,13 @@ async function main() {
     return only === "scale" ? mainScale(process.argv.slice(3)) : mainLoad(process.argv.slice(3));
   }
   if (only === "link") return mainLink(process.argv[3]);
+  if (only === "exports") return benchExports();
   if (only === "participants") {
     for (const kind of ["pglite", "postgres"] as const) if (!process.argv[3] || process.argv[3] === kind) await benchParticipants(kind);
     return;
   }
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
-  if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres, two-processes, scale, load, link or participants`);
+  if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres, two-processes, scale, load, link participants or exports`);
   const { built } = await ensureBuild({ log });
   if (built) {
     // Right after `next build` the first figures came out half as good (create-campaign 290 ms, not 190).

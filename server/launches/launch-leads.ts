@@ -55,7 +55,10 @@ export async function launchLeadsList(db: Db, tenantId: string, launchId: string
   }
   const sep = query.delimiter === "semicolon" ? ";" : ",";
   const body = csvStream<{ at: string; phone: string }>(csvColumns, sep, async (after) => {
-    const keyset = after ? sql`(${launchLeads.createdAt}, ${launchLeads.phone}) > (${after.at}::timestamptz, ${after.phone})` : undefined;
+    // The whole index key (launch_leads_created_idx) in one row comparison, so each page is an index range scan.
+    const keyset = after
+      ? sql`(${launchLeads.launchId}, ${launchLeads.createdAt}, ${launchLeads.phone}) > (${launchId}, ${after.at}::timestamptz, ${after.phone})`
+      : undefined;
     const chunk = await rows(csvPageRows, 0, keyset);
     const last = chunk.at(-1);
     return {

@@ -60,7 +60,6 @@ const member = (r: Row) => ({
   buyer: r.buyer,
 });
 
-
 export async function launchMembers(db: Db, tenantId: string, launchId: string, query: LaunchMembersQuery, sendFile?: (f: FileStream) => void) {
   const launch = await findOwnedLaunch(db, tenantId, launchId);
   const scope = (await anyPurchases(db, tenantId)) ? { tenantId, launchId, channelIds: launch.channelIds, createdAt: launch.createdAt } : null;

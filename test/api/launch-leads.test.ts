@@ -169,19 +169,28 @@ describe("launch-leads", () => {
     // fetch's text() drops a BOM: decoded keeping it, as a spreadsheet reads the file.
     const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(await res.arrayBuffer());
     expect(text.startsWith("\uFEFFphone,name,email,source,joined,created_at\r\n")).toBe(true);
-    const lines = text.replace(/^\uFEFF/, "").trimEnd().split("\r\n").slice(1);
+    const lines = text
+      .replace(/^\uFEFF/, "")
+      .trimEnd()
+      .split("\r\n")
+      .slice(1);
     expect(lines.map((line) => line.split(",")[0])).toEqual(leads.map((x) => x.phone));
     expect(lines[0]).toMatch(/^5531900000000,"'=cmd; Ana",,,false,/);
 
     // The members' CSV: 2,300 joins at one time, keyed by (joined_at, id).
     const db = await getDb();
     const at = new Date();
-    await db.insert(launchParticipants).values(
-      Array.from({ length: 2300 }, (_, i) => ({ launchId: l.id, groupId: l.groups[0], participant: `5521${String(i).padStart(9, "0")}`, joinedAt: at })),
-    );
+    await db
+      .insert(launchParticipants)
+      .values(
+        Array.from({ length: 2300 }, (_, i) => ({ launchId: l.id, groupId: l.groups[0], participant: `5521${String(i).padStart(9, "0")}`, joinedAt: at })),
+      );
     const members = await fetch(`${server.url}/api/external/launch-members/${l.id}?format=csv&delimiter=semicolon`, { headers: { "x-api-key": l.api.key } });
     expect(members.headers.get("content-length")).toBeNull();
-    const rows = (await members.text()).replace(/^\uFEFF/, "").trimEnd().split("\r\n");
+    const rows = (await members.text())
+      .replace(/^\uFEFF/, "")
+      .trimEnd()
+      .split("\r\n");
     expect(rows[0]).toBe("participant;id_group;group_name;joined_at;left_at;staff;buyer");
     const people = rows.slice(1).map((r) => r.split(";")[0]);
     expect(people).toHaveLength(2300);
