@@ -9,6 +9,7 @@
  * 50 ms), and 2 s after; then one JSON line.
  */
 import { readFileSync } from "node:fs";
+import { freshPostgresDatabase } from "./common";
 
 const ROWS = Number(process.env.BENCH_EXPORT_ROWS ?? 200_000);
 
@@ -19,14 +20,7 @@ const rssMb = (pid: number) => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function benchExports() {
-  const base = process.env.BENCH_PG_URL ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-  const name = `gcs_bench_exports_${process.pid}`;
-  const postgres = (await import("postgres")).default;
-  const admin = postgres(base, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  process.env.DATABASE_URL = url.toString();
+  const database = await freshPostgresDatabase("gcs_bench_exports");
   Object.assign(process.env, { MESSAGING_PROVIDER: "simulator", SIMULATOR_PAIRING_MS: "0" });
   let child: { pid: number; close(): Promise<void> } | undefined;
   try {
@@ -93,7 +87,6 @@ export async function benchExports() {
   } finally {
     await child?.close();
     await (await (await import("../server/database")).serverDatabase()).close().catch(() => {});
-    await admin.unsafe(`drop database if exists ${name} with (force)`);
-    await admin.end();
+    await database.drop();
   }
 }
