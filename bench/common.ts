@@ -245,3 +245,24 @@ export function printTable(rows: (string | number)[][]) {
   console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
   for (const r of cells.slice(1)) console.log(line(r));
 }
+
+/**
+ * In-process benches (participants, exports): a fresh PostgreSQL database beside BENCH_PG_URL / DATABASE_URL, set as
+ * this process's DATABASE_URL (the server's modules read it when they load); `drop` removes it.
+ */
+export async function freshPostgresDatabase(prefix: string): Promise<{ drop(): Promise<void> }> {
+  const base = process.env.BENCH_PG_URL ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+  const name = `${prefix}_${process.pid}`;
+  const postgres = (await import("postgres")).default;
+  const admin = postgres(base, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  process.env.DATABASE_URL = url.toString();
+  return {
+    drop: async () => {
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    },
+  };
+}

@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { freshPostgresDatabase } from "./common";
 
 const EVENTS = Number(process.env.BENCH_PARTICIPANT_EVENTS ?? 5000);
 const CONCURRENCY = Number(process.env.BENCH_PARTICIPANT_CONCURRENCY ?? 16);
@@ -22,18 +23,7 @@ export async function benchParticipants(kind: "pglite" | "postgres") {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "gcs-bench-participants-"));
   let dropDatabase: (() => Promise<void>) | undefined;
   if (kind === "postgres") {
-    const base = process.env.BENCH_PG_URL ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-    const name = `gcs_bench_participants_${process.pid}`;
-    const postgres = (await import("postgres")).default;
-    const admin = postgres(base, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database ${name}`);
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    process.env.DATABASE_URL = url.toString();
-    dropDatabase = async () => {
-      await admin.unsafe(`drop database if exists ${name} with (force)`);
-      await admin.end();
-    };
+    dropDatabase = (await freshPostgresDatabase("gcs_bench_participants")).drop;
   } else {
     delete process.env.DATABASE_URL;
   }

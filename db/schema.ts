@@ -1090,7 +1090,12 @@ export const launchLeads = pgTable(
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.launchId, t.phone] }), index("launch_leads_match_idx").on(t.launchId, t.matchKey)],
+  (t) => [
+    primaryKey({ columns: [t.launchId, t.phone] }),
+    index("launch_leads_match_idx").on(t.launchId, t.matchKey),
+    // The CSV export's keyset pages (server/launches/launch-leads.ts): oldest first, then by phone.
+    index("launch_leads_created_idx").on(t.launchId, t.createdAt, t.phone),
+  ],
 );
 
 /**

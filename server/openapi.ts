@@ -93,6 +93,7 @@ const envelopeSchema = {
         "malformed_json",
         "unauthorized",
         "channel_limit_reached",
+        "series_limit",
         "not_found",
         "conflict",
         "idempotency_key_reused",

@@ -21,6 +21,18 @@ export interface Context {
   clientIp?: string;
   /** The response's headers, where the transport has them (/api/trpc): a password change sets its new session cookie. */
   resHeaders?: Headers;
+  /**
+   * Where the transport writes a file answer as a stream (the REST facade): a procedure with `fileResponse` hands its
+   * body here and answers `{file}` with an empty content (server/launches/csv-export.ts). Absent: the content is the file.
+   */
+  sendFile?: (file: FileStream) => void;
+}
+
+/** A file answer written as it is produced (Context.sendFile). */
+export interface FileStream {
+  content_type: string;
+  file_name: string;
+  body: ReadableStream<Uint8Array>;
 }
 
 export type AppMeta = {

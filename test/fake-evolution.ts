@@ -231,6 +231,8 @@ export interface FakeEvolution {
     webhookRetryDelaysMs: number[];
     /** fetchInstances lists `disconnectionReasonCode`/`disconnectionAt`/`disconnectionObject` (every 2.x since Aug 2024). Default true. */
     listsDisconnections: boolean;
+    /** fetchInstances ignores `?instanceName=` and lists every instance (a gateway that ignored the filter). Default false. */
+    ignoresInstanceFilter: boolean;
   };
   /**
    * Platform side of groups: people join (through the link) or leave; numbers as digits, LIDs as
@@ -435,6 +437,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     listsDisconnections: true,
     notOnWhatsApp: [],
     refuseAdds: {},
+    ignoresInstanceFilter: false,
   };
   /** Pairing codes WhatsApp has yet to give (cleared on close). */
   const pendingCodes = new Set<NodeJS.Timeout>();
@@ -758,7 +761,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
 
     if (key === "GET instance/fetchInstances") {
       counters.fetchInstances++;
-      const only = url.searchParams.get("instanceName");
+      const only = knobs.ignoresInstanceFilter ? null : url.searchParams.get("instanceName");
       if (only && !instances.has(only)) return send(404, errorBody(404, "Not Found", [`Instance "${only}" not found`]));
       // The gateway's database rows (monitor.service.ts instanceInfo ~86–130): the stored connectionStatus, which
       // is never `refused` (the QR limit ends in a logout, stored as close), and the latest unreconnected close.

@@ -1,8 +1,8 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, count, eq, ne, sql } from "drizzle-orm";
 import { formatInTimeZone, fromZonedTime } from "date-fns-tz";
 import type { Db } from "../../db/client";
-import { campaignSeries, channels, segmentChannels, segments, type SeriesSchedule } from "../../db/schema";
-import { BadRequest } from "../errors";
+import { campaignSeries, channels, segmentChannels, segments, type SeriesSchedule, tenants } from "../../db/schema";
+import { BadRequest, LimitReached } from "../errors";
 import { newId } from "../ids";
 import { segmentNotFound } from "../segments/find-segment";
 import { brasiliaTimeZone } from "../time/brasilia";
@@ -24,7 +24,24 @@ export function parseUntil(value: string, now: Date, field = "repeat.until"): st
   if (date < formatInTimeZone(now, brasiliaTimeZone, "yyyy-MM-dd")) {
     throw new BadRequest(`${field}: must be today or later (Brasília date now: ${formatInTimeZone(now, brasiliaTimeZone, "dd/MM/yyyy")})`);
   }
+  const latest = addYears(now, seriesMaxYearsAhead);
+  if (date > formatInTimeZone(latest, brasiliaTimeZone, "yyyy-MM-dd")) {
+    throw new BadRequest(
+      `${field}: must be at most ${seriesMaxYearsAhead} years ahead (${formatInTimeZone(latest, brasiliaTimeZone, "dd/MM/yyyy")} at the latest)`,
+    );
+  }
   return date;
+}
+
+/** How far ahead a series' `until` may be (docs/series.md#limits). */
+export const seriesMaxYearsAhead = 2;
+/** Series per account that are not stopped (active or paused; a stopped series never runs again): docs/series.md#limits. */
+export const seriesPerAccount = 50;
+
+function addYears(at: Date, years: number): Date {
+  const d = new Date(at);
+  d.setUTCFullYear(d.getUTCFullYear() + years);
+  return d;
 }
 
 /** The schedule's first run after `now`, or a 400 naming `field` when none falls before `until`. */
@@ -54,6 +71,20 @@ export async function createSeries(db: Db, tenantId: string, input: NewSeries, n
   if (!segment.connected) throw new BadRequest(`id_segment: segment ${segment.id} has no connected channel`, "no_connected_channel");
   const nextRunAt = firstRun(schedule, now);
   return db.transaction(async (tx) => {
+    // The account's row locked: two creations at once count each other's series (the cap holds under a race).
+    await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, tenantId)).for("update");
+    const [{ live }] = await tx
+      .select({ live: count() })
+      .from(campaignSeries)
+      .where(and(eq(campaignSeries.tenantId, tenantId), ne(campaignSeries.status, "stopped")));
+    if (live >= seriesPerAccount) {
+      throw new LimitReached(
+        `repeat: this account already has ${live} series that are not stopped (at most ${seriesPerAccount}); stop one with edit-series first.`,
+        live,
+        seriesPerAccount,
+        "series_limit",
+      );
+    }
     const [row] = await tx
       .insert(campaignSeries)
       .values({

@@ -166,11 +166,15 @@ export const channelsRouter = router({
     })),
   ),
 
-  /** Dashboard: pairing screen (QR code, the latest pairing code with its expiry, status); read-only without phone_number. */
+  /**
+   * Dashboard: pairing screen (QR code, the latest pairing code with its expiry, status). A query never starts a pairing
+   * (a GET, so a cross-site link could send it): asking for a pairing code is requestPairing, a mutation; a
+   * `phone_number` here is refused (strict input).
+   */
   pairing: ownerProcedure
-    .input(z.object({ id_channel: idChannel, phone_number: phoneNumber.optional() }))
+    .input(z.strictObject({ id_channel: idChannel }))
     .output(channelPairingOutput)
-    .query(({ ctx, input }) => channelPairing(ctx.db, ctx.provider, ctx.tenantId, input.id_channel, { phoneNumber: input.phone_number })),
+    .query(({ ctx, input }) => channelPairing(ctx.db, ctx.provider, ctx.tenantId, input.id_channel)),
 
   /** Dashboard: ask for a pairing code for a number, or a new QR code session ("Gerar novamente"). */
   requestPairing: ownerProcedure
@@ -204,6 +208,12 @@ export const channelsRouter = router({
     )
     .query(({ ctx }) => ({ provider: ctx.provider.name, capabilities: { ...ctx.provider.capabilities } })),
 
-  /** Dashboard: the last start-up check of the gateway (run now when none ran yet); null with the simulator. */
-  gatewayCheck: ownerProcedure.output(gatewayCheckOutput.nullable()).query(async ({ ctx }) => lastGatewayCheck() ?? (await runGatewayCheck(ctx.provider))),
+  /**
+   * Dashboard: whether the gateway answered its last start-up check (run now when none ran yet); null with the
+   * simulator. The tenant's view only: the version, warnings and reminders are the operator's (server log).
+   */
+  gatewayCheck: ownerProcedure.output(gatewayCheckOutput.nullable()).query(async ({ ctx }) => {
+    const check = lastGatewayCheck() ?? (await runGatewayCheck(ctx.provider));
+    return check && { provider: check.provider, checkedAt: check.checkedAt, reachable: check.reachable };
+  }),
 });

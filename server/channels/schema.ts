@@ -123,11 +123,13 @@ export const channelPairingOutput = z.object({
   automatic: z.boolean(),
 });
 
+/**
+ * What a tenant sees of the gateway's start-up check: whether it answered, and when it was checked. Never an
+ * operator detail (docs/security.md#operator-details): not its URL, version, warnings or configuration reminders,
+ * which are the operator's and go to the server's log.
+ */
 export const gatewayCheckOutput = z.object({
   provider: z.literal("evolution"),
   checkedAt: z.string(),
   reachable: z.boolean(),
-  version: z.string().nullable(),
-  warnings: z.array(z.string()),
-  reminders: z.array(z.string()),
 });

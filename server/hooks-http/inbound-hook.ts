@@ -2,14 +2,17 @@
  * The marketplaces' inbound webhooks (docs/integrations.md#inbound-webhooks-buyers): POST /api/hooks/{type}/{token},
  * one URL per integration type and tenant (`token`: the tenant's hooks_token). Each request is authenticated the
  * platform's own way with the integration's credential (Hotmart's hottok, Kiwify's signature); one that fails is 401
- * and recorded nowhere. An approved purchase or a refund is recorded once per platform, transaction and status
+ * and recorded nowhere but in the address's failed-authentication bucket (an unknown token too), which answers 429 once
+ * spent. The token is rotated with rotate-hooks-token (server/integrations/rotate-hooks-token.ts). An approved purchase or a refund is recorded once per platform, transaction and status
  * (server/launches/record-purchase.ts); other events of the platform are acknowledged and ignored, so the platform
  * never disables the URL for them.
  */
 import { and, eq } from "drizzle-orm";
 import { integrations, tenants } from "../../db/schema";
 import { bodyCap, PayloadTooLarge, payloadTooLargeResponse, readCappedBytes } from "../http/body-limit";
+import { clientIp } from "../http/client-address";
 import { errorResult, jsonHeaders, toResponse } from "../http/envelope";
+import { consume, peek } from "../http/rate-limit";
 import { hookFormats } from "../integrations/hook-formats";
 import { readCredentials } from "../integrations/integration-view";
 import { acceptsHooks, credentialFields, hookSecretField, integrationTypes, type IntegrationType } from "../integrations/types";
@@ -26,13 +29,23 @@ const ok = (body: Record<string, unknown>) => new Response(JSON.stringify({ succ
 export async function handleInboundHook(req: Request, now = new Date()): Promise<Response> {
   if (req.method !== "POST") return fail(405, "Marketplace webhooks are POSTed.", "method_not_allowed", { allow: "POST" });
   const url = new URL(req.url);
+  const { db } = await getServices();
+  // Failed authentications (an unknown token, a wrong signature) count against the address, in the bucket the REST
+  // API's failed API keys use (failedAuth, keyed by /64: docs/security.md#per-address-keys); a blocked address is 429
+  // before anything is looked up, so URLs and signatures cannot be guessed at speed.
+  const ip = clientIp(req.headers);
+  const blocked = await peek(db, "failedAuth", ip);
+  if (!blocked.allowed) return fail(429, "Too many failed authentication attempts from this address; retry later.", "rate_limited", blocked.headers);
+  const refused = async (status: number, message: string) => {
+    await consume(db, "failedAuth", ip);
+    return fail(status, message);
+  };
   const [type = "", token = "", ...rest] = url.pathname.slice(hooksPrefix.length).split("/");
   if (rest.length > 0 || !(integrationTypes as readonly string[]).includes(type) || !/^[0-9a-f]{64}$/.test(token)) {
-    return fail(404, "Unknown webhook URL: copy it from the dashboard (Integrações).");
+    return refused(404, "Unknown webhook URL: copy it from the dashboard (Integrações).");
   }
-  const { db } = await getServices();
   const [tenant] = await db.select({ id: tenants.id }).from(tenants).where(eq(tenants.hooksToken, token));
-  if (!tenant) return fail(404, "Unknown webhook URL: copy it from the dashboard (Integrações).");
+  if (!tenant) return refused(404, "Unknown webhook URL: copy it from the dashboard (Integrações).");
   if (!acceptsHooks(type)) {
     return fail(
       501,
@@ -58,7 +71,7 @@ export async function handleInboundHook(req: Request, now = new Date()): Promise
   // No secret stored: nothing can be verified, so nothing is accepted.
   if (!secret) return fail(401, `The ${type} integration has no ${secretField} yet: set it in Integrações (docs/integrations.md).`);
   if (!format.authentic({ headers: req.headers, url, raw }, secret)) {
-    return fail(401, `The ${type} webhook's ${type === "hotmart" ? "hottok" : "signature"} does not match the integration's ${secretField}.`);
+    return refused(401, `The ${type} webhook's ${type === "hotmart" ? "hottok" : "signature"} does not match the integration's ${secretField}.`);
   }
   let body: unknown;
   try {

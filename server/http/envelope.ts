@@ -5,7 +5,8 @@ import { trpcStatus } from "./trpc-status";
 
 export interface HttpResult {
   status: number;
-  body: string;
+  /** A stream only for a file answer written as it comes (Context.sendFile: the launches' CSV exports). */
+  body: string | ReadableStream<Uint8Array>;
   headers: Record<string, string>;
 }
 
@@ -105,7 +106,7 @@ const compressionThreshold = 1024;
  * inflate it) than it saves: small answers say `no-transform`, which the middleware honours.
  */
 export function toResponse(r: HttpResult): Response {
-  const small = Buffer.byteLength(r.body) < compressionThreshold;
+  const small = typeof r.body === "string" && Buffer.byteLength(r.body) < compressionThreshold;
   const cacheControl = r.headers["cache-control"];
   const headers =
     small && cacheControl && !cacheControl.includes("no-transform") ? { ...r.headers, "cache-control": `${cacheControl}, no-transform` } : r.headers;

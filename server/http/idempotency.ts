@@ -101,7 +101,8 @@ export async function withIdempotency(
     await db.delete(idempotencyKeys).where(and(where, eq(idempotencyKeys.state, "in_progress")));
     throw err;
   }
-  if (result.status >= 500) {
+  // A streamed file is never replayed (only GET exports stream; no idempotent route answers one): nothing is kept.
+  if (result.status >= 500 || typeof result.body !== "string") {
     await db.delete(idempotencyKeys).where(and(where, eq(idempotencyKeys.state, "in_progress")));
   } else {
     await db.update(idempotencyKeys).set({ state: "done", responseStatus: result.status, responseBody: result.body }).where(where);

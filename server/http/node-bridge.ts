@@ -87,11 +87,47 @@ export async function sendWebResponse(res: ServerResponse, response: Response, r
   if (cookies.length) res.setHeader("set-cookie", cookies);
   const unread = req !== undefined && !req.complete;
   if (unread) res.setHeader("connection", "close");
-  res.end(Buffer.from(await response.arrayBuffer()));
+  await writeBody(res, response);
   // Discard whatever the client still sends until the connection closes (lingerBeforeClose).
   if (unread) {
     req.removeAllListeners("data"); // the body stream's, if the handler never read it
     req.resume();
+  }
+}
+
+/**
+ * The body as it comes (a streamed CSV export: server/launches/csv-export.ts), a chunk written only once the socket
+ * took the one before, so a slow reader holds the producer back instead of the server's memory filling; a client that
+ * goes away cancels the stream (no more pages are read).
+ */
+async function writeBody(res: ServerResponse, response: Response) {
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  const closed = new Promise<"closed">((resolve) => res.once("close", () => resolve("closed")));
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), closed]);
+      if (next === "closed") {
+        await reader.cancel().catch(() => {});
+        return;
+      }
+      if (next.done) break;
+      if (!res.write(next.value)) {
+        if ((await Promise.race([new Promise<"drain">((resolve) => res.once("drain", () => resolve("drain"))), closed])) === "closed") {
+          await reader.cancel().catch(() => {});
+          return;
+        }
+      }
+    }
+    res.end();
+  } catch (err) {
+    // The producer failed midway (a database error): the answer cannot change any more, so the connection is cut
+    // and the client sees a truncated transfer, never a file that looks complete.
+    console.error("[http] response stream failed", err);
+    res.destroy(err as Error);
   }
 }
 

@@ -1,7 +1,7 @@
 import type { AnyTRPCRouter, TRPCError } from "@trpc/server";
 import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 import type { Db } from "../../db/client";
-import type { Caller, Context } from "../trpc";
+import type { Caller, Context, FileStream } from "../trpc";
 import { bodyCap, PayloadTooLarge, readCappedText } from "./body-limit";
 import { clientIp } from "./client-address";
 import { errorResult, jsonHeaders, toResponse, trpcErrorResult, type HttpResult } from "./envelope";
@@ -30,6 +30,8 @@ interface Exchange {
   ctx: Context;
   route: RestRoute;
   error?: TRPCError;
+  /** A file the procedure handed over to be written as it comes (Context.sendFile). */
+  streamed?: FileStream;
 }
 
 /** Built once, with the route table: the stock fetch adapter rebuilds it (and the whole OpenAPI document) on every request. */
@@ -83,10 +85,14 @@ async function runProcedure(handler: (req: unknown, res: unknown) => unknown, re
     Promise.resolve(handler(proxied, res)).catch(reject);
   });
   if (status < 400 && !exchange.error) {
+    const streamed = exchange.route.meta.fileResponse ? exchange.streamed : undefined;
+    if (streamed) return { status: exchange.route.meta.successStatus ?? 200, body: streamed.body, headers: fileHeaders(streamed) };
     const file = exchange.route.meta.fileResponse ? fileOf(text) : undefined;
     if (file) return { status: exchange.route.meta.successStatus ?? 200, body: file.content, headers: file.headers };
     return { status: exchange.route.meta.successStatus ?? 200, body: text, headers: { ...jsonHeaders } };
   }
+  // An error after the procedure handed a stream over (its output did not validate): the stream is not read.
+  void exchange.streamed?.body.cancel().catch(() => {});
   if (exchange.error) {
     const result = trpcErrorResult(exchange.error);
     if (result.status === 500) console.error("[rest] unexpected error", exchange.route.procedurePath, exchange.error.cause ?? exchange.error);
@@ -99,11 +105,12 @@ async function runProcedure(handler: (req: unknown, res: unknown) => unknown, re
 function fileOf(text: string): { content: string; headers: Record<string, string> } | undefined {
   const file = (JSON.parse(text) as { file?: { content_type?: unknown; file_name?: unknown; content?: unknown } }).file;
   if (!file || typeof file.content !== "string" || typeof file.content_type !== "string") return undefined;
+  return { content: file.content, headers: fileHeaders({ content_type: file.content_type, file_name: file.file_name }) };
+}
+
+function fileHeaders(file: { content_type: string; file_name?: unknown }): Record<string, string> {
   const name = typeof file.file_name === "string" ? file.file_name.replace(/[^\w.-]/g, "_") : "download";
-  return {
-    content: file.content,
-    headers: { "content-type": file.content_type, "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store" },
-  };
+  return { "content-type": file.content_type, "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store" };
 }
 
 async function readBody(req: Request, pathname: string): Promise<{ body?: unknown; error?: HttpResult }> {
@@ -170,6 +177,9 @@ export async function handleExternalRequest(req: Request, deps: RestDeps): Promi
       return toResponse(withHeaders(errorResult(400, `${overridden}: is set by the path and cannot be changed.`, "validation_error"), limitHeaders));
 
     const exchange: Exchange = { ctx: { db, provider, caller, now, clientIp: ip }, route };
+    exchange.ctx.sendFile = (file) => {
+      exchange.streamed = file;
+    };
     const run = () => runProcedure(handler, req, url, body, exchange);
     const key = req.headers.get("idempotency-key");
     let result: HttpResult;
@@ -191,6 +201,7 @@ const withHeaders = (r: HttpResult, extra: Record<string, string>): HttpResult =
 /** RFC 6750 §3: a refused bearer token (or a partner endpoint called without one) gets a Bearer challenge. */
 function bearerChallenge(r: HttpResult, caller: Caller): HttpResult {
   if (r.status !== 401 && r.status !== 403) return r;
+  if (typeof r.body !== "string") return r;
   const code = (JSON.parse(r.body) as { code?: string }).code;
   const realm = 'Bearer realm="partner"';
   if (code === "insufficient_scope") return withHeaders(r, { "www-authenticate": `${realm}, error="insufficient_scope"` });

@@ -5,6 +5,7 @@ import { editIntegration } from "./edit-integration";
 import { hookUrl, tenantHooksToken } from "./hook-url";
 import { integrationView } from "./integration-view";
 import { deleteIntegration, listIntegrations } from "./list-integrations";
+import { rotateHooksToken } from "./rotate-hooks-token";
 import { createIntegrationInput, editIntegrationInput, integration, integrationOutput, integrationType } from "./schema";
 import { credentialFields, integrationTypes } from "./types";
 
@@ -54,6 +55,38 @@ export const integrationsRouter = router({
       const row = await editIntegration(ctx.db, ctx.tenantId, input, ctx.now);
       return { success: true as const, message: "Integration updated", integration: integrationView(row, await tenantHooksToken(ctx.db, ctx.tenantId)) };
     }),
+
+  rotateHooksToken: ownerProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/external/rotate-hooks-token",
+        tags,
+        summary: "Rotate the token of the account's marketplace webhook URLs",
+        description:
+          "Makes a new random token for every inbound marketplace webhook URL of the account (`/api/hooks/{type}/{token}`) and answers " +
+          "the new URLs. The old URLs stop working at once (404): register the new ones in each marketplace. Use it when a URL leaked. " +
+          "The dashboard's Integrações page has the same button.",
+        protect: true,
+        errorResponses: [401, 429, 500],
+      },
+    })
+    .input(z.object({}))
+    .output(
+      z.object({
+        success: z.literal(true),
+        message: z.string(),
+        webhook_urls: z
+          .array(
+            z.object({
+              type: integrationType,
+              webhook_url: z.string().nullable().meta({ description: "The new URL; null for a marketplace whose webhook is not accepted yet" }),
+            }),
+          )
+          .meta({ description: "The account's new inbound webhook URL per marketplace" }),
+      }),
+    )
+    .mutation(({ ctx }) => rotateHooksToken(ctx.db, ctx.tenantId)),
 
   /** Dashboard: the tenant's integrations and the fields each type takes. */
   list: sessionProcedure

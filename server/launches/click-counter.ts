@@ -5,7 +5,7 @@ import { tsParam } from "../../db/errors";
 import { rowsOf } from "../../db/params";
 import { persistentSecret } from "../env";
 import { addressKey } from "../http/client-address";
-import type { MetaServerEvent } from "./meta-event";
+import type { StoredMetaEvent } from "./meta-event";
 
 /**
  * At most this many clicks of one client address on one launch are counted in `clickCapWindowSeconds`
@@ -43,7 +43,7 @@ export interface Click {
   /** clickCapKey(address, launch): the rate_limit_buckets row this click takes a point from. */
   capKey: string;
   /** The launch's Meta Conversions API event for this click (tracking.meta), written to meta_events when the click is counted. */
-  meta?: MetaServerEvent;
+  meta?: StoredMetaEvent;
 }
 
 const salts = new Map<string, Buffer>();

@@ -7,7 +7,7 @@ import { mapLimit } from "../map-limit";
 import { claimRows, leaseFree, type RowLease } from "../row-lease";
 import { nextRetryDelay } from "../webhooks/deliver-webhooks";
 import { parseRetryAfter } from "../webhooks/send-webhook";
-import type { MetaServerEvent } from "./meta-event";
+import { deliverable, type StoredMetaEvent } from "./meta-event";
 
 /**
  * The Meta Conversions API's delivery (docs/decisions.md#metas-conversions-api-issue-27-item-2): the `meta-events`
@@ -73,7 +73,7 @@ export const postMetaEvents: MetaSend = async (pixelId, body) => {
   }
 };
 
-type Claimed = { id: number; launchId: string; payload: MetaServerEvent; attempts: number; createdAt: Date };
+type Claimed = { id: number; launchId: string; payload: StoredMetaEvent; attempts: number; createdAt: Date };
 
 /** Claims up to `limit` due events nobody holds (oldest first), under a renewed lease (server/row-lease.ts). */
 function claimDue(db: Db, now: Date, limit: number): Promise<RowLease<Claimed>> {
@@ -108,7 +108,7 @@ interface Outcome {
 }
 
 /**
- * Moves events to their outcome. A finished event loses the visitor's address and user agent (kept only to be
+ * Moves events to their outcome. A finished event loses the visitor's sealed address and user agent (kept only to be
  * sent); `fbc` and the rest stay for the log.
  */
 async function record(db: Db, ids: number[], o: Outcome, at: Date) {
@@ -123,7 +123,9 @@ async function record(db: Db, ids: number[], o: Outcome, at: Date) {
       lastStatus: o.status ?? undefined,
       lastError: o.error,
       finishedAt: finished ? at : null,
-      payload: finished ? sql`${metaEvents.payload} #- '{user_data,client_ip_address}' #- '{user_data,client_user_agent}'` : undefined,
+      payload: finished
+        ? sql`${metaEvents.payload} #- '{user_data,sealed_client_ip_address}' #- '{user_data,client_ip_address}' #- '{user_data,client_user_agent}'`
+        : undefined,
     })
     .where(and(inArray(metaEvents.id, ids), eq(metaEvents.state, "pending")));
 }
@@ -211,7 +213,7 @@ async function sendClaimed(db: Db, rows: Claimed[], now: Date, send: MetaSend, p
       return;
     }
     const body = JSON.stringify({
-      data: chunk.rows.map((r) => r.payload),
+      data: chunk.rows.map((r) => deliverable(r.payload)),
       ...(chunk.testCode ? { test_event_code: chunk.testCode } : {}),
       access_token: token,
     });

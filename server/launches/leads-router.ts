@@ -19,6 +19,8 @@ export const launchLeadsRouter = router({
           "written in one transaction: all or nothing. Phones are kept as digits with the country code (10 or 11 digits without `+` are " +
           "Brazilian and get `55`). A phone already among the launch's leads updates that lead (fields left out keep their values), so " +
           "sending the same list twice counts each person once. A bad item is 400 naming it (`leads.17.phone`) and nothing is written. " +
+          "A launch keeps at most 200,000 leads: an upload that would pass it is 400 `leads_limit` (naming `leads`, with `current` and `max`) " +
+          "and nothing of it is written. " +
           "Another account's launch is 404.",
         protect: true,
         errorResponses: [400, 401, 404, 413, 429, 500],
@@ -48,5 +50,5 @@ export const launchLeadsRouter = router({
     })
     .input(listLeadsInput)
     .output(listLeadsOutput)
-    .query(({ ctx, input }) => launchLeadsList(ctx.db, ctx.tenantId, input.id_launch, input)),
+    .query(({ ctx, input }) => launchLeadsList(ctx.db, ctx.tenantId, input.id_launch, input, ctx.sendFile)),
 });

@@ -10,6 +10,8 @@ import { idLaunch } from "./schema";
 
 export const leadsPerRequest = 10_000;
 export const leadsPerPage = 500;
+/** Leads a launch keeps at most (docs/launches.md#leads): an upload that would pass it is refused whole. */
+export const leadsPerLaunch = 200_000;
 
 const leadPhone = z
   .string()

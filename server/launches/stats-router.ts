@@ -50,7 +50,7 @@ export const launchStatsRouter = router({
     })
     .input(launchMembersInput)
     .output(launchMembersOutput)
-    .query(({ ctx, input }) => launchMembers(ctx.db, ctx.tenantId, input.id_launch, input)),
+    .query(({ ctx, input }) => launchMembers(ctx.db, ctx.tenantId, input.id_launch, input, ctx.sendFile)),
 
   /** Dashboard: the launch's Meta Conversions API log (docs/launches.md#metas-conversions-api). */
   metaEvents: ownerProcedure

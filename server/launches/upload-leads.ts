@@ -1,14 +1,17 @@
 /**
- * launch-leads upload (docs/launches.md#leads): up to 10,000 leads in one transaction, idempotent by phone
+ * launch-leads upload (docs/launches.md#leads): up to 10,000 leads in one transaction, idempotent by phone, at most
+ * 200,000 per launch (leadsPerLaunch: an upload that would pass it is a 400 naming `leads`, nothing written)
  * (an upsert; a field left out keeps its value). Rows are written in phone order, so two uploads sharing
  * phones lock them in the same order.
  */
-import { sql } from "drizzle-orm";
+import { count, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { launchLeads } from "../../db/schema";
+import { launches, launchLeads } from "../../db/schema";
+import { BadRequest } from "../errors";
 import { findOwnedLaunch } from "./find-launch-owned";
 import { leadTotals } from "./lead-figures";
 import { phoneKey } from "../phones/phone";
+import { leadsPerLaunch } from "./leads-schema";
 
 export interface LeadIn {
   phone: string;
@@ -42,6 +45,8 @@ export async function uploadLeads(db: Db, tenantId: string, launchId: string, le
     }));
   let created = 0;
   await db.transaction(async (tx) => {
+    // Uploads to one launch take turns, so the cap below counts every other upload's leads.
+    await tx.select({ id: launches.id }).from(launches).where(eq(launches.id, launchId)).for("update");
     for (let i = 0; i < rows.length; i += chunk) {
       const written = await tx
         .insert(launchLeads)
@@ -58,6 +63,17 @@ export async function uploadLeads(db: Db, tenantId: string, launchId: string, le
         // xmax is 0 on a row this statement inserted, set on one it updated.
         .returning({ inserted: sql<boolean>`(xmax = 0)` });
       created += written.filter((w) => w.inserted).length;
+    }
+    if (created > 0) {
+      // Past the cap the whole upload is rolled back: nothing of it is written.
+      const [{ total }] = await tx.select({ total: count() }).from(launchLeads).where(eq(launchLeads.launchId, launchId));
+      if (total > leadsPerLaunch) {
+        throw new BadRequest(
+          `leads: this upload would bring the launch to ${total.toLocaleString("en")} leads, above the ${leadsPerLaunch.toLocaleString("en")} a launch keeps; nothing was written`,
+          "leads_limit",
+          { current: total - created, max: leadsPerLaunch },
+        );
+      }
     }
   });
   const totals = await leadTotals(db, launchId, launch.channelIds);

@@ -5,6 +5,8 @@ import { channels, deliveries, outboxEvents } from "../../db/schema";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
+import { runGatewayCheck } from "../../server/messaging/gateway-check";
+import { EvolutionProvider } from "../../server/messaging/evolution";
 import { evolutionSendErrors, type FakeEvolution } from "../fake-evolution";
 import { expectEnvelope, newTenant, until, type Api, zeroPacingWith } from "../helpers";
 import type { TestServer } from "../http-server";
@@ -118,7 +120,14 @@ describe("channels on Evolution API", () => {
     expect(Date.parse(code.pairing_code_expires_at!)).toBeGreaterThan(Date.now() + 50_000);
     // The gateway's later answers do not erase it.
     expect((await dashboard.channels.pairing({ id_channel: json.id_channel })).pairing_code).toBe(code.pairing_code);
-    await expect(dashboard.channels.pairing({ id_channel: json.id_channel, phone_number: "abc" })).rejects.toThrow(/phone_number|digits/);
+    await expect(dashboard.channels.requestPairing({ id_channel: json.id_channel, phone_number: "abc" })).rejects.toThrow(/phone_number|digits/);
+    // The query changes nothing (a GET a cross-site link could send): a phone_number there is refused, no logout, no code asked.
+    const before = { logouts: fake.counters.logouts, code: (await dashboard.channels.pairing({ id_channel: json.id_channel })).pairing_code };
+    await expect(dashboard.channels.pairing({ id_channel: json.id_channel, phone_number: "5511999997777" } as never)).rejects.toThrow(
+      /phone_number|nrecognized/,
+    );
+    expect(fake.counters.logouts).toBe(before.logouts);
+    expect((await dashboard.channels.pairing({ id_channel: json.id_channel })).pairing_code).toBe(before.code);
 
     await fake.pair(json.id_channel);
     await until(
@@ -257,10 +266,35 @@ describe("the gateway as it really behaves", () => {
     ).toBe("connected");
   });
 
-  it("the start-up check reports the gateway's version (dashboard)", async () => {
-    const check = await (await dashboard()).channels.gatewayCheck();
-    expect(check).toMatchObject({ provider: "evolution", reachable: true, version: "2.3.7" });
-    expect(check!.warnings.join("\n")).toMatch(/messageId/);
+  it("a tenant reads whether the gateway answered, never an operator detail: no URL, version, warnings nor reminders, up or down", async () => {
+    const { provider } = await getServices();
+    const quiet = { info: () => {}, warn: () => {} };
+    // The operator's own check (the log) has them all.
+    const full = await runGatewayCheck(provider, quiet);
+    expect(full).toMatchObject({ reachable: true, version: "2.3.7" });
+    const up = await (await dashboard()).channels.gatewayCheck();
+    expect(Object.keys(up!).sort()).toEqual(["checkedAt", "provider", "reachable"]);
+    expect(up).toMatchObject({ provider: "evolution", reachable: true });
+    const downUrl = "http://127.0.0.1:9";
+    const down = new EvolutionProvider((await getServices()).db, {
+      apiUrl: downUrl,
+      apiKey: "k",
+      webhookBaseUrl: downUrl,
+      timeoutMs: 300,
+      retries: 0,
+      groupsTtlMs: 0,
+    });
+    try {
+      const logged = await runGatewayCheck(down, quiet);
+      expect(logged!.warnings.join("\n")).toContain(downUrl);
+      const seen = await (await dashboard()).channels.gatewayCheck();
+      expect(seen).toMatchObject({ reachable: false });
+      const text = JSON.stringify(seen);
+      expect(text).not.toContain("127.0.0.1:9");
+      expect(text).not.toContain("2.3.7");
+    } finally {
+      await runGatewayCheck(provider, quiet);
+    }
   });
 });
 

@@ -13,6 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { channelLidPhones, purchases, tenants } from "../../db/schema";
 import { createIntegration } from "../../server/integrations/create-integration";
+import { appRouter } from "../../server/root";
+import { getServices } from "../../server/services";
+import { createCallerFactory } from "../../server/trpc";
 import { eventBody } from "../../server/webhooks/events";
 import { emitParticipants, groupActivity, launchWithGroups } from "../launches/fixtures";
 import { expectEnvelope, request } from "../helpers";
@@ -249,6 +252,38 @@ describe("inbound webhooks: the URL", () => {
     expectEnvelope(await postHotmart(`/api/hooks/hotmart/${token}`, body, ""), 401, "Unauthorized");
     expect(await purchaseRows(l.api.tenantId)).toBe(0);
     expect((await request(server.url, "GET", `/api/hooks/hotmart/${token}`)).status).toBe(405);
+  });
+
+  it("rotate-hooks-token: new URLs answered (API and dashboard), the old token is 404 at once, the new one works", async () => {
+    const l = await launchWithGroups(server.url, { groups: 1 });
+    const db = await getDb();
+    await createIntegration(db, l.api.tenantId, { type: "hotmart", credentials: hotmartCreds }, new Date());
+    const old = await hooksToken(l.api.tenantId);
+    const ignored = hotmartBody("PURCHASE_BILLET_PRINTED", "HP0300", "11999990001");
+    expect((await postHotmart(`/api/hooks/hotmart/${old}`, ignored)).status).toBe(200);
+    const rotated = await l.api("POST", "/api/external/rotate-hooks-token");
+    expect(rotated.status).toBe(200);
+    const fresh = await hooksToken(l.api.tenantId);
+    expect(fresh).toMatch(/^[0-9a-f]{64}$/);
+    expect(fresh).not.toBe(old);
+    expect(rotated.json.webhook_urls).toContainEqual({ type: "hotmart", webhook_url: expect.stringMatching(new RegExp(`/api/hooks/hotmart/${fresh}$`)) });
+    expectEnvelope(await postHotmart(`/api/hooks/hotmart/${old}`, ignored), 404, "Not Found");
+    expect((await postHotmart(`/api/hooks/hotmart/${fresh}`, ignored)).status).toBe(200);
+    // The dashboard's button (tRPC, a session) does the same, and the page's list shows the new URL.
+    const { db: sdb, provider } = await getServices();
+    const dashboard = createCallerFactory(appRouter)({
+      db: sdb,
+      provider,
+      caller: { kind: "session", tenantId: l.api.tenantId, userId: "u" },
+      now: new Date(),
+    });
+    const again = await dashboard.integrations.rotateHooksToken({});
+    const newest = await hooksToken(l.api.tenantId);
+    expect(newest).not.toBe(fresh);
+    expect((await dashboard.integrations.list()).types.find((t) => t.type === "hotmart")?.webhook_url).toBe(
+      again.webhook_urls.find((u) => u.type === "hotmart")?.webhook_url,
+    );
+    expectEnvelope(await postHotmart(`/api/hooks/hotmart/${fresh}`, ignored), 404, "Not Found");
   });
 
   it("an event it does not use is acknowledged and ignored; a missing transaction or another version is 400 naming the field; a body over 256 KiB is 413", async () => {

@@ -3,10 +3,10 @@
  * phones normalised), info-launch's `leads` / `leads_joined`, the list by status in JSON and CSV (one lead
  * joined by a LID resolved through the launch's channel's LID ⇄ phone map), validation and other tenants.
  */
-import { eq } from "drizzle-orm";
+import { count, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
-import { channelLidPhones, launchLeads } from "../../db/schema";
+import { channelLidPhones, launchLeads, launchParticipants } from "../../db/schema";
 import { emitParticipants, launchWithGroups } from "../launches/fixtures";
 import { expectEnvelope, newTenant } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
@@ -126,6 +126,76 @@ describe("launch-leads", () => {
     const page = await l.api("GET", LEADS(l.id, "?status=not_joined&page=20"));
     expect(page.json).toMatchObject({ page: 20, total: 10_000 });
     expect(page.json.leads).toHaveLength(500);
+  });
+
+  it("keeps at most 200,000 leads per launch: an upload that would pass it is 400 naming leads, and nothing of it is written", {
+    timeout: 120_000,
+  }, async () => {
+    const l = await launchWithGroups(server.url);
+    const db = await getDb();
+    // 199,998 leads already there (written straight to the table: the cap is what is tested, not 20 uploads).
+    await db.execute(
+      sql`insert into launch_leads (launch_id, phone, match_key) select ${l.id}, p, p from (select '5521' || lpad(g::text, 9, '0') as p from generate_series(1, 199998) g) s`,
+    );
+    const fresh = (n: number, from: number) => Array.from({ length: n }, (_, i) => ({ phone: `55319${String(from + i).padStart(8, "0")}`, name: "Novo" }));
+    // PGlite runs in this process: the insert held the event loop, so let the server's idle keep-alive sockets close
+    // before the next request rather than race it.
+    await new Promise((r) => setTimeout(r, 200));
+    const refused = await l.api("POST", LEADS(l.id), { leads: [...fresh(3, 1), { phone: "5521000000001", name: "Já estava" }] });
+    const body = expectEnvelope(refused, 400, "Bad Request");
+    expect(body.message).toMatch(/^leads: /);
+    expect(body).toMatchObject({ code: "leads_limit", current: 199_998, max: 200_000 });
+    const [{ n, named }] = await db
+      .select({ n: count(), named: count(launchLeads.name) })
+      .from(launchLeads)
+      .where(eq(launchLeads.launchId, l.id));
+    expect([n, named]).toEqual([199_998, 0]);
+    // Up to the cap is fine, and updating leads it already has always is.
+    expect((await l.api("POST", LEADS(l.id), { leads: fresh(2, 1) })).json).toMatchObject({ created: 2, leads: 200_000 });
+    expect((await l.api("POST", LEADS(l.id), { leads: [{ phone: "5521000000001", name: "Atualizado" }] })).json).toMatchObject({ created: 0, updated: 1 });
+    expectEnvelope(await l.api("POST", LEADS(l.id), { leads: fresh(1, 50) }), 400, "Bad Request");
+  });
+
+  it("CSV exports stream (chunked, no Content-Length) in keyset pages: every row once, in order, across page boundaries and equal times", async () => {
+    const l = await launchWithGroups(server.url);
+    // 2,500 leads of one upload share their created_at: the pages of 1,000 must follow the phone past each boundary.
+    const leads = Array.from({ length: 2500 }, (_, i) => ({ phone: `55319${String(i).padStart(8, "0")}`, name: i % 7 === 0 ? "=cmd; Ana" : `N${i}` }));
+    expect((await l.api("POST", LEADS(l.id), { leads })).json).toMatchObject({ created: 2500 });
+    const res = await fetch(`${server.url}${LEADS(l.id, "?format=csv")}`, { headers: { "x-api-key": l.api.key } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-length")).toBeNull();
+    expect(res.headers.get("transfer-encoding")).toBe("chunked");
+    expect(res.headers.get("content-disposition")).toMatch(/-leads\.csv"$/);
+    // fetch's text() drops a BOM: decoded keeping it, as a spreadsheet reads the file.
+    const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(await res.arrayBuffer());
+    expect(text.startsWith("\uFEFFphone,name,email,source,joined,created_at\r\n")).toBe(true);
+    const lines = text
+      .replace(/^\uFEFF/, "")
+      .trimEnd()
+      .split("\r\n")
+      .slice(1);
+    expect(lines.map((line) => line.split(",")[0])).toEqual(leads.map((x) => x.phone));
+    expect(lines[0]).toMatch(/^5531900000000,"'=cmd; Ana",,,false,/);
+
+    // The members' CSV: 2,300 joins at one time, keyed by (joined_at, id).
+    const db = await getDb();
+    const at = new Date();
+    await db
+      .insert(launchParticipants)
+      .values(
+        Array.from({ length: 2300 }, (_, i) => ({ launchId: l.id, groupId: l.groups[0], participant: `5521${String(i).padStart(9, "0")}`, joinedAt: at })),
+      );
+    const members = await fetch(`${server.url}/api/external/launch-members/${l.id}?format=csv&delimiter=semicolon`, { headers: { "x-api-key": l.api.key } });
+    expect(members.headers.get("content-length")).toBeNull();
+    const rows = (await members.text())
+      .replace(/^\uFEFF/, "")
+      .trimEnd()
+      .split("\r\n");
+    expect(rows[0]).toBe("participant;id_group;group_name;joined_at;left_at;staff;buyer");
+    const people = rows.slice(1).map((r) => r.split(";")[0]);
+    expect(people).toHaveLength(2300);
+    expect(new Set(people).size).toBe(2300);
+    expect(people).toEqual([...people].sort());
   });
 
   it("answers 404 for another account's launch and for an unknown one", async () => {

@@ -141,7 +141,11 @@ describe("the Conversions API event of a counted click", () => {
     const after = Date.now();
     // Nothing is sent by the visit itself: the event waits in the outbox for the job's pass.
     expect(requestsTo(pixel)).toEqual([]);
-    expect(await eventRows(l.id_launch)).toHaveLength(2);
+    const waiting = await eventRows(l.id_launch);
+    expect(waiting).toHaveLength(2);
+    // Until it is delivered the row keeps the visitor's address sealed (secret box), never in the clear.
+    expect(JSON.stringify(waiting.map((r) => r.payload))).not.toContain(visitorAddress);
+    for (const r of waiting) expect((r.payload as { user_data: { sealed_client_ip_address?: string } }).user_data.sealed_client_ip_address).toMatch(/^v1:/);
 
     expect(await pass()).toMatchObject({ sent: 2, requests: 1 });
     const [req] = requestsTo(pixel);

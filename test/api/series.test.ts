@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobTimer } from "../../inngest/in-process/job-timer";
 import { seriesRunsJob } from "../../inngest/jobs/series-runs";
 import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
-import { campaigns } from "../../db/schema";
+import { campaignSeries, campaigns } from "../../db/schema";
+import { newId } from "../../server/ids";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
@@ -226,6 +227,56 @@ describe("create-campaign with repeat", () => {
     expect(expectEnvelope(await other("PUT", `/api/external/edit-series/${theirs.json.id_series}`, { status: "active" }), 409, "Conflict").code).toBe(
       "series_stopped",
     );
+  });
+});
+
+describe("series limits (docs/series.md#limits)", () => {
+  it("until at most 2 years ahead: 400 naming repeat.until, on create and on edit", async () => {
+    const segment = await segmentWithGroups(api, 1);
+    const tooFar = ddmmyyyy(new Date(Date.now() + 3 * 365 * 86_400_000));
+    const far = await api("POST", "/api/external/create-campaign/message", {
+      name: "x",
+      id_segment: segment,
+      message: "x",
+      repeat: { days: ["monday"], time: "19:00", until: "31/12/9999" },
+    });
+    expect(expectEnvelope(far, 400, "Bad Request").message).toContain("repeat.until");
+    const ok = await api("POST", "/api/external/create-campaign/message", {
+      name: "x",
+      id_segment: segment,
+      message: "x",
+      repeat: { days: weekdayKeys, time: "19:00", until: ddmmyyyy(new Date(Date.now() + 700 * 86_400_000)) },
+    });
+    expect(ok.status).toBe(201);
+    const edit = await api("PUT", `/api/external/edit-series/${ok.json.id_series}`, { repeat: { until: tooFar } });
+    expect(expectEnvelope(edit, 400, "Bad Request").message).toContain("repeat.until");
+  });
+
+  it("at most 50 series per account that are not stopped: the 51st is 403 with the envelope, nothing made; a stopped one frees a place", async () => {
+    const t = await newTenant(server.url, { channelLimit: 5 });
+    const segment = await segmentWithGroups(t, 1);
+    const { db } = await getServices();
+    const schedule = { days: ["monday" as const], time: "19:00", until: formatInTimeZone(new Date(Date.now() + 30 * 86_400_000), tz, "yyyy-MM-dd") };
+    const seeded = Array.from({ length: 51 }, (_, i) => ({
+      id: newId("series"),
+      tenantId: t.tenantId,
+      segmentId: segment,
+      name: `s${i}`,
+      // 49 active, 1 paused, 1 stopped (not counted).
+      status: (i === 49 ? "paused" : i === 50 ? "stopped" : "active") as "active" | "paused" | "stopped",
+      messageType: "text" as const,
+      content: { message: "x" },
+      schedule,
+    }));
+    await db.insert(campaignSeries).values(seeded);
+    const repeat = { days: ["monday"], time: "19:00", until: ddmmyyyy(new Date(Date.now() + 30 * 86_400_000)) };
+    const refused = await t("POST", "/api/external/create-campaign/message", { name: "x", id_segment: segment, message: "x", repeat });
+    const body = expectEnvelope(refused, 403, "Forbidden");
+    expect(body).toMatchObject({ code: "series_limit", current: 50, max: 50 });
+    expect((await t("GET", "/api/external/list-series")).json.series).toHaveLength(51);
+    expect(await db.select().from(campaigns).where(eq(campaigns.tenantId, t.tenantId))).toHaveLength(0);
+    expect((await t("DELETE", `/api/external/delete-series/${seeded[0].id}`)).status).toBe(200);
+    expect((await t("POST", "/api/external/create-campaign/message", { name: "x", id_segment: segment, message: "x", repeat })).status).toBe(201);
   });
 });
 

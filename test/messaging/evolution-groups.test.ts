@@ -50,6 +50,21 @@ describe("Evolution group participants", () => {
     const id = await channel();
     expect(await h.provider.ownNumber(id)).toBe(h.fake.instances.get(id)?.owner);
   });
+
+  it("is only ever the instance's own entry: a gateway that ignores the filter and lost this instance answers no number, never another's", async () => {
+    const lost = await channel();
+    const other = await channel();
+    // A provider that has not cached either number yet (a restarted server).
+    const fresh = h.withOptions({});
+    h.fake.knobs.ignoresInstanceFilter = true;
+    h.fake.instances.delete(lost);
+    try {
+      expect(await fresh.ownNumber(lost)).toBeNull();
+      expect(await fresh.ownNumber(other)).toBe(h.fake.instances.get(other)?.owner);
+    } finally {
+      h.fake.knobs.ignoresInstanceFilter = false;
+    }
+  });
 });
 
 describe("Evolution group creation", () => {

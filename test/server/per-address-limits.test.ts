@@ -1,12 +1,13 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { like } from "drizzle-orm";
+import { eq, like } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
-import { rateLimitBuckets } from "../../db/schema";
+import { rateLimitBuckets, tenants } from "../../db/schema";
+import { createIntegration } from "../../server/integrations/create-integration";
 import { bucketsInDatabase } from "../../server/http/rate-limit";
 import { throttledRetryAfter } from "../../server/auth/sign-in-error";
 import { attemptSignIn } from "../auth/sign-in-client";
-import { expectEnvelope, request } from "../helpers";
+import { expectEnvelope, newTenant, request } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 /**
@@ -90,6 +91,33 @@ describe("per-address limits key an IPv6 client by its /64", () => {
     for (const address of [net.first, net.second, net.first]) expectEnvelope(await call(address), 401, "Unauthorized");
     expect(expectEnvelope(await call(`${net.prefix}::5`), 429, "Too Many Requests").code).toBe("rate_limited");
     expectEnvelope(await call(net.neighbour), 401, "Unauthorized");
+    await expectOneBucketPer64("failedAuth", net);
+  });
+
+  it("inbound webhooks (/api/hooks): unknown tokens and wrong signatures from one /64 block all of it, a right one included", async () => {
+    const net = slash64();
+    const owner = await newTenant(server.url);
+    const db = await getDb();
+    await createIntegration(
+      db,
+      owner.tenantId,
+      { type: "hotmart", credentials: { client_id: "a", client_secret: "b", basic_token: "c", hottok: "certo" } },
+      new Date(),
+    );
+    const [{ token }] = await db.select({ token: tenants.hooksToken }).from(tenants).where(eq(tenants.id, owner.tenantId));
+    const hook = (address: string, path: string, hottok: string) =>
+      request(server.url, "POST", path, JSON.stringify({ event: "PURCHASE_BILLET_PRINTED", version: "2.0.0" }), {
+        ...from(address),
+        "content-type": "application/json",
+        "x-hotmart-hottok": hottok,
+      });
+    const right = `/api/hooks/hotmart/${token}`;
+    expectEnvelope(await hook(net.first, `/api/hooks/hotmart/${"a".repeat(64)}`, "certo"), 404, "Not Found");
+    expectEnvelope(await hook(net.second, right, "errado"), 401, "Unauthorized");
+    expectEnvelope(await hook(net.first, `/api/hooks/hotmart/${"b".repeat(64)}`, "certo"), 404, "Not Found");
+    // Spent: the next attempt from the /64 is 429 before any look-up, even with the right URL and hottok.
+    expect(expectEnvelope(await hook(`${net.prefix}::5`, right, "certo"), 429, "Too Many Requests").code).toBe("rate_limited");
+    expect((await hook(net.neighbour, right, "certo")).status).toBe(200);
     await expectOneBucketPer64("failedAuth", net);
   });
 

@@ -228,7 +228,10 @@ function LimitsForm({ channel: c, onDone }: { channel: Channel; onDone: () => vo
   );
 }
 
-/** The start-up check of the gateway (Evolution API only): its version, what is wrong, what to verify by hand. */
+/**
+ * The start-up check of the gateway (Evolution API only): whether it answered. Its version, warnings and the
+ * prerequisites are the operator's (the server's log), never shown to an account.
+ */
 function GatewayCheckCard() {
   const trpc = useTRPC();
   const check = useQuery(trpc.channels.gatewayCheck.queryOptions());
@@ -236,33 +239,17 @@ function GatewayCheckCard() {
   if (!c) return null;
   return (
     <section className="card" aria-label="Gateway" data-testid="gateway-check">
-      <h2>Gateway (Evolution API)</h2>
+      <h2>Gateway do WhatsApp</h2>
       <p>
         {c.reachable ? (
-          <>
-            Versão <strong>{c.version ?? "desconhecida"}</strong>, verificada em {formatDateTime(c.checkedAt)}.
-          </>
+          <>Respondendo na última verificação ({formatDateTime(c.checkedAt)}).</>
         ) : (
-          <strong className="text-danger">Gateway inacessível na última verificação ({formatDateTime(c.checkedAt)}).</strong>
+          <strong className="text-danger">
+            Gateway inacessível na última verificação ({formatDateTime(c.checkedAt)}): os números não pareiam nem enviam até ele voltar. O operador do serviço
+            foi avisado no registro do servidor.
+          </strong>
         )}
       </p>
-      {c.warnings.length > 0 && (
-        <ul aria-label="Avisos do gateway">
-          {c.warnings.map((w) => (
-            <li key={w} className="text-danger">
-              {w}
-            </li>
-          ))}
-        </ul>
-      )}
-      <details>
-        <summary>Pré-requisitos a conferir no gateway</summary>
-        <ul>
-          {c.reminders.map((r) => (
-            <li key={r}>{r}</li>
-          ))}
-        </ul>
-      </details>
     </section>
   );
 }

@@ -61,6 +61,7 @@ export function Integrations() {
         }
       />
       {integrations.length === 0 && <EmptyState>Nenhuma integração configurada ainda.</EmptyState>}
+      <RotateHooksToken />
       {types.map((t) => {
         const current = configured.get(t.type);
         return (
@@ -92,6 +93,36 @@ export function Integrations() {
         );
       })}
     </>
+  );
+}
+
+/** A new token in every sales-webhook URL (rotate-hooks-token): the old URLs stop working at once. */
+function RotateHooksToken() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const rotate = useMutation(
+    trpc.integrations.rotateHooksToken.mutationOptions({
+      onSuccess: () => void queryClient.invalidateQueries({ queryKey: trpc.integrations.list.queryKey() }),
+    }),
+  );
+  return (
+    <section className="card" aria-label="URLs dos webhooks de vendas">
+      <p className="muted">
+        Se uma URL de webhook de vendas vazou, gere novas: as antigas deixam de funcionar na hora, e cada plataforma precisa receber a nova URL.
+      </p>
+      {rotate.error && <ErrorAlert error={rotate.error} />}
+      {rotate.isSuccess && <p role="status">Novas URLs geradas: cadastre-as em cada plataforma.</p>}
+      <button
+        type="button"
+        className="btn btn-ghost"
+        disabled={rotate.isPending}
+        onClick={() => {
+          if (window.confirm("Gerar novas URLs de webhook de vendas? As URLs atuais param de funcionar imediatamente.")) rotate.mutate({});
+        }}
+      >
+        Gerar novas URLs de webhook
+      </button>
+    </section>
   );
 }
 

@@ -143,7 +143,8 @@ export class EvolutionClient {
     if (res.status === 503 && gate?.code === "LICENSE_REQUIRED") {
       const registerUrl = typeof gate.register_url === "string" ? gate.register_url : null;
       throw new EvolutionNotActivatedError(
-        `Evolution API is not activated (503 LICENSE_REQUIRED): nothing is handled until it is${registerUrl ? ` (activate at ${registerUrl})` : ""}`,
+        // The operator's activation URL stays on the error (the start-up check logs it), never in a message a tenant may read.
+        "Evolution API is not activated (503 LICENSE_REQUIRED): nothing is handled until it is",
         registerUrl,
       );
     }

@@ -389,7 +389,9 @@ export class Instances {
     if (!row?.pairedOnce) return null;
     try {
       const res = (await this.fetchInstances(row.instanceName)) as { name?: string; ownerJid?: string | null }[];
-      const mine = (Array.isArray(res) ? res : []).find((i) => i?.name === row.instanceName) ?? (Array.isArray(res) ? res[0] : undefined);
+      // Only this instance's own entry: a gateway that ignored the filter lists every instance, and another one's
+      // number (maybe another tenant's) is never ours.
+      const mine = (Array.isArray(res) ? res : []).find((i) => i?.name === row.instanceName);
       const digits = jidNumber(mine?.ownerJid ?? undefined);
       if (digits && row.state === "open") this.ownNumbers.set(channelId, digits);
       return digits;

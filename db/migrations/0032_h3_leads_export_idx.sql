@@ -1,0 +1,1 @@
+CREATE INDEX "launch_leads_created_idx" ON "launch_leads" USING btree ("launch_id","created_at","phone");
