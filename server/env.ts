@@ -100,7 +100,13 @@ const variables = {
     schema: int(0),
     must: "a non-negative integer",
     default: 60,
-    doc: "Evolution only: how often the embedded runner asks the gateway for the state of its instances (one `fetchInstances`: a missed webhook is recovered, a ban or logout whose webhooks were lost is found); `0` turns it off. With Inngest the `channel-state-poll` cron function runs every minute instead.",
+    doc: "Evolution only: how often the embedded runner asks the gateway for the state of its instances (each instance's `connectionState`, the gateway's in-memory state; its stored row only for a change: a missed webhook is recovered, a ban or logout whose webhooks were lost is found, a silent reconnect is seen); `0` turns it off. With Inngest the `channel-state-poll` cron function runs every minute instead.",
+  },
+  EVOLUTION_RECONNECT_GRACE_SECONDS: {
+    schema: int(0),
+    must: "a non-negative integer",
+    default: 30,
+    doc: "Evolution only: how long a paired number may be reconnecting (the gateway says `connecting`, or its sends answer `Connection Closed`) and still count as able to send; past it the channel is `disconnected` (its deliveries fail over) until the gateway says `open` again. Sends wait meanwhile without losing an attempt. See [Evolution API](evolution.md#a-number-that-is-reconnecting).",
   },
   EVOLUTION_RECONCILE_AFTER_SECONDS: {
     schema: int(0),
@@ -415,6 +421,9 @@ export const env = {
     },
     get reconcileAfterSeconds() {
       return setting("EVOLUTION_RECONCILE_AFTER_SECONDS");
+    },
+    get reconnectGraceSeconds() {
+      return setting("EVOLUTION_RECONNECT_GRACE_SECONDS");
     },
   },
   get trustProxy() {

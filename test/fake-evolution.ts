@@ -36,6 +36,10 @@ import type { AddressInfo } from "node:net";
  * instance is found by another instance added to it; a send from an instance that is not a participant answers
  * 400 `[object Object]` (Evolution's stringified "Group not found"); `group/create` leaves out the numbers in
  * `knobs.notOnWhatsApp` and `knobs.refuseAdds`; an add answers those with a per-participant status (201).
+ * Disconnects as Evolution 2.3.7 and 2.4 make them (`setState`): a close with a code the version reconnects is silent —
+ * `connecting` is posted, not `close`, and `fetchInstances` keeps listing the instance `open` (its database row) while
+ * `connectionState` answers the session's real state; 408 is such a reconnect on 2.3.x and a logout on 2.4.
+ * `reportEveryClose` (the old, friendlier double: every close posted) is an opt-in for unit tests.
  */
 export interface FakeGroup {
   id: string;
@@ -74,7 +78,16 @@ export interface FakeParticipant {
 export interface FakeInstance {
   name: string;
   hash: string;
+  /** The session's state in the gateway's memory: what `connectionState` answers and `connection.update` posts. */
   state: "open" | "connecting" | "close" | "refused";
+  /**
+   * The gateway database's `connectionStatus` (what `fetchInstances` lists) when it differs from `state`: a silent
+   * reconnect writes nothing there, so it keeps `open` while the session is `close`/`connecting` (`svc` ~420–431, 2.3.7).
+   * Undefined: the same as `state` (`refused` is stored as `close`).
+   */
+  stored?: "open" | "connecting" | "close";
+  /** A reconnect 2.4 waits for (3 s after the close): cancelled by any later change. */
+  reconnectTimer?: ReturnType<typeof setTimeout>;
   webhook?: { url: string; events?: string[]; enabled?: boolean; headers?: Record<string, string> };
   groups: FakeGroup[];
   /** The pairing code of the latest `connect?number=` from `close` (Evolution keeps it in its qrcode). */
@@ -110,6 +123,8 @@ export interface FakeMessage {
 export interface FakeSendFailure {
   /** Only sends to this group (jid); any when absent. */
   number?: string;
+  /** Only sends through this instance; any when absent. */
+  instance?: string;
   message: string;
   status?: number;
   /** How many sends it fails (default 1). */
@@ -233,6 +248,11 @@ export interface FakeEvolution {
     listsDisconnections: boolean;
     /** fetchInstances ignores `?instanceName=` and lists every instance (a gateway that ignored the filter). Default false. */
     ignoresInstanceFilter: boolean;
+    /**
+     * How long the gateway waits after a close it reconnects before it reconnects (the session reads `close` meanwhile):
+     * null (default) is the version's — 3 s from 2.4.0 (`svc` ~517–522, 2.4.0-rc2), at once before.
+     */
+    reconnectDelayMs: number | null;
   };
   /**
    * Platform side of groups: people join (through the link) or leave; numbers as digits, LIDs as
@@ -270,9 +290,14 @@ export interface FakeEvolution {
   idle(): Promise<void>;
   pair(name: string): Promise<void>;
   /**
-   * The instance's connection state, reported as Evolution does. A `close` carries Baileys' `statusReason`
-   * (default 401 loggedOut); 401/402/403/406 are the codes Evolution does not reconnect, and for them it also posts
-   * `logout.instance` first (whatsapp.baileys.service.ts connectionUpdate, tag 2.3.7 ~428–463).
+   * The instance's connection state, reported as Evolution does (whatsapp.baileys.service.ts connectionUpdate, tag 2.3.7
+   * ~420–463, 2.4.0-rc2 ~482–556). A `close` carries Baileys' `statusReason` (default 401 loggedOut). For the codes the
+   * version does not reconnect (401, 402, 403, 406; and 408 from 2.4.0) the database row takes `close` and the code,
+   * `logout.instance` is posted (when the code was given), then `connection.update` `close`. Any other code is a silent
+   * reconnect: nothing is posted for the close, the session reads `close` (2.4: for `knobs.reconnectDelayMs`), then
+   * `connecting`, which is posted; the database row keeps `open`, so `fetchInstances` still lists it `open`; sends answer
+   * `Connection Closed` until `setState(name, "open")` (Baileys got the session back). `connecting` on a paired `open`
+   * instance is such a reconnect too. Option `reportEveryClose` posts every close as `close` instead (unit tests only).
    */
   setState(name: string, state: FakeInstance["state"], statusReason?: number): Promise<void>;
   /** The instance's webhooks are lost from now on (our side never gets them) until `releaseWebhooks`. */
@@ -315,6 +340,11 @@ export interface FakeEvolutionOptions {
   mode?: "default" | "friendly";
   /** 2.4 and later: "required" (default) answers every route but `/` with 503 LICENSE_REQUIRED until `activate()`. */
   license?: "required" | "active";
+  /**
+   * The old, friendlier double for unit tests that need it: a close with a code Evolution reconnects is posted as
+   * `close` and stored, instead of the silent reconnect the real gateway makes (`connecting`, `fetchInstances` still `open`).
+   */
+  reportEveryClose?: boolean;
 }
 
 /** Evolution's `date_time`: the local wall-clock time of `timeZone`, formatted as if it were UTC (channel.service.ts ~436). */
@@ -438,6 +468,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     notOnWhatsApp: [],
     refuseAdds: {},
     ignoresInstanceFilter: false,
+    reconnectDelayMs: null,
   };
   /** Pairing codes WhatsApp has yet to give (cleared on close). */
   const pendingCodes = new Set<NodeJS.Timeout>();
@@ -573,20 +604,53 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
   }
   let closed = false;
 
+  /** The codes a close is not reconnected on (`codesToNotReconnect`): 2.3.7 `svc` ~428, 2.4.0-rc2 ~498 (adds 408). */
+  const notReconnected = (code: number) => [401, 402, 403, 406].includes(code) || (code === 408 && versionNumber(version) >= versionNumber("2.4.0"));
+  /** What `fetchInstances` lists as the instance's `connectionStatus` (its database row). */
+  const storedOf = (i: FakeInstance) => i.stored ?? (i.state === "refused" ? "close" : i.state);
+  const cancelReconnect = (inst: FakeInstance) => {
+    if (inst.reconnectTimer) clearTimeout(inst.reconnectTimer);
+    inst.reconnectTimer = undefined;
+  };
+
+  /**
+   * A close Evolution reconnects (`shouldReconnect`): `stateConnection` becomes `close` (not posted), then
+   * `connectToWhatsapp` opens a new socket and Baileys' `connecting` is posted — at once on 2.3.x, 3 s later on 2.4. The
+   * database row is not written: it keeps `open`.
+   */
+  async function silentReconnect(inst: FakeInstance) {
+    cancelReconnect(inst);
+    inst.stored = storedOf(inst);
+    inst.state = "close";
+    const connecting = async () => {
+      inst.reconnectTimer = undefined;
+      if (inst.state !== "close") return;
+      inst.state = "connecting";
+      await postWebhook(inst, "connection.update", { instance: inst.name, state: "connecting", statusReason: 200 });
+    };
+    const delay = knobs.reconnectDelayMs ?? (versionNumber(version) >= versionNumber("2.4.0") ? 3000 : 0);
+    if (delay <= 0) return connecting();
+    inst.reconnectTimer = setTimeout(() => void connecting(), delay);
+  }
+
   async function setState(name: string, state: FakeInstance["state"], statusReason?: number) {
     const inst = instances.get(name);
     if (!inst) throw new Error(`no instance ${name}`);
+    const reason = statusReason ?? (state === "open" ? 200 : 401);
+    if (state === "close" && !notReconnected(reason) && !opts.reportEveryClose) return silentReconnect(inst);
+    cancelReconnect(inst);
+    // Baileys' `connecting` writes nothing to the database: a paired session reconnecting stays `open` there.
+    inst.stored = state === "connecting" && inst.pairedOnce && storedOf(inst) === "open" ? "open" : undefined;
     inst.state = state;
     if (state === "open") {
       inst.pairingCode = null;
       inst.pairedOnce = true;
     }
-    const reason = statusReason ?? (state === "open" ? 200 : 401);
     // A close it does not reconnect: its database row keeps the code before any webhook goes out (`svc` ~441–449, 2.3.7).
-    if (state === "close" && [401, 402, 403, 406].includes(reason)) {
+    if (state === "close" && notReconnected(reason)) {
       inst.disconnection = { code: reason, at: new Date().toISOString(), object: JSON.stringify({ error: { output: { statusCode: reason } } }) };
     }
-    if (state === "close" && statusReason !== undefined && [401, 402, 403, 406].includes(statusReason)) await postWebhook(inst, "logout.instance", null);
+    if (state === "close" && statusReason !== undefined && notReconnected(statusReason)) await postWebhook(inst, "logout.instance", null);
     await postWebhook(inst, "connection.update", {
       instance: name,
       state,
@@ -679,7 +743,10 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
    * a round trip), in a `qrcode.updated` carrying QR and code, and in later connects' answers.
    */
   async function startSession(inst: FakeInstance, number: string | null) {
+    cancelReconnect(inst);
     inst.state = "connecting";
+    // Its QR code writes `connecting` to the database (`svc` ~413–416).
+    inst.stored = undefined;
     inst.pairingCode = null;
     inst.session = (inst.session ?? 0) + 1;
     const session = inst.session;
@@ -772,7 +839,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
           .map((i) => ({
             id: randomUUID(),
             name: i.name,
-            connectionStatus: i.state === "refused" ? "close" : i.state,
+            connectionStatus: storedOf(i),
             ownerJid: i.pairedOnce ? jidOf(i.owner) : null,
             profileName: i.pairedOnce ? "Loja" : null,
             profilePicUrl: null,
@@ -923,7 +990,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
           knobs.failSends--;
           return send(400, errorBody(400, "Bad Request", [evolutionSendErrors.timedOut]));
         }
-        const failure = knobs.sendFailures.find((f) => (f.times ?? 1) > 0 && (!f.number || f.number === number));
+        const failure = knobs.sendFailures.find((f) => (f.times ?? 1) > 0 && (!f.number || f.number === number) && (!f.instance || f.instance === name));
         if (failure) {
           failure.times = (failure.times ?? 1) - 1;
           if (failure.times <= 0) knobs.sendFailures.splice(knobs.sendFailures.indexOf(failure), 1);
@@ -1279,7 +1346,11 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       const inst = instances.get(name);
       if (inst) for (const { event, data } of held) await postWebhook(inst, event, data);
     },
-    loseInstance: (name) => void instances.delete(name),
+    loseInstance: (name) => {
+      const inst = instances.get(name);
+      if (inst) cancelReconnect(inst);
+      instances.delete(name);
+    },
     get droppedPollVotes() {
       return droppedVotes;
     },
@@ -1332,6 +1403,7 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     start: () => new Promise<void>((r) => server.listen(port, "127.0.0.1", r)),
     close: () => {
       knobs.slowSendMs = 0;
+      for (const i of instances.values()) cancelReconnect(i);
       for (const t of pendingCodes) clearTimeout(t);
       pendingCodes.clear();
       closed = true;

@@ -11,6 +11,7 @@ const expectedSeconds: Record<string, number> = {
   "test/fuzz/openapi-fuzz.test.ts": 210,
   "test/cli/admin.test.ts": 105,
   "test/auth/sign-in.test.ts": 100,
+  "test/api/evolution-reconnect.test.ts": 72,
   "test/faults/data-dir.test.ts": 70,
   "test/api/evolution.test.ts": 65,
   "test/api/campaign-eta.test.ts": 62,

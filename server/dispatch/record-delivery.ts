@@ -152,12 +152,16 @@ export async function recordLateSent(db: Db, d: { id: number; campaignId: string
   });
 }
 
-/** The channel went offline mid-send: back to pending, the attempt not counted. */
-export async function releaseDelivery(db: Db, id: number, at: Date) {
+/**
+ * The channel went offline mid-send (or cannot send for a moment: `retryAfterMs`, a number reconnecting within its
+ * grace): back to pending, the attempt not counted, not sent again before `retryAfterMs` when given.
+ */
+export async function releaseDelivery(db: Db, id: number, at: Date, retryAfterMs?: number) {
+  const later = retryAfterMs !== undefined && retryAfterMs > 0 ? { notBefore: new Date(at.getTime() + retryAfterMs) } : {};
   await retryOnConnectionLoss(() =>
     db
       .update(deliveries)
-      .set({ state: "pending", attempts: sql`greatest(${deliveries.attempts} - 1, 0)`, leaseUntil: null, updatedAt: at })
+      .set({ state: "pending", attempts: sql`greatest(${deliveries.attempts} - 1, 0)`, leaseUntil: null, updatedAt: at, ...later })
       .where(and(eq(deliveries.id, id), eq(deliveries.state, "sending"))),
   );
 }

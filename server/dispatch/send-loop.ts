@@ -201,7 +201,7 @@ async function recordFailures(loop: LoopContext, batch: Claimed[], outcomes: Sen
     const o = outcomes[i];
     if (o.ok) continue;
     if (o.error instanceof ProviderUnavailableError) {
-      await releaseDelivery(db, d.id, now);
+      await releaseDelivery(db, d.id, now, o.error.retryAfterMs);
       refund(d.channelId);
       continue;
     }

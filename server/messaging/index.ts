@@ -22,6 +22,7 @@ export function createProvider(db: Db): MessagingProvider {
         groupsTtlMs: env.evolution.groupsTtlSeconds * 1000,
         groupsTimeoutMs: env.evolution.groupsTimeoutMs,
         reconcileAfterMs: env.evolution.reconcileAfterSeconds * 1000,
+        reconnectGraceMs: env.evolution.reconnectGraceSeconds * 1000,
       });
   }
 }

@@ -65,11 +65,17 @@ export interface SentLookup {
  */
 export type LookupResult = { kind: "sent"; receipt: SendReceipt } | { kind: "absent" } | { kind: "not_found" } | { kind: "unsearchable" };
 
-/** The platform cannot answer now (offline channel, gateway down): callers answer 503 or retry. */
+/**
+ * The platform cannot answer now (offline channel, gateway down): callers answer 503 or retry. `retryAfterMs`: the
+ * channel may take sends again in a moment (a number reconnecting within its grace): a send is tried again after that
+ * long, on whichever channel holds it by then.
+ */
 export class ProviderUnavailableError extends Error {
-  constructor(message: string) {
+  readonly retryAfterMs?: number;
+  constructor(message: string, options: { retryAfterMs?: number } = {}) {
     super(message);
     this.name = "ProviderUnavailableError";
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 

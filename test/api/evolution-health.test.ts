@@ -52,7 +52,7 @@ async function connectedChannel() {
 }
 
 describe("number health on Evolution API", () => {
-  it("statusReason 403 → banned, 402 → restricted, 401 → logged_out, 406 → banned; a plain close keeps ok; pairing again clears it", async () => {
+  it("statusReason 403 → banned, 402 → restricted, 401 → logged_out, 406 → banned; pairing again clears it", async () => {
     const id = await connectedChannel();
     expect(await info(id)).toMatchObject({ status: "connected", phone: fake.instances.get(id)!.owner, health: { state: "ok" } });
 
@@ -73,8 +73,44 @@ describe("number health on Evolution API", () => {
     await closeWith(402, "restricted", "statusReason 402 (temporary ban)");
     await closeWith(401, "logged_out", "statusReason 401 (loggedOut)");
     await closeWith(406, "banned", "statusReason 406 (permanent ban)");
-    // 408 (2.4.0-rc: a lost connection it does not reconnect) is no verdict on the number.
-    await closeWith(408, "ok", null);
+  });
+
+  it("408 on 2.3.7 is a silent reconnect (no verdict on the number); on 2.4 a logout: logged_out, in one channel_status", async () => {
+    // 2.3.7: Evolution reconnects (codesToNotReconnect lacks 408): `connecting`, then `open` again; nothing changes.
+    const old = await connectedChannel();
+    const before = await statusEvents(old);
+    await fake.setState(old, "close", 408);
+    expect(fake.instances.get(old)!.state).toBe("connecting");
+    expect(await info(old)).toMatchObject({ status: "connected", health: { state: "ok" } });
+    await fake.pair(old);
+    expect(await info(old)).toMatchObject({ status: "connected", health: { state: "ok" } });
+    expect(await statusEvents(old)).toEqual(before);
+
+    // The operator upgrades to 2.4 (activated); the gateway restarts and the instance opens again.
+    const id = await connectedChannel();
+    fake.upgrade("2.4.0-rc2");
+    fake.activate();
+    try {
+      await fake.pair(id);
+      const events = await statusEvents(id);
+      // 2.4.0-rc2 does not reconnect 408: logout.instance (its handler deletes the session), then close 408.
+      await fake.setState(id, "close", 408);
+      const got = await until(
+        () => info(id),
+        (i) => i.status === "disconnected" && i.health.state === "logged_out",
+      );
+      expect(got.health.reason).toBe("statusReason 408 (timed out; Evolution 2.4 ends the session)");
+      await poll();
+      expect(await statusEvents(id)).toEqual([...events, "disconnected/logged_out"]);
+      // Paired again: the state clears.
+      await fake.pair(id);
+      await until(
+        () => info(id),
+        (i) => i.status === "connected" && i.health.state === "ok",
+      );
+    } finally {
+      fake.upgrade("2.3.7");
+    }
   });
 
   it("a session that never opened has no number to judge: its close (the pairing-code flow's own logout) keeps ok", async () => {
@@ -86,7 +122,8 @@ describe("number health on Evolution API", () => {
 });
 
 // docs/evolution.md#missed-webhooks-the-state-poll: a close the gateway did not reconnect, whose webhooks were lost,
-// is found by the next state poll (fetchInstances keeps its disconnectionReasonCode), applied as the webhook would be.
+// is found by the next state poll (connectionState says `close`; the instance's stored row keeps its
+// disconnectionReasonCode), applied as the webhook would be.
 describe("the state poll on Evolution API", () => {
   it.each([
     [403, "banned", "statusReason 403 (forbidden)"],
@@ -125,14 +162,15 @@ describe("the state poll on Evolution API", () => {
     expect(await statusEvents(id)).toEqual([...before, "disconnected/banned"]);
   });
 
-  it("connected healthy numbers stay untouched, and a pass is one gateway request, not one per channel", async () => {
+  it("a pass reads each channel's connectionState (the gateway's memory), never fetchInstances (which counts every instance's messages, contacts and chats): connected healthy numbers stay untouched", async () => {
     const ids = [await connectedChannel(), await connectedChannel(), await connectedChannel()];
     const events = await Promise.all(ids.map(statusEvents));
     const lists = fake.counters.fetchInstances;
     const states = fake.counters.connectionStates;
-    expect(await poll()).toBeGreaterThanOrEqual(ids.length);
-    expect(fake.counters.fetchInstances - lists).toBe(1);
-    expect(fake.counters.connectionStates - states).toBe(0);
+    const polled = await poll();
+    expect(polled).toBeGreaterThanOrEqual(ids.length);
+    expect(fake.counters.fetchInstances - lists).toBe(0);
+    expect(fake.counters.connectionStates - states).toBe(polled);
     for (const [i, id] of ids.entries()) {
       expect(await info(id)).toMatchObject({ status: "connected", health: { state: "ok" } });
       expect(await statusEvents(id)).toEqual(events[i]);

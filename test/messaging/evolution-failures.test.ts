@@ -82,19 +82,108 @@ describe("Evolution provider: instance and webhook", () => {
     expect(row).toBeDefined();
   });
 
-  it("a paired number reconnecting (close → connecting → open) is disconnected once, never `connecting` again", async () => {
-    const { id } = await pairedChannel();
+  it("a silent reconnect (Evolution reconnects a close 428: `connecting` posted, fetchInstances still `open`) shorter than the grace changes nothing; sends wait meanwhile, unposted", async () => {
+    const { id, group } = await pairedChannel();
     const seen: string[] = [];
     const off = h.provider.subscribe((e) => void (e.type === "channel_status" && e.channelId === id && seen.push(e.status)));
     try {
-      await h.fake.setState(id, "connecting"); // a blip: no change
+      await h.fake.setState(id, "close", 428);
+      expect(h.fake.instances.get(id)!.state).toBe("connecting");
+      const listed = await fetch(`${h.fake.url}/instance/fetchInstances?instanceName=${id}`, { headers: { apikey: h.fake.apiKey } });
+      expect(((await listed.json()) as { connectionStatus: string }[])[0].connectionStatus).toBe("open");
       expect(await h.provider.getStatus(id)).toBe("connected");
-      await h.fake.setState(id, "close");
-      await h.fake.setState(id, "connecting");
+      const posts = h.fake.sendRequests.length;
+      const held = await h.provider.send(text(id, group)).catch((e) => e);
+      expect(held).toBeInstanceOf(ProviderUnavailableError);
+      expect(held.retryAfterMs).toBeGreaterThan(0);
+      expect(held.retryAfterMs).toBeLessThanOrEqual(5_000);
+      expect(h.fake.sendRequests.length).toBe(posts);
+      // Baileys got the session back: Evolution posts `open`.
       await h.fake.setState(id, "open");
+      await h.provider.send(text(id, group));
+      expect(sentTo(id)).toHaveLength(1);
+      expect(seen).toEqual([]);
+    } finally {
+      off();
+    }
+  });
+
+  it("a silent reconnect past the grace: disconnected once (never `connecting`), not taken back by a poll while the gateway still reconnects, connected again on `open`", async () => {
+    const quick = h.withOptions({ reconnectGraceMs: 300 });
+    const { id, group } = await pairedChannel(quick);
+    const seen: string[] = [];
+    const off = quick.subscribe((e) => void (e.type === "channel_status" && e.channelId === id && seen.push(e.status)));
+    try {
+      await h.fake.setState(id, "close", 440);
+      // No send needed: the grace ends by itself.
+      await until(() => seen.length > 0, 3000);
+      expect(seen).toEqual(["disconnected"]);
+      expect(await quick.getStatus(id)).toBe("disconnected");
+      // fetchInstances would still say `open`: the poll reads connectionState, which says `connecting`.
+      expect(await quick.pollStates()).toBeGreaterThan(0);
+      expect(seen).toEqual(["disconnected"]);
+      const refused = await quick.send(text(id, group)).catch((e) => e);
+      expect(refused).toBeInstanceOf(ProviderUnavailableError);
+      expect(refused.retryAfterMs).toBeUndefined();
+      await h.fake.setState(id, "open");
+      expect(seen).toEqual(["disconnected", "connected"]);
+      await quick.send(text(id, group));
+      expect(sentTo(id)).toHaveLength(1);
+    } finally {
+      off();
+    }
+  });
+
+  it("a silent reconnect whose webhooks are lost is seen by the state poll (connectionState), and so is its end", async () => {
+    const quick = h.withOptions({ reconnectGraceMs: 300 });
+    const { id } = await pairedChannel(quick);
+    const seen: string[] = [];
+    const off = quick.subscribe((e) => void (e.type === "channel_status" && e.channelId === id && seen.push(e.status)));
+    try {
+      h.fake.holdWebhooks(id);
+      await h.fake.setState(id, "close", 515);
+      await quick.pollStates();
+      expect(seen).toEqual([]);
+      await new Promise((r) => setTimeout(r, 350));
+      await quick.pollStates();
+      expect(seen).toEqual(["disconnected"]);
+      await h.fake.setState(id, "open");
+      await quick.pollStates();
+      expect(seen).toEqual(["disconnected", "connected"]);
+      // The held `connecting` and `open`, late: nothing more.
+      await h.fake.releaseWebhooks(id);
       expect(seen).toEqual(["disconnected", "connected"]);
     } finally {
       off();
+    }
+  });
+
+  it("sends answered `Connection Closed` while the gateway says `open`: tried again within the grace (no attempt used), past it the channel is offline until the gateway's state reads `open`", async () => {
+    const quick = h.withOptions({ reconnectGraceMs: 400 });
+    const { id, group } = await pairedChannel(quick);
+    const seen: string[] = [];
+    const off = quick.subscribe((e) => void (e.type === "channel_status" && e.channelId === id && seen.push(e.status)));
+    try {
+      h.fake.failSend({ instance: id, message: evolutionSendErrors.connectionClosed, times: 1000 });
+      const first = await quick.send(text(id, group)).catch((e) => e);
+      expect(first).toBeInstanceOf(ProviderUnavailableError);
+      expect(first.retryAfterMs).toBeGreaterThan(0);
+      expect(seen).toEqual([]);
+      // Within the grace the next send is posted again (the gateway says open): refused again.
+      const posts = h.fake.sendRequests.length;
+      expect(await quick.send(text(id, group)).catch((e) => e)).toMatchObject({ retryAfterMs: expect.any(Number) });
+      expect(h.fake.sendRequests.length).toBe(posts + 1);
+      await until(() => seen.length > 0, 3000);
+      expect(seen).toEqual(["disconnected"]);
+      // The gateway is fixed; its connectionState says open: the poll brings the channel back, and it sends.
+      h.fake.knobs.sendFailures = [];
+      await quick.pollStates();
+      expect(seen).toEqual(["disconnected", "connected"]);
+      await quick.send(text(id, group));
+      expect(sentTo(id)).toHaveLength(1);
+    } finally {
+      off();
+      h.fake.knobs.sendFailures = [];
     }
   });
 
@@ -250,24 +339,28 @@ describe("Evolution provider: sends whose outcome is unknown", () => {
 
   it("Evolution's 400 texts: transient ones retried later, rate-overlimit slows down, invalid fields are permanent", async () => {
     const { id, group } = await pairedChannel();
-    for (const message of [
-      evolutionSendErrors.timedOut,
-      evolutionSendErrors.noSessions,
-      evolutionSendErrors.mediaUpload,
-      evolutionSendErrors.groupMetadata,
-      evolutionSendErrors.connectionClosed,
-    ]) {
+    for (const message of [evolutionSendErrors.timedOut, evolutionSendErrors.noSessions, evolutionSendErrors.mediaUpload, evolutionSendErrors.groupMetadata]) {
       h.fake.failSend({ number: group, message });
       const err = await h.provider.send(text(id, group)).catch((e) => e);
       expect(err, message).toBeInstanceOf(ProviderSendError);
       expect(err, message).toMatchObject({ transient: true, rateLimited: false });
     }
+    // `Connection Closed` (nothing sent: the number is reconnecting) is handed back to be tried again in a moment, no
+    // attempt used; a send that goes through ends it (docs/evolution.md#a-number-that-is-reconnecting).
+    h.fake.failSend({ number: group, message: evolutionSendErrors.connectionClosed });
+    const closed = await h.provider.send(text(id, group)).catch((e) => e);
+    expect(closed).toBeInstanceOf(ProviderUnavailableError);
+    expect(closed.retryAfterMs).toBeGreaterThan(0);
+    expect(closed.retryAfterMs).toBeLessThanOrEqual(5_000);
+    await h.provider.send(text(id, group));
+    expect(sentTo(id)).toHaveLength(1);
     h.fake.failSend({ number: group, message: evolutionSendErrors.rateOverlimit });
     expect(await h.provider.send(text(id, group)).catch((e) => e)).toMatchObject({ transient: true, rateLimited: true });
     const bad = await h.provider.send({ ...text(id, group), content: { type: "image", mediaUrl: "not a url", caption: "x" } }).catch((e) => e);
     expect(bad).toBeInstanceOf(ProviderSendError);
     expect(bad.transient).toBe(false);
-    expect(sentTo(id)).toHaveLength(0);
+    // Only the send after `Connection Closed` went out.
+    expect(sentTo(id)).toHaveLength(1);
   });
 
   it("after a crash mid-send, findSent asks the gateway; a resend skips what went out", async () => {
@@ -292,6 +385,27 @@ describe("Evolution provider: sends whose outcome is unknown", () => {
     const { id, group } = await pairedChannel();
     await h.fake.setState(id, "close");
     await expect(h.provider.send(text(id, group))).rejects.toBeInstanceOf(ProviderUnavailableError);
+  });
+});
+
+describe("Evolution provider: mentions", () => {
+  it("mentionsEveryOne goes with text and media only: Evolution drops it on voice notes and polls (their sendMessage branch passes no mentions)", async () => {
+    const { id, group } = await pairedChannel();
+    const m = text(id, group);
+    await h.provider.send(m);
+    await h.provider.send({ ...text(id, group), content: { type: "image", mediaUrl: "https://cdn.example.com/a.jpg", caption: "oi" } });
+    await h.provider.send({ ...text(id, group), content: { type: "audio", mediaUrl: "https://cdn.example.com/a.ogg", caption: "" } });
+    await h.provider.send({ ...text(id, group), content: { type: "poll", poll: { question: "Qual?", options: ["A", "B"], multiple_answers: false } } });
+    const bodies = Object.fromEntries(
+      h.fake.sendRequests
+        .filter((r) => r.number === group)
+        .slice(-4)
+        .map((r) => [r.endpoint, r.body]),
+    );
+    expect(bodies.sendText.mentionsEveryOne).toBe(true);
+    expect(bodies.sendMedia.mentionsEveryOne).toBe(true);
+    expect(bodies.sendWhatsAppAudio).not.toHaveProperty("mentionsEveryOne");
+    expect(bodies.sendPoll).not.toHaveProperty("mentionsEveryOne");
   });
 });
 

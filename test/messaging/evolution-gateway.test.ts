@@ -173,7 +173,7 @@ describe("groups", () => {
 describe("instances and pairing", () => {
   it.each([
     ["a state read", (id: string) => h.provider.getStatus(id)],
-    // The poll's list lacks it, so it is asked alone (docs/evolution.md#missed-webhooks-the-state-poll).
+    // The poll asks its connectionState: 404 (docs/evolution.md#missed-webhooks-the-state-poll).
     ["the state poll, on a connected channel", async (id: string) => (await h.provider.pollStates()) && h.provider.getStatus(id)],
   ])("a lost instance (404) met by %s is created again with the same name and a webhook; the paired channel becomes disconnected", async (_, meet) => {
     const id = await channel();
@@ -238,25 +238,80 @@ describe("instances and pairing", () => {
   });
 });
 
-describe("the state poll reads fetchInstances (docs/evolution.md#missed-webhooks-the-state-poll)", () => {
-  it("a gateway whose list has no disconnectionReasonCode: each channel not connected is asked its connectionState, as before", async () => {
+describe("the state poll reads connectionState (docs/evolution.md#missed-webhooks-the-state-poll)", () => {
+  it("one connectionState per channel; an instance's stored row only for a change: a missed open, a close (its reason, when the gateway keeps one)", async () => {
     const connected = await channel();
     const missed = await channel(h.provider, false);
     h.fake.instances.get(missed)!.state = "open"; // paired, but the webhook never came
-    h.fake.knobs.listsDisconnections = false;
     const seen: string[] = [];
-    const off = h.provider.subscribe((e) => void (e.type === "channel_status" && seen.push(`${e.channelId}/${e.status}`)));
+    const off = h.provider.subscribe((e) => void (e.type === "channel_status" && seen.push(`${e.channelId}/${e.status}/${e.reason ?? ""}`)));
     try {
       const states = h.fake.counters.connectionStates;
+      const lists = h.fake.counters.fetchInstances;
       const polled = await h.provider.pollStates();
-      const notOpen = (await (await getDb()).select().from(evolutionInstances)).filter((r) => r.state !== "open" || r.channelId === missed).length;
+      const rows = (await (await getDb()).select().from(evolutionInstances)).filter((r) => h.fake.instances.has(r.instanceName));
+      expect(polled).toBe(rows.length);
       expect(h.fake.counters.connectionStates - states).toBe(polled);
-      expect(polled).toBe(notOpen);
-      expect(seen).toContain(`${missed}/connected`);
+      expect(h.fake.counters.fetchInstances - lists).toBe(0);
+      expect(seen).toContain(`${missed}/connected/`);
       expect(seen.filter((s) => s.startsWith(connected))).toEqual([]);
+
+      // A ban whose webhooks were lost, on a gateway whose rows have no disconnectionReasonCode (a 2.x before Aug 2024):
+      // the close is found, the reason cannot be: offline, health unchanged.
+      h.fake.knobs.listsDisconnections = false;
+      h.fake.holdWebhooks(connected);
+      await h.fake.setState(connected, "close", 403);
+      await h.provider.pollStates();
+      expect(seen.filter((s) => s.startsWith(connected))).toEqual([`${connected}/disconnected/`]);
+      expect(h.fake.counters.fetchInstances - lists).toBe(1);
     } finally {
       off();
       h.fake.knobs.listsDisconnections = true;
+    }
+  });
+});
+
+describe("2.4 reconnects 3 s after the close", () => {
+  it("the session reads `close` meanwhile: its stored row (still `open`) tells it from a close for good — a reconnect, not a disconnect", async () => {
+    const g = await startEvolutionProvider({}, { version: "2.4.0-rc2", license: "active" });
+    try {
+      const id = newId("channel");
+      await (await getDb()).insert(channels).values({ id, tenantId, name: "Evo", status: "connecting", providerRef: "" });
+      await g.provider.createChannel({ id, name: "Evo" });
+      await g.fake.pair(id);
+      const seen: string[] = [];
+      g.provider.subscribe((e) => void (e.type === "channel_status" && e.channelId === id && seen.push(e.status)));
+      await g.fake.setState(id, "close", 440);
+      expect(g.fake.instances.get(id)!.state).toBe("close");
+      const lists = g.fake.counters.fetchInstances;
+      expect(await g.provider.getStatus(id)).toBe("connected");
+      expect(g.fake.counters.fetchInstances - lists).toBe(1);
+      expect(seen).toEqual([]);
+      // 3 s later Evolution reconnects (`connecting`), then Baileys opens the session again.
+      await new Promise((r) => setTimeout(r, 3100));
+      expect(g.fake.instances.get(id)!.state).toBe("connecting");
+      await g.fake.setState(id, "open");
+      expect(await g.provider.getStatus(id)).toBe("connected");
+      expect(seen).toEqual([]);
+    } finally {
+      await g.close();
+    }
+  });
+});
+
+describe("the friendlier double (opt-in)", () => {
+  it("reportEveryClose posts a close the real gateway would reconnect silently: the channel is disconnected at once", async () => {
+    const g = await startEvolutionProvider({}, { reportEveryClose: true });
+    try {
+      const id = newId("channel");
+      await (await getDb()).insert(channels).values({ id, tenantId, name: "Evo", status: "connecting", providerRef: "" });
+      await g.provider.createChannel({ id, name: "Evo" });
+      await g.fake.pair(id);
+      await g.fake.setState(id, "close", 428);
+      expect(g.fake.instances.get(id)!.state).toBe("close");
+      expect(await g.provider.getStatus(id)).toBe("disconnected");
+    } finally {
+      await g.close();
     }
   });
 });

@@ -20,6 +20,11 @@ export interface EvolutionOptions {
   reconcileAfterMs?: number;
   /** Time-out of one group creation (never retried). Default 60 s. */
   groupCreateTimeoutMs?: number;
+  /**
+   * How long a paired number may be reconnecting (the gateway says `connecting`, or sends answer `Connection Closed`)
+   * and still count as able to send (EVOLUTION_RECONNECT_GRACE_SECONDS). Default 30 s.
+   */
+  reconnectGraceMs?: number;
   /** How long the gateway's version is trusted before it is read again (default 10 min; a reconnect reads it again too). */
   versionTtlMs?: number;
 }

@@ -32,7 +32,11 @@ export class Gateway {
     this.versionProbe = undefined;
   }
 
-  /** 2.4.0 and later keep our `messageId` for text and media (never for audio); older ones make their own ids. Unknown counts as older. */
+  /** The gateway's version as last read (null when it cannot be read now). */
+  version(): Promise<string | null> {
+    return this.gatewayVersion().catch(() => null);
+  }
+
   /**
    * Whether votes on our polls reach the webhook: 2.3.7 decrypts a vote and posts it as a `messages.upsert` of type
    * pollUpdateMessage; ≤ 2.3.6 skips vote messages before any webhook (docs/evolution.md#polls). Unknown version: no.
@@ -42,6 +46,7 @@ export class Gateway {
     return version !== null && compareVersions(version, "2.3.7") >= 0;
   }
 
+  /** 2.4.0 and later keep our `messageId` for text and media (never for audio); older ones make their own ids. Unknown counts as older. */
   async keepsMessageIds(): Promise<boolean> {
     const version = await this.gatewayVersion().catch(() => null);
     return version !== null && compareVersions(version, "2.4.0") >= 0;

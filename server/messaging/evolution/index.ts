@@ -77,13 +77,13 @@ export class EvolutionProvider implements MessagingProvider {
     });
     const ctx = { db, opts, client, events: new ProviderEvents("evolution"), reconcileAfterMs: this.reconcileAfterMs };
     this.ctx = ctx;
-    this.instances = new Instances(ctx);
+    this.gateway = new Gateway(ctx);
+    this.instances = new Instances(ctx, this.gateway);
     this.pairings = new Pairings(ctx, this.instances);
     this.listings = new GroupListings(ctx, this.instances);
     this.groups = new Groups(ctx, this.instances, this.listings);
     this.settings = new GroupSettingsCalls(this.groups);
     this.creations = new GroupCreator(ctx, this.instances, this.listings, this.groups);
-    this.gateway = new Gateway(ctx);
     this.sender = new Sender(ctx, this.instances, this.gateway, (channelId, groupId) => this.groups.groupState(channelId, groupId));
     this.lookups = new SentLookups(ctx, this.instances);
     this.intake = new WebhookIntake(ctx, this.instances, this.listings, this.gateway);
@@ -118,7 +118,7 @@ export class EvolutionProvider implements MessagingProvider {
     return this.instances.getStatus(channelId);
   }
 
-  /** The missed-webhook safety net (every minute): the state of every channel that is not connected. */
+  /** The missed-webhook safety net (every minute): each channel's live state, applied when it changed (docs/evolution.md#missed-webhooks-the-state-poll). */
   pollStates(): Promise<number> {
     return this.instances.pollStates();
   }

@@ -2,9 +2,11 @@ import { randomBytes } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import { tsParam } from "../../../db/errors";
 import { evolutionInstances } from "../../../db/schema";
+import { mapLimit } from "../../map-limit";
 import { type ChannelStatus, type NumberLossReason, ProviderUnavailableError } from "../provider";
-import { EvolutionHttpError } from "./client";
+import { EvolutionHttpError, EvolutionUnreachableError } from "./client";
 import { type EvolutionContext, isLostInstance, sha256, unavailable } from "./context";
+import { compareVersions, type Gateway } from "./gateway-check";
 import { jidNumber } from "./jids";
 
 /** The events we ask the gateway for (Evolution's names; its webhook bodies name them in lower-case dotted form). */
@@ -27,6 +29,28 @@ export const webhookTokenHeader = "x-webhook-token";
 const gatewayUnreachable = "unreachable";
 
 /**
+ * Our own instance state (never the gateway's): the paired number has been reconnecting for longer than the grace
+ * (docs/evolution.md#a-number-that-is-reconnecting): the channel is `disconnected` until the gateway says `open`.
+ */
+const reconnectingTooLong = "reconnecting";
+
+/** How long a retry waits at most while a number reconnects within its grace (a reconnect usually takes seconds). */
+const reconnectRetryMs = 5_000;
+
+/**
+ * A paired number that is reconnecting while its channel still counts as connected (within the grace): since when,
+ * and whether the gateway itself said so (`connecting`, or a close it reconnects) or only its sends answered
+ * `Connection Closed` while it said `open`.
+ */
+interface Reconnect {
+  since: number;
+  gatewaySaid: boolean;
+  /** When the gateway's state was last asked about it (a missed `open`, or one another process received, ends it). */
+  checkedAt: number;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/**
  * Evolution's connection states → channel status; a pairing that never finished stays `connecting`;
  * `refused` (the gateway gave up after QRCODE_LIMIT codes) is `disconnected` until pairing is asked again.
  */
@@ -38,27 +62,35 @@ function channelStatus(state: string | undefined, pairedOnce: boolean): ChannelS
 
 /**
  * Why WhatsApp closed a session, from `connection.update`'s `statusReason` (docs/evolution.md#disconnect-reasons-and-number-health).
- * Evolution reports a close only for the codes it does not reconnect: 401, 402, 403, 406 (and 408 from 2.4.0-rc);
+ * Evolution reports a close only for the codes it does not reconnect: 401, 402, 403, 406, and from 2.4.0-rc 408;
  * Baileys' DisconnectReason names 401 loggedOut and 403 forbidden, Evolution's commit 258f5675 402 a temporary and
- * 406 a permanent ban. Anything else (408 a lost connection, 428, 440, 500, 515…) is a plain disconnect.
+ * 406 a permanent ban. 408 on 2.4 (`gatewayVersion`) is a logout: that close emits `logout.instance`, whose handler
+ * deletes the session (monitor.service.ts cleaningUp), so the number must pair again; on 2.3.x a 408 is reconnected
+ * silently and never reported as a close. Anything else (428, 440, 500, 515…) is a plain disconnect.
  */
-export function lossReason(statusReason: unknown): { reason: NumberLossReason; detail: string } | undefined {
+export function lossReason(statusReason: unknown, gatewayVersion?: string | null): { reason: NumberLossReason; detail: string } | undefined {
   const code = Number(statusReason);
   if (code === 401) return { reason: "logged_out", detail: "statusReason 401 (loggedOut)" };
   if (code === 402) return { reason: "restricted", detail: "statusReason 402 (temporary ban)" };
   if (code === 403) return { reason: "banned", detail: "statusReason 403 (forbidden)" };
   if (code === 406) return { reason: "banned", detail: "statusReason 406 (permanent ban)" };
+  if (code === 408 && gatewayVersion && compareVersions(gatewayVersion, "2.4.0") >= 0)
+    return { reason: "logged_out", detail: "statusReason 408 (timed out; Evolution 2.4 ends the session)" };
   return undefined;
 }
 
-/** One instance as `GET /instance/fetchInstances` lists it (the gateway's database row; the fields the poll reads). */
+/** One instance as `GET /instance/fetchInstances?instanceName=` lists it (the gateway's database row; the fields we read). */
 interface ListedInstance {
   name: string;
-  /** `open`, `connecting` or `close` (the database column, not the in-memory state `connectionState` answers). */
+  /**
+   * `open`, `connecting` or `close`: the database column, written on a QR code, an `open` and a close the gateway does
+   * not reconnect, never by a silent reconnect (so it still says `open` then); not the in-memory state
+   * `connectionState` answers.
+   */
   connectionStatus: string;
   ownerJid?: string | null;
-  /** Baileys' code of the latest close Evolution did not reconnect, and when; kept after a later pairing. */
-  disconnectionReasonCode: number | null;
+  /** Baileys' code of the latest close Evolution did not reconnect (kept after a later pairing); absent before Aug 2024. */
+  disconnectionReasonCode?: number | null;
   disconnectionAt?: string | null;
 }
 
@@ -67,10 +99,26 @@ export class Instances {
   /** Each connected channel's own number, once read (dropped when the channel's state changes). */
   readonly ownNumbers = new Map<string, string>();
   private recreations = new Map<string, Promise<void>>();
-  /** The latest close with a reason the state poll applied, per channel (`code@disconnectionAt`): applied once. */
-  private polledCloses = new Map<string, string>();
+  /**
+   * Paired numbers reconnecting within their grace, per channel. Kept in this process (the one that saw the
+   * `connecting` or the refused send); past the grace the channel's state in the database says it.
+   */
+  private reconnects = new Map<string, Reconnect>();
 
-  constructor(private readonly ctx: EvolutionContext) {}
+  constructor(
+    private readonly ctx: EvolutionContext,
+    private readonly gateway: Gateway,
+  ) {}
+
+  /** How long a reconnecting number still counts as able to send (EVOLUTION_RECONNECT_GRACE_SECONDS). */
+  private get graceMs() {
+    return this.ctx.opts.reconnectGraceMs ?? 30_000;
+  }
+
+  /** The number's health a close implies (lossReason), 408 judged by the gateway's version. */
+  async lossFor(statusReason: unknown) {
+    return lossReason(statusReason, Number(statusReason) === 408 ? await this.gateway.version() : null);
+  }
 
   /** The channel's instance row (ProviderUnavailableError when it has none). */
   async row(channelId: string) {
@@ -203,8 +251,12 @@ export class Instances {
    * Records a state the gateway reported; emits `channel_status` when the channel status changed, or when the
    * gateway said why it closed the session (`loss`: the number's health follows it even when the channel was
    * already offline, e.g. Evolution's `logout.instance` came first). `ownNumber`: the number an `open` paired.
+   * `connecting` for a paired number that was open is a reconnect: nothing changes within the grace, then the
+   * channel is offline (our `reconnecting` state) until the gateway says `open` (docs/evolution.md#a-number-that-is-reconnecting).
    */
   async applyState(channelId: string, state: string, at = new Date(), extra: { loss?: ReturnType<typeof lossReason>; ownNumber?: string | null } = {}) {
+    // The gateway says the session is open: a reconnect being timed is over.
+    if (state === "open") this.endReconnect(channelId);
     const row = await this.row(channelId);
     // A session that never opened has no number to judge (the pairing-code flow logs a connecting session out itself).
     const loss = state === "close" && row.pairedOnce ? extra.loss : undefined;
@@ -212,12 +264,19 @@ export class Instances {
       await this.ctx.events.emit({ type: "channel_status", channelId, status: channelStatus(state, row.pairedOnce), at, ...loss });
       return channelStatus(state, row.pairedOnce);
     }
-    // Baileys passes through `connecting` while it reconnects a paired number: not a status change
-    // (a real loss arrives as `close`), so campaigns don't pause and resume on every reconnect.
-    if (row.pairedOnce && state === "connecting") return channelStatus(row.state, true);
+    if (row.pairedOnce && state === "connecting") {
+      // Pairing again (the number was offline already), or a reconnect that already outlasted its grace: no change.
+      if (row.state !== "open") return channelStatus(row.state, true);
+      // Baileys reconnecting a paired number (Evolution does it silently on every close but 401/402/403/406, and 408 on
+      // 2.4): it sends nothing meanwhile. A short reconnect changes nothing (no pause, no channel_status on every blip).
+      const reconnect = this.startReconnect(channelId, at, true);
+      if (at.getTime() - reconnect.since < this.graceMs) return "connected";
+      state = reconnectingTooLong;
+    }
     // After `refused` the gateway reads `close`: still no session, still `disconnected` until pairing is asked again.
     if (row.state === "refused" && state === "close") return channelStatus(row.state, row.pairedOnce);
     if (row.state === state) return channelStatus(state, row.pairedOnce);
+    this.endReconnect(channelId);
     // Another pairing may bring another number.
     this.ownNumbers.delete(channelId);
     if (state === "open" && extra.ownNumber) this.ownNumbers.set(channelId, extra.ownNumber);
@@ -238,14 +297,121 @@ export class Instances {
     return after;
   }
 
+  /** The reconnect being timed for this channel: started now unless one is (`gatewaySaid` once the gateway said it). */
+  private startReconnect(channelId: string, at: Date, gatewaySaid: boolean): Reconnect {
+    const known = this.reconnects.get(channelId);
+    if (known) {
+      known.gatewaySaid ||= gatewaySaid;
+      return known;
+    }
+    const since = at.getTime();
+    // When the grace ends the channel goes offline, sends or not (the state poll and the next send check it too).
+    const timer = setTimeout(
+      () => void this.graceOver(channelId).catch((e) => console.error(`[evolution] could not end the reconnect grace of ${channelId}`, e)),
+      Math.max(0, since + this.graceMs - Date.now()) + 20,
+    );
+    timer.unref?.();
+    const reconnect = { since, gatewaySaid, checkedAt: Date.now(), timer };
+    this.reconnects.set(channelId, reconnect);
+    return reconnect;
+  }
+
+  private endReconnect(channelId: string) {
+    const known = this.reconnects.get(channelId);
+    if (!known) return;
+    clearTimeout(known.timer);
+    this.reconnects.delete(channelId);
+  }
+
+  /**
+   * A reconnect's grace is over: the channel cannot send, so it goes offline (`disconnected`; its pending deliveries
+   * fail over) — unless the gateway, asked now, says the session is open again after a reconnect it reported (its
+   * `open` webhook was missed). Sends refused while the gateway said `open` all along are not ended by that.
+   */
+  private async graceOver(channelId: string): Promise<ChannelStatus | undefined> {
+    const reconnect = this.reconnects.get(channelId);
+    if (!reconnect || Date.now() - reconnect.since < this.graceMs) return undefined;
+    const row = await this.row(channelId).catch(() => undefined);
+    if (row?.state !== "open") {
+      this.endReconnect(channelId);
+      return row ? channelStatus(row.state, row.pairedOnce) : undefined;
+    }
+    if (reconnect.gatewaySaid && (await this.liveState(channelId, row.instanceName).catch(() => undefined)) === "open") {
+      this.endReconnect(channelId);
+      return "connected";
+    }
+    console.warn(
+      `[evolution] ${channelId} has been reconnecting for ${Math.round((Date.now() - reconnect.since) / 1000)} s: offline until the gateway says open`,
+    );
+    return this.applyState(channelId, reconnectingTooLong);
+  }
+
+  /**
+   * Before a send: a number the gateway says is reconnecting sends nothing (its sends would answer `Connection
+   * Closed`). Within the grace the send is handed back to be tried again in a moment, without losing an attempt;
+   * past it the channel is offline. Only a reconnect the gateway reported holds sends back: refused sends while it
+   * says `open` are tried again (a send that goes through ends it).
+   */
+  async checkReconnect(channelId: string) {
+    const reconnect = this.reconnects.get(channelId);
+    if (!reconnect?.gatewaySaid) return;
+    // Every few seconds the gateway is asked again: its `open` may have been missed, or gone to another process.
+    if (Date.now() - reconnect.checkedAt >= reconnectRetryMs) {
+      reconnect.checkedAt = Date.now();
+      const row = await this.row(channelId);
+      if ((await this.liveState(channelId, row.instanceName).catch(() => undefined)) === "open") return this.endReconnect(channelId);
+    }
+    throw await this.reconnectError(channelId, `Channel ${channelId} is reconnecting`);
+  }
+
+  /**
+   * A send answered `Connection Closed` (Baileys' socket is not open; nothing was sent). The gateway's own state,
+   * asked now, tells a reconnect (`connecting`, or `close` with its stored row still `open`) from a close it gave up on;
+   * a send refused while it says `open` starts a reconnect of ours. Within the grace the send is tried again in a
+   * moment without losing an attempt; past it, or closed, the channel is offline (failover).
+   */
+  async connectionClosed(channelId: string, text: string): Promise<ProviderUnavailableError> {
+    const at = new Date();
+    const row = await this.row(channelId);
+    const live = await this.liveState(channelId, row.instanceName).catch(() => undefined);
+    if (live !== undefined && live !== "open") {
+      const status = await this.applyLive(channelId, row, live, at);
+      if (status !== "connected") return new ProviderUnavailableError(`Channel ${channelId} is not connected: ${text}`);
+    }
+    this.startReconnect(channelId, at, false);
+    return this.reconnectError(channelId, `Channel ${channelId} answered ${text}`);
+  }
+
+  /** A send went through: whatever refused sends before it began are over (a reconnect the gateway reported included). */
+  sent(channelId: string, startedAt: Date) {
+    const reconnect = this.reconnects.get(channelId);
+    if (reconnect && reconnect.since <= startedAt.getTime()) this.endReconnect(channelId);
+  }
+
+  /** Within the grace: try again in a moment (at most 5 s, or just after the grace ends); past it: offline. */
+  private async reconnectError(channelId: string, what: string): Promise<ProviderUnavailableError> {
+    const reconnect = this.reconnects.get(channelId);
+    const left = reconnect ? reconnect.since + this.graceMs - Date.now() : 0;
+    if (reconnect && left > 0)
+      return new ProviderUnavailableError(`${what} (for ${Date.now() - reconnect.since} ms)`, { retryAfterMs: Math.min(reconnectRetryMs, left + 50) });
+    const status = reconnect ? await this.graceOver(channelId) : "connected";
+    if (status === "connected") return new ProviderUnavailableError(`${what}: trying again`, { retryAfterMs: 250 });
+    return new ProviderUnavailableError(`${what}: reconnecting for longer than ${this.graceMs / 1000} s, offline until the gateway says open`);
+  }
+
+  /** `GET /instance/connectionState/{instance}`: the gateway's in-memory state of the session (no database read on its side). */
+  private async connectionState(instanceName: string): Promise<string | undefined> {
+    const res = await this.ctx.client.request<{ instance?: { state?: string } }>("GET", `/instance/connectionState/${encodeURIComponent(instanceName)}`, {
+      retry: true,
+    });
+    return res?.instance?.state;
+  }
+
   /** The gateway's connection state of the instance (a lost instance is created again and reads `close`). */
   async liveState(channelId: string, instanceName: string): Promise<string> {
     let state: string | undefined;
     try {
-      const res = await this.onInstance(channelId, () =>
-        this.ctx.client.request<{ instance?: { state?: string } }>("GET", `/instance/connectionState/${encodeURIComponent(instanceName)}`, { retry: true }),
-      );
-      state = res?.instance?.state;
+      state = await this.onInstance(channelId, () => this.connectionState(instanceName));
     } catch (err) {
       if (isLostInstance(err)) return "close";
       unavailable(err, `Evolution API cannot tell the state of ${instanceName}`);
@@ -258,52 +424,77 @@ export class Instances {
     const row = await this.row(channelId);
     const state = await this.liveState(channelId, row.instanceName);
     if (this.recreations.has(channelId)) await this.recreations.get(channelId);
-    return this.applyState(channelId, state);
+    return this.applyLive(channelId, row, state);
   }
 
   /**
-   * The missed-webhook safety net (every minute, see docs/evolution.md#missed-webhooks-the-state-poll): one
-   * `GET /instance/fetchInstances` lists every instance as the gateway's database holds it. Each of our channels
-   * takes its listed state through `applyState`, the webhook's path: a `close` with a reason code (a ban or a logout
-   * whose webhooks were lost) changes the channel and the number's health as `connection.update` would have, even
-   * for a channel we think connected. An instance the list lacks is asked alone (a lost one answers 404 and is
-   * created again). A gateway whose list has no `disconnectionReasonCode` is asked channel by channel, as before,
-   * for the channels not connected. Returns how many channels were checked.
+   * A state read from `connectionState` (the gateway's memory, never stale), applied. A paired number the gateway
+   * holds as `close` while our row says it was open is either reconnecting (2.4 waits 3 s before it reconnects; 2.3.x
+   * between the close and the new socket) or closed for good: the gateway's stored row tells which — a silent
+   * reconnect leaves it `open` — and carries the close's reason (one `fetchInstances?instanceName=`, only then).
+   */
+  private async applyLive(channelId: string, row: { state: string; pairedOnce: boolean; instanceName: string }, live: string, at = new Date()) {
+    if (live === "close" && row.pairedOnce && (row.state === "open" || row.state === reconnectingTooLong)) {
+      const stored = await this.storedRow(row.instanceName).catch(() => undefined);
+      if (stored?.connectionStatus !== "close") return this.applyState(channelId, "connecting", at);
+      return this.applyState(channelId, "close", at, { loss: await this.lossFor(stored.disconnectionReasonCode) });
+    }
+    return this.applyState(channelId, live, at);
+  }
+
+  /**
+   * The missed-webhook safety net (every minute, see docs/evolution.md#missed-webhooks-the-state-poll): each channel's
+   * `connectionState` — the gateway's in-memory state, no database read there — compared with ours. Only a change is
+   * applied, through the webhook's path: a missed `open`; a close, whose reason comes from the instance's stored row
+   * (a ban or a logout whose webhooks were lost changes the number's health as they would have); a silent reconnect
+   * (`connecting`, which `fetchInstances` never shows: its row keeps `open`), timed by the grace. A lost instance
+   * (404) is created again. A gateway that cannot be reached (or a 2.4 not activated) ends the pass. Returns how many
+   * channels were checked.
    */
   async pollStates(): Promise<number> {
     const rows = await this.ctx.db
-      .select({ channelId: evolutionInstances.channelId, instanceName: evolutionInstances.instanceName, state: evolutionInstances.state })
+      .select({
+        channelId: evolutionInstances.channelId,
+        instanceName: evolutionInstances.instanceName,
+        state: evolutionInstances.state,
+        pairedOnce: evolutionInstances.pairedOnce,
+      })
       .from(evolutionInstances);
-    if (rows.length === 0) return 0;
-    let listed: Map<string, ListedInstance> | undefined;
-    try {
-      listed = await this.listInstances();
-    } catch (err) {
-      // The gateway is down (or a 2.4 not activated): nothing to learn this pass.
-      if (err instanceof ProviderUnavailableError) return 0;
-      throw err;
-    }
     let checked = 0;
-    for (const row of rows) {
-      const gateway = listed?.get(row.instanceName);
-      if (!listed && row.state === "open") continue;
+    let gatewayDown = false;
+    await mapLimit(rows, 8, async (row) => {
+      if (gatewayDown) return;
+      let live: string | undefined;
+      try {
+        live = await this.onInstance(row.channelId, () => this.connectionState(row.instanceName));
+      } catch (err) {
+        if (isLostInstance(err)) live = "close";
+        else if (err instanceof EvolutionUnreachableError) {
+          gatewayDown = true;
+          return;
+        } else if (err instanceof EvolutionHttpError || err instanceof ProviderUnavailableError) return;
+        else throw err;
+      }
+      if (!live) return;
       checked++;
       try {
-        if (gateway) await this.applyListed(row.channelId, row.state, gateway);
-        else await this.getStatus(row.channelId);
+        const reconnect = this.reconnects.get(row.channelId);
+        // What we hold already (the common case): nothing to write, nothing more to ask.
+        if (live !== row.state || (live === "open" && reconnect?.gatewaySaid)) await this.applyLive(row.channelId, row, live);
+        if (this.reconnects.has(row.channelId)) await this.graceOver(row.channelId);
       } catch (err) {
         if (!(err instanceof ProviderUnavailableError)) throw err;
       }
-    }
+    });
     return checked;
   }
 
   /**
-   * Every instance the gateway holds, by name: its database rows (prisma `Instance`, docs/evolution.md#missed-webhooks-the-state-poll).
-   * Undefined when the answer is not such a list (a gateway without `disconnectionReasonCode`): the poll then asks
-   * each channel's `connectionState`.
+   * The gateway's stored row of one instance (`GET /instance/fetchInstances?instanceName=`), or undefined when the
+   * answer is not such a row. Its status and disconnection fields, and its `_count` of that instance's messages,
+   * contacts and chats (docs/evolution.md#missed-webhooks-the-state-poll): read only when something changed.
    */
-  private async listInstances(instanceName?: string): Promise<Map<string, ListedInstance> | undefined> {
+  private async storedRow(instanceName: string): Promise<ListedInstance | undefined> {
     let res: unknown;
     try {
       res = await this.fetchInstances(instanceName);
@@ -311,18 +502,13 @@ export class Instances {
       if (err instanceof EvolutionHttpError) return undefined;
       unavailable(err, "Evolution API cannot list its instances");
     }
-    if (!Array.isArray(res)) return undefined;
-    const listed = new Map<string, ListedInstance>();
-    for (const i of res as Partial<ListedInstance>[]) {
-      if (typeof i?.name !== "string" || typeof i.connectionStatus !== "string" || !("disconnectionReasonCode" in i)) return undefined;
-      listed.set(i.name, i as ListedInstance);
-    }
-    return listed;
+    const mine = (Array.isArray(res) ? (res as Partial<ListedInstance>[]) : []).find((i) => i?.name === instanceName);
+    return typeof mine?.connectionStatus === "string" ? (mine as ListedInstance) : undefined;
   }
 
-  /** `GET /instance/fetchInstances`: every instance's database row, or `instanceName`'s alone (404 when the gateway lost it). */
-  private fetchInstances(instanceName?: string) {
-    return this.ctx.client.request<unknown>("GET", "/instance/fetchInstances", { ...(instanceName ? { query: { instanceName } } : {}), retry: true });
+  /** `GET /instance/fetchInstances?instanceName=`: that instance's database row (404 when the gateway lost it). */
+  private fetchInstances(instanceName: string) {
+    return this.ctx.client.request<unknown>("GET", "/instance/fetchInstances", { query: { instanceName }, retry: true });
   }
 
   /**
@@ -333,26 +519,9 @@ export class Instances {
    */
   async loggedOut(channelId: string, at: Date) {
     const row = await this.row(channelId);
-    const listed = (await this.listInstances(row.instanceName).catch(() => undefined))?.get(row.instanceName);
-    const loss = listed?.connectionStatus === "close" ? lossReason(listed.disconnectionReasonCode) : undefined;
+    const stored = await this.storedRow(row.instanceName).catch(() => undefined);
+    const loss = stored?.connectionStatus === "close" ? await this.lossFor(stored.disconnectionReasonCode) : undefined;
     await this.applyState(channelId, "close", at, { loss });
-  }
-
-  /**
-   * An instance's listed state, applied as its webhook would be. The gateway keeps the reason of the latest close
-   * that it did not reconnect (401/402/403/406) until another such close, across later pairings: it counts only
-   * while the instance is `close`, and the poll applies each close (code and time) once.
-   */
-  private async applyListed(channelId: string, known: string, gateway: ListedInstance) {
-    const state = gateway.connectionStatus;
-    const loss = state === "close" ? lossReason(gateway.disconnectionReasonCode) : undefined;
-    const closeSeen = loss ? `${gateway.disconnectionReasonCode}@${gateway.disconnectionAt ?? ""}` : undefined;
-    const news = closeSeen !== this.polledCloses.get(channelId);
-    const ownNumber = state === "open" ? jidNumber(gateway.ownerJid ?? undefined) : null;
-    // The state the poll already read, and no close to apply: applyState would read the row again and change nothing.
-    if (state !== known || (news && loss)) await this.applyState(channelId, state, new Date(), { loss: news ? loss : undefined, ownNumber });
-    if (closeSeen) this.polledCloses.set(channelId, closeSeen);
-    else this.polledCloses.delete(channelId);
   }
 
   async disconnectChannel(channelId: string) {

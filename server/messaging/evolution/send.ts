@@ -80,9 +80,13 @@ export class Sender {
     if (row.state !== "open" && (await this.instances.getStatus(message.channelId)) !== "connected") {
       throw new ProviderUnavailableError(`Channel ${message.channelId} is not connected.`);
     }
+    // Reconnecting, by the gateway's word: nothing goes out meanwhile (docs/evolution.md#a-number-that-is-reconnecting).
+    await this.instances.checkReconnect(message.channelId);
+    const startedAt = new Date();
     let last: SendReceipt | undefined;
     for (const [i, part] of this.parts(message).entries()) last = await this.sendPart(row.instanceName, message, i, part);
     if (!last) throw new ProviderSendError("Nothing to send.", false);
+    this.instances.sent(message.channelId, startedAt);
     return last;
   }
 
@@ -120,7 +124,9 @@ export class Sender {
         set: { attemptedAt, idRequested, fingerprint, channelId: message.channelId },
       });
 
-    const body = { number: message.groupId, ...p.body, mentionsEveryOne: message.mentionAll, ...(idRequested ? { messageId: requestedId } : {}) };
+    // Evolution passes `mentions` to Baileys for text and media only: polls and voice notes skip them (`svc` sendMessage), so it is not sent there.
+    const mentions = p.endpoint === "sendText" || p.endpoint === "sendMedia" ? { mentionsEveryOne: message.mentionAll } : {};
+    const body = { number: message.groupId, ...p.body, ...mentions, ...(idRequested ? { messageId: requestedId } : {}) };
     try {
       const res = await this.ctx.client.request<{ key?: { id?: string }; messageTimestamp?: string | number }>(
         "POST",
@@ -161,10 +167,11 @@ export class Sender {
     }
     const kind = classifySendError(err.message);
     if (kind === "closed") {
-      const status = await this.instances.getStatus(message.channelId).catch(() => "disconnected" as const);
-      return status === "connected"
-        ? new ProviderSendError(err.message, true)
-        : new ProviderUnavailableError(`Channel ${message.channelId} is not connected: ${err.message}`);
+      // Not sent: the number is reconnecting (or gone). Tried again shortly without losing an attempt; past the grace
+      // the channel is offline and its groups fail over (docs/evolution.md#a-number-that-is-reconnecting).
+      return this.instances
+        .connectionClosed(message.channelId, err.message)
+        .catch(() => new ProviderUnavailableError(`Channel ${message.channelId} is not connected: ${err.message}`));
     }
     if (kind === "rate_limited") return new ProviderSendError(err.message, true, { rateLimited: true });
     if (kind === "not_in_group") return this.notInGroup(err, message);

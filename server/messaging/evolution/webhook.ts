@@ -9,7 +9,7 @@ import { type EvolutionMessageRecord, recordFingerprint, recordPart } from "./fi
 import type { Gateway } from "./gateway-check";
 import { GatewayClock } from "./gateway-clock";
 import type { GroupListings } from "./group-listing";
-import { type Instances, lossReason } from "./instances";
+import type { Instances } from "./instances";
 import { type EvolutionParticipant, jidNumber, lidOf, pairOf, participantNumber } from "./jids";
 
 /** The gateway's webhooks for one channel: authenticated by the instance's secret, turned into provider events. */
@@ -204,7 +204,8 @@ export class WebhookIntake {
       const wuid = data.state === "open" && typeof data.wuid === "string" ? jidNumber(data.wuid) : null;
       // Known before the status event goes out: the service records the channel's number from it.
       if (wuid) this.instances.ownNumbers.set(channelId, wuid);
-      await this.instances.applyState(channelId, data.state, at, { loss: lossReason(data.statusReason), ownNumber: wuid });
+      const loss = data.state === "close" ? await this.instances.lossFor(data.statusReason) : undefined;
+      await this.instances.applyState(channelId, data.state, at, { loss, ownNumber: wuid });
     } else if (event === "qrcode.updated" && data && !Array.isArray(data)) {
       await this.instances.savePairing(channelId, (data.qrcode ?? data) as { base64?: string; pairingCode?: string });
     } else if (event === "logout.instance") {
