@@ -100,3 +100,30 @@ export const zeroPacingWith = (dispatchesPerLoop: number) => ({
 
 /** Zero pacing, 10 groups a loop: edit-settings' body for tests that want campaigns to finish at once. */
 export const zeroPacing = zeroPacingWith(10);
+
+/** A new tenant with `n` simulator channels: their ids, numbers (info-channel's `phone`) and the groups each lists; `settings` first when given. */
+export async function tenantWithNumbers(baseUrl: string, n: number, settings?: unknown) {
+  const t = await newTenant(baseUrl, { channelLimit: 20 });
+  if (settings !== undefined) {
+    const res = await t("PATCH", "/api/external/edit-settings", settings);
+    if (res.status !== 200) throw new Error(`edit-settings answered ${res.status}: ${res.text}`);
+  }
+  const numbers: { id: string; phone: string; groups: string[] }[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = (await t("POST", "/api/external/create-channel", { name: `Número ${i + 1}` })).json.id_channel as string;
+    const phone = (await t("GET", `/api/external/info-channel/${id}`)).json.phone as string;
+    const groups = ((await t("GET", `/api/external/list-groups/${id}`)).json.groups as { id_group: string }[]).map((g) => g.id_group);
+    numbers.push({ id, phone, groups });
+  }
+  return { t, numbers };
+}
+
+/** Another of the tenant's numbers joins each group and is promoted there (simulator §7: it reaches them from then on), as launch teams do. */
+export async function joinAsAdmin(t: Api, groups: string[], phone: string) {
+  for (const g of groups) {
+    for (const body of [{ join: [phone] }, { promote: [phone] }]) {
+      const res = await t("POST", `/api/simulator/groups/${encodeURIComponent(g)}/participants`, body);
+      if (res.status !== 200) throw new Error(`simulator participants ${JSON.stringify(body)} answered ${res.status}: ${res.text}`);
+    }
+  }
+}

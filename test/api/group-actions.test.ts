@@ -13,7 +13,7 @@ import { GroupActionRunner } from "../../inngest/in-process/group-action-runner"
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
-import { expectEnvelope, newTenant, until, type Api } from "../helpers";
+import { expectEnvelope, joinAsAdmin, newTenant, tenantWithNumbers, until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 let server: TestServer;
@@ -51,27 +51,6 @@ const simGroup = async (t: Api, g: string) => {
   return res.json as SimGroup;
 };
 
-/** A tenant with `n` channels: their ids, numbers and the groups each has (the simulator's derived groups). */
-async function tenantWithNumbers(n: number) {
-  const t = await newTenant(server.url, { channelLimit: 20 });
-  const numbers: { id: string; phone: string; groups: string[] }[] = [];
-  for (let i = 0; i < n; i++) {
-    const id = (await t("POST", "/api/external/create-channel", { name: `Número ${i + 1}` })).json.id_channel as string;
-    const phone = (await t("GET", `/api/external/info-channel/${id}`)).json.phone as string;
-    const groups = ((await t("GET", `/api/external/list-groups/${id}`)).json.groups as { id_group: string }[]).map((g) => g.id_group);
-    numbers.push({ id, phone, groups });
-  }
-  return { t, numbers };
-}
-
-/** The number joins each group and is made admin there, as launch teams do. */
-async function makeAdmin(t: Api, groups: string[], phone: string) {
-  for (const g of groups) {
-    expect((await t("POST", `/api/simulator/groups/${enc(g)}/participants`, { join: [phone] })).status).toBe(200);
-    expect((await t("POST", `/api/simulator/groups/${enc(g)}/participants`, { promote: [phone] })).status).toBe(200);
-  }
-}
-
 async function segment(t: Api, channels: string[], groups: string[]) {
   const res = await t("POST", "/api/external/create-segment", { name: "Turma", id_channel: channels, groups });
   expect(res.status, res.text).toBe(201);
@@ -95,11 +74,11 @@ const finished = (t: Api, id: string, ms = 60_000) =>
 
 /** Two numbers, both admins of the 30 groups (20 of the first's, 10 of the second's). */
 async function thirtyGroupsTwoAdmins() {
-  const { t, numbers } = await tenantWithNumbers(2);
+  const { t, numbers } = await tenantWithNumbers(server.url, 2);
   const [a, b] = numbers;
   const groups = [...a.groups.slice(0, 20), ...b.groups.slice(0, 10)];
-  await makeAdmin(t, a.groups.slice(0, 20), b.phone);
-  await makeAdmin(t, b.groups.slice(0, 10), a.phone);
+  await joinAsAdmin(t, a.groups.slice(0, 20), b.phone);
+  await joinAsAdmin(t, b.groups.slice(0, 10), a.phone);
   return { t, a, b, groups, segmentId: await segment(t, [a.id, b.id], groups) };
 }
 
@@ -179,7 +158,7 @@ describe("close_messages over 30 groups by two admin numbers", () => {
 
 describe("per group", () => {
   it("a group where no number of the target is admin fails not_admin while the rest complete", async () => {
-    const { t, numbers } = await tenantWithNumbers(1);
+    const { t, numbers } = await tenantWithNumbers(server.url, 1);
     const [a] = numbers;
     const groups = a.groups.slice(0, 5);
     const segmentId = await segment(t, [a.id], groups);
@@ -196,7 +175,7 @@ describe("per group", () => {
   });
 
   it("{n} in a subject is each group's position in the segment", async () => {
-    const { t, numbers } = await tenantWithNumbers(1);
+    const { t, numbers } = await tenantWithNumbers(server.url, 1);
     const groups = numbers[0].groups.slice(3, 6);
     const segmentId = await segment(t, [numbers[0].id], groups);
     const id = await createAction(t, { id_segment: segmentId, action: { type: "set_subject", subject: "Turma {n} — Aulas liberadas" } });
@@ -205,7 +184,7 @@ describe("per group", () => {
   });
 
   it("set_description, promote and demote are read back from the group", async () => {
-    const { t, numbers } = await tenantWithNumbers(1);
+    const { t, numbers } = await tenantWithNumbers(server.url, 1);
     const groups = numbers[0].groups.slice(0, 2);
     const segmentId = await segment(t, [numbers[0].id], groups);
     for (const g of groups) expect((await t("POST", `/api/simulator/groups/${enc(g)}/participants`, { join: ["5511987650001"] })).status).toBe(200);
@@ -226,7 +205,7 @@ describe("per group", () => {
 
 describe("when it runs", () => {
   it("scheduled for now + 2 min (made two minutes before it) starts within that minute", async () => {
-    const { t, numbers } = await tenantWithNumbers(1);
+    const { t, numbers } = await tenantWithNumbers(server.url, 1);
     const groups = numbers[0].groups.slice(0, 3);
     const segmentId = await segment(t, [numbers[0].id], groups);
     const runAt = new Date(Math.floor(Date.now() / 60_000) * 60_000);
@@ -247,7 +226,7 @@ describe("when it runs", () => {
   });
 
   it("cancel before it starts applies nothing; a finished action answers 409; another tenant's is 404", async () => {
-    const { t, numbers } = await tenantWithNumbers(1);
+    const { t, numbers } = await tenantWithNumbers(server.url, 1);
     const groups = numbers[0].groups.slice(0, 3);
     const segmentId = await segment(t, [numbers[0].id], groups);
     const later = formatInTimeZone(new Date(Date.now() + 10 * 60_000), "America/Sao_Paulo", "dd/MM/yyyy - HH:mm");
@@ -268,7 +247,7 @@ describe("when it runs", () => {
   });
 
   it("a launch target includes a group created after the action was scheduled", async () => {
-    const { t, numbers } = await tenantWithNumbers(1);
+    const { t, numbers } = await tenantWithNumbers(server.url, 1);
     const launch = await t("POST", "/api/external/create-launch", {
       name: "Turma 8",
       id_channel: [numbers[0].id],
@@ -303,7 +282,7 @@ describe("when it runs", () => {
 
 describe("exactly once across a crash", () => {
   it("a group left being applied by a process that died (its answer lost, the change made) is read back, not changed again", async () => {
-    const { t, numbers } = await tenantWithNumbers(1);
+    const { t, numbers } = await tenantWithNumbers(server.url, 1);
     const [a] = numbers;
     const groups = a.groups.slice(6, 10);
     const segmentId = await segment(t, [a.id], groups);
@@ -340,7 +319,7 @@ describe("exactly once across a crash", () => {
 
 describe("bad input is a 400 naming the field", () => {
   it("target, type, fields, scheduled_at, own numbers", async () => {
-    const { t, numbers } = await tenantWithNumbers(1);
+    const { t, numbers } = await tenantWithNumbers(server.url, 1);
     const segmentId = await segment(t, [numbers[0].id], numbers[0].groups.slice(0, 1));
     const bad = async (body: Record<string, unknown>, field: string) => {
       const res = await t("POST", "/api/external/create-group-action", body);

@@ -12,7 +12,7 @@ import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { WebhookRunner } from "../../inngest/in-process/webhook-runner";
 import { brasiliaDay, nextBrasiliaMidnight } from "../../server/numbers/budget";
 import { getServices } from "../../server/services";
-import { newTenant, until, waitFor, type Api } from "../helpers";
+import { joinAsAdmin, tenantWithNumbers, until, waitFor, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 import { startReceiver, type Receiver } from "../webhooks/receiver";
 
@@ -46,28 +46,6 @@ const pacing = (seconds: number, perLoop: number) => ({
   dispatch_rates: { min_dispatch_rate: seconds, max_dispatch_rate: seconds, dispatches_per_loop: perLoop, min_campaign_interval: 0, max_campaign_interval: 0 },
 });
 
-/** A tenant with `n` channels (their ids and numbers, as info-channel answers them) and the given settings. */
-async function tenantWithNumbers(n: number, settings: unknown = pacing(0, 10)) {
-  const t = await newTenant(server.url, { channelLimit: 20 });
-  expect((await t("PATCH", "/api/external/edit-settings", settings)).status).toBe(200);
-  const numbers: { id: string; phone: string; groups: string[] }[] = [];
-  for (let i = 0; i < n; i++) {
-    const id = (await t("POST", "/api/external/create-channel", { name: `Número ${i + 1}` })).json.id_channel as string;
-    const phone = (await t("GET", `/api/external/info-channel/${id}`)).json.phone as string;
-    const groups = ((await t("GET", `/api/external/list-groups/${id}`)).json.groups as { id_group: string }[]).map((g) => g.id_group);
-    numbers.push({ id, phone, groups });
-  }
-  return { t, numbers };
-}
-
-/** The other number joins each group (simulator §7: it reaches them from then on) and is promoted, as launch teams do. */
-async function reach(t: Api, groups: string[], phone: string) {
-  for (const g of groups) {
-    expect((await t("POST", `/api/simulator/groups/${encodeURIComponent(g)}/participants`, { join: [phone] })).status).toBe(200);
-    expect((await t("POST", `/api/simulator/groups/${encodeURIComponent(g)}/participants`, { promote: [phone] })).status).toBe(200);
-  }
-}
-
 async function segment(t: Api, channels: string[], groups: string[]) {
   const res = await t("POST", "/api/external/create-segment", { name: "Lançamento", id_channel: channels, groups });
   expect(res.status, res.text).toBe(201);
@@ -100,11 +78,11 @@ function expectOncePerGroup(messages: Logged[], groups: string[]) {
 
 describe("one group, several channels: the fan-out spreads, exactly once", () => {
   it("16 groups, 10 of them reached by two channels: one message each, 8 and 8, through a channel that reaches the group; channels = the log", async () => {
-    const { t, numbers } = await tenantWithNumbers(2);
+    const { t, numbers } = await tenantWithNumbers(server.url, 2, pacing(0, 10));
     const [a, b] = numbers;
     const shared = a.groups.slice(0, 10);
     const onlyB = b.groups.slice(0, 6);
-    await reach(t, shared, b.phone);
+    await joinAsAdmin(t, shared, b.phone);
     const id = await campaign(t, await segment(t, [a.id, b.id], [...shared, ...onlyB]));
     const done = await finished(t, id);
     expect(done.json).toMatchObject({ status: "completed", pause_reason: null, groups: { total: 16, sent: 16, pending: 0, failed: 0 } });
@@ -120,7 +98,7 @@ describe("one group, several channels: the fan-out spreads, exactly once", () =>
 
     // Every group reachable by both: the counts differ by at most one (5 and 5 of 10; 6 and 5 of 11).
     for (const n of [10, 11]) {
-      await reach(t, a.groups.slice(10, 11), b.phone);
+      await joinAsAdmin(t, a.groups.slice(10, 11), b.phone);
       const id2 = await campaign(t, await segment(t, [a.id, b.id], a.groups.slice(0, n)), `Todos ${n}`);
       expect((await finished(t, id2)).json.status).toBe("completed");
       const counts = Object.values(byChannel(await log(t, id2))).sort();
@@ -134,12 +112,12 @@ describe("one group, several channels: the fan-out spreads, exactly once", () =>
 
 describe("failover", () => {
   it("a number banned mid-campaign: the rest goes through the other number, none through the banned one after the ban; channel_status with health banned is delivered", async () => {
-    const { t, numbers } = await tenantWithNumbers(2, pacing(0.15, 1));
+    const { t, numbers } = await tenantWithNumbers(server.url, 2, pacing(0.15, 1));
     const [a, b] = numbers;
     const path = `/ban-${t.tenantId}`;
     expect((await t("PATCH", "/api/external/edit-webhooks", { channel_status_url: `${receiver.url}${path}` })).status).toBe(200);
     const groups = a.groups.slice(0, 16);
-    await reach(t, groups, b.phone);
+    await joinAsAdmin(t, groups, b.phone);
     const id = await campaign(t, await segment(t, [a.id, b.id], groups));
     await waitFor("a few sends through each number", async () => {
       const sent = byChannel(await log(t, id));
@@ -175,10 +153,10 @@ describe("failover", () => {
   });
 
   it("a group only the banned number reaches waits; the campaign pauses as channel_offline when nothing else is left, and goes on when the number is paired again", async () => {
-    const { t, numbers } = await tenantWithNumbers(2);
+    const { t, numbers } = await tenantWithNumbers(server.url, 2, pacing(0, 10));
     const [a, b] = numbers;
     const shared = a.groups.slice(0, 4);
-    await reach(t, shared, b.phone);
+    await joinAsAdmin(t, shared, b.phone);
     const onlyB = b.groups.slice(0, 2);
     const seg = await segment(t, [a.id, b.id], [...shared, ...onlyB]);
     expect((await t("POST", `/api/simulator/channels/${b.id}/state`, { health: "banned" })).status).toBe(200);
@@ -198,11 +176,11 @@ describe("failover", () => {
 
 describe("the counters per channel are kept, never counted", () => {
   it("failover over three numbers: info-campaign's channels equal a fresh count of the deliveries when paused midway and once it completes", async () => {
-    const { t, numbers } = await tenantWithNumbers(3, pacing(0.5, 1));
+    const { t, numbers } = await tenantWithNumbers(server.url, 3, pacing(0.5, 1));
     const [a, b, c] = numbers;
     const groups = a.groups.slice(0, 18);
-    await reach(t, groups, b.phone);
-    await reach(t, groups, c.phone);
+    await joinAsAdmin(t, groups, b.phone);
+    await joinAsAdmin(t, groups, c.phone);
     const id = await campaign(t, await segment(t, [a.id, b.id, c.id], groups));
     const kept = async () => (await info(t, id)).json.channels as { id_channel: string; sent: number; pending: number; failed: number }[];
     await waitFor("a send through each number", async () => Object.keys(byChannel(await log(t, id))).length === 3);
@@ -257,7 +235,7 @@ async function deliveryChannels(campaignId: string) {
 
 describe("a campaign none of whose groups can go when it starts", () => {
   it("pauses as channel_offline (not left pending), and starts when the number is paired again", async () => {
-    const { t, numbers } = await tenantWithNumbers(2);
+    const { t, numbers } = await tenantWithNumbers(server.url, 2, pacing(0, 10));
     const [a, b] = numbers;
     const onlyB = b.groups.slice(0, 3);
     // The segment has A (connected, so the campaign may be created) but only B reaches its groups.
@@ -278,7 +256,7 @@ describe("a campaign none of whose groups can go when it starts", () => {
 
 describe("budgets at the claim", () => {
   it("a daily cap of 5: exactly 5 sends, the number capped until the next 00:00 in Brasília, the campaign paused as channel_limits", async () => {
-    const { t, numbers } = await tenantWithNumbers(1, { ...pacing(0, 10), number_health: { daily_message_cap: 5 } });
+    const { t, numbers } = await tenantWithNumbers(server.url, 1, { ...pacing(0, 10), number_health: { daily_message_cap: 5 } });
     const [a] = numbers;
     const groups = a.groups.slice(0, 8);
     const id = await campaign(t, await segment(t, [a.id], groups));
@@ -297,11 +275,11 @@ describe("budgets at the claim", () => {
   });
 
   it("a number's own cap of 5 (limits): its other groups fail over to the number beside it; exactly 5 through it", async () => {
-    const { t, numbers } = await tenantWithNumbers(2);
+    const { t, numbers } = await tenantWithNumbers(server.url, 2, pacing(0, 10));
     const [a, b] = numbers;
     expect((await t("PUT", `/api/external/edit-channel/${a.id}`, { name: "Número 1", limits: { daily_message_cap: 5 } })).status).toBe(200);
     const groups = a.groups.slice(0, 14);
-    await reach(t, groups, b.phone);
+    await joinAsAdmin(t, groups, b.phone);
     const id = await campaign(t, await segment(t, [a.id, b.id], groups));
     expect((await finished(t, id)).json).toMatchObject({ status: "completed", groups: { sent: 14, failed: 0 } });
     const messages = await log(t, id);
@@ -311,7 +289,7 @@ describe("budgets at the claim", () => {
   });
 
   it("a new Brasília day restarts a number's group creations as well as its sends (its first send of the day carries none of yesterday's)", async () => {
-    const { t, numbers } = await tenantWithNumbers(1);
+    const { t, numbers } = await tenantWithNumbers(server.url, 1, pacing(0, 10));
     const [a] = numbers;
     // Yesterday the number sent 4 messages and created 3 groups.
     const yesterday = brasiliaDay(new Date(Date.now() - 86_400_000));
@@ -323,7 +301,7 @@ describe("budgets at the claim", () => {
   });
 
   it("min_send_gap_seconds 1 holds across two campaigns on one number (zero pacing, no queue)", async () => {
-    const { t, numbers } = await tenantWithNumbers(1, { ...pacing(0, 10), queue: { concurrent_mode: "enabled" } });
+    const { t, numbers } = await tenantWithNumbers(server.url, 1, { ...pacing(0, 10), queue: { concurrent_mode: "enabled" } });
     const [a] = numbers;
     expect((await t("PUT", `/api/external/edit-channel/${a.id}`, { name: "Número 1", limits: { min_send_gap_seconds: 1 } })).status).toBe(200);
     const first = await campaign(t, await segment(t, [a.id], a.groups.slice(0, 3)), "Primeira");
