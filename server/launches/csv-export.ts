@@ -61,5 +61,7 @@ export async function fileAnswer(file: CsvFile, body: ReadableStream<Uint8Array>
     sendFile({ ...file, body });
     return { file: { ...file, content: "" } };
   }
-  return { file: { ...file, content: await new Response(body).text() } };
+  // Response.text() would drop the BOM spreadsheets need: decode keeping it.
+  const content = new TextDecoder("utf-8", { ignoreBOM: true }).decode(await new Response(body).arrayBuffer());
+  return { file: { ...file, content } };
 }
