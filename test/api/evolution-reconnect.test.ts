@@ -26,6 +26,9 @@ beforeAll(async () => {
   ({ fake, api, services, stop } = started);
   // Each call takes a moment, so the trouble lands mid-campaign.
   fake.knobs.latencyMs = 60;
+  // The two cases run side by side in this one account: one's campaign must not wait in the queue behind the other's
+  // (stuck in its grace), or "sends again" measures the queue.
+  expect((await api("PATCH", "/api/external/edit-settings", { queue: { concurrent_mode: "enabled" } })).status).toBe(200);
 });
 afterAll(() => stop());
 
