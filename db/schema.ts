@@ -307,6 +307,8 @@ export const simulatorMessages = pgTable(
     /** A poll's {question, options, multiple_answers} (message_type poll); null otherwise. */
     poll: jsonb("poll"),
     mentionAll: boolean("mention_all").notNull().default(false),
+    /** The participants the message mentions (a launch's welcome); null: none. */
+    mentions: jsonb("mentions").$type<string[]>(),
     linkPreview: boolean("link_preview").notNull().default(false),
     sentAt: ts("sent_at").notNull().default(sql`now()`),
     readAt: ts("read_at"),
@@ -759,6 +761,14 @@ export const launchStatuses = ["active", "paused", "closed"] as const;
 export const launchGroupStatuses = ["filling", "reserve", "full", "broken"] as const;
 
 /** `{name}` holds `{n}` (the group's position); `admins` are phone numbers promoted in every group. */
+/** A launch's welcome (CONTRACT §8 "Welcome"; docs/launches.md#welcome): the message its groups' newcomers get, in batches. */
+export interface LaunchWelcome {
+  text: string;
+  after_joins: number;
+  max_wait_minutes: number;
+  mention_new: boolean;
+}
+
 export interface LaunchGroupTemplate {
   name: string;
   description?: string;
@@ -824,6 +834,10 @@ export const launches = pgTable(
     metaAccessToken: text("meta_access_token"),
     metaEventName: text("meta_event_name"),
     metaTestEventCode: text("meta_test_event_code"),
+    /** The welcome of its groups' newcomers (launch_welcomes); null: off. */
+    welcome: jsonb("welcome").$type<LaunchWelcome>(),
+    /** When the welcome was turned on: joins before it are never welcomed. */
+    welcomeSince: ts("welcome_since"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -1023,6 +1037,8 @@ export const launchParticipants = pgTable(
     /** When the join / the leave went out in a `members_changed` webhook (null: not yet reported). */
     joinReportedAt: ts("join_reported_at"),
     leaveReportedAt: ts("leave_reported_at"),
+    /** The welcome batch (launch_welcomes.id) that took this join; null: not welcomed (yet). */
+    welcomeId: bigint("welcome_id", { mode: "number" }),
   },
   (t) => [
     index("launch_participants_group_idx").on(t.launchId, t.groupId, t.participant),
@@ -1374,4 +1390,38 @@ export const groupActionGroups = pgTable(
     at: ts("at"),
   },
   (t) => [primaryKey({ columns: [t.actionId, t.groupId] }), index("group_action_groups_state_idx").on(t.actionId, t.state, t.position)],
+);
+
+/**
+ * A launch's welcome batch (CONTRACT §8 "Welcome"; docs/launches.md#welcome): the newcomers of one group welcomed by one
+ * message. Made with its joins marked (launch_participants.welcome_id) in one transaction; `pending` until a channel's
+ * budget is taken for it, `sending` (claimed: the channel and the attempt's time recorded with the budget) until the send is
+ * recorded `sent`; a `sending` row whose lease ran out is looked up on the platform (its delivery key), never sent blind.
+ */
+export const launchWelcomeStates = ["pending", "sending", "sent"] as const;
+export const launchWelcomes = pgTable(
+  "launch_welcomes",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    groupId: text("id_group").notNull(),
+    /** The participants welcomed (as recorded: numbers, or platform ids). */
+    participants: jsonb("participants").$type<string[]>().notNull(),
+    /** The text as sent (variations rendered, mentions written): a look-up after a crash finds this very text. */
+    text: text("text").notNull(),
+    mentions: jsonb("mentions").$type<string[]>().notNull(),
+    state: text("state", { enum: launchWelcomeStates }).notNull().default("pending"),
+    channelId: text("channel_id"),
+    attemptAt: ts("attempt_at"),
+    leaseUntil: ts("lease_until"),
+    /** Look-ups that did not find a send whose answer was lost (two, a look-up's wait apart, and it goes again). */
+    lookups: integer("lookups").notNull().default(0),
+    error: text("error"),
+    messageId: text("message_id"),
+    sentAt: ts("sent_at"),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [index("launch_welcomes_launch_idx").on(t.launchId, t.state), index("launch_welcomes_due_idx").on(t.state, t.leaseUntil)],
 );

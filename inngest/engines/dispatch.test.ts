@@ -52,10 +52,10 @@ it("without Inngest, the in-process runner dispatches and nothing is sent to Inn
   expect(send).not.toHaveBeenCalled();
 });
 
-it("serves every function (dispatch, webhooks, maintenance, channel-state poll, launch engine, launch funnel, number health sweep, repeating campaigns' runs, Meta events, group actions) at /api/inngest", async () => {
+it("serves every function (dispatch, webhooks, maintenance, channel-state poll, launch engine, launch funnel, number health sweep, repeating campaigns' runs, Meta events, group actions, welcomes) at /api/inngest", async () => {
   process.env.INNGEST_DEV = "1";
   const { GET } = await import("../../app/api/inngest/route");
   const res = await GET(new Request("http://localhost:3000/api/inngest") as never, undefined);
   expect(res.status).toBe(200);
-  expect(await res.json()).toMatchObject({ function_count: 12, mode: "dev" });
+  expect(await res.json()).toMatchObject({ function_count: 13, mode: "dev" });
 });

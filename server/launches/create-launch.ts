@@ -82,6 +82,8 @@ async function insertLaunch(db: Db, tenantId: string, input: CreateLaunchInput, 
             alertMinutes: input.alerts.clicks_without_joins_minutes,
             alertMinClicks: input.alerts.min_clicks,
             ...metaColumns(input.tracking?.meta),
+            welcome: input.welcome ?? null,
+            welcomeSince: input.welcome ? now : null,
             createdAt: now,
             updatedAt: now,
           })

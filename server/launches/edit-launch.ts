@@ -63,6 +63,7 @@ export async function editLaunch(db: Db, tenantId: string, launchId: string, inp
           alertMinutes: input.alerts?.clicks_without_joins_minutes ?? launch.alertMinutes,
           alertMinClicks: input.alerts?.min_clicks ?? launch.alertMinClicks,
           ...meta,
+          ...(input.welcome === undefined ? {} : { welcome: input.welcome, welcomeSince: input.welcome ? (launch.welcomeSince ?? now) : null }),
           updatedAt: now,
         })
         .where(eq(launches.id, launchId));

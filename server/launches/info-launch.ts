@@ -1,6 +1,6 @@
 import { and, count, countDistinct, desc, eq, sum } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { launchGroups, launchParticipants, launches } from "../../db/schema";
+import { launchGroups, launchParticipants, launches, launchWelcomes } from "../../db/schema";
 import { toBrasiliaIso } from "../time/brasilia";
 import { clickTotals } from "./click-figures";
 import { leadTotals } from "./lead-figures";
@@ -19,6 +19,10 @@ async function totals(db: Db, launchId: string, channelIds: string[], groups: { 
   // Folded days and recent raw clicks (server/launches/click-figures.ts): raw rows go after 90 days.
   const clicks = await clickTotals(db, launchId);
   const leads = await leadTotals(db, launchId, channelIds);
+  const [welcomes] = await db
+    .select({ sent: count() })
+    .from(launchWelcomes)
+    .where(and(eq(launchWelcomes.launchId, launchId), eq(launchWelcomes.state, "sent")));
   return {
     groups: groups.length,
     members: groups.reduce((n, g) => n + g.members, 0),
@@ -28,6 +32,7 @@ async function totals(db: Db, launchId: string, channelIds: string[], groups: { 
     joins: people?.joins ?? 0,
     leaves: people?.leaves ?? 0,
     ...leads,
+    welcomes_sent: welcomes?.sent ?? 0,
   };
 }
 
@@ -67,6 +72,7 @@ export async function launchInfo(db: Db, launch: Launch, now = new Date()) {
     closed_url: launch.closedUrl,
     alerts: { clicks_without_joins_minutes: launch.alertMinutes, min_clicks: launch.alertMinClicks },
     tracking: trackingOut(launch),
+    welcome: launch.welcome,
     traffic_alert: alert ? { ...alert, at: toBrasiliaIso(alert.at) } : null,
     totals: await totals(db, launch.id, launch.channelIds, groups),
     current_group: current

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { launchGroupStatuses, launchStatuses } from "../../db/schema";
+import { withVariations } from "../campaigns/schema";
 import { idChannel, idGroup } from "../channels/schema";
 import { tokenSchema } from "../ids";
 import { illFormedMessage, isIllFormed, mediaUrl, name, text, urlMaxLength } from "../text";
@@ -177,6 +178,38 @@ export const launchTrackingOut = z.object({
     .meta({ description: "The Meta Conversions API settings; null: no events are sent." }),
 });
 
+/**
+ * The welcome (CONTRACT §8 "Welcome"; docs/launches.md#welcome): per group, one message for each batch of newcomers, sent once
+ * `after_joins` people joined since the group's last welcome or `max_wait_minutes` after the first of them.
+ */
+export const launchWelcome = z
+  .object({
+    text: withVariations(text({ max: 1000, min: 1 })).meta({
+      description:
+        "The message (1–1,000 characters). Variations and variables as in campaigns: {Olá|Oi} picks one option per batch; {{grupo}} is the " +
+        "group's name, {{data}} dd/mm and {{hora}} HH:mm in Brasília when the batch is made. Bad braces or an unknown variable: 400 naming welcome.text.",
+      example: "{Bem-vindos|Boas-vindas} ao {{grupo}}! Leiam a descrição do grupo.",
+    }),
+    after_joins: z.number().int().min(1).max(100).default(10).meta({ description: "Newcomers per welcome (1–100, default 10)." }),
+    max_wait_minutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(120)
+      .default(10)
+      .meta({ description: "A batch of fewer newcomers goes this long after its first join (1–120 minutes, default 10)." }),
+    mention_new: z
+      .boolean()
+      .default(true)
+      .meta({ description: "Mention the newcomers: one @<number> each on a last line of the text, and the message's mentions (default true)." }),
+  })
+  .meta({
+    description:
+      "Welcome each group's newcomers: one message per batch (after_joins joins, or max_wait_minutes after the first), through the group's numbers " +
+      "within their budgets, exactly once per batch. The tenant's own numbers, the template's admins and staff_numbers are not welcomed. null: off.",
+  });
+export type LaunchWelcomeInput = z.output<typeof launchWelcome>;
+
 /** margin must leave room in a group: 400 naming margin. */
 function marginBelowCapacity(v: { capacity?: number; margin?: number }, ctx: z.RefinementCtx) {
   if (v.capacity !== undefined && v.margin !== undefined && v.margin >= v.capacity) {
@@ -201,6 +234,7 @@ export const createLaunchInput = z
     adopt: adoptGroups.optional().meta({ description: "Existing groups appended in order (after the created ones)." }),
     alerts: launchAlerts.default({ clicks_without_joins_minutes: 20, min_clicks: 30 }),
     tracking: z.object({ meta: metaTracking.optional() }).optional().meta({ description: "Server-side tracking of the join link's clicks." }),
+    welcome: launchWelcome.nullable().optional(),
   })
   .superRefine(marginBelowCapacity);
 export type CreateLaunchInput = z.output<typeof createLaunchInput>;
@@ -286,6 +320,10 @@ const editLaunchFields = z.object({
       }),
     })
     .optional(),
+  welcome: launchWelcome
+    .nullable()
+    .optional()
+    .meta({ description: "The whole welcome (its defaults fill what is left out); null turns it off. Joins before it is turned on are not welcomed." }),
 });
 /** Unknown fields are kept while parsing only to name join_url / id_segment in the 400. */
 export const editLaunchInput = editLaunchFields.loose().superRefine((v, ctx) => {
@@ -330,6 +368,7 @@ export const launchTotals = z.object({
     .number()
     .int()
     .meta({ description: "Of the leads, those who joined a group of the launch (by phone, or by a LID the launch's numbers paired with it)." }),
+  welcomes_sent: z.number().int().meta({ description: "Welcome messages sent to the launch's groups (one per batch of newcomers)." }),
 });
 
 export const infoLaunchOutput = z.object({
@@ -356,6 +395,10 @@ export const infoLaunchOutput = z.object({
   closed_url: z.string().nullable().meta({ description: "Where a paused or closed link sends people, in its normalised form; null: the closed page." }),
   alerts: z.object({ clicks_without_joins_minutes: z.number().int(), min_clicks: z.number().int() }),
   tracking: launchTrackingOut,
+  welcome: z
+    .object({ text: z.string(), after_joins: z.number().int(), max_wait_minutes: z.number().int(), mention_new: z.boolean() })
+    .nullable()
+    .meta({ description: "The welcome of the groups' newcomers (docs/launches.md#welcome); null: off." }),
   traffic_alert: z
     .object({
       reason: z.literal("clicks_without_joins"),

@@ -32,6 +32,8 @@ export interface OutboundMessage {
   content: MessageContent;
   linkPreview: false | { type: "auto" | "large" | "small" };
   mentionAll: boolean;
+  /** Participants mentioned by id (numbers or platform ids: a launch's welcome); the text carries their `@<number>` itself. */
+  mentions?: string[];
   /** Forward an already sent message instead of sending again, where the provider can. */
   forwardOf?: { groupId: string; messageId: string };
 }

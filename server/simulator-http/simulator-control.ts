@@ -152,6 +152,7 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
             cards: r.cards,
             poll: r.poll,
             mention_all: r.mentionAll,
+            mentions: r.mentions ?? [],
             link_preview: r.linkPreview,
             delivery_key: r.deliveryKey,
             message_id: r.messageId,

@@ -125,7 +125,10 @@ export class Sender {
       });
 
     // Evolution passes `mentions` to Baileys for text and media only: polls and voice notes skip them (`svc` sendMessage), so it is not sent there.
-    const mentions = p.endpoint === "sendText" || p.endpoint === "sendMedia" ? { mentionsEveryOne: message.mentionAll } : {};
+    // `mentioned`: the numbers mentioned (SendTextDto's Metadata, src/api/dto/sendMessage.dto.ts; digits only, src/validate/message.schema.ts),
+    // made JIDs by Evolution (createJid) into Baileys' contextInfo.mentionedJid (docs/evolution.md#mentions).
+    const named = message.mentions?.length ? { mentioned: message.mentions.map(mentionedNumber) } : {};
+    const mentions = p.endpoint === "sendText" || p.endpoint === "sendMedia" ? { mentionsEveryOne: message.mentionAll, ...named } : {};
     const body = { number: message.groupId, ...p.body, ...mentions, ...(idRequested ? { messageId: requestedId } : {}) };
     try {
       const res = await this.ctx.client.request<{ key?: { id?: string }; messageTimestamp?: string | number }>(
@@ -196,6 +199,9 @@ export class Sender {
     return new ProviderSendError(err.message, true);
   }
 }
+
+/** A mention as Evolution's `mentioned` takes it: a number's digits, or a platform id (`…@lid`) as it is. */
+const mentionedNumber = (participant: string) => (participant.includes("@") ? participant : participant.replace(/\D+/g, ""));
 
 /** Default extensions when neither `file_name` nor the URL's path carries one (docs/evolution.md). */
 const defaultExtensions = { image: "jpg", video: "mp4", document: "pdf" } as const;

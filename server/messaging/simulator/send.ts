@@ -70,6 +70,7 @@ function messageRow(message: OutboundMessage, sender: Sender) {
     cards: c.type === "carousel" ? c.cards : null,
     poll: c.type === "poll" ? c.poll : null,
     mention_all: message.mentionAll,
+    mentions: message.mentions?.length ? message.mentions : null,
     link_preview: message.linkPreview !== false,
   };
 }
@@ -77,15 +78,15 @@ function messageRow(message: OutboundMessage, sender: Sender) {
 /** A loop's message rows as one JSON parameter (a VALUES list would bind a dozen parameters per row). */
 const messageValues = (rows: ReturnType<typeof messageRow>[]) =>
   sql`select * from json_to_recordset(${JSON.stringify(rows)}::json) as v(delivery_key text, message_id text, id_channel text, id_group text,
-        id_campaign text, message_type text, text text, media_url text, file_name text, cards jsonb, poll jsonb, mention_all boolean, link_preview boolean,
+        id_campaign text, message_type text, text text, media_url text, file_name text, cards jsonb, poll jsonb, mention_all boolean, mentions jsonb, link_preview boolean,
         own_number text, derived boolean)`;
 
 const messageColumns = sql.raw(
-  "(delivery_key, message_id, id_channel, id_group, id_campaign, message_type, text, media_url, file_name, cards, poll, mention_all, link_preview, sent_at, read_at)",
+  "(delivery_key, message_id, id_channel, id_group, id_campaign, message_type, text, media_url, file_name, cards, poll, mention_all, mentions, link_preview, sent_at, read_at)",
 );
 
 const messageFields = (sentAt: SQL = sql`now()`) =>
-  sql`v.delivery_key, v.message_id, v.id_channel, v.id_group, v.id_campaign, v.message_type, v.text, v.media_url, v.file_name, v.cards, v.poll, v.mention_all, v.link_preview, ${sentAt}, null::timestamptz`;
+  sql`v.delivery_key, v.message_id, v.id_channel, v.id_group, v.id_campaign, v.message_type, v.text, v.media_url, v.file_name, v.cards, v.poll, v.mention_all, v.mentions, v.link_preview, ${sentAt}, null::timestamptz`;
 
 /**
  * Whether the sender of `v` reaches its group (CONTRACT §7): its number is a participant (an admin where only

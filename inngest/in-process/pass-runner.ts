@@ -1,0 +1,69 @@
+/**
+ * An embedded engine made of passes (no Inngest): a pass every `intervalMs`, at once again while a pass left work (each
+ * pass is bounded; what it left is the next pass's), and at once when the engine's wake source calls. Passes run one at a
+ * time; wake-ups arriving meanwhile are merged into one. The timer is unref'd; stop() waits for the pass in progress.
+ * The group-action runner and the welcome runner are two of it.
+ */
+export interface PassEngine {
+  /** Names the engine in logs: `[label] engine pass failed`. */
+  label: string;
+  /** One pass; answers whether work is left now. `stopping`: true once the runner is stopping (a pass may end early). */
+  pass(stopping: () => boolean): Promise<boolean>;
+  /** Subscribes to the engine's wake source; answers the unsubscribe. */
+  onWake(wake: () => void): () => void;
+}
+
+export class PassRunner {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> = Promise.resolve();
+  private stopped = true;
+  private offWake: (() => void) | undefined;
+  private queued = false;
+
+  constructor(
+    private readonly engine: PassEngine,
+    private readonly intervalMs: number,
+  ) {}
+
+  start() {
+    this.stopped = false;
+    this.offWake = this.engine.onWake(() => this.soon(0));
+    this.soon(this.intervalMs);
+    return this;
+  }
+
+  async stop() {
+    this.stopped = true;
+    this.offWake?.();
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One pass now (tests too); answers whether work is left. */
+  pass(): Promise<boolean> {
+    const run = this.running.then(() =>
+      this.engine
+        .pass(() => this.stopped)
+        .catch((err) => {
+          console.error(`[${this.engine.label}] engine pass failed`, err);
+          return false;
+        }),
+    );
+    this.running = run;
+    return run;
+  }
+
+  private soon(ms: number) {
+    if (this.stopped) return;
+    if (ms === 0 && this.queued) return;
+    clearTimeout(this.timer);
+    this.queued = ms === 0;
+    this.timer = setTimeout(async () => {
+      this.queued = false;
+      if (this.stopped) return;
+      const more = await this.pass();
+      this.soon(more ? 0 : this.intervalMs);
+    }, ms);
+    this.timer.unref?.();
+  }
+}
