@@ -961,6 +961,15 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         if (typeof number !== "string" || !number) return send(400, errorBody(400, "Bad Request", [['instance requires property "number"']]));
         sendRequests.push({ instance: name, endpoint: action, number, body, at: Date.now() });
         if (action === "sendText" && typeof body.text !== "string") return send(400, errorBody(400, "Bad Request", [['instance requires property "text"']]));
+        // Metadata.mentioned (src/validate/message.schema.ts, textMessageSchema / mediaMessageSchema): an array of at least one
+        // unique string of digits; Evolution makes each a JID (createJid) for Baileys' contextInfo.mentionedJid.
+        if ((action === "sendText" || action === "sendMedia") && body.mentioned !== undefined) {
+          const m = body.mentioned;
+          if (!Array.isArray(m) || m.length === 0) return send(400, errorBody(400, "Bad Request", [["instance.mentioned does not meet minimum length of 1"]]));
+          const bad = m.findIndex((x) => typeof x !== "string" || !/^\d+/.test(x));
+          if (bad >= 0) return send(400, errorBody(400, "Bad Request", [[`instance.mentioned[${bad}] does not match pattern "^\\d+"`]]));
+          if (new Set(m).size !== m.length) return send(400, errorBody(400, "Bad Request", [["instance.mentioned contains duplicate item"]]));
+        }
         if (action === "sendMedia" && (typeof body.media !== "string" || typeof body.mediatype !== "string"))
           return send(400, errorBody(400, "Bad Request", [['instance requires property "media"']]));
         if (action === "sendWhatsAppAudio" && typeof body.audio !== "string")
