@@ -84,7 +84,9 @@ describe("create-launch", () => {
       leaves: 0,
       leads: 0,
       leads_joined: 0,
+      welcomes_sent: 0,
     });
+    expect(info.welcome).toBeNull();
     expect(info.group_template).toEqual(template);
 
     // The group is in the channel's groups (the provider made it) and in the launch's segment.
