@@ -69,39 +69,8 @@ export const launchesRouter = router({
     .input(editLaunchInput)
     .output(infoLaunchOutput)
     .mutation(async ({ ctx, input }) => {
-      const {
-        id_launch,
-        name,
-        slug,
-        id_channel,
-        group_template,
-        capacity,
-        margin,
-        auto_create,
-        reserve,
-        staff_numbers,
-        status,
-        closed_url,
-        alerts,
-        tracking,
-        welcome,
-      } = input;
-      const changes = {
-        name,
-        slug,
-        id_channel,
-        group_template,
-        capacity,
-        margin,
-        auto_create,
-        reserve,
-        staff_numbers,
-        status,
-        closed_url,
-        alerts,
-        tracking,
-        welcome,
-      };
+      // edit-launch reads only the fields it knows (unknown ones were kept by the schema to name join_url / id_segment).
+      const { id_launch, ...changes } = input;
       await editLaunch(ctx.db, ctx.tenantId, id_launch, changes, ctx.now);
       return infoLaunch(ctx.db, ctx.tenantId, id_launch);
     }),
