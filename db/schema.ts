@@ -1045,6 +1045,10 @@ export const launchParticipants = pgTable(
     index("launch_participants_joined_idx").on(t.launchId, t.joinedAt),
     // A LID's rows across the launch's groups, moved to the number once it is known (lid-phones.ts).
     index("launch_participants_person_idx").on(t.launchId, t.participant),
+    // The welcome's waiting newcomers (welcome-batches.ts): a pass reads only them, not the launch's whole history.
+    index("launch_participants_welcome_idx")
+      .on(t.launchId, t.groupId, t.joinedAt)
+      .where(sql`${t.welcomeId} is null and ${t.staff} = false and ${t.leftAt} is null`),
   ],
 );
 

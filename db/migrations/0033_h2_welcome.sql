@@ -22,4 +22,5 @@ ALTER TABLE "launches" ADD COLUMN "welcome_since" timestamp with time zone;--> s
 ALTER TABLE "simulator_messages" ADD COLUMN "mentions" jsonb;--> statement-breakpoint
 ALTER TABLE "launch_welcomes" ADD CONSTRAINT "launch_welcomes_launch_id_launches_id_fk" FOREIGN KEY ("launch_id") REFERENCES "public"."launches"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "launch_welcomes_launch_idx" ON "launch_welcomes" USING btree ("launch_id","state");--> statement-breakpoint
-CREATE INDEX "launch_welcomes_due_idx" ON "launch_welcomes" USING btree ("state","lease_until");
+CREATE INDEX "launch_welcomes_due_idx" ON "launch_welcomes" USING btree ("state","lease_until");--> statement-breakpoint
+CREATE INDEX "launch_participants_welcome_idx" ON "launch_participants" USING btree ("launch_id","id_group","joined_at") WHERE "launch_participants"."welcome_id" is null and "launch_participants"."staff" = false and "launch_participants"."left_at" is null;

@@ -180,6 +180,26 @@ describe("welcome batches", () => {
     expect(welcome.text).toBe(`Oi!\n\n@${lead} @${second}`);
   });
 
+  it("a welcome is one of the number's sends: it counts against daily_message_cap, and at the cap the next batch waits", async () => {
+    const ch = await channel();
+    const capped = await api("PUT", `/api/external/edit-channel/${ch.id}`, { name: "Número", limits: { daily_message_cap: 1 } });
+    expect(capped.status, capped.text).toBe(200);
+    const launch = await createLaunch({ id_channel: [ch.id], welcome: { text: "Oi!", after_joins: 1, max_wait_minutes: 120 } });
+    const group = launch.groups[0].id_group;
+    await join(group, people("8", 1));
+    await waitFor("the first welcome", async () => (await messagesOf(group)).length === 1);
+    const health = await waitFor("the number at its cap", async () => {
+      const h = (await api("GET", `/api/external/info-channel/${ch.id}`)).json.health;
+      return h.state === "capped" && h;
+    });
+    expect(health.sent_today).toBe(1);
+    await join(group, people("9", 1));
+    await runner.pass();
+    await runner.pass();
+    expect(await messagesOf(group)).toHaveLength(1);
+    expect((await infoLaunch(launch.id_launch)).totals.welcomes_sent).toBe(1);
+  });
+
   it("a batch left `sending` by a process that died is looked up, not sent again; one whose send never reached the platform is sent once", async () => {
     const ch = await channel();
     const launch = await createLaunch({ id_channel: [ch.id], welcome: { text: "Oi!", after_joins: 1, max_wait_minutes: 120 } });
