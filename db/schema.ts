@@ -1037,7 +1037,7 @@ export const launchParticipants = pgTable(
     /** When the join / the leave went out in a `members_changed` webhook (null: not yet reported). */
     joinReportedAt: ts("join_reported_at"),
     leaveReportedAt: ts("leave_reported_at"),
-    /** The welcome batch (launch_welcomes.id) that took this join; null: not welcomed (yet). */
+    /** The welcome batch (launch_welcomes.id) that took this join; null: not welcomed (yet); 0: never (one of the tenant's numbers). */
     welcomeId: bigint("welcome_id", { mode: "number" }),
   },
   (t) => [

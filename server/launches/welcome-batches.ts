@@ -4,13 +4,14 @@
  * them are waiting, or `max_wait_minutes` after the first of them. A batch is one launch_welcomes row, its text rendered
  * and its mentions written, made with its joins marked (`welcome_id`) in one transaction under the launch's row lock (the
  * lock recording joins takes too): two processes never put a join in two batches, and a batch once made is never lost.
- * The staff (the tenant's own numbers, the template's admins, staff_numbers) are recorded `staff` at their join
- * (members.ts) and never welcomed.
+ * The staff (the launch's own numbers, the template's admins, staff_numbers) are recorded `staff` at their join
+ * (members.ts) and never welcomed; the tenant's other numbers (phone codec) are set aside here.
  */
 import { and, asc, eq, gte, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
-import { launches, launchGroups, launchParticipants, launchWelcomes, type LaunchWelcome } from "../../db/schema";
+import { channels, launches, launchGroups, launchParticipants, launchWelcomes, type LaunchWelcome } from "../../db/schema";
 import { renderForGroup } from "../dispatch/variations";
+import { phoneSet } from "../phones/phone";
 
 /** Groups with a due batch looked at per pass (the next pass takes the rest). */
 const groupsPerPass = 200;
@@ -22,6 +23,9 @@ interface Waiting {
   first: Date;
   welcome: LaunchWelcome;
 }
+
+/** launch_participants.welcome_id of a join that is never welcomed (one of the tenant's own numbers), so it waits no more. */
+const notWelcomed = 0;
 
 /** A join waiting for its welcome. */
 interface Newcomer {
@@ -83,13 +87,23 @@ async function batchLaunch(tx: Tx, launchId: string, groupIds: string[], now: Da
     .innerJoin(launches, eq(launches.id, launchParticipants.launchId))
     .where(and(waitingJoins(launchId), inArray(launchParticipants.groupId, groupIds)))
     .orderBy(asc(launchParticipants.joinedAt), asc(launchParticipants.id));
+  // The tenant's numbers outside the launch (a backup number joined by hand) are recorded as leads: never welcomed either.
+  const own = phoneSet(
+    (await tx.select({ phone: channels.phone }).from(channels).where(eq(channels.tenantId, launch.tenantId))).flatMap((c) => (c.phone ? [c.phone] : [])),
+  );
+  const ownJoins = rows.filter((r) => own.has(r.participant)).map((r) => r.id);
+  if (ownJoins.length > 0)
+    await tx
+      .update(launchParticipants)
+      .set({ welcomeId: notWelcomed })
+      .where(and(inArray(launchParticipants.id, ownJoins), isNull(launchParticipants.welcomeId)));
   const names = await tx
     .select({ groupId: launchGroups.groupId, name: launchGroups.name })
     .from(launchGroups)
     .where(and(eq(launchGroups.launchId, launchId), inArray(launchGroups.groupId, groupIds)));
   let made = 0;
   for (const groupId of groupIds) {
-    const newcomers = rows.filter((r) => r.groupId === groupId);
+    const newcomers = rows.filter((r) => r.groupId === groupId && !ownJoins.includes(r.id));
     // Full batches first; what is left goes once its first join has waited max_wait_minutes.
     for (let i = 0; i < newcomers.length; i += welcome.after_joins) {
       const batch = newcomers.slice(i, i + welcome.after_joins);

@@ -150,7 +150,7 @@ describe("welcome batches", () => {
     }
   });
 
-  it("the template's admins, staff_numbers and the launch's own numbers are not welcomed", async () => {
+  it("the template's admins, staff_numbers, the launch's numbers and the tenant's other numbers are not welcomed", async () => {
     const a = await channel();
     const b = await channel();
     // Staff typed with the ninth digit joins as the platform reports it, without (the phone codec matches them).
@@ -164,7 +164,9 @@ describe("welcome batches", () => {
     // The launch's second number leaves and comes back: its join is recorded (staff), never welcomed.
     const left = await api("POST", `/api/simulator/groups/${enc(group)}/participants`, { leave: [b.phone, "5511900000001"] });
     expect(left.status, left.text).toBe(200);
-    await join(group, [b.phone, "5511900000001", staff]);
+    // Another of the tenant's numbers, not in the launch (a backup joined by hand): not welcomed either.
+    const c = await channel();
+    await join(group, [b.phone, "5511900000001", staff, c.phone]);
     const [lead] = people("4", 1);
     await join(group, [lead]);
     await runner.pass();
