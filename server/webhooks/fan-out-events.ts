@@ -1,5 +1,6 @@
 import { and, asc, inArray, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { preparedPerDb } from "../../db/params";
 import { outboxEvents, webhookConfigs, webhookDeliveries } from "../../db/schema";
 import { appsListeningTo, appTarget, sentToApps } from "./partner-webhooks";
 import { configuredUrl } from "./webhook-config";
@@ -21,6 +22,9 @@ const FAN_OUT_LOCK = 7_246_001;
  * Returns the deliveries created, for an engine to deliver.
  */
 export async function fanOutEvents(db: Db, now: Date, limit = 1000): Promise<FannedOut[]> {
+  // Most looks find nothing (the engine looks every 50 ms for a second after each event): one indexed read,
+  // prepared once, instead of a transaction's four statements. A race with a new event costs one look's delay.
+  if ((await anyUnfanned(db).execute()).length === 0) return [];
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${FAN_OUT_LOCK})`);
     const events = await tx
@@ -71,6 +75,11 @@ export async function fanOutEvents(db: Db, now: Date, limit = 1000): Promise<Fan
     return created;
   });
 }
+
+/** Is any event waiting to be fanned out? (outbox_unfanned_idx: a partial index, so a look at its first entry.) */
+const anyUnfanned = preparedPerDb((db: Db) =>
+  db.select({ id: outboxEvents.id }).from(outboxEvents).where(isNull(outboxEvents.fannedOutAt)).limit(1).prepare("outbox_any_unfanned"),
+);
 
 /** Events about the same campaign (or channel, or launch) are delivered in order; different ones in parallel. */
 function orderingSubject(payload: unknown): string {
