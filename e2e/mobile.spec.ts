@@ -129,6 +129,12 @@ export const tests: E2ETest[] = [
           await expectText(page.getByTestId("campaign-status"), "Concluída", 60_000);
           const campaignPath = new URL(page.url()).pathname;
           log("campaign sent by taps");
+          // A group action on the launch (its Cronograma and its own page are walked below).
+          const action = await api("POST", "/api/external/create-group-action", {
+            id_launch: decodeURIComponent(launchPath.split("/").pop() ?? ""),
+            action: { type: "set_subject", subject: "Turma {n} — Aulas liberadas" },
+          });
+          const actionPath = `/acoes/${action.id_action}`;
 
           // Every dashboard page, as a phone shows it.
           const pages: [string, string][] = [
@@ -144,6 +150,7 @@ export const tests: E2ETest[] = [
             ["campaigns", "/campaigns"],
             ["campaign-new", "/campaigns/new"],
             ["campaign", campaignPath],
+            ["group-action", actionPath],
             ["integrations", "/integrations"],
             ["webhooks", "/webhooks"],
             ["apps", "/apps"],
@@ -175,7 +182,7 @@ export const tests: E2ETest[] = [
 
           // The narrowest phones the issue names, on the pages that were widest.
           await page.setViewportSize({ width: 360, height: 740 });
-          for (const path of ["/overview", "/channels", launchPath, "/launches/new", "/settings", campaignPath]) {
+          for (const path of ["/overview", "/channels", launchPath, "/launches/new", "/settings", campaignPath, actionPath]) {
             await page.goto(path);
             await settled(page);
             await checkPhoneLayout(page, `${path} at 360 px`);
