@@ -5,9 +5,9 @@
  * error lands under its field; an action scheduled for tomorrow is canceled by a tap. Both pages pass the phone checks
  * (no sideways scroll, tap targets ≥ 44 px), at 390 and at 360 px.
  */
-import { apiCaller, newAccount, signUp, withPage } from "./flows";
+import { newAccount, signUp, withPage } from "./flows";
 import { assert, eventually, expectText, expectUrl, expectVisible, type E2ETest } from "./harness";
-import { checkPhoneLayout, phone, tapMenu } from "./phone";
+import { apiKeyByTaps, checkPhoneLayout, phone } from "./phone";
 
 export const tests: E2ETest[] = [
   {
@@ -18,13 +18,8 @@ export const tests: E2ETest[] = [
         ctx,
         async (page) => {
           await signUp(page, newAccount("crono"));
-          await tapMenu(page, "Chaves de API", /\/api-keys$/);
-          await page.getByLabel("Nome da chave").fill("Chave do cronograma");
-          await page.getByRole("button", { name: "Criar chave" }).tap();
-          const keyField = page.getByLabel("Nova chave de API");
-          await expectVisible(keyField);
-          const api = apiCaller(baseUrl, await keyField.inputValue());
-          await page.getByRole("button", { name: "Já copiei, fechar" }).tap();
+          // An API key by taps, for the setup a script would do.
+          const api = await apiKeyByTaps(page, baseUrl, "Chave do cronograma");
 
           // A launch with 3 groups its number created (so it is admin there), and a campaign to its segment, as a script would set them up.
           await api("PATCH", "/api/external/edit-settings", {

@@ -8,7 +8,7 @@
 import type { Page } from "playwright-core";
 import { apiCaller, newAccount, signUp, withPage } from "./flows";
 import { assert, eventually, expectText, expectUrl, expectVisible, type E2ETest } from "./harness";
-import { checkPhoneLayout, phone, phoneViewport, tapMenu } from "./phone";
+import { apiKeyByTaps, checkPhoneLayout, phone, phoneViewport, tapMenu } from "./phone";
 
 const channel = "Canal Celular";
 const segment = "Turma celular";
@@ -51,13 +51,7 @@ export const tests: E2ETest[] = [
           await ctx.screenshot(page, "phone-channels-first-screen");
 
           // An API key by taps, for the setup a script would do.
-          await tapMenu(page, "Chaves de API", /\/api-keys$/);
-          await page.getByLabel("Nome da chave").fill("Chave do celular");
-          await page.getByRole("button", { name: "Criar chave" }).tap();
-          const keyField = page.getByLabel("Nova chave de API");
-          await expectVisible(keyField);
-          const api = apiCaller(baseUrl, await keyField.inputValue());
-          await page.getByRole("button", { name: "Já copiei, fechar" }).tap();
+          const api = await apiKeyByTaps(page, baseUrl, "Chave do celular");
 
           // A channel by taps.
           await tapMenu(page, "Canais", /\/channels$/);
