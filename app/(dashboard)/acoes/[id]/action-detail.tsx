@@ -42,7 +42,7 @@ export function ActionDetail({ id }: { id: string }) {
             <span className={`badge ${badgeClass[a.status] ?? ""}`} data-testid="action-status">
               {actionStatusLabel[a.status]}
             </span>
-            <span>{describeAction(a.action)}</span>
+            {a.name && <span>{describeAction(a.action)}</span>}
             <span>
               {a.status === "scheduled" ? "Agendada para" : "Marcada para"} {formatDateTime(a.scheduled_at)} (Brasília)
             </span>
