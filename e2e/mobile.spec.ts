@@ -8,7 +8,7 @@
 import type { Page } from "playwright-core";
 import { apiCaller, newAccount, signUp, withPage } from "./flows";
 import { assert, eventually, expectText, expectUrl, expectVisible, type E2ETest } from "./harness";
-import { checkPhoneLayout, phone, phoneViewport, tapMenu } from "./phone";
+import { apiKeyByTaps, checkPhoneLayout, phone, phoneViewport, tapMenu } from "./phone";
 
 const channel = "Canal Celular";
 const segment = "Turma celular";
@@ -51,13 +51,7 @@ export const tests: E2ETest[] = [
           await ctx.screenshot(page, "phone-channels-first-screen");
 
           // An API key by taps, for the setup a script would do.
-          await tapMenu(page, "Chaves de API", /\/api-keys$/);
-          await page.getByLabel("Nome da chave").fill("Chave do celular");
-          await page.getByRole("button", { name: "Criar chave" }).tap();
-          const keyField = page.getByLabel("Nova chave de API");
-          await expectVisible(keyField);
-          const api = apiCaller(baseUrl, await keyField.inputValue());
-          await page.getByRole("button", { name: "Já copiei, fechar" }).tap();
+          const api = await apiKeyByTaps(page, baseUrl, "Chave do celular");
 
           // A channel by taps.
           await tapMenu(page, "Canais", /\/channels$/);
@@ -129,6 +123,12 @@ export const tests: E2ETest[] = [
           await expectText(page.getByTestId("campaign-status"), "Concluída", 60_000);
           const campaignPath = new URL(page.url()).pathname;
           log("campaign sent by taps");
+          // A group action on the launch (its Cronograma and its own page are walked below).
+          const action = await api("POST", "/api/external/create-group-action", {
+            id_launch: decodeURIComponent(launchPath.split("/").pop() ?? ""),
+            action: { type: "set_subject", subject: "Turma {n} — Aulas liberadas" },
+          });
+          const actionPath = `/acoes/${action.id_action}`;
 
           // Every dashboard page, as a phone shows it.
           const pages: [string, string][] = [
@@ -144,6 +144,7 @@ export const tests: E2ETest[] = [
             ["campaigns", "/campaigns"],
             ["campaign-new", "/campaigns/new"],
             ["campaign", campaignPath],
+            ["group-action", actionPath],
             ["integrations", "/integrations"],
             ["webhooks", "/webhooks"],
             ["apps", "/apps"],
@@ -175,7 +176,7 @@ export const tests: E2ETest[] = [
 
           // The narrowest phones the issue names, on the pages that were widest.
           await page.setViewportSize({ width: 360, height: 740 });
-          for (const path of ["/overview", "/channels", launchPath, "/launches/new", "/settings", campaignPath]) {
+          for (const path of ["/overview", "/channels", launchPath, "/launches/new", "/settings", campaignPath, actionPath]) {
             await page.goto(path);
             await settled(page);
             await checkPhoneLayout(page, `${path} at 360 px`);

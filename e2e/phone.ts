@@ -4,6 +4,7 @@
  * page, and every control at least 44 px in both directions.
  */
 import type { BrowserContextOptions, Page } from "playwright-core";
+import { apiCaller } from "./flows";
 import { assert, expectUrl, expectVisible } from "./harness";
 
 export const phoneViewport = { width: 390, height: 844 };
@@ -75,4 +76,16 @@ export async function checkPhoneLayout(page: Page, what: string) {
   assert(overflow === null, `${what}: the page scrolls sideways at ${page.viewportSize()?.width} px: ${overflow}`);
   const small = await smallTapTargets(page);
   assert(small.length === 0, `${what}: ${small.length} tap targets under 44 px: ${small.slice(0, 8).join("; ")}`);
+}
+
+/** An API key made by taps on the Chaves de API page, for the setup a script would do: its REST caller. */
+export async function apiKeyByTaps(page: Page, baseUrl: string, name: string) {
+  await tapMenu(page, "Chaves de API", /\/api-keys$/);
+  await page.getByLabel("Nome da chave").fill(name);
+  await page.getByRole("button", { name: "Criar chave" }).tap();
+  const keyField = page.getByLabel("Nova chave de API");
+  await expectVisible(keyField);
+  const api = apiCaller(baseUrl, await keyField.inputValue());
+  await page.getByRole("button", { name: "Já copiei, fechar" }).tap();
+  return api;
 }

@@ -1,4 +1,4 @@
-import { asc, desc, eq } from "drizzle-orm";
+import { and, asc, desc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries, segments } from "../../db/schema";
 import { type CampaignContent, contentForGroup, contentText } from "../dispatch/campaign-content";
@@ -6,13 +6,13 @@ import { encodeDeliveryKey } from "../dispatch/delivery-key";
 import { groupCounters } from "../dispatch/group-counters";
 import { findCampaign } from "./find-campaign";
 
-/** The tenant's latest 200 campaigns with their segment's name and group counters, newest first. */
-export async function listCampaigns(db: Db, tenantId: string) {
+/** The tenant's latest 200 campaigns (of one segment when given) with their segment's name and group counters, newest first. */
+export async function listCampaigns(db: Db, tenantId: string, segmentId?: string) {
   const rows = await db
     .select({ c: campaigns, segmentName: segments.name })
     .from(campaigns)
     .innerJoin(segments, eq(segments.id, campaigns.segmentId))
-    .where(eq(campaigns.tenantId, tenantId))
+    .where(and(eq(campaigns.tenantId, tenantId), segmentId ? eq(campaigns.segmentId, segmentId) : undefined))
     .orderBy(desc(campaigns.createdAt))
     .limit(200);
   return rows.map(({ c, segmentName }) => ({
@@ -21,6 +21,7 @@ export async function listCampaigns(db: Db, tenantId: string) {
     status: c.status,
     pauseReason: c.pauseReason,
     messageType: c.messageType,
+    segmentId: c.segmentId,
     segmentName,
     groups: groupCounters(c),
     scheduledAt: c.scheduledAt,

@@ -10,6 +10,7 @@ import type { Repeat } from "./series-schema";
 import { type CampaignInfo, infoCampaign } from "./info-campaign";
 import { type PollResults, pollResults } from "./poll-results";
 import { BadRequest } from "../errors";
+import { idSegment } from "../segments/schema";
 import { listCampaigns, listDeliveries } from "./list-campaigns";
 import { sendTest } from "./send-test";
 import {
@@ -254,8 +255,9 @@ export const campaignsRouter = router({
   resume: action("resume", "Resume a paused campaign", resumeCampaign, "Campaign resumed"),
   cancel: action("cancel", "Cancel a campaign (groups not yet sent stay unsent)", cancelCampaign, "Campaign canceled"),
 
-  /** Dashboard: the tenant's campaigns with live counters, and one campaign's deliveries. */
+  /** Dashboard: the tenant's campaigns with live counters (of one segment: a launch's Cronograma), and one campaign's deliveries. */
   list: ownerProcedure
+    .input(z.object({ id_segment: idSegment.optional() }).optional())
     .output(
       z.array(
         z.object({
@@ -264,6 +266,7 @@ export const campaignsRouter = router({
           status: campaignStatus,
           pause_reason: pauseReason.nullable(),
           message_type: anyMessageType,
+          id_segment: z.string(),
           segment_name: z.string(),
           groups: groupCountersOutput,
           scheduled_at: z.string().nullable(),
@@ -272,13 +275,14 @@ export const campaignsRouter = router({
         }),
       ),
     )
-    .query(async ({ ctx }) =>
-      (await listCampaigns(ctx.db, ctx.tenantId)).map((c) => ({
+    .query(async ({ ctx, input }) =>
+      (await listCampaigns(ctx.db, ctx.tenantId, input?.id_segment)).map((c) => ({
         id_campaign: c.id,
         name: c.name,
         status: c.status,
         pause_reason: c.pauseReason,
         message_type: c.messageType,
+        id_segment: c.segmentId,
         segment_name: c.segmentName,
         groups: c.groups,
         scheduled_at: c.scheduledAt ? toBrasiliaIso(c.scheduledAt) : null,

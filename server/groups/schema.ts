@@ -89,7 +89,11 @@ export const infoGroupActionOutput = groupActionView.extend({
   results: z.array(
     z.object({
       id_group: z.string(),
-      id_channel: z.string().nullable(),
+      group_name: z.string().nullable().meta({ description: "The group's name as the target's segment holds it (null once it left the segment)" }),
+      position: z.number().int().meta({ description: "{n}: the group's number in the launch, or its 1-based position in the segment" }),
+      id_channel: z.string().nullable().meta({ description: "The number (channel) that applied it, or last tried" }),
+      channel_name: z.string().nullable(),
+      phone: z.string().nullable().meta({ description: "That channel's phone number" }),
       state: groupActionState,
       reason: z.string().nullable().meta({ description: "not_admin, group_gone, no_channel, platform_error: <the platform's words>; null unless failed" }),
       at: z.string().nullable(),

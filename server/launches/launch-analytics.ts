@@ -3,7 +3,8 @@
  * joins and leaves of leads, and everyone in the launch's groups at the end of the day; clicks by
  * `utm_source`; the groups with the period's clicks, joins and leaves. A day's `members` is counted back
  * from now: today's end is the groups' `members`, and each earlier day's is the next one's minus what
- * joined and plus what left that next day (staff included, as `members` is). Click figures come from the
+ * joined and plus what left that next day (staff included, as `members` is), and 0 before the launch's creation day
+ * (the launch had no groups then; the dashboard's charts start on that day). Click figures come from the
  * fold for old days and from the raw clicks for recent ones (server/launches/click-figures.ts), so 365 days
  * are answered after the raw rows' 90 days; `by_source` is the 20 largest sources and "(outros)",
  * `by_source_day` the same sources per day, `by_utm` the 50 largest UTM combinations (server/launches/utm-figures.ts).
@@ -72,6 +73,8 @@ export async function launchAnalytics(db: Db, tenantId: string, launchId: string
   const joins = byDay(joinsByDay);
   const leaves = byDay(leavesByDay);
   let members = groups.reduce((sum, g) => sum + g.members, 0);
+  // Counted back from now, an adopted group's members would be drawn on days before the launch existed.
+  const createdDay = brasiliaParts(launch.createdAt).date;
   const days: LaunchAnalytics["days"] = [];
   for (let i = dates.length - 1; i >= 0; i--) {
     const date = dates[i];
@@ -81,7 +84,7 @@ export async function launchAnalytics(db: Db, tenantId: string, launchId: string
       unique_clicks: clicks.get(date)?.unique ?? 0,
       joins: joins.get(date)?.leads ?? 0,
       leaves: leaves.get(date)?.leads ?? 0,
-      members: Math.max(0, members),
+      members: date < createdDay ? 0 : Math.max(0, members),
       buyers: buyerFigs.byDay.get(date) ?? 0,
     });
     members = members - (joins.get(date)?.all ?? 0) + (leaves.get(date)?.all ?? 0);

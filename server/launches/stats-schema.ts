@@ -35,7 +35,10 @@ export const launchAnalyticsOutput = z.object({
         unique_clicks: z.number().int().meta({ description: "Distinct visitors that day." }),
         joins: z.number().int().meta({ description: "Leads who joined a group that day (staff not counted)." }),
         leaves: z.number().int().meta({ description: "Leads who left a group that day (staff not counted)." }),
-        members: z.number().int().meta({ description: "Everyone in the launch's groups at the end of that day (staff included)." }),
+        members: z
+          .number()
+          .int()
+          .meta({ description: "Everyone in the launch's groups at the end of that day (staff included); 0 on the days before the launch was created." }),
         buyers: z.number().int().meta({ description: "Distinct buyers (see `buyers`) whose purchase was approved that day; a refund takes them out." }),
       }),
     )

@@ -112,6 +112,14 @@ describe("close_messages over 30 groups by two admin numbers", () => {
       expect([a.id, b.id]).toContain(r.id_channel);
     }
     expect(done.json.results.map((r: { id_group: string }) => r.id_group)).toEqual(groups);
+    // What the dashboard's page of the action shows: each group's name and {n}, the number that applied it.
+    expect(done.json.results.map((r: { position: number }) => r.position)).toEqual(groups.map((_, i) => i + 1));
+    const phoneOf: Record<string, string> = { [a.id]: a.phone, [b.id]: b.phone };
+    for (const r of done.json.results) {
+      expect(r.group_name).toEqual(expect.any(String));
+      expect(r.phone).toBe(phoneOf[r.id_channel]);
+      expect(r.channel_name).toEqual(expect.any(String));
+    }
 
     const { db } = await getServices();
     const events = await db

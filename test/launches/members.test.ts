@@ -6,7 +6,7 @@ import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
-import { launchClicks, launchGroups } from "../../db/schema";
+import { launchClicks, launchGroups, launches } from "../../db/schema";
 import { checkInviteLinks } from "../../server/launches/invite-health";
 import { reportMembersChanged } from "../../server/launches/group-activity";
 import { appRouter } from "../../server/root";
@@ -196,6 +196,20 @@ describe("launch-analytics", () => {
     expect(res.json.groups.map((g: { clicks: number }) => g.clicks)).toEqual([2, 1]);
     for (const q of ["", "?days=0", "?days=366", "?days=abc"]) expect((await l.api("GET", ANALYTICS(l.id, q))).json.days).toHaveLength(30);
     expect((await l.api("GET", ANALYTICS(l.id, "?days=365"))).json.days).toHaveLength(365);
+  });
+
+  it("draws no members on the days before the launch existed: an adopted group's members count from the launch's creation day on", async () => {
+    const l = await launchWithGroups(fx.server.url);
+    const db = await getDb();
+    // Created yesterday with groups that already held people (adopted): no join rows explain them.
+    await db
+      .update(launches)
+      .set({ createdAt: new Date(Date.now() - 86_400_000) })
+      .where(eq(launches.id, l.id));
+    await db.update(launchGroups).set({ members: 6 }).where(eq(launchGroups.launchId, l.id));
+    const days = (await l.api("GET", ANALYTICS(l.id, "?days=5"))).json.days as { date: string; members: number }[];
+    expect(days).toHaveLength(5);
+    expect(days.map((d) => d.members)).toEqual([0, 0, 0, 12, 12]);
   });
 
   it("another tenant's launch is 404 like a missing one; a malformed id 400; no key 401; a partner token is refused", async () => {

@@ -4,6 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { Breadcrumb, DetailUnavailable, Loading, PageHeader } from "../../../_components/ui";
 import { useTRPC } from "../../../_lib/trpc";
+import { Cronograma } from "../../acoes/cronograma";
 import { launchStatusLabel } from "../labels";
 import { AddGroups } from "./add-groups";
 import { GroupBars } from "./group-bars";
@@ -93,6 +94,8 @@ export function LaunchDetail({ id }: { id: string }) {
         )}
         <AddGroups id={l.id_launch} channelIds={l.id_channel} inLaunch={l.groups.map((g) => g.id_group)} />
       </section>
+
+      <Cronograma target={{ id_launch: l.id_launch }} segmentId={l.id_segment} />
 
       {/* What a team watches live comes first (on a phone, the first screen); the link and its QR code are set up once. */}
       <section className="card" aria-labelledby="link-title">

@@ -5,6 +5,7 @@ import { useState } from "react";
 import { Breadcrumb, DetailUnavailable, EmptyState, Loading, PageHeader } from "../../../_components/ui";
 import { formatDateTime } from "../../../_lib/format";
 import { useTRPC } from "../../../_lib/trpc";
+import { Cronograma } from "../../acoes/cronograma";
 import { MonitoringGroupForm } from "./monitoring-group-form";
 import { RenameSegment } from "./rename-segment";
 
@@ -51,6 +52,8 @@ export function SegmentDetail({ id }: { id: string }) {
         </div>
         <MonitoringGroupForm segment={s} channels={channels.data ?? []} />
       </section>
+
+      <Cronograma target={{ id_segment: s.id_segment }} segmentId={s.id_segment} />
 
       <section className="card">
         <div className="row space-between">
