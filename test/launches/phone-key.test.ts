@@ -3,7 +3,7 @@
  * 13-digit 55 + DDD + 9 + [2-5]xxxxxxx is not the landline 55 + DDD + [2-5]xxxxxxx. Through the API (a lead is joined
  * only by its own number), and the migration that recomputed the keys stored with the old rule (both databases).
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,7 +22,9 @@ afterAll(() => server.close());
 /** The key as it was computed before: the 9 after any DDD dropped, whatever followed. */
 const oldKey = (phone: string) => phone.replace(/^55(\d{2})9(\d{8})$/, "55$1$2");
 
-const migration = readFileSync(path.join(__dirname, "../../db/migrations/0033_h1_phone_key_subscriber.sql"), "utf8");
+// Found by its name, not its number (numbers are renumbered when branches merge).
+const migrations = path.join(__dirname, "../../db/migrations");
+const migration = readFileSync(path.join(migrations, readdirSync(migrations).find((f) => f.endsWith("_h1_phone_key_subscriber.sql")) ?? ""), "utf8");
 
 describe("phoneKey and the ninth digit", () => {
   it("a landline joining does not mark the 13-digit 55 31 9 3xxx-xxxx lead as joined; keys stored by the old rule are recomputed by the migration", async () => {
