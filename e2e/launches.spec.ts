@@ -102,8 +102,10 @@ export const tests: E2ETest[] = [
           const bars = await page.locator("figure.chart").first().locator(".recharts-bar-rectangle path").count();
           assert(bars >= 3, `expected bars for today's clicks, unique clicks and joins, got ${bars}`);
         }, 20_000);
-        // The participants' CSV, downloaded in the session: the BOM, the header, the lead's row (not staff).
-        const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Exportar CSV" }).click()]);
+        // The participants' CSV, a link the browser streams to disk in the session (/api/dashboard/launches/{id}/members.csv):
+        // the BOM, the header, the lead's row (not staff).
+        const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Exportar CSV" }).click()]);
+        assert(/\/api\/dashboard\/launches\/launch_[^/]+\/members\.csv$/.test(download.url()), `members CSV link: ${download.url()}`);
         const file = await download.path();
         const csv = readFileSync(file, "utf8");
         assert(csv.startsWith("\uFEFFparticipant,id_group,group_name,joined_at,left_at,staff"), `CSV header: ${JSON.stringify(csv.slice(0, 80))}`);
@@ -128,8 +130,10 @@ export const tests: E2ETest[] = [
         await expectText(total(page, "leads"), /^2$/, 30_000);
         await expectText(total(page, "leads-joined"), /^1$/);
         await expectText(total(page, "leads-not-joined"), /^1$/);
-        const [leadsDownload] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Baixar CSV de quem não entrou" }).click()]);
+        const [leadsDownload] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Baixar CSV de quem não entrou" }).click()]);
+        assert(leadsDownload.url().includes(`/api/dashboard/launches/${idLaunch}/leads.csv?status=not_joined`), `leads CSV link: ${leadsDownload.url()}`);
         const leadsCsv = readFileSync(await leadsDownload.path(), "utf8");
+        assert(leadsCsv.startsWith("\uFEFF"), `the leads CSV has no BOM: ${JSON.stringify(leadsCsv.slice(0, 20))}`);
         const leadRows = leadsCsv
           .replace(/^\uFEFF/, "")
           .trimEnd()

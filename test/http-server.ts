@@ -13,6 +13,7 @@ import { handleNextAuth } from "./next-auth-handler";
 import { applyClientHeaders } from "../server/http/client-address";
 import { publicLinkPrefix, servePublicLink } from "../server/launches/public-link";
 import { handleTrpcRequest } from "../server/trpc-http";
+import { handleLaunchCsv, launchCsvPath, type LaunchCsvFile } from "../server/launches-http/launch-csv";
 
 /** The OAuth route handlers of app/api/oauth/* and app/.well-known/*, by method and path. */
 const oauthRoutes: Record<string, (req: Request) => Promise<Response>> = {
@@ -64,7 +65,10 @@ export async function startTestServer(opts: { peerAddress?: string } = {}): Prom
       else if (path === "/api/openapi.json") response = openapi();
       else if (path.startsWith("/api/auth/")) response = await handleNextAuth(request);
       else if (path.startsWith("/api/trpc/")) response = await handleTrpcRequest(request);
-      else if (oauthRoutes[`${request.method} ${path}`]) response = await oauthRoutes[`${request.method} ${path}`](request);
+      else if (launchCsvPath.test(path)) {
+        const [, id, file] = launchCsvPath.exec(path) ?? [];
+        response = await handleLaunchCsv(request, decodeURIComponent(id), file as LaunchCsvFile);
+      } else if (oauthRoutes[`${request.method} ${path}`]) response = await oauthRoutes[`${request.method} ${path}`](request);
       else response = new Response("not found", { status: 404 });
       await sendWebResponse(res, response, req);
     } catch (err) {

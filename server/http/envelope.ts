@@ -97,6 +97,12 @@ export function trpcErrorResult(error: TRPCError): HttpResult {
   }
 }
 
+/** A file answer's headers (a download named `file_name`): the REST facade's and the dashboard's downloads alike. */
+export function fileHeaders(file: { content_type: string; file_name?: unknown }): Record<string, string> {
+  const name = typeof file.file_name === "string" ? file.file_name.replace(/[^\w.-]/g, "_") : "download";
+  return { "content-type": file.content_type, "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store" };
+}
+
 /** What the compression middleware would skip on its own if it knew the length (it does not: it streams). */
 const compressionThreshold = 1024;
 

@@ -4,7 +4,7 @@ import type { Db } from "../../db/client";
 import type { Caller, Context, FileStream } from "../trpc";
 import { bodyCap, PayloadTooLarge, readCappedText } from "./body-limit";
 import { clientIp } from "./client-address";
-import { errorResult, jsonHeaders, toResponse, trpcErrorResult, type HttpResult } from "./envelope";
+import { errorResult, fileHeaders, jsonHeaders, toResponse, trpcErrorResult, type HttpResult } from "./envelope";
 import { validateIdempotencyKey, withIdempotency } from "./idempotency";
 import { consume, type LimitOutcome } from "./rate-limit";
 import { pinBodyCoercion } from "./no-body-coercion";
@@ -106,11 +106,6 @@ function fileOf(text: string): { content: string; headers: Record<string, string
   const file = (JSON.parse(text) as { file?: { content_type?: unknown; file_name?: unknown; content?: unknown } }).file;
   if (!file || typeof file.content !== "string" || typeof file.content_type !== "string") return undefined;
   return { content: file.content, headers: fileHeaders({ content_type: file.content_type, file_name: file.file_name }) };
-}
-
-function fileHeaders(file: { content_type: string; file_name?: unknown }): Record<string, string> {
-  const name = typeof file.file_name === "string" ? file.file_name.replace(/[^\w.-]/g, "_") : "download";
-  return { "content-type": file.content_type, "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store" };
 }
 
 async function readBody(req: Request, pathname: string): Promise<{ body?: unknown; error?: HttpResult }> {

@@ -2,9 +2,10 @@
  * The launches' CSV exports (launch-members, launch-leads) as a stream (docs/launches.md#exports): the BOM and the
  * header first, then one chunk per page of `csvPageRows` rows read by keyset (never OFFSET), each page fetched only
  * when the reader asks for more, so the server holds one page at a time whatever the number of rows. The REST facade
- * writes the stream to the socket as it comes (Context.sendFile); a transport without one (the dashboard's tRPC)
- * gets the file collected into one string, as before.
+ * and the dashboard's download routes write the stream to the socket as it comes (Context.sendFile); no transport
+ * gets the file collected into one string.
  */
+import { BadRequest } from "../errors";
 import type { FileStream } from "../trpc";
 
 /**
@@ -54,14 +55,17 @@ export function csvStream<C>(columns: readonly string[], sep: string, page: (aft
 
 /**
  * The procedure's `{file}` answer: the stream handed to the transport that writes it as it comes (the content left
- * empty), or, without one, read into the content.
+ * empty). A transport without one (/api/trpc) would have to hold the whole file: it is refused, the dashboard
+ * downloads the file from its streamed routes (server/launches-http/launch-csv.ts).
  */
-export async function fileAnswer(file: CsvFile, body: ReadableStream<Uint8Array>, sendFile?: (f: FileStream) => void) {
-  if (sendFile) {
-    sendFile({ ...file, body });
-    return { file: { ...file, content: "" } };
+export function fileAnswer(file: CsvFile, body: ReadableStream<Uint8Array>, sendFile?: (f: FileStream) => void) {
+  if (!sendFile) {
+    void body.cancel().catch(() => {});
+    throw new BadRequest(
+      "format=csv is a download streamed by the REST API or the dashboard's /api/dashboard/launches/{id}/leads.csv and members.csv, not a tRPC answer.",
+      "csv_download_only",
+    );
   }
-  // Response.text() would drop the BOM spreadsheets need: decode keeping it.
-  const content = new TextDecoder("utf-8", { ignoreBOM: true }).decode(await new Response(body).arrayBuffer());
-  return { file: { ...file, content } };
+  sendFile({ ...file, body });
+  return { file: { ...file, content: "" } };
 }

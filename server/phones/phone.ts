@@ -48,13 +48,18 @@ export function fullForm(phone: string): string {
   return m && Number(m[1]) >= 11 ? `55${m[1]}9${m[2]}` : phone;
 }
 
+/** A Brazilian mobile with its ninth digit: 55 + DDD + 9 + a subscriber number starting 6–9 (mobiles' range). */
+const brMobileKeyed = /^55(\d{2})9([6-9]\d{7})$/;
+
 /**
- * The key two numbers are compared by (digits in): a Brazilian mobile (55 + DDD + 9 + 8 digits) without its
- * ninth digit, whatever its DDD, so the tenant's form and the platform's meet both ways; any other number as
- * it is. Stored as `match_key` (launch_leads, purchases); phone-sql.ts computes the same in SQL.
+ * The key two numbers are compared by (digits in): a Brazilian mobile (55 + DDD + 9 + 8 digits starting 6–9)
+ * without its ninth digit, whatever its DDD, so the tenant's form and the platform's meet both ways; any other
+ * number as it is. A 9 before a subscriber number starting 2–5 is not a ninth digit (those 8 digits are a
+ * landline's): `55 31 9 3234-5678` keeps it and never meets the landline `55 31 3234-5678`. Stored as
+ * `match_key` (launch_leads, purchases); phone-sql.ts computes the same in SQL.
  */
 export function phoneKey(phone: string): string {
-  const m = brMobileWithNinth.exec(phone);
+  const m = brMobileKeyed.exec(phone);
   return m ? `55${m[1]}${m[2]}` : phone;
 }
 

@@ -10,6 +10,7 @@ import { clientIp } from "../http/client-address";
 import { consume } from "../http/rate-limit";
 import { numberLossReasons } from "../messaging/provider";
 import { SIMULATOR_GROUP_LIMIT, simulatedOwnNumber, type SimulatorProvider } from "../messaging/simulator";
+import { samePhone } from "../phones/phone";
 import { resolveRestCallerAt } from "../resolve-caller";
 import { idPattern } from "../ids";
 import { illFormedMessage, isIllFormed } from "../text";
@@ -235,7 +236,7 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
           const promoted = await provider.promoteMembers(groupId, spec.promote);
           return toResponse(ok({ id_group: groupId, joined: [], left: [], promoted, members: (await provider.participants(groupId)).length }));
         }
-        if (Array.isArray(spec.leave) && spec.leave.includes(simulatedOwnNumber(channelId))) {
+        if (Array.isArray(spec.leave) && spec.leave.some((p) => samePhone(p, simulatedOwnNumber(channelId)))) {
           throw new DomainError(400, "validation_error", "leave: the channel's own number cannot leave (use the state endpoint with exists: false)");
         }
         // "The N most recent" never takes the numbers of the tenant's channels (they are staff, like the admins).

@@ -366,7 +366,7 @@ describe("campaigns through Evolution API", () => {
     expect(sent[1].body.caption).toBe("Card 2\n\nComprar: https://loja.example.com/2");
   });
 
-  it("a voice note goes through sendWhatsAppAudio and a document keeps its file name", async () => {
+  it("a voice note goes through sendWhatsAppAudio (without mentionsEveryOne, which the gateway drops there) and a document keeps its file name", async () => {
     const s = await segment(1);
     for (const [type, url, extra] of [
       ["audio", "https://cdn.example.com/a.ogg", {}],
@@ -378,6 +378,8 @@ describe("campaigns through Evolution API", () => {
         message: "",
         message_type: type,
         media_url: url,
+        // Asked to mention everyone: Evolution drops mentionsEveryOne on a voice note, so it is not sent there (issue 32).
+        mention_all: true,
         ...extra,
       });
       expect(res.status).toBe(201);
@@ -388,6 +390,8 @@ describe("campaigns through Evolution API", () => {
     }
     const sent = fake.messages.filter((m) => m.instance === s.channel);
     expect(sent[0]).toMatchObject({ endpoint: "sendWhatsAppAudio", body: { audio: "https://cdn.example.com/a.ogg" } });
+    expect(sent[0].body).not.toHaveProperty("mentionsEveryOne");
+    expect(sent[1].body).toMatchObject({ mentionsEveryOne: true });
     expect(sent[1]).toMatchObject({ endpoint: "sendMedia", body: { mediatype: "document", media: "https://cdn.example.com/d.pdf", fileName: "catalogo.pdf" } });
   });
 });

@@ -19,6 +19,8 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const template = { name: "Turma 7 #1", description: "Grupo do lançamento", adminsOnly: true, admins: ["5511988887777"] };
+/** A simulated number: a mobile of one of the simulator's DDDs (all ≥ 31) as the platform writes it, without the 9. */
+const ownOrPerson = /^55(31|41|48|51|61|71|81|85|91)8\d{7}$/;
 const codeOf = (url: string) => url.slice("https://chat.whatsapp.com/".length);
 const participantEvents = (groupId: string) => events.flatMap((e) => (e.type === "group_participants" && e.groupId === groupId ? [e] : []));
 
@@ -31,7 +33,7 @@ const participants = (t: Api, group: string, body: unknown) => t("POST", `/api/s
 const join = (t: Api, code: string, participant: string) => t("POST", `/api/simulator/invites/${code}/join`, { participant });
 
 describe("groups made through the simulator", () => {
-  it("appear in list-groups after the derived groups; the channel's number is their admin; ownNumber is 55119 + 8 digits", async () => {
+  it("appear in list-groups after the derived groups; the channel's number is their admin; ownNumber is a DDD ≥ 31 mobile without its ninth digit", async () => {
     const t = await newTenant(server.url);
     const channel = await channelOf(t);
     const before = (await t("GET", `/api/external/list-groups/${channel}`)).json.groups as { id_group: string }[];
@@ -40,7 +42,8 @@ describe("groups made through the simulator", () => {
     expect(after.slice(0, before.length)).toEqual(before);
     expect(after.at(-1)).toMatchObject({ id_group: made.id_group, name: "Turma 7 #1" });
     const own = await provider.ownNumber(channel);
-    expect(own).toMatch(/^55119\d{8}$/);
+    // As Evolution's formatBRNumber writes it: 55 + DDD ≥ 31 + 8 digits (the 9 dropped).
+    expect(own).toMatch(ownOrPerson);
     expect(await provider.ownNumber(channel)).toBe(own);
     const listed = (await t("GET", `/api/simulator/groups/${encodeURIComponent(made.id_group)}/participants`)).json;
     expect(listed).toMatchObject({ success: true, id_group: made.id_group, own_number: own, members: 2 });
@@ -71,6 +74,24 @@ describe("POST /api/simulator/invites/{code}/join", () => {
     expect(participantEvents(g.id_group)).toHaveLength(1);
     // An opaque platform id (LID) joins as it is.
     expect((await join(t, codeOf(url), "123456789012345@lid")).json).toMatchObject({ joined: true, members: 3 });
+  });
+
+  it("a DDD ≥ 31 mobile given with its ninth digit is in the group, and in its events, as the platform writes it: without the 9", async () => {
+    const t = await newTenant(server.url);
+    const channel = await channelOf(t);
+    const g = await provider.createGroup(channel, { ...template, admins: ["5531988887777"] });
+    const url = await provider.inviteUrl(channel, g.id_group);
+    expect((await join(t, codeOf(url), "5531987650001")).json).toMatchObject({ joined: true, members: 3 });
+    // The same person without the 9 is already in; a São Paulo mobile and one starting 6 keep their 9.
+    expect((await join(t, codeOf(url), "553187650001")).json).toMatchObject({ joined: false, members: 3 });
+    await participants(t, g.id_group, { join: ["5511987650002", "5531967650003"] });
+    expect(participantEvents(g.id_group).map((e) => e.participants)).toEqual([["553187650001"], ["5511987650002", "5531967650003"]]);
+    const listed = (await t("GET", `/api/simulator/groups/${encodeURIComponent(g.id_group)}/participants`)).json.participants as { participant: string }[];
+    expect(listed.map((p) => p.participant).sort()).toEqual(
+      [await provider.ownNumber(channel), "553188887777", "553187650001", "5511987650002", "5531967650003"].sort(),
+    );
+    // A leave given with the 9 finds them.
+    expect((await participants(t, g.id_group, { leave: ["5531987650001"] })).json).toMatchObject({ left: ["553187650001"] });
   });
 
   it("404 for an unknown code, a revoked code and a group gone; 400 for a participant that is not a number or LID", async () => {
@@ -124,7 +145,7 @@ describe("POST /api/simulator/groups/{id_group}/participants", () => {
     const three = await participants(t, g.id_group, { join: 3 });
     expect(three.json).toMatchObject({ success: true, id_group: g.id_group, left: [], members: 5 });
     expect(three.json.joined).toHaveLength(3);
-    for (const p of three.json.joined) expect(p).toMatch(/^55119\d{8}$/);
+    for (const p of three.json.joined) expect(p).toMatch(ownOrPerson);
     const named = await participants(t, g.id_group, { join: ["5511911110000", "5511922220000"] });
     expect(named.json).toMatchObject({ joined: ["5511911110000", "5511922220000"], members: 7 });
     // The two most recent non-admin participants: the named ones (admins and the own number never).

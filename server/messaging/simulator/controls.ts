@@ -14,7 +14,7 @@ import {
 } from "../../../db/schema";
 import { type NumberLossReason, type PollContent, type PollVote, ProviderEvents } from "../provider";
 import { SimulatedPlatform, type SimulatorContext, type SimulatorOptions } from "./platform";
-import { INVITE_PREFIX, randomPerson, simulatedOwnNumber, SIMULATOR_GROUP_LIMIT } from "./simulated";
+import { asPlatformWrites, INVITE_PREFIX, randomPerson, simulatedOwnNumber, SIMULATOR_GROUP_LIMIT } from "./simulated";
 
 /** The outcome of casting votes through the control endpoint: `no_poll` when the campaign sent no poll to that group (of the caller's channels). */
 export type PollCastOutcome = { kind: "cast"; options: string[] } | { kind: "no_poll" } | { kind: "unknown_options"; unknown: string[]; options: string[] };
@@ -118,7 +118,8 @@ export class SimulatorControls {
       if (typeof who === "number") {
         joined = await this.newPeople(tx, groupId, who);
       } else {
-        const wanted = [...new Set(who)];
+        // Numbers as the platform writes them (a mobile of DDD ≥ 31 without its ninth digit), whatever form was asked.
+        const wanted = [...new Set(who.map(asPlatformWrites))];
         const present = wanted.length
           ? await tx
               .select({ participant: simulatorParticipants.participant })
@@ -169,7 +170,7 @@ export class SimulatorControls {
    */
   async leaveParticipants(channelId: string, groupId: string, who: string[] | number, keep: string[] = []) {
     const own = simulatedOwnNumber(channelId);
-    const staying = [own, ...keep];
+    const staying = [own, ...keep.map(asPlatformWrites)];
     const at = new Date();
     const left = await this.ctx.db.transaction(async (tx) => {
       await tx.select({ id: simulatorGroups.groupId }).from(simulatorGroups).where(eq(simulatorGroups.groupId, groupId)).for("update");
@@ -189,7 +190,7 @@ export class SimulatorControls {
                 .orderBy(desc(simulatorParticipants.joinedAt), desc(simulatorParticipants.participant))
                 .limit(who)
             ).map((r) => r.participant)
-          : [...new Set(who)].filter((p) => p !== own);
+          : [...new Set(who.map(asPlatformWrites))].filter((p) => p !== own);
       if (leaving.length === 0) return [];
       const gone = await tx
         .delete(simulatorParticipants)
@@ -210,7 +211,7 @@ export class SimulatorControls {
     const rows = await this.ctx.db
       .update(simulatorParticipants)
       .set({ admin: true })
-      .where(and(eq(simulatorParticipants.groupId, groupId), inArray(simulatorParticipants.participant, [...new Set(who)])))
+      .where(and(eq(simulatorParticipants.groupId, groupId), inArray(simulatorParticipants.participant, [...new Set(who.map(asPlatformWrites))])))
       .returning({ participant: simulatorParticipants.participant });
     return rows.map((r) => r.participant);
   }

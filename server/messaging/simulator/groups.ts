@@ -10,7 +10,7 @@ import {
   ProviderUnavailableError,
 } from "../provider";
 import type { SimulatedPlatform, SimulatorContext } from "./platform";
-import { INVITE_PREFIX, newGroupId, newInviteCode, simulatedOwnNumber, SIMULATOR_GROUP_LIMIT } from "./simulated";
+import { asPlatformWrites, INVITE_PREFIX, newGroupId, newInviteCode, simulatedOwnNumber, SIMULATOR_GROUP_LIMIT } from "./simulated";
 
 /** The provider's group management (launches; docs/simulator.md#groups-invite-links-and-participants). */
 export class SimulatedGroups {
@@ -25,7 +25,8 @@ export class SimulatedGroups {
     if (name.length === 0 || name.length > 100) throw new ProviderSendError("A group's name must have 1 to 100 characters.", false);
     if ((group.description ?? "").length > 2048) throw new ProviderSendError("A group's description is limited to 2,048 characters.", false);
     const own = simulatedOwnNumber(channelId);
-    const admins = [...new Set(group.admins.filter((a) => a !== own))];
+    // Members as the platform writes them (createJid: a mobile of DDD ≥ 31 loses its ninth digit); the outcomes name the numbers asked for.
+    const admins = [...new Set(group.admins.map(asPlatformWrites).filter((a) => a !== own))];
     if (admins.length + 1 > SIMULATOR_GROUP_LIMIT) throw new ProviderSendError(`A group holds at most ${SIMULATOR_GROUP_LIMIT} participants.`, false);
     if (await this.groupCreationThrottled(channelId, name)) {
       throw new ProviderSendError(`rate-overlimit: WhatsApp throttled group creation on channel ${channelId} (no group was made).`, true, {
@@ -78,7 +79,8 @@ export class SimulatedGroups {
   /** Promotes to admin, adding first those not in the group (their join is reported, as a gateway does). */
   async promoteParticipants(channelId: string, groupId: string, participants: string[]): Promise<ParticipantOutcome[]> {
     const group = await this.platform.adminGroup(channelId, groupId);
-    const wanted = [...new Set(participants)];
+    const asked = [...new Set(participants)];
+    const wanted = [...new Set(asked.map(asPlatformWrites))];
     if (wanted.length === 0) return [];
     const present = await this.ctx.db
       .select({ participant: simulatorParticipants.participant })
@@ -97,7 +99,7 @@ export class SimulatedGroups {
       .set({ admin: true })
       .where(and(eq(simulatorParticipants.groupId, groupId), inArray(simulatorParticipants.participant, wanted)));
     if (added.length > 0) await this.ctx.events.emit({ type: "group_participants", channelId, groupId, action: "join", participants: added, at: joinedAt });
-    return wanted.map((phone) => ({ phone, state: "admin" }));
+    return asked.map((phone) => ({ phone, state: "admin" }));
   }
 
   /** The current invite code, made on first read (one per group: the group row is locked while it is made). */

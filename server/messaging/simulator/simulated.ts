@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomInt } from "node:crypto";
+import { platformForm } from "../../phones/phone";
 import type { ProviderGroup } from "../provider";
 
 /** Stable `<digits>@g.us` ids derived from the channel id: the same channel always has the same groups. */
@@ -41,11 +42,26 @@ function derivedPrefix(channelId: string) {
   return prefix;
 }
 
-/** The channel's own simulated number: `55119` + 8 digits from the channel id (a São Paulo mobile), stable. */
+/**
+ * The DDDs of the simulated numbers: all ≥ 31, where Evolution's `formatBRNumber` drops a mobile's ninth digit, so
+ * every flow meets a number in both forms (docs/simulator.md#numbers).
+ */
+const simulatedDdds = [31, 41, 48, 51, 61, 71, 81, 85, 91] as const;
+
+/** A Brazilian mobile (55 + DDD + 9 + 8 digits starting 8) as the platform writes it: without its ninth digit. */
+const simulatedMobile = (ddd: number, sevenDigits: number) => platformForm(`55${ddd}98${sevenDigits.toString().padStart(7, "0")}`);
+
+/**
+ * The channel's own simulated number, stable, as the platform reports it (ownNumber, participants): a mobile of a DDD
+ * ≥ 31 from the channel id, without its ninth digit (`55 31 8xxx-xxxx`; the tenant may type it `55 31 9 8xxx-xxxx`).
+ */
 export function simulatedOwnNumber(channelId: string): string {
   const digest = createHash("sha256").update(`own-number:${channelId}`).digest();
-  return `55119${(digest.readUInt32BE(0) % 100_000_000).toString().padStart(8, "0")}`;
+  return simulatedMobile(simulatedDdds[digest.readUInt8(4) % simulatedDdds.length], digest.readUInt32BE(0) % 10_000_000);
 }
+
+/** A participant as the platform writes it: a number in its platform form (phone.ts `platformForm`); a LID as it is. */
+export const asPlatformWrites = (participant: string) => (participant.includes("@") ? participant : platformForm(participant));
 
 /** WhatsApp's limit on a group's members. */
 export const SIMULATOR_GROUP_LIMIT = 1024;
@@ -60,5 +76,5 @@ export const newInviteCode = () => Array.from({ length: 22 }, () => CODE_ALPHABE
 /** A new group's id: `120363` + 12 random digits + `@g.us`, the shape of today's WhatsApp group ids. */
 export const newGroupId = () => `120363${(randomBytes(8).readBigUInt64BE(0) % 1_000_000_000_000n).toString().padStart(12, "0")}@g.us`;
 
-/** A simulated person: a São Paulo mobile number, `55119` + 8 random digits. */
-export const randomPerson = () => `55119${randomInt(100_000_000).toString().padStart(8, "0")}`;
+/** A simulated person: a mobile of a DDD ≥ 31 with random digits, as the platform writes it (without its ninth digit). */
+export const randomPerson = () => simulatedMobile(simulatedDdds[randomInt(simulatedDdds.length)], randomInt(10_000_000));

@@ -15,7 +15,7 @@ const periods = [7, 30, 90] as const;
 const poll = 5000;
 
 /** The launch's numbers per day, its clicks by source, and the participants' export. */
-export function LaunchAnalytics({ id, slug, createdAt }: { id: string; slug: string; createdAt: string }) {
+export function LaunchAnalytics({ id, createdAt }: { id: string; createdAt: string }) {
   const trpc = useTRPC();
   const [days, setDays] = useState<number>(30);
   const analytics = useQuery(trpc.launchStats.analytics.queryOptions({ id_launch: id, days }, { refetchInterval: poll }));
@@ -75,7 +75,7 @@ export function LaunchAnalytics({ id, slug, createdAt }: { id: string; slug: str
       <section className="card" aria-labelledby="members-title">
         <h2 id="members-title">Participantes</h2>
         <p className="muted">Cada entrada em um grupo do lançamento, com a data de saída quando houve; a equipe vem marcada.</p>
-        <MembersExport id={id} slug={slug} />
+        <MembersExport id={id} />
       </section>
     </>
   );

@@ -103,9 +103,9 @@ export function LaunchDetail({ id }: { id: string }) {
         <JoinLink url={l.join_url} slug={l.slug} />
       </section>
 
-      <LeadsPanel id={l.id_launch} slug={l.slug} leads={t.leads} joined={t.leads_joined} />
+      <LeadsPanel id={l.id_launch} leads={t.leads} joined={t.leads_joined} />
 
-      <LaunchAnalytics id={l.id_launch} slug={l.slug} createdAt={l.created_at} />
+      <LaunchAnalytics id={l.id_launch} createdAt={l.created_at} />
 
       <MetaPanel id={l.id_launch} meta={l.tracking.meta} />
     </>

@@ -1,44 +1,18 @@
-"use client";
-
-import { useState } from "react";
-import { ErrorAlert } from "../../../_components/ui";
-import { useTRPCClient } from "../../../_lib/trpc";
-import { downloadFile } from "./download-file";
+import { launchCsvUrl } from "./launch-csv-url";
 
 /**
- * The participants as a CSV file (UTF-8 with a BOM, as launch-members serves it), downloaded through
- * the dashboard session: comma for most spreadsheets, semicolon for those set to Portuguese.
+ * The participants as a CSV file (UTF-8 with a BOM, as launch-members serves it), downloaded through the dashboard
+ * session as a stream: comma for most spreadsheets, semicolon for those set to Portuguese.
  */
-export function MembersExport({ id, slug }: { id: string; slug: string }) {
-  const client = useTRPCClient();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-
-  async function download(delimiter: "comma" | "semicolon") {
-    setBusy(true);
-    setError(undefined);
-    try {
-      const answer = await client.launchStats.members.query({ id_launch: id, format: "csv", delimiter });
-      if (!("file" in answer)) throw new Error("O servidor não devolveu o arquivo CSV.");
-      downloadFile(answer.file, `participantes-${slug}.csv`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
-
+export function MembersExport({ id }: { id: string }) {
   return (
-    <div className="stack tight">
-      <div className="row wrap">
-        <button type="button" className="btn" disabled={busy} onClick={() => download("comma")}>
-          Exportar CSV
-        </button>
-        <button type="button" className="btn btn-ghost" disabled={busy} onClick={() => download("semicolon")}>
-          CSV com ponto e vírgula (Excel em português)
-        </button>
-      </div>
-      <ErrorAlert error={error} />
+    <div className="row wrap">
+      <a className="btn" href={launchCsvUrl(id, "members")} download>
+        Exportar CSV
+      </a>
+      <a className="btn btn-ghost" href={launchCsvUrl(id, "members", { delimiter: "semicolon" })} download>
+        CSV com ponto e vírgula (Excel em português)
+      </a>
     </div>
   );
 }
