@@ -767,6 +767,13 @@ export interface LaunchGroupTemplate {
   admins: string[];
 }
 
+/** Buyer removal (docs/launches.md#buyers-leave-the-groups): remove a buyer from the launch's groups on an approved purchase. */
+export interface LaunchBuyerSettings {
+  remove_from_groups: boolean;
+  /** Nothing removed and no event: info-launch's buyers_in_groups shows who would be. */
+  dry_run: boolean;
+}
+
 export const launches = pgTable(
   "launches",
   {
@@ -824,6 +831,7 @@ export const launches = pgTable(
     metaAccessToken: text("meta_access_token"),
     metaEventName: text("meta_event_name"),
     metaTestEventCode: text("meta_test_event_code"),
+    buyers: jsonb("buyers").$type<LaunchBuyerSettings>().notNull().default({ remove_from_groups: false, dry_run: false }),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -1344,6 +1352,11 @@ export const groupActions = pgTable(
     failed: integer("failed").notNull().default(0),
     startedAt: ts("started_at"),
     finishedAt: ts("finished_at"),
+    /**
+     * The action holds only the groups it was created with (a buyer removal: the groups the buyer is in); a launch
+     * target's groups are otherwise read again when it starts.
+     */
+    fixedGroups: boolean("fixed_groups").notNull().default(false),
     createdAt: createdAt(),
   },
   (t) => [index("group_actions_tenant_idx").on(t.tenantId, t.createdAt), index("group_actions_due_idx").on(t.status, t.nextRunAt)],
@@ -1374,4 +1387,30 @@ export const groupActionGroups = pgTable(
     at: ts("at"),
   },
   (t) => [primaryKey({ columns: [t.actionId, t.groupId] }), index("group_action_groups_state_idx").on(t.actionId, t.state, t.position)],
+);
+
+/**
+ * A buyer's removal from one group of a launch (docs/launches.md#buyers-leave-the-groups): one row per launch, person
+ * (`personKey`: the phone's match key, server/phones) and group, so a repeated notice removes nothing twice. The
+ * removal is a group action (`actionId`, type remove, fixed groups); `removedAt` is set in the engine's transaction
+ * that records the group done (read back: the platform no longer lists them), with the `buyer_removed` event.
+ */
+export const buyerRemovals = pgTable(
+  "buyer_removals",
+  {
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    personKey: text("person_key").notNull(),
+    groupId: text("id_group").notNull(),
+    /** The id the group lists them by (a phone or a LID), as the participant events reported it. */
+    participant: text("participant").notNull(),
+    /** The marketplace's transaction of the purchase that made them a buyer (null: removed from the dashboard without one known). */
+    transaction: text("transaction"),
+    platform: text("platform"),
+    actionId: text("action_id").references(() => groupActions.id, { onDelete: "set null" }),
+    removedAt: ts("removed_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.launchId, t.personKey, t.groupId] }), index("buyer_removals_action_idx").on(t.actionId, t.groupId)],
 );

@@ -1,6 +1,7 @@
 import { accountRouter } from "./auth/router";
 import { campaignsRouter } from "./campaigns/router";
 import { channelsRouter } from "./channels/router";
+import { launchBuyersRouter } from "./groups/buyers-router";
 import { groupActionsRouter } from "./groups/router";
 import { integrationsRouter } from "./integrations/router";
 import { launchLeadsRouter } from "./launches/leads-router";
@@ -24,6 +25,7 @@ export const appRouter = router({
   groupActions: groupActionsRouter,
   integrations: integrationsRouter,
   launches: launchesRouter,
+  launchBuyers: launchBuyersRouter,
   launchLeads: launchLeadsRouter,
   launchStats: launchStatsRouter,
   overview: overviewRouter,

@@ -62,6 +62,7 @@ export async function editLaunch(db: Db, tenantId: string, launchId: string, inp
           closedUrl: input.closed_url === undefined ? launch.closedUrl : input.closed_url,
           alertMinutes: input.alerts?.clicks_without_joins_minutes ?? launch.alertMinutes,
           alertMinClicks: input.alerts?.min_clicks ?? launch.alertMinClicks,
+          buyers: { ...launch.buyers, ...stripUndefined(input.buyers ?? {}) },
           ...meta,
           updatedAt: now,
         })

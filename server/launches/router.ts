@@ -69,9 +69,39 @@ export const launchesRouter = router({
     .input(editLaunchInput)
     .output(infoLaunchOutput)
     .mutation(async ({ ctx, input }) => {
-      const { id_launch, name, slug, id_channel, group_template, capacity, margin, auto_create, reserve, staff_numbers, status, closed_url, alerts, tracking } =
-        input;
-      const changes = { name, slug, id_channel, group_template, capacity, margin, auto_create, reserve, staff_numbers, status, closed_url, alerts, tracking };
+      const {
+        id_launch,
+        name,
+        slug,
+        id_channel,
+        group_template,
+        capacity,
+        margin,
+        auto_create,
+        reserve,
+        staff_numbers,
+        status,
+        closed_url,
+        alerts,
+        buyers,
+        tracking,
+      } = input;
+      const changes = {
+        name,
+        slug,
+        id_channel,
+        group_template,
+        capacity,
+        margin,
+        auto_create,
+        reserve,
+        staff_numbers,
+        status,
+        closed_url,
+        alerts,
+        buyers,
+        tracking,
+      };
       await editLaunch(ctx.db, ctx.tenantId, id_launch, changes, ctx.now);
       return infoLaunch(ctx.db, ctx.tenantId, id_launch);
     }),

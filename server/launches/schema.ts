@@ -115,6 +115,20 @@ export const launchAlerts = z
   });
 const launchAlertChanges = z.object(alertFields).partial();
 
+/** Buyer removal (CONTRACT §9; docs/launches.md#buyers-leave-the-groups). */
+const buyerFields = {
+  remove_from_groups: z.boolean().meta({
+    description:
+      "On a purchase approved by a marketplace's webhook, the buyer is removed from each of the launch's groups they are in (within 60 s, through an " +
+      "admin number of the group, exactly once per person and group). Never the tenant's own numbers, the template's admins or staff.",
+  }),
+  dry_run: z.boolean().meta({ description: "Nothing is removed and no event is sent: info-launch's totals.buyers_in_groups shows who would be." }),
+};
+export const launchBuyers = z
+  .object({ remove_from_groups: buyerFields.remove_from_groups.default(false), dry_run: buyerFields.dry_run.default(false) })
+  .meta({ description: "Buyers leave the lead groups (docs/launches.md#buyers-leave-the-groups)." });
+const launchBuyerChanges = z.object(buyerFields).partial();
+
 /**
  * Meta Conversions API (docs/launches.md#metas-conversions-api; docs/decisions.md#metas-conversions-api-issue-27-item-2):
  * the fields of `tracking.meta`. The pixel id goes into the request's path, so it is digits only.
@@ -200,6 +214,7 @@ export const createLaunchInput = z
     initial_groups: z.number().int().min(0).max(20).default(1).meta({ description: "Groups created now from the template." }),
     adopt: adoptGroups.optional().meta({ description: "Existing groups appended in order (after the created ones)." }),
     alerts: launchAlerts.default({ clicks_without_joins_minutes: 20, min_clicks: 30 }),
+    buyers: launchBuyers.default({ remove_from_groups: false, dry_run: false }),
     tracking: z.object({ meta: metaTracking.optional() }).optional().meta({ description: "Server-side tracking of the join link's clicks." }),
   })
   .superRefine(marginBelowCapacity);
@@ -279,6 +294,7 @@ const editLaunchFields = z.object({
         "`new URL(v).href`; null removes it (the closed page is shown).",
     }),
   alerts: launchAlertChanges.optional().meta({ description: "The traffic alert's fields sent replace the launch's; the others stay." }),
+  buyers: launchBuyerChanges.optional().meta({ description: "The buyer-removal fields sent replace the launch's; the others stay." }),
   tracking: z
     .object({
       meta: metaTrackingChanges.nullable().optional().meta({
@@ -330,6 +346,20 @@ export const launchTotals = z.object({
     .number()
     .int()
     .meta({ description: "Of the leads, those who joined a group of the launch (by phone, or by a LID the launch's numbers paired with it)." }),
+  buyers_removed: z
+    .number()
+    .int()
+    .meta({
+      description: "Removals of buyers from the launch's groups the platform confirmed (one per person and group; docs/launches.md#buyers-leave-the-groups).",
+    }),
+  buyers_in_groups: z
+    .number()
+    .int()
+    .meta({
+      description:
+        "Buyers (approved, never refunded purchases) still members of one of the launch's groups now, staff, admins and the tenant's numbers excepted: " +
+        "with dry_run, who would be removed.",
+    }),
 });
 
 export const infoLaunchOutput = z.object({
@@ -355,6 +385,7 @@ export const infoLaunchOutput = z.object({
   staff_numbers: z.array(z.string()),
   closed_url: z.string().nullable().meta({ description: "Where a paused or closed link sends people, in its normalised form; null: the closed page." }),
   alerts: z.object({ clicks_without_joins_minutes: z.number().int(), min_clicks: z.number().int() }),
+  buyers: z.object({ remove_from_groups: z.boolean(), dry_run: z.boolean() }),
   tracking: launchTrackingOut,
   traffic_alert: z
     .object({
