@@ -6,6 +6,7 @@ import { Breadcrumb, DetailUnavailable, Loading, PageHeader } from "../../../_co
 import { useTRPC } from "../../../_lib/trpc";
 import { launchStatusLabel } from "../labels";
 import { AddGroups } from "./add-groups";
+import { BuyersInGroupsCard } from "./buyers-in-groups";
 import { GroupBars } from "./group-bars";
 import { JoinLink } from "./join-link";
 import { LaunchActions } from "./launch-actions";
@@ -101,6 +102,8 @@ export function LaunchDetail({ id }: { id: string }) {
       </section>
 
       <LeadsPanel id={l.id_launch} slug={l.slug} leads={t.leads} joined={t.leads_joined} />
+
+      <BuyersInGroupsCard id={l.id_launch} buyers={l.buyers} removed={t.buyers_removed} />
 
       <LaunchAnalytics id={l.id_launch} slug={l.slug} createdAt={l.created_at} />
 
