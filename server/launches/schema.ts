@@ -346,12 +346,9 @@ export const launchTotals = z.object({
     .number()
     .int()
     .meta({ description: "Of the leads, those who joined a group of the launch (by phone, or by a LID the launch's numbers paired with it)." }),
-  buyers_removed: z
-    .number()
-    .int()
-    .meta({
-      description: "Removals of buyers from the launch's groups the platform confirmed (one per person and group; docs/launches.md#buyers-leave-the-groups).",
-    }),
+  buyers_removed: z.number().int().meta({
+    description: "Removals of buyers from the launch's groups the platform confirmed (one per person and group; docs/launches.md#buyers-leave-the-groups).",
+  }),
   buyers_in_groups: z
     .number()
     .int()
