@@ -774,6 +774,27 @@ export interface LaunchBuyerSettings {
   dry_run: boolean;
 }
 
+/** Moderation of a launch's groups (CONTRACT §9; docs/moderation.md). */
+export interface LaunchModerationSettings {
+  mode: "off" | "shadow" | "enforce";
+  block_links: boolean;
+  allowed_domains: string[];
+  banned_words: string[];
+  max_messages_per_minute: number | null;
+  strikes_to_remove: number;
+  country_codes: string[] | null;
+}
+
+export const defaultModeration: LaunchModerationSettings = {
+  mode: "off",
+  block_links: true,
+  allowed_domains: [],
+  banned_words: [],
+  max_messages_per_minute: null,
+  strikes_to_remove: 3,
+  country_codes: null,
+};
+
 export const launches = pgTable(
   "launches",
   {
@@ -831,6 +852,7 @@ export const launches = pgTable(
     metaAccessToken: text("meta_access_token"),
     metaEventName: text("meta_event_name"),
     metaTestEventCode: text("meta_test_event_code"),
+    moderation: jsonb("moderation").$type<LaunchModerationSettings>().notNull().default(defaultModeration),
     buyers: jsonb("buyers").$type<LaunchBuyerSettings>().notNull().default({ remove_from_groups: false, dry_run: false }),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
@@ -1413,4 +1435,46 @@ export const buyerRemovals = pgTable(
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.launchId, t.personKey, t.groupId] }), index("buyer_removals_action_idx").on(t.actionId, t.groupId)],
+);
+
+/** The tenant's blocklist (docs/moderation.md#blocklist): numbers removed from a moderated launch's groups when they join. */
+export const blocklistNumbers = pgTable(
+  "blocklist_numbers",
+  {
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    /** The number's match key (server/phones): one entry per person, ninth digit or not. */
+    phoneKey: text("phone_key").notNull(),
+    phone: text("phone").notNull(),
+    addedAt: ts("added_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.phoneKey] })],
+);
+
+export const moderationRules = ["link", "banned_word", "flood", "country_code", "blocklist"] as const;
+export const moderationActions = ["deleted", "removed", "would_delete", "would_remove"] as const;
+
+/**
+ * Each moderation decision (docs/moderation.md#events), newest last. `dedupe` makes a decision once: a join's is its
+ * launch_participants row, so a redelivered participant event decides nothing twice.
+ */
+export const moderationEvents = pgTable(
+  "moderation_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    groupId: text("id_group").notNull(),
+    participant: text("participant").notNull(),
+    rule: text("rule", { enum: moderationRules }).notNull(),
+    action: text("action", { enum: moderationActions }).notNull(),
+    excerpt: text("excerpt").notNull().default(""),
+    dedupe: text("dedupe").notNull(),
+    /** The group action that removes or deletes (null in shadow). */
+    actionId: text("action_id").references(() => groupActions.id, { onDelete: "set null" }),
+    at: ts("at").notNull(),
+  },
+  (t) => [uniqueIndex("moderation_events_dedupe_idx").on(t.launchId, t.dedupe), index("moderation_events_launch_idx").on(t.launchId, t.id)],
 );

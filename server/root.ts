@@ -8,6 +8,7 @@ import { launchLeadsRouter } from "./launches/leads-router";
 import { launchStatsRouter } from "./launches/stats-router";
 import { apiKeysRouter } from "./keys/router";
 import { launchesRouter } from "./launches/router";
+import { moderationRouter } from "./moderation/router";
 import { partnerAppsRouter } from "./oauth/router";
 import { overviewRouter } from "./overview/router";
 import { partnerRouter } from "./partner/router";
@@ -28,6 +29,7 @@ export const appRouter = router({
   launchBuyers: launchBuyersRouter,
   launchLeads: launchLeadsRouter,
   launchStats: launchStatsRouter,
+  moderation: moderationRouter,
   overview: overviewRouter,
   partner: partnerRouter,
   partnerApps: partnerAppsRouter,

@@ -8,13 +8,12 @@
  */
 import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
-import { buyerRemovals, groupActionGroups, groupActions, launches, launchGroups, purchases } from "../../db/schema";
-import { newId } from "../ids";
+import { buyerRemovals, launches, purchases } from "../../db/schema";
 import { type BuyerInGroup, buyersInGroups } from "../launches/buyers-in-groups";
 import { findOwnedLaunch } from "../launches/find-launch-owned";
 import type { Launch } from "../launches/find-launch";
 import { recordGroupActivity } from "../launches/group-activity";
-import { recordActionStatus } from "./action-events";
+import { createFixedRemoval } from "./fixed-removal";
 
 /** A remove action takes at most this many participants (CONTRACT §8). */
 const perAction = 200;
@@ -41,37 +40,23 @@ async function queueRemovals(tx: Tx, launch: Launch, rows: BuyerInGroup[], now: 
     .onConflictDoNothing()
     .returning({ personKey: buyerRemovals.personKey, groupId: buyerRemovals.groupId, participant: buyerRemovals.participant });
   if (fresh.length === 0) return [];
-  const positions = new Map(
-    (await tx.select({ groupId: launchGroups.groupId, position: launchGroups.position }).from(launchGroups).where(eq(launchGroups.launchId, launch.id))).map(
-      (g) => [g.groupId, g.position],
-    ),
-  );
   const made: string[] = [];
   for (let i = 0; i < fresh.length; i += perAction) {
     const chunk = fresh.slice(i, i + perAction);
-    const id = newId("action");
-    const groups = [...new Set(chunk.map((r) => r.groupId))];
-    await tx.insert(groupActions).values({
-      id,
-      tenantId: launch.tenantId,
-      name: "Remover compradores dos grupos",
-      launchId: launch.id,
-      action: { type: "remove", participants: [...new Set(chunk.map((r) => r.participant))] },
-      status: "scheduled",
-      scheduledAt: now,
-      nextRunAt: now,
-      fixedGroups: true,
-      total: groups.length,
-      createdAt: now,
-    });
-    await tx.insert(groupActionGroups).values(groups.map((groupId) => ({ actionId: id, groupId, position: positions.get(groupId) ?? 1 })));
+    const id = await createFixedRemoval(
+      tx,
+      launch,
+      "Remover compradores dos grupos",
+      chunk.map((r) => r.groupId),
+      chunk.map((r) => r.participant),
+      now,
+    );
     for (const r of chunk) {
       await tx
         .update(buyerRemovals)
         .set({ actionId: id })
         .where(and(eq(buyerRemovals.launchId, launch.id), eq(buyerRemovals.personKey, r.personKey), eq(buyerRemovals.groupId, r.groupId)));
     }
-    await recordActionStatus(tx, { id, tenantId: launch.tenantId, status: "scheduled", total: groups.length, done: 0, failed: 0 }, now);
     made.push(id);
   }
   return made;

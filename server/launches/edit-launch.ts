@@ -63,6 +63,7 @@ export async function editLaunch(db: Db, tenantId: string, launchId: string, inp
           alertMinutes: input.alerts?.clicks_without_joins_minutes ?? launch.alertMinutes,
           alertMinClicks: input.alerts?.min_clicks ?? launch.alertMinClicks,
           buyers: { ...launch.buyers, ...stripUndefined(input.buyers ?? {}) },
+          moderation: { ...launch.moderation, ...stripUndefined(input.moderation ?? {}) },
           ...meta,
           updatedAt: now,
         })

@@ -1,6 +1,6 @@
 import { and, count, countDistinct, desc, eq, isNotNull, sum } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { buyerRemovals, launchGroups, launchParticipants, launches } from "../../db/schema";
+import { buyerRemovals, defaultModeration, launchGroups, launchParticipants, launches } from "../../db/schema";
 import { anyPurchases } from "./buyer-figures";
 import { buyersInGroups } from "./buyers-in-groups";
 import { toBrasiliaIso } from "../time/brasilia";
@@ -78,6 +78,7 @@ export async function launchInfo(db: Db, launch: Launch, now = new Date()) {
     closed_url: launch.closedUrl,
     alerts: { clicks_without_joins_minutes: launch.alertMinutes, min_clicks: launch.alertMinClicks },
     buyers: { remove_from_groups: launch.buyers.remove_from_groups, dry_run: launch.buyers.dry_run },
+    moderation: { ...defaultModeration, ...launch.moderation },
     tracking: trackingOut(launch),
     traffic_alert: alert ? { ...alert, at: toBrasiliaIso(alert.at) } : null,
     totals: await totals(db, launch, groups),

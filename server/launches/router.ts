@@ -84,6 +84,7 @@ export const launchesRouter = router({
         closed_url,
         alerts,
         buyers,
+        moderation,
         tracking,
       } = input;
       const changes = {
@@ -100,6 +101,7 @@ export const launchesRouter = router({
         closed_url,
         alerts,
         buyers,
+        moderation,
         tracking,
       };
       await editLaunch(ctx.db, ctx.tenantId, id_launch, changes, ctx.now);

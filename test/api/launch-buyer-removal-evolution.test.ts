@@ -68,5 +68,5 @@ describe("buyer removal on Evolution", () => {
     await new Promise((r) => setTimeout(r, 1000));
     expect(removals()).toHaveLength(1);
     expect((await groupActivity(l.api.tenantId)).filter((e) => e.event === "buyer_removed")).toHaveLength(1);
-  });
+  }, 180_000);
 });

@@ -103,7 +103,7 @@ describe("buyer removal", () => {
     expect(await removedEvents(l.api.tenantId)).toHaveLength(2);
     expect(await listed(l.api, g1)).not.toContain("553187654321");
     expect((await totals(l.api, l.id)).buyers_removed).toBe(2);
-  });
+  }, 180_000);
 
   it("dry_run removes nothing and sends no event; buyers_in_groups and launch-buyers-in-groups show who would be; remove-buyers removes them", async () => {
     const l = await launchWithGroups(server.url, { groups: 1 });
@@ -148,5 +148,5 @@ describe("buyer removal", () => {
     expect(after.buyers_removed).toBe(1);
     // Nobody left: nothing queued.
     expect((await l.api("POST", `/api/external/remove-buyers/${l.id}`, {})).json).toMatchObject({ id_action: [], removals: 0 });
-  });
+  }, 180_000);
 });
