@@ -11,7 +11,7 @@ import { GroupActionRunner } from "../../inngest/in-process/group-action-runner"
 import { getServices } from "../../server/services";
 import { type Api, until } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
-import { groupActivity, launchWithGroups } from "../launches/fixtures";
+import { groupActivity, groupParticipants, joinGroup, launchWithGroups } from "../launches/fixtures";
 import { hotmartBody, hotmartHook, postHotmartTo } from "../launches/purchases";
 
 let server: TestServer;
@@ -28,19 +28,8 @@ afterAll(async () => {
   delete process.env.GROUP_ACTION_GAP_MS;
 });
 
-const enc = encodeURIComponent;
-
-async function join(api: Api, group: string, phones: string[]) {
-  const res = await api("POST", `/api/simulator/groups/${enc(group)}/participants`, { join: phones });
-  expect(res.status, res.text).toBe(200);
-}
-
-/** Who the platform lists in the group now. */
-async function listed(api: Api, group: string) {
-  const res = await api("GET", `/api/simulator/groups/${enc(group)}/participants`);
-  expect(res.status, res.text).toBe(200);
-  return (res.json.participants as { participant: string }[]).map((p) => p.participant);
-}
+const join = joinGroup;
+const listed = groupParticipants;
 
 const removedEvents = async (tenantId: string) => (await groupActivity(tenantId)).filter((e) => e.event === "buyer_removed");
 const totals = async (api: Api, id: string) => (await api("GET", `/api/external/info-launch/${id}`)).json.totals;

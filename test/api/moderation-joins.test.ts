@@ -10,7 +10,7 @@ import { GroupActionRunner } from "../../inngest/in-process/group-action-runner"
 import { getServices } from "../../server/services";
 import { type Api, expectEnvelope, until } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
-import { launchWithGroups } from "../launches/fixtures";
+import { groupParticipants, joinGroup, launchWithGroups } from "../launches/fixtures";
 
 let server: TestServer;
 let runner: GroupActionRunner;
@@ -27,15 +27,8 @@ afterAll(async () => {
 });
 
 const enc = encodeURIComponent;
-async function join(api: Api, group: string, phones: string[]) {
-  const res = await api("POST", `/api/simulator/groups/${enc(group)}/participants`, { join: phones });
-  expect(res.status, res.text).toBe(200);
-}
-async function listed(api: Api, group: string) {
-  const res = await api("GET", `/api/simulator/groups/${enc(group)}/participants`);
-  expect(res.status, res.text).toBe(200);
-  return (res.json.participants as { participant: string }[]).map((p) => p.participant);
-}
+const join = joinGroup;
+const listed = groupParticipants;
 const events = async (api: Api, id: string) => {
   const res = await api("GET", `/api/external/list-moderation-events/${id}`);
   expect(res.status, res.text).toBe(200);

@@ -98,3 +98,16 @@ export async function evolutionLaunch(baseUrl: string, fake: FakeEvolution, opts
   const { json: seg } = await api("POST", "/api/external/create-segment", { name: "Seg", id_channel: [channel], groups });
   return launchWithGroups(baseUrl, { ...opts, base: { api, channel, groups, segment: seg.id_segment } });
 }
+
+/** People join a simulated group through the simulator's control endpoint (the platform emits their participant event). */
+export async function joinGroup(api: Api, group: string, phones: string[]) {
+  const res = await api("POST", `/api/simulator/groups/${encodeURIComponent(group)}/participants`, { join: phones });
+  if (res.status !== 200) throw new Error(`simulator join answered ${res.status}: ${res.text}`);
+}
+
+/** Who the simulated platform lists in the group now. */
+export async function groupParticipants(api: Api, group: string) {
+  const res = await api("GET", `/api/simulator/groups/${encodeURIComponent(group)}/participants`);
+  if (res.status !== 200) throw new Error(`simulator participants answered ${res.status}: ${res.text}`);
+  return (res.json.participants as { participant: string }[]).map((p) => p.participant);
+}
