@@ -7,26 +7,18 @@
  * be, until remove-buyers (the dashboard's "Remover agora") removes them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GroupActionRunner } from "../../inngest/in-process/group-action-runner";
-import { getServices } from "../../server/services";
 import { type Api, until } from "../helpers";
-import { startTestServer, type TestServer } from "../http-server";
-import { groupActivity, groupParticipants, joinGroup, launchWithGroups } from "../launches/fixtures";
+import type { TestServer } from "../http-server";
+import { groupActivity, groupParticipants, joinGroup, launchWithGroups, serverWithGroupActions } from "../launches/fixtures";
 import { hotmartBody, hotmartHook, postHotmartTo } from "../launches/purchases";
 
 let server: TestServer;
-let runner: GroupActionRunner;
+let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  process.env.GROUP_ACTION_GAP_MS = "60";
-  server = await startTestServer();
-  runner = new GroupActionRunner(await getServices(), { intervalMs: 200 }).start();
+  ({ server, stop } = await serverWithGroupActions());
 });
-afterAll(async () => {
-  await runner?.stop();
-  await server?.close();
-  delete process.env.GROUP_ACTION_GAP_MS;
-});
+afterAll(() => stop?.());
 
 const join = joinGroup;
 const listed = groupParticipants;

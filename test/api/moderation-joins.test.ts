@@ -6,25 +6,17 @@
  * list-blocklist / edit-blocklist with their limits; list-moderation-events pages.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GroupActionRunner } from "../../inngest/in-process/group-action-runner";
-import { getServices } from "../../server/services";
 import { type Api, expectEnvelope, until } from "../helpers";
-import { startTestServer, type TestServer } from "../http-server";
-import { groupParticipants, joinGroup, launchWithGroups } from "../launches/fixtures";
+import type { TestServer } from "../http-server";
+import { groupParticipants, joinGroup, launchWithGroups, serverWithGroupActions } from "../launches/fixtures";
 
 let server: TestServer;
-let runner: GroupActionRunner;
+let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  process.env.GROUP_ACTION_GAP_MS = "60";
-  server = await startTestServer();
-  runner = new GroupActionRunner(await getServices(), { intervalMs: 200 }).start();
+  ({ server, stop } = await serverWithGroupActions());
 });
-afterAll(async () => {
-  await runner?.stop();
-  await server?.close();
-  delete process.env.GROUP_ACTION_GAP_MS;
-});
+afterAll(() => stop?.());
 
 const enc = encodeURIComponent;
 const join = joinGroup;
