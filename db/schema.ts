@@ -777,6 +777,34 @@ export interface LaunchGroupTemplate {
   admins: string[];
 }
 
+/** Buyer removal (docs/launches.md#buyers-leave-the-groups): remove a buyer from the launch's groups on an approved purchase. */
+export interface LaunchBuyerSettings {
+  remove_from_groups: boolean;
+  /** Nothing removed and no event: info-launch's buyers_in_groups shows who would be. */
+  dry_run: boolean;
+}
+
+/** Moderation of a launch's groups (CONTRACT §9; docs/moderation.md). */
+export interface LaunchModerationSettings {
+  mode: "off" | "shadow" | "enforce";
+  block_links: boolean;
+  allowed_domains: string[];
+  banned_words: string[];
+  max_messages_per_minute: number | null;
+  strikes_to_remove: number;
+  country_codes: string[] | null;
+}
+
+export const defaultModeration: LaunchModerationSettings = {
+  mode: "off",
+  block_links: true,
+  allowed_domains: [],
+  banned_words: [],
+  max_messages_per_minute: null,
+  strikes_to_remove: 3,
+  country_codes: null,
+};
+
 export const launches = pgTable(
   "launches",
   {
@@ -838,6 +866,8 @@ export const launches = pgTable(
     welcome: jsonb("welcome").$type<LaunchWelcome>(),
     /** When the welcome was turned on: joins before it are never welcomed. */
     welcomeSince: ts("welcome_since"),
+    moderation: jsonb("moderation").$type<LaunchModerationSettings>().notNull().default(defaultModeration),
+    buyers: jsonb("buyers").$type<LaunchBuyerSettings>().notNull().default({ remove_from_groups: false, dry_run: false }),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -1364,6 +1394,11 @@ export const groupActions = pgTable(
     failed: integer("failed").notNull().default(0),
     startedAt: ts("started_at"),
     finishedAt: ts("finished_at"),
+    /**
+     * The action holds only the groups it was created with (a buyer removal: the groups the buyer is in); a launch
+     * target's groups are otherwise read again when it starts.
+     */
+    fixedGroups: boolean("fixed_groups").notNull().default(false),
     createdAt: createdAt(),
   },
   (t) => [index("group_actions_tenant_idx").on(t.tenantId, t.createdAt), index("group_actions_due_idx").on(t.status, t.nextRunAt)],
@@ -1428,4 +1463,72 @@ export const launchWelcomes = pgTable(
     createdAt: ts("created_at").notNull(),
   },
   (t) => [index("launch_welcomes_launch_idx").on(t.launchId, t.state), index("launch_welcomes_due_idx").on(t.state, t.leaseUntil)],
+);
+
+/**
+ * A buyer's removal from one group of a launch (docs/launches.md#buyers-leave-the-groups): one row per launch, person
+ * (`personKey`: the phone's match key, server/phones) and group, so a repeated notice removes nothing twice. The
+ * removal is a group action (`actionId`, type remove, fixed groups); `removedAt` is set in the engine's transaction
+ * that records the group done (read back: the platform no longer lists them), with the `buyer_removed` event.
+ */
+export const buyerRemovals = pgTable(
+  "buyer_removals",
+  {
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    personKey: text("person_key").notNull(),
+    groupId: text("id_group").notNull(),
+    /** The id the group lists them by (a phone or a LID), as the participant events reported it. */
+    participant: text("participant").notNull(),
+    /** The marketplace's transaction of the purchase that made them a buyer (null: removed from the dashboard without one known). */
+    transaction: text("transaction"),
+    platform: text("platform"),
+    actionId: text("action_id").references(() => groupActions.id, { onDelete: "set null" }),
+    removedAt: ts("removed_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.launchId, t.personKey, t.groupId] }), index("buyer_removals_action_idx").on(t.actionId, t.groupId)],
+);
+
+/** The tenant's blocklist (docs/moderation.md#blocklist): numbers removed from a moderated launch's groups when they join. */
+export const blocklistNumbers = pgTable(
+  "blocklist_numbers",
+  {
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    /** The number's match key (server/phones): one entry per person, ninth digit or not. */
+    phoneKey: text("phone_key").notNull(),
+    phone: text("phone").notNull(),
+    addedAt: ts("added_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.phoneKey] })],
+);
+
+export const moderationRules = ["link", "banned_word", "flood", "country_code", "blocklist"] as const;
+export const moderationActions = ["deleted", "removed", "would_delete", "would_remove"] as const;
+
+/**
+ * Each moderation decision (docs/moderation.md#events), newest last. `dedupe` makes a decision once: a join's is its
+ * launch_participants row, so a redelivered participant event decides nothing twice.
+ */
+export const moderationEvents = pgTable(
+  "moderation_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    groupId: text("id_group").notNull(),
+    participant: text("participant").notNull(),
+    rule: text("rule", { enum: moderationRules }).notNull(),
+    action: text("action", { enum: moderationActions }).notNull(),
+    excerpt: text("excerpt").notNull().default(""),
+    dedupe: text("dedupe").notNull(),
+    /** The group action that removes or deletes (null in shadow). */
+    actionId: text("action_id").references(() => groupActions.id, { onDelete: "set null" }),
+    at: ts("at").notNull(),
+  },
+  (t) => [uniqueIndex("moderation_events_dedupe_idx").on(t.launchId, t.dedupe), index("moderation_events_launch_idx").on(t.launchId, t.id)],
 );

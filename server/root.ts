@@ -1,12 +1,14 @@
 import { accountRouter } from "./auth/router";
 import { campaignsRouter } from "./campaigns/router";
 import { channelsRouter } from "./channels/router";
+import { launchBuyersRouter } from "./groups/buyers-router";
 import { groupActionsRouter } from "./groups/router";
 import { integrationsRouter } from "./integrations/router";
 import { launchLeadsRouter } from "./launches/leads-router";
 import { launchStatsRouter } from "./launches/stats-router";
 import { apiKeysRouter } from "./keys/router";
 import { launchesRouter } from "./launches/router";
+import { moderationRouter } from "./moderation/router";
 import { partnerAppsRouter } from "./oauth/router";
 import { overviewRouter } from "./overview/router";
 import { partnerRouter } from "./partner/router";
@@ -24,8 +26,10 @@ export const appRouter = router({
   groupActions: groupActionsRouter,
   integrations: integrationsRouter,
   launches: launchesRouter,
+  launchBuyers: launchBuyersRouter,
   launchLeads: launchLeadsRouter,
   launchStats: launchStatsRouter,
+  moderation: moderationRouter,
   overview: overviewRouter,
   partner: partnerRouter,
   partnerApps: partnerAppsRouter,

@@ -7,6 +7,8 @@ import { recordSentFromEvent } from "./dispatch/reconcile";
 import { releaseAbandonedLeases } from "./dispatch/release-leases";
 import { wakeDispatch } from "./dispatch/wake";
 import { recordParticipants } from "./launches/record-participants";
+import { moderateJoins } from "./moderation/moderate-joins";
+import { wakeGroupAction } from "./groups/wake";
 import { recordPollVotes } from "./campaigns/record-poll-votes";
 import { createProvider } from "./messaging";
 import type { MessagingProvider } from "./messaging/provider";
@@ -39,6 +41,8 @@ export function getServices(): Promise<Services> {
         await recordSentFromEvent(db, event.receipts, event.at);
       } else if (event.type === "group_participants") {
         await recordParticipants(db, provider, event);
+        // Moderation at join (server/moderation/moderate-joins.ts): after the join is recorded, decided once per join.
+        if (event.action === "join") for (const id of await moderateJoins(db, event, new Date())) wakeGroupAction(id);
       } else if (event.type === "poll_votes") {
         await recordPollVotes(db, event, new Date());
       } else {

@@ -1,4 +1,5 @@
 import type { GroupActionSpec } from "../../db/schema";
+import { participantKey } from "../phones/phone";
 import {
   type GroupChange,
   GroupChangeRefusedError,
@@ -28,6 +29,9 @@ export function changeFor(spec: GroupActionSpec, picture: string | null, positio
   }
 }
 
+/** Whether a group lists `p` among `ids`: the same id, or the same number (with or without the ninth digit). */
+const listed = (ids: string[], p: string) => ids.some((id) => id === p || participantKey(id) === participantKey(p));
+
 /** Whether the group's metadata shows the change (the read-back before `done`). */
 export function shows(s: GroupSettings, c: GroupChange): boolean {
   switch (c.kind) {
@@ -43,9 +47,9 @@ export function shows(s: GroupSettings, c: GroupChange): boolean {
       // A platform that does not tell the picture's hash (Evolution: a CDN URL) shows only that the group is there.
       return s.pictureSha256 === undefined || s.pictureSha256 === c.sha256;
     case "participants":
-      if (c.action === "promote") return c.participants.every((p) => s.admins.includes(p));
-      if (c.action === "demote") return c.participants.every((p) => !s.admins.includes(p));
-      return c.participants.every((p) => !s.members.includes(p));
+      if (c.action === "promote") return c.participants.every((p) => listed(s.admins, p));
+      if (c.action === "demote") return c.participants.every((p) => !listed(s.admins, p));
+      return c.participants.every((p) => !listed(s.members, p));
   }
 }
 
@@ -90,6 +94,19 @@ export async function applyGroupChange(
   change: GroupChange,
   readFirst: boolean,
 ): Promise<ApplyOutcome> {
+  if (change.kind === "participants" && change.action === "remove") {
+    // A removal names only who the group lists now (a launch's remove reaches groups some of them are not in; a
+    // platform refuses removing a non-member): read first, and nobody listed is done without a call.
+    const before = await readBack(provider, channelId, groupId);
+    if (before === null) return { kind: "failed", reason: "group_gone" };
+    if (isUnreadable(before))
+      return { kind: "unavailable", rateLimited: /rate-?overlimit/i.test(before.unreadable), why: before.unreadable, maybeApplied: readFirst };
+    const asked = change.participants;
+    const present = before.members.filter((m) => asked.some((p) => listed([m], p)));
+    if (present.length === 0) return { kind: "done" };
+    change = { ...change, participants: present };
+    readFirst = false;
+  }
   if (readFirst) {
     const before = await readBack(provider, channelId, groupId);
     if (before === null) return { kind: "failed", reason: "group_gone" };

@@ -8,6 +8,7 @@ import { recordRateLimited } from "../numbers/health";
 import { tenantNumberHealth } from "../numbers/health-view";
 import { recordActionStatus } from "./action-events";
 import { type ApplyOutcome, applyGroupChange, changeFor } from "./apply-group-change";
+import { markBuyersRemoved } from "./buyer-removals";
 import { addTargetGroups, targetSegmentId } from "./target-groups";
 
 /** The action's lease: renewed by every claim; a holder that died frees it within this. */
@@ -130,6 +131,8 @@ async function writeResult(tx: Tx, actionId: string, r: Result, at: Date) {
       at,
     })
     .where(and(eq(groupActionGroups.actionId, actionId), eq(groupActionGroups.groupId, r.groupId), inArray(groupActionGroups.state, ["pending", "applying"])));
+  // A buyer removal (buyer-removals.ts): the buyers it removed from this group are marked, with their events.
+  if (r.state === "done") await markBuyersRemoved(tx, actionId, r.groupId, at);
 }
 
 const counted = (r: Result | null) => ({ done: r?.state === "done" ? 1 : 0, failed: r?.state === "failed" ? 1 : 0 });
@@ -150,7 +153,7 @@ async function runGroupAction(
     const startedAt = new Date();
     action = await db.transaction(async (tx) => {
       // A launch's groups are its groups now, those made after the action was scheduled included.
-      if (action.launchId) await addTargetGroups(tx, action.id, segmentId);
+      if (action.launchId && !action.fixedGroups) await addTargetGroups(tx, action.id, segmentId);
       const [row] = await tx.update(groupActions).set({ status: "running", startedAt }).where(eq(groupActions.id, action.id)).returning();
       await recordActionStatus(tx, row, startedAt);
       return row;

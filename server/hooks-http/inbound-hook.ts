@@ -4,7 +4,8 @@
  * platform's own way with the integration's credential (Hotmart's hottok, Kiwify's signature); one that fails is 401
  * and recorded nowhere but in the address's failed-authentication bucket (an unknown token too), which answers 429 once
  * spent. The token is rotated with rotate-hooks-token (server/integrations/rotate-hooks-token.ts). An approved purchase or a refund is recorded once per platform, transaction and status
- * (server/launches/record-purchase.ts); other events of the platform are acknowledged and ignored, so the platform
+ * (server/launches/record-purchase.ts), and an approved one queues the buyer's removal from the lead groups of the launches
+ * that ask for it (server/groups/buyer-removals.ts); other events of the platform are acknowledged and ignored, so the platform
  * never disables the URL for them.
  */
 import { and, eq } from "drizzle-orm";
@@ -16,6 +17,8 @@ import { consume, peek } from "../http/rate-limit";
 import { hookFormats } from "../integrations/hook-formats";
 import { readCredentials } from "../integrations/integration-view";
 import { acceptsHooks, credentialFields, hookSecretField, integrationTypes, type IntegrationType } from "../integrations/types";
+import { queueBuyerRemovals } from "../groups/buyer-removals";
+import { wakeGroupAction } from "../groups/wake";
 import { recordPurchase } from "../launches/record-purchase";
 import { getServices } from "../services";
 
@@ -84,6 +87,11 @@ export async function handleInboundHook(req: Request, now = new Date()): Promise
   if (parsed.kind === "ignored") return ok({ event: parsed.event, recorded: false, ignored: true });
   try {
     const result = await recordPurchase(db, tenant.id, type, parsed.notice, now);
+    // Buyers leave the lead groups (buyer-removals.ts): queued once per person and group, so a notice sent again (after
+    // a 5xx here) finishes what its first handling left undone and repeats nothing.
+    if (parsed.notice.status === "approved") {
+      for (const id of await queueBuyerRemovals(db, tenant.id, type, parsed.notice.transaction, now)) wakeGroupAction(id);
+    }
     return ok({ event: parsed.event, status: parsed.notice.status, recorded: result.recorded, launches: result.launches.length });
   } catch (err) {
     // 5xx: the platform sends it again, and recording it again is idempotent.

@@ -35,11 +35,11 @@ const peopleKeys = (s: BuyerScope) => sql`select l.match_key from launch_leads l
 export const purchaseDay = sql<string>`to_char(pu.occurred_at at time zone 'America/Sao_Paulo', 'YYYY-MM-DD')`;
 
 /**
- * The approved, never refunded purchases that count for the launch (aliased `pu`; `pu.match_key`, `pu.occurred_at`),
+ * The approved, never refunded purchases that count for the launch (aliased `pu`; `pu.match_key`, `pu.occurred_at`, `pu.platform`, `pu.transaction`),
  * from the Brasília day `fromDay` on when given.
  */
 export function launchPurchases(s: BuyerScope, fromDay?: string): SQL {
-  return sql`select pu.match_key, pu.occurred_at from purchases pu
+  return sql`select pu.match_key, pu.occurred_at, pu.platform, pu.transaction from purchases pu
     where pu.tenant_id = ${s.tenantId} and pu.status = 'approved' and pu.match_key is not null
       and pu.occurred_at >= ${tsParam(s.createdAt)}
       ${fromDay ? sql`and ${purchaseDay} >= ${fromDay}` : sql``}

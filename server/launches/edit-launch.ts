@@ -62,6 +62,8 @@ export async function editLaunch(db: Db, tenantId: string, launchId: string, inp
           closedUrl: input.closed_url === undefined ? launch.closedUrl : input.closed_url,
           alertMinutes: input.alerts?.clicks_without_joins_minutes ?? launch.alertMinutes,
           alertMinClicks: input.alerts?.min_clicks ?? launch.alertMinClicks,
+          buyers: { ...launch.buyers, ...stripUndefined(input.buyers ?? {}) },
+          moderation: { ...launch.moderation, ...stripUndefined(input.moderation ?? {}) },
           ...meta,
           ...(input.welcome === undefined ? {} : { welcome: input.welcome, welcomeSince: input.welcome ? (launch.welcomeSince ?? now) : null }),
           updatedAt: now,

@@ -1,6 +1,8 @@
-import { and, count, countDistinct, desc, eq, sum } from "drizzle-orm";
+import { and, count, countDistinct, desc, eq, isNotNull, sum } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { launchGroups, launchParticipants, launches, launchWelcomes } from "../../db/schema";
+import { buyerRemovals, defaultModeration, launchGroups, launchParticipants, launches, launchWelcomes } from "../../db/schema";
+import { anyPurchases } from "./buyer-figures";
+import { buyersInGroups } from "./buyers-in-groups";
 import { toBrasiliaIso } from "../time/brasilia";
 import { clickTotals } from "./click-figures";
 import { leadTotals } from "./lead-figures";
@@ -10,7 +12,8 @@ import { pickJoinGroup } from "./rotation";
 import { activeTrafficAlert } from "./traffic-alerts";
 
 /** The launch's counters: groups and members now; people, clicks, joins and leaves over its life (staff not counted as leads). */
-async function totals(db: Db, launchId: string, channelIds: string[], groups: { members: number }[]) {
+async function totals(db: Db, launch: Launch, groups: { members: number }[]) {
+  const { id: launchId, channelIds } = launch;
   const lead = and(eq(launchParticipants.launchId, launchId), eq(launchParticipants.staff, false));
   const [people] = await db
     .select({ unique: countDistinct(launchParticipants.participant), joins: count(), leaves: count(launchParticipants.leftAt) })
@@ -23,6 +26,12 @@ async function totals(db: Db, launchId: string, channelIds: string[], groups: { 
     .select({ sent: count() })
     .from(launchWelcomes)
     .where(and(eq(launchWelcomes.launchId, launchId), eq(launchWelcomes.state, "sent")));
+  const [removed] = await db
+    .select({ n: count() })
+    .from(buyerRemovals)
+    .where(and(eq(buyerRemovals.launchId, launchId), isNotNull(buyerRemovals.removedAt)));
+  // Most accounts have no marketplace webhook: no purchase, no buyer to look for.
+  const inGroups = (await anyPurchases(db, launch.tenantId)) ? new Set((await buyersInGroups(db, launch)).map((b) => b.personKey)).size : 0;
   return {
     groups: groups.length,
     members: groups.reduce((n, g) => n + g.members, 0),
@@ -33,6 +42,8 @@ async function totals(db: Db, launchId: string, channelIds: string[], groups: { 
     leaves: people?.leaves ?? 0,
     ...leads,
     welcomes_sent: welcomes?.sent ?? 0,
+    buyers_removed: removed?.n ?? 0,
+    buyers_in_groups: inGroups,
   };
 }
 
@@ -71,10 +82,12 @@ export async function launchInfo(db: Db, launch: Launch, now = new Date()) {
     staff_numbers: launch.staffNumbers,
     closed_url: launch.closedUrl,
     alerts: { clicks_without_joins_minutes: launch.alertMinutes, min_clicks: launch.alertMinClicks },
+    buyers: { remove_from_groups: launch.buyers.remove_from_groups, dry_run: launch.buyers.dry_run },
+    moderation: { ...defaultModeration, ...launch.moderation },
     tracking: trackingOut(launch),
     welcome: launch.welcome,
     traffic_alert: alert ? { ...alert, at: toBrasiliaIso(alert.at) } : null,
-    totals: await totals(db, launch.id, launch.channelIds, groups),
+    totals: await totals(db, launch, groups),
     current_group: current
       ? { position: current.group.position, id_group: current.group.groupId, name: current.group.name, invite_url: current.group.inviteUrl! }
       : null,

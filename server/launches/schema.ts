@@ -116,6 +116,71 @@ export const launchAlerts = z
   });
 const launchAlertChanges = z.object(alertFields).partial();
 
+/** Buyer removal (CONTRACT §9; docs/launches.md#buyers-leave-the-groups). */
+const buyerFields = {
+  remove_from_groups: z.boolean().meta({
+    description:
+      "On a purchase approved by a marketplace's webhook, the buyer is removed from each of the launch's groups they are in (within 60 s, through an " +
+      "admin number of the group, exactly once per person and group). Never the tenant's own numbers, the template's admins or staff.",
+  }),
+  dry_run: z.boolean().meta({ description: "Nothing is removed and no event is sent: info-launch's totals.buyers_in_groups shows who would be." }),
+};
+export const launchBuyers = z
+  .object({ remove_from_groups: buyerFields.remove_from_groups.default(false), dry_run: buyerFields.dry_run.default(false) })
+  .meta({ description: "Buyers leave the lead groups (docs/launches.md#buyers-leave-the-groups)." });
+const launchBuyerChanges = z.object(buyerFields).partial();
+
+/** Moderation (CONTRACT §9; docs/moderation.md). Message rules are stored; joins are judged (country codes, blocklist). */
+const hostname = z
+  .string()
+  .max(253)
+  .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, "must be a hostname in lower case, e.g. example.com");
+const moderationFields = {
+  mode: z.enum(["off", "shadow", "enforce"]).meta({
+    description: "off: nothing judged; shadow: every decision recorded as would_delete / would_remove and nothing done; enforce: done.",
+  }),
+  block_links: z
+    .boolean()
+    .meta({ description: "A message with a link (an invite to another WhatsApp group included) breaks the rule, but for allowed_domains." }),
+  allowed_domains: z
+    .array(hostname)
+    .max(50, "must list at most 50 hostnames")
+    .meta({ description: "Links to these hostnames or their subdomains are allowed." }),
+  banned_words: z
+    .array(z.string().trim().min(1).max(60))
+    .max(200, "must list at most 200 words")
+    .meta({ description: "Matched as whole words, case- and accent-insensitive." }),
+  max_messages_per_minute: z.number().int().min(1).max(60).nullable().meta({ description: "Per member in a rolling minute; null: no flood rule." }),
+  strikes_to_remove: z.number().int().min(1).max(10).meta({ description: "Strikes (any rule, within the launch) at which the member is removed." }),
+  country_codes: z
+    .array(z.string().regex(/^[1-9][0-9]{0,3}$/, "must be a calling code: 1–4 digits, e.g. 55"))
+    .min(1)
+    .max(50)
+    .nullable()
+    .meta({ description: 'The calling codes a member\'s number must start with (e.g. ["55"]); a join from another is removed. null: any.' }),
+};
+export const launchModeration = z
+  .object({
+    mode: moderationFields.mode.default("off"),
+    block_links: moderationFields.block_links.default(true),
+    allowed_domains: moderationFields.allowed_domains.default([]),
+    banned_words: moderationFields.banned_words.default([]),
+    max_messages_per_minute: moderationFields.max_messages_per_minute.default(null),
+    strikes_to_remove: moderationFields.strikes_to_remove.default(3),
+    country_codes: moderationFields.country_codes.default(null),
+  })
+  .meta({ description: "Moderation of the launch's groups (docs/moderation.md)." });
+const launchModerationChanges = z.object(moderationFields).partial();
+export const launchModerationOut = z.object({
+  mode: z.enum(["off", "shadow", "enforce"]),
+  block_links: z.boolean(),
+  allowed_domains: z.array(z.string()),
+  banned_words: z.array(z.string()),
+  max_messages_per_minute: z.number().int().nullable(),
+  strikes_to_remove: z.number().int(),
+  country_codes: z.array(z.string()).nullable(),
+});
+
 /**
  * Meta Conversions API (docs/launches.md#metas-conversions-api; docs/decisions.md#metas-conversions-api-issue-27-item-2):
  * the fields of `tracking.meta`. The pixel id goes into the request's path, so it is digits only.
@@ -233,6 +298,8 @@ export const createLaunchInput = z
     initial_groups: z.number().int().min(0).max(20).default(1).meta({ description: "Groups created now from the template." }),
     adopt: adoptGroups.optional().meta({ description: "Existing groups appended in order (after the created ones)." }),
     alerts: launchAlerts.default({ clicks_without_joins_minutes: 20, min_clicks: 30 }),
+    buyers: launchBuyers.default({ remove_from_groups: false, dry_run: false }),
+    moderation: launchModeration.optional(),
     tracking: z.object({ meta: metaTracking.optional() }).optional().meta({ description: "Server-side tracking of the join link's clicks." }),
     welcome: launchWelcome.nullable().optional(),
   })
@@ -313,6 +380,8 @@ const editLaunchFields = z.object({
         "`new URL(v).href`; null removes it (the closed page is shown).",
     }),
   alerts: launchAlertChanges.optional().meta({ description: "The traffic alert's fields sent replace the launch's; the others stay." }),
+  buyers: launchBuyerChanges.optional().meta({ description: "The buyer-removal fields sent replace the launch's; the others stay." }),
+  moderation: launchModerationChanges.optional().meta({ description: "The moderation fields sent replace the launch's; the others stay." }),
   tracking: z
     .object({
       meta: metaTrackingChanges.nullable().optional().meta({
@@ -369,6 +438,17 @@ export const launchTotals = z.object({
     .int()
     .meta({ description: "Of the leads, those who joined a group of the launch (by phone, or by a LID the launch's numbers paired with it)." }),
   welcomes_sent: z.number().int().meta({ description: "Welcome messages sent to the launch's groups (one per batch of newcomers)." }),
+  buyers_removed: z.number().int().meta({
+    description: "Removals of buyers from the launch's groups the platform confirmed (one per person and group; docs/launches.md#buyers-leave-the-groups).",
+  }),
+  buyers_in_groups: z
+    .number()
+    .int()
+    .meta({
+      description:
+        "Buyers (approved, never refunded purchases) still members of one of the launch's groups now, staff, admins and the tenant's numbers excepted: " +
+        "with dry_run, who would be removed.",
+    }),
 });
 
 export const infoLaunchOutput = z.object({
@@ -394,6 +474,8 @@ export const infoLaunchOutput = z.object({
   staff_numbers: z.array(z.string()),
   closed_url: z.string().nullable().meta({ description: "Where a paused or closed link sends people, in its normalised form; null: the closed page." }),
   alerts: z.object({ clicks_without_joins_minutes: z.number().int(), min_clicks: z.number().int() }),
+  buyers: z.object({ remove_from_groups: z.boolean(), dry_run: z.boolean() }),
+  moderation: launchModerationOut,
   tracking: launchTrackingOut,
   welcome: z
     .object({ text: z.string(), after_joins: z.number().int(), max_wait_minutes: z.number().int(), mention_new: z.boolean() })

@@ -124,6 +124,17 @@ const groupActivityData = z.discriminatedUnion("event", [
     }),
   }),
   z.object({
+    event: z.literal("buyer_removed"),
+    id_launch: idLaunch,
+    id_group: idGroup,
+    participant: z.string().meta({ description: "The id the group listed the buyer by: a phone number or the platform's opaque id (…@lid)." }),
+    id_purchase: z
+      .string()
+      .nullable()
+      .meta({ description: "The marketplace's transaction id of the purchase that made them a buyer (the `transaction` of the `purchase` event)." }),
+    platform: z.string().nullable().meta({ description: "The marketplace (integration type) of that purchase: hotmart, kiwify." }),
+  }),
+  z.object({
     event: z.literal("group_action"),
     id_action: z.string().meta({ description: "The group action (action_<uuid>; docs/groups.md)." }),
     status: z.enum(["scheduled", "running", "completed", "canceled"]),

@@ -11,7 +11,7 @@ import { createHmac } from "node:crypto";
 import { count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
-import { channelLidPhones, purchases, tenants } from "../../db/schema";
+import { channelLidPhones, purchases } from "../../db/schema";
 import { createIntegration } from "../../server/integrations/create-integration";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
@@ -19,6 +19,7 @@ import { createCallerFactory } from "../../server/trpc";
 import { eventBody } from "../../server/webhooks/events";
 import { emitParticipants, groupActivity, launchWithGroups } from "../launches/fixtures";
 import { expectEnvelope, request } from "../helpers";
+import { HOTTOK, hooksToken, hotmartBody, hotmartCreds, postHotmartTo } from "../launches/purchases";
 import { startTestServer, type TestServer } from "../http-server";
 
 let server: TestServer;
@@ -29,16 +30,8 @@ afterAll(async () => {
   await server.close();
 });
 
-const HOTTOK = "hottok-da-conta-123";
 const KIWIFY_TOKEN = "token-do-webhook-kiwify";
-const hotmartCreds = { client_id: "cid", client_secret: "cs", basic_token: "Basic x", hottok: HOTTOK };
 const kiwifyCreds = { client_id: "cid", client_secret: "cs", account_id: "acc", webhook_token: KIWIFY_TOKEN };
-
-async function hooksToken(tenantId: string) {
-  const db = await getDb();
-  const [t] = await db.select({ token: tenants.hooksToken }).from(tenants).where(eq(tenants.id, tenantId));
-  return t.token;
-}
 
 async function purchaseRows(tenantId: string) {
   const db = await getDb();
@@ -46,31 +39,7 @@ async function purchaseRows(tenantId: string) {
   return n;
 }
 
-/** A Hotmart webhook 2.0.0 body as its documentation shows it (docs/integrations.md#hotmart). */
-function hotmartBody(event: string, transaction: string, phone: string | null, extra: { email?: string } = {}) {
-  const now = Date.now();
-  return {
-    id: `evt-${transaction}-${event}`,
-    creation_date: now,
-    event,
-    version: "2.0.0",
-    data: {
-      product: { id: 4774438, ucode: "fb056612-bcc6-4217-9e6d-2a5d1110ac2f", name: "Curso Turma 7" },
-      buyer: { email: extra.email ?? "comprador@example.com", name: "Comprador Teste", ...(phone ? { checkout_phone: phone } : {}) },
-      purchase: {
-        transaction,
-        status: event === "PURCHASE_APPROVED" ? "APPROVED" : "REFUNDED",
-        approved_date: now,
-        order_date: now,
-        price: { value: 497, currency_value: "BRL" },
-        payment: { type: "PIX", installments_number: 1 },
-      },
-    },
-  };
-}
-
-const postHotmart = (url: string, body: unknown, hottok = HOTTOK) =>
-  request(server.url, "POST", url, JSON.stringify(body), { "content-type": "application/json", "x-hotmart-hottok": hottok });
+const postHotmart = (url: string, body: unknown, hottok = HOTTOK) => postHotmartTo(server.url, url, body, hottok);
 
 const kiwifySignature = (raw: string, token = KIWIFY_TOKEN) => createHmac("sha1", token).update(raw).digest("hex");
 

@@ -85,8 +85,12 @@ describe("create-launch", () => {
       leads: 0,
       leads_joined: 0,
       welcomes_sent: 0,
+      buyers_removed: 0,
+      buyers_in_groups: 0,
     });
     expect(info.welcome).toBeNull();
+    expect(info.buyers).toEqual({ remove_from_groups: false, dry_run: false });
+    expect(info.moderation).toMatchObject({ mode: "off", block_links: true, strikes_to_remove: 3, country_codes: null });
     expect(info.group_template).toEqual(template);
 
     // The group is in the channel's groups (the provider made it) and in the launch's segment.

@@ -141,6 +141,7 @@ describe("OpenAPI document", () => {
       "members_changed",
       "traffic_alert",
       "purchase",
+      "buyer_removed",
       "group_action",
     ]);
   });

@@ -39,6 +39,15 @@ describe("docs/webhooks.md's payload examples", () => {
   it("show every event type and every group_activity event", () => {
     expect(new Set(examples.map((e) => e.type))).toEqual(new Set(eventTypes));
     const activity = examples.filter((e) => e.type === "group_activity").map((e) => e.data.event);
-    expect(activity.sort()).toEqual(["group_action", "group_created", "group_full", "link_broken", "members_changed", "purchase", "traffic_alert"]);
+    expect(activity.sort()).toEqual([
+      "buyer_removed",
+      "group_action",
+      "group_created",
+      "group_full",
+      "link_broken",
+      "members_changed",
+      "purchase",
+      "traffic_alert",
+    ]);
   });
 });

@@ -3,10 +3,12 @@ import { and, eq } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import { launches, launchGroups, outboxEvents } from "../../db/schema";
 import type { ProviderEvent } from "../../server/messaging/provider";
+import { GroupActionRunner } from "../../inngest/in-process/group-action-runner";
 import { getServices } from "../../server/services";
 import { tenantWithSegment } from "../campaigns";
 import type { FakeEvolution } from "../fake-evolution";
 import { type Api, newTenant, until } from "../helpers";
+import { startTestServer } from "../http-server";
 
 /**
  * A tenant with a connected simulated channel and a launch holding `groups` of the channel's groups
@@ -97,4 +99,32 @@ export async function evolutionLaunch(baseUrl: string, fake: FakeEvolution, opts
     .map((g) => g.id_group);
   const { json: seg } = await api("POST", "/api/external/create-segment", { name: "Seg", id_channel: [channel], groups });
   return launchWithGroups(baseUrl, { ...opts, base: { api, channel, groups, segment: seg.id_segment } });
+}
+
+/** People join a simulated group through the simulator's control endpoint (the platform emits their participant event). */
+export async function joinGroup(api: Api, group: string, phones: string[]) {
+  const res = await api("POST", `/api/simulator/groups/${encodeURIComponent(group)}/participants`, { join: phones });
+  if (res.status !== 200) throw new Error(`simulator join answered ${res.status}: ${res.text}`);
+}
+
+/** Who the simulated platform lists in the group now. */
+export async function groupParticipants(api: Api, group: string) {
+  const res = await api("GET", `/api/simulator/groups/${encodeURIComponent(group)}/participants`);
+  if (res.status !== 200) throw new Error(`simulator participants answered ${res.status}: ${res.text}`);
+  return (res.json.participants as { participant: string }[]).map((p) => p.participant);
+}
+
+/** The test HTTP server with the group-action engine's in-process runner (GROUP_ACTION_GAP_MS scales a number's 2 s pace). */
+export async function serverWithGroupActions(gapMs = "60") {
+  process.env.GROUP_ACTION_GAP_MS = gapMs;
+  const server = await startTestServer();
+  const runner = new GroupActionRunner(await getServices(), { intervalMs: 200 }).start();
+  return {
+    server,
+    async stop() {
+      await runner.stop();
+      await server.close();
+      delete process.env.GROUP_ACTION_GAP_MS;
+    },
+  };
 }

@@ -7,6 +7,7 @@ import { useTRPC } from "../../../_lib/trpc";
 import { Cronograma } from "../../acoes/cronograma";
 import { launchStatusLabel } from "../labels";
 import { AddGroups } from "./add-groups";
+import { BuyersInGroupsCard } from "./buyers-in-groups";
 import { GroupBars } from "./group-bars";
 import { JoinLink } from "./join-link";
 import { LaunchActions } from "./launch-actions";
@@ -104,6 +105,8 @@ export function LaunchDetail({ id }: { id: string }) {
       </section>
 
       <LeadsPanel id={l.id_launch} leads={t.leads} joined={t.leads_joined} />
+
+      <BuyersInGroupsCard id={l.id_launch} buyers={l.buyers} removed={t.buyers_removed} />
 
       <LaunchAnalytics id={l.id_launch} createdAt={l.created_at} />
 
