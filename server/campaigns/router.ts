@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ownerProcedure, router, sessionProcedure, type Context } from "../trpc";
+import { accountProcedure, router, sessionProcedure, type Context } from "../trpc";
 import { wakeDispatch } from "../dispatch/wake";
 import { cancelCampaign, pauseCampaign, resendDelivery, resumeCampaign } from "./control-campaign";
 import { type CampaignContent, campaignContent } from "../dispatch/campaign-content";
@@ -39,7 +39,7 @@ const createErrors = [400, 401, 403, 404, 409, 422, 429, 500];
 const actionErrors = [400, 401, 404, 409, 429, 500];
 
 const action = (verb: "pause" | "resume" | "cancel", summary: string, run: typeof pauseCampaign, message: string) =>
-  ownerProcedure
+  accountProcedure("editor")
     .meta({ openapi: { method: "POST", path: `/external/${verb}-campaign/{id_campaign}`, tags, summary, protect: true, errorResponses: actionErrors } })
     .input(campaignAction)
     .output(campaignActionOutput)
@@ -125,7 +125,7 @@ function infoAnswer(c: CampaignInfo, readsAvailable: boolean, poll: PollResults 
 }
 
 export const campaignsRouter = router({
-  createMessage: ownerProcedure
+  createMessage: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -145,7 +145,7 @@ export const campaignsRouter = router({
       message_type: input.message_type,
     })),
 
-  createCarousel: ownerProcedure
+  createCarousel: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -166,7 +166,7 @@ export const campaignsRouter = router({
       cards_count: input.carousel_data.cards.length,
     })),
 
-  createPoll: ownerProcedure
+  createPoll: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -196,7 +196,7 @@ export const campaignsRouter = router({
       };
     }),
 
-  sendTest: ownerProcedure
+  sendTest: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -231,7 +231,7 @@ export const campaignsRouter = router({
       return { success: true as const, results, timestamp: ctx.now.toISOString() };
     }),
 
-  info: ownerProcedure
+  info: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",
@@ -255,7 +255,7 @@ export const campaignsRouter = router({
   cancel: action("cancel", "Cancel a campaign (groups not yet sent stay unsent)", cancelCampaign, "Campaign canceled"),
 
   /** Dashboard: the tenant's campaigns with live counters, and one campaign's deliveries. */
-  list: ownerProcedure
+  list: accountProcedure("viewer")
     .output(
       z.array(
         z.object({
@@ -286,7 +286,7 @@ export const campaignsRouter = router({
         id_series: c.seriesId,
       })),
     ),
-  deliveries: ownerProcedure
+  deliveries: accountProcedure("viewer")
     .input(z.object({ id_campaign: idCampaign }))
     .output(
       z.array(
@@ -324,7 +324,7 @@ export const campaignsRouter = router({
    * Dashboard only ("Enviar novamente", after confirmation): one failed group goes back to pending
    * under the same delivery key; a finished campaign reopens to send it.
    */
-  resendDelivery: sessionProcedure
+  resendDelivery: sessionProcedure("editor")
     .input(z.object({ id_campaign: idCampaign, id_group: z.string().min(1).max(200) }))
     .output(z.object({ id_campaign: z.string(), status: campaignStatus }))
     .mutation(async ({ ctx, input }) => {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ownerProcedure, router } from "../trpc";
+import { accountProcedure, router } from "../trpc";
 import { createSegment } from "./create-segment";
 import { editSegment } from "./edit-segment";
 import { getSegment, listSegments } from "./list-segments";
@@ -21,7 +21,7 @@ import { createMonitoringGroup, editMonitoringGroup } from "./set-monitoring-gro
 const tags = ["Segments"];
 
 export const segmentsRouter = router({
-  create: ownerProcedure
+  create: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -41,7 +41,7 @@ export const segmentsRouter = router({
       return { success: true as const, id_segment: s.id, name: s.name, total_groups: s.totalGroups, timestamp: ctx.now.toISOString() };
     }),
 
-  edit: ownerProcedure
+  edit: accountProcedure("editor")
     .meta({
       openapi: {
         method: "PUT",
@@ -60,7 +60,7 @@ export const segmentsRouter = router({
       return { success: true as const, message: "Segment updated", id_segment: s.id, name: s.name, total_groups: s.totalGroups };
     }),
 
-  createMonitoringGroup: ownerProcedure
+  createMonitoringGroup: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -86,7 +86,7 @@ export const segmentsRouter = router({
       };
     }),
 
-  editMonitoringGroup: ownerProcedure
+  editMonitoringGroup: accountProcedure("editor")
     .meta({
       openapi: {
         method: "PUT",
@@ -106,7 +106,7 @@ export const segmentsRouter = router({
     }),
 
   /** Dashboard: the tenant's segments and one segment in full. */
-  list: ownerProcedure
+  list: accountProcedure("viewer")
     .output(
       z.array(
         z.object({
@@ -120,7 +120,7 @@ export const segmentsRouter = router({
       ),
     )
     .query(({ ctx }) => listSegments(ctx.db, ctx.tenantId)),
-  get: ownerProcedure
+  get: accountProcedure("viewer")
     .input(z.object({ id_segment: idSegment }))
     .output(segmentDetail)
     .query(({ ctx, input }) => getSegment(ctx.db, ctx.tenantId, input.id_segment)),

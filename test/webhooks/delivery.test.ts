@@ -158,7 +158,12 @@ describe("webhook delivery (in-process runner)", () => {
 
     // The dashboard's redeliver sends the given-up event again, with the same webhook-id.
     const { provider } = await getServices();
-    const caller = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
+    const caller = createCallerFactory(appRouter)({
+      db,
+      provider,
+      caller: { kind: "session", tenantId: api.tenantId, userId: "u", role: "owner" },
+      now: new Date(),
+    });
     const log = await caller.webhooks.deliveries({ state: "failed", limit: 50 });
     expect(log.map((d) => d.id)).toEqual([failed.id]);
     expect(log[0].log.map((a) => a.status)).toEqual([500, 500, 500]);
