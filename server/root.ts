@@ -7,6 +7,7 @@ import { launchLeadsRouter } from "./launches/leads-router";
 import { launchStatsRouter } from "./launches/stats-router";
 import { apiKeysRouter } from "./keys/router";
 import { launchesRouter } from "./launches/router";
+import { membersRouter } from "./members/router";
 import { partnerAppsRouter } from "./oauth/router";
 import { overviewRouter } from "./overview/router";
 import { partnerRouter } from "./partner/router";
@@ -26,6 +27,7 @@ export const appRouter = router({
   launches: launchesRouter,
   launchLeads: launchLeadsRouter,
   launchStats: launchStatsRouter,
+  members: membersRouter,
   overview: overviewRouter,
   partner: partnerRouter,
   partnerApps: partnerAppsRouter,

@@ -1,16 +1,17 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Db } from "../db/client";
-import { type MemberRole, memberRoles } from "../db/schema";
+import type { MemberRole } from "../db/schema";
+import { roleAtLeast } from "./members/roles";
 import { DomainError, Forbidden, Unauthorized } from "./errors";
 import { trpcCodeFor } from "./http/trpc-status";
 import type { MessagingProvider } from "./messaging/provider";
 
 /** Who is calling, as established by the transport (REST facade: API key; /api/trpc: session). */
 export type Caller =
-  | { kind: "apiKey"; tenantId: string; apiKeyId: string }
+  | { kind: "apiKey"; tenantId: string; apiKeyId: string; apiKeyPrefix?: string }
   | { kind: "session"; tenantId: string; userId: string; role: MemberRole; email?: string }
-  | { kind: "partner"; tenantId: string; appId: string; grantId: string; scopes: string[] }
+  | { kind: "partner"; tenantId: string; appId: string; appName?: string; grantId: string; scopes: string[] }
   | { kind: "anonymous"; credentials: "missing" | "invalid" };
 
 export interface Context {
@@ -85,9 +86,6 @@ export const createCallerFactory = t.createCallerFactory;
 
 const base = t.procedure.use(domainErrors);
 export const publicProcedure = base.meta({ access: "public" });
-
-/** Whether `role` is at least `least` (viewer < editor < admin < owner). */
-export const roleAtLeast = (role: MemberRole, least: MemberRole) => memberRoles.indexOf(role) >= memberRoles.indexOf(least);
 
 /**
  * Hook for the refused call's audit entry (server/audit/record-denied.ts registers it; the ladder does not import the
