@@ -1,3 +1,5 @@
+import "./audit/record-denied";
+import { auditRouter } from "./audit/router";
 import { accountRouter } from "./auth/router";
 import { campaignsRouter } from "./campaigns/router";
 import { channelsRouter } from "./channels/router";
@@ -20,6 +22,7 @@ import { webhooksRouter } from "./webhooks/router";
 export const appRouter = router({
   account: accountRouter,
   apiKeys: apiKeysRouter,
+  audit: auditRouter,
   campaigns: campaignsRouter,
   channels: channelsRouter,
   groupActions: groupActionsRouter,

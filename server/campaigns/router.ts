@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { audited, auditedAfter } from "../audit/audited";
 import { accountProcedure, router, sessionProcedure, type Context } from "../trpc";
 import { wakeDispatch } from "../dispatch/wake";
 import { cancelCampaign, pauseCampaign, resendDelivery, resumeCampaign } from "./control-campaign";
@@ -44,7 +45,13 @@ const action = (verb: "pause" | "resume" | "cancel", summary: string, run: typeo
     .input(campaignAction)
     .output(campaignActionOutput)
     .mutation(async ({ ctx, input }) => {
-      const c = await run(ctx.db, ctx.tenantId, input.id_campaign, ctx.now);
+      // After the change, not in its transaction: the wake-up it sends must find the new status committed.
+      const c = await auditedAfter(
+        ctx,
+        `campaign.${verb}`,
+        (db) => run(db, ctx.tenantId, input.id_campaign, ctx.now),
+        (r) => r.id,
+      );
       return { success: true as const, message, id_campaign: c.id, status: c.status };
     });
 
@@ -63,9 +70,15 @@ export async function create(ctx: Context & { tenantId: string }, input: CommonI
     linkPreview: input.link_preview,
     mentionAll: input.mention_all,
   };
-  if (input.repeat) {
+  const repeat = input.repeat;
+  if (repeat) {
     if (input.scheduled_at !== undefined) throw new BadRequest("scheduled_at: not with repeat (the runs' times come from repeat.days and repeat.time)");
-    const { series: s, run } = await createSeries(ctx.db, ctx.tenantId, { ...campaign, repeat: input.repeat }, ctx.now);
+    const { series: s, run } = await audited(
+      ctx,
+      "series.create",
+      (tx) => createSeries(tx, ctx.tenantId, { ...campaign, repeat }, ctx.now),
+      (r) => r.series.id,
+    );
     afterSeriesChange(ctx.tenantId, null, run);
     return {
       success: true as const,
@@ -77,7 +90,12 @@ export async function create(ctx: Context & { tenantId: string }, input: CommonI
       id_series: s.id,
     };
   }
-  const c = await createCampaign(ctx.db, ctx.tenantId, { ...campaign, scheduledAt: input.scheduled_at }, ctx.now);
+  const c = await audited(
+    ctx,
+    "campaign.create",
+    (tx) => createCampaign(tx, ctx.tenantId, { ...campaign, scheduledAt: input.scheduled_at }, ctx.now),
+    (r) => r.id,
+  );
   wakeDispatch(c.id, { tenantId: ctx.tenantId, dueAt: c.nextRunAt });
   return {
     success: true as const,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { audited } from "../audit/audited";
 import { name, text } from "../text";
 import { router, sessionProcedure } from "../trpc";
 import { createApiKey } from "./create-api-key";
@@ -31,14 +32,24 @@ export const apiKeysRouter = router({
     .input(z.object({ name: name() }))
     .output(z.object({ id: z.string(), name: z.string(), prefix: z.string(), apiKey: z.string() }))
     .mutation(async ({ ctx, input }) => {
-      const k = await createApiKey(ctx.db, ctx.tenantId, input.name);
+      const k = await audited(
+        ctx,
+        "api_key.create",
+        (tx) => createApiKey(tx, ctx.tenantId, input.name),
+        (r) => r.id,
+      );
       return { id: k.id, name: k.name, prefix: k.prefix, apiKey: k.apiKey };
     }),
   revoke: sessionProcedure("admin")
     .input(z.object({ id: text({ max: 200, min: 1 }) }))
     .output(z.object({ success: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
-      await revokeApiKey(ctx.db, ctx.tenantId, input.id, ctx.now);
+      await audited(
+        ctx,
+        "api_key.revoke",
+        (tx) => revokeApiKey(tx, ctx.tenantId, input.id, ctx.now),
+        () => input.id,
+      );
       return { success: true as const };
     }),
 });

@@ -1,4 +1,5 @@
 import { accountProcedure, router } from "../trpc";
+import { auditedAfter } from "../audit/audited";
 import { addLaunchGroups } from "./add-launch-groups";
 import { createLaunch } from "./create-launch";
 import { editLaunch } from "./edit-launch";
@@ -72,7 +73,12 @@ export const launchesRouter = router({
       const { id_launch, name, slug, id_channel, group_template, capacity, margin, auto_create, reserve, staff_numbers, status, closed_url, alerts, tracking } =
         input;
       const changes = { name, slug, id_channel, group_template, capacity, margin, auto_create, reserve, staff_numbers, status, closed_url, alerts, tracking };
-      await editLaunch(ctx.db, ctx.tenantId, id_launch, changes, ctx.now);
+      await auditedAfter(
+        ctx,
+        "launch.edit",
+        (db) => editLaunch(db, ctx.tenantId, id_launch, changes, ctx.now),
+        () => id_launch,
+      );
       return infoLaunch(ctx.db, ctx.tenantId, id_launch);
     }),
 

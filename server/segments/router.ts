@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { auditedAfter } from "../audit/audited";
 import { accountProcedure, router } from "../trpc";
 import { createSegment } from "./create-segment";
 import { editSegment } from "./edit-segment";
@@ -37,7 +38,12 @@ export const segmentsRouter = router({
     .input(createSegmentInput)
     .output(createSegmentOutput)
     .mutation(async ({ ctx, input }) => {
-      const s = await createSegment(ctx.db, ctx.provider, ctx.tenantId, input, ctx.now);
+      const s = await auditedAfter(
+        ctx,
+        "segment.create",
+        (db) => createSegment(db, ctx.provider, ctx.tenantId, input, ctx.now),
+        (r) => r.id,
+      );
       return { success: true as const, id_segment: s.id, name: s.name, total_groups: s.totalGroups, timestamp: ctx.now.toISOString() };
     }),
 
@@ -56,7 +62,12 @@ export const segmentsRouter = router({
     .output(editSegmentOutput)
     .mutation(async ({ ctx, input }) => {
       const { id_segment, ...changes } = input;
-      const s = await editSegment(ctx.db, ctx.provider, ctx.tenantId, id_segment, changes, ctx.now);
+      const s = await auditedAfter(
+        ctx,
+        "segment.edit",
+        (db) => editSegment(db, ctx.provider, ctx.tenantId, id_segment, changes, ctx.now),
+        () => id_segment,
+      );
       return { success: true as const, message: "Segment updated", id_segment: s.id, name: s.name, total_groups: s.totalGroups };
     }),
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { audited } from "../audit/audited";
 import { accountPartnerForbiddenProcedure, accountProcedure, router, sessionProcedure } from "../trpc";
 import { listDeliveries, redeliver } from "./deliver-webhooks";
 import {
@@ -63,7 +64,7 @@ export const webhooksRouter = router({
     .input(editWebhooksInput)
     .output(editWebhooksOutput)
     .mutation(async ({ ctx, input }) => {
-      const { updated, webhooks } = await editWebhooks(ctx.db, ctx.tenantId, input, ctx.now);
+      const { updated, webhooks } = await audited(ctx, "webhooks.edit", (tx) => editWebhooks(tx, ctx.tenantId, input, ctx.now));
       return { success: true as const, message: "Webhooks updated", updated, webhooks };
     }),
 
