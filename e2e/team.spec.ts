@@ -58,7 +58,7 @@ export const tests: E2ETest[] = [
       // The link worked once.
       await withPage(ctx, async (page) => {
         await page.goto(new URL(link).pathname);
-        await expectText(page.getByRole("alert"), /não é válido/);
+        await expectText(page.locator("p.alert-error"), /não é válido/);
       });
     },
   },

@@ -132,7 +132,7 @@ describe("admin CLI on PGlite", slow, () => {
     expect(jsonLine(await admin(["set-role", "--email", owner, "--member", member, "--role", "editor"], env))).toMatchObject({ role: "editor" });
     expect(plainError(await admin(["set-role", "--email", owner, "--member", owner, "--role", "admin"], env), 1)).toMatch(/last owner/);
     expect(plainError(await admin(["set-role", "--email", owner, "--member", member, "--role", "boss"], env), 2)).toMatch(/--role must be one of/);
-  });
+  }, 300_000); // six CLI runs, each starting tsx
 
   it("create-partner-app prints the client_id (and the secret of a confidential app) with its scopes approved", async () => {
     const confidential = jsonLine(
