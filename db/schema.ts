@@ -35,6 +35,77 @@ export const users = pgTable("users", {
   createdAt: createdAt(),
 });
 
+/** CONTRACT §10: what a member may do in an account, least to most (docs/team.md#roles). */
+export const memberRoles = ["viewer", "editor", "admin", "owner"] as const;
+export type MemberRole = (typeof memberRoles)[number];
+
+/**
+ * A person's place in an account (docs/team.md): `users.tenant_id` is only the account they first joined;
+ * what they may open is this table. The dashboard session carries one of these tenants (the account switcher).
+ */
+export const memberships = pgTable(
+  "memberships",
+  {
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    role: text("role", { enum: memberRoles }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.userId] }), index("memberships_user_idx").on(t.userId)],
+);
+
+/** A pending invitation (docs/team.md#invitations): the link's token is kept only as its SHA-256; single use, 7 days. */
+export const invitations = pgTable(
+  "invitations",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    role: text("role", { enum: memberRoles }).notNull(),
+    tokenHash: text("token_hash").notNull().unique(),
+    invitedBy: text("invited_by"),
+    expiresAt: ts("expires_at").notNull(),
+    usedAt: ts("used_at"),
+    usedBy: text("used_by"),
+    revokedAt: ts("revoked_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("invitations_tenant_idx").on(t.tenantId, t.createdAt)],
+);
+
+export const auditActorTypes = ["member", "api_key", "partner_app", "cli", "system"] as const;
+export type AuditActorType = (typeof auditActorTypes)[number];
+
+/**
+ * CONTRACT §10, the audit log (docs/team.md#audit-log): one row per change (or refused attempt), written in the
+ * change's own transaction. Never a secret or a message body: `target` is an id, `actor_label` an e-mail, a key's
+ * prefix or an app's name. Kept 365 days (server/maintenance/purge-expired.ts).
+ */
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    at: ts("at").notNull(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    actorType: text("actor_type", { enum: auditActorTypes }).notNull(),
+    actorId: text("actor_id"),
+    actorLabel: text("actor_label"),
+    action: text("action").notNull(),
+    target: text("target"),
+    ip: text("ip"),
+    outcome: text("outcome", { enum: ["ok", "denied"] }).notNull(),
+  },
+  (t) => [index("audit_log_tenant_idx").on(t.tenantId, t.at, t.id), index("audit_log_at_idx").on(t.at)],
+);
+
 export const apiKeys = pgTable(
   "api_keys",
   {

@@ -20,7 +20,17 @@ const load = {
   createApiKey: async () => (await import("../server/keys/create-api-key")).createApiKey,
   partnerApps: () => import("../server/oauth/partner-apps"),
   registerAppInput: async () => (await import("../server/oauth/schema")).registerAppInput,
+  members: () => import("../server/members/manage-members"),
+  audit: () => import("../server/audit/record-audit"),
 };
+
+const roles = ["owner", "admin", "editor", "viewer"] as const;
+
+function memberArgs(values: Values) {
+  const role = required(values, "role");
+  if (!(roles as readonly string[]).includes(role)) throw new UsageError(`--role must be one of ${roles.join(", ")}, got "${role}"`);
+  return { email: required(values, "email"), member: required(values, "member"), role: role as (typeof roles)[number] };
+}
 
 const usage = `Usage: npm run admin -- <command> [options]
 
@@ -42,6 +52,11 @@ Commands:
                      --scopes "statistics:read campaigns:read" [--public]
                                             register a partner app, its scopes approved; prints
                                             {"client_id":"…","client_secret":"…"} (no secret with --public)
+  add-member --email EMAIL --member MEMBER_EMAIL --role owner|admin|editor|viewer
+                                            add an existing user to that account with a role
+  set-role --email EMAIL --member MEMBER_EMAIL --role owner|admin|editor|viewer
+                                            change a member's role (ends their sessions; the last
+                                            owner stays an owner)
   approve-partner-app --client-id ID [--scopes "settings:read"]
                                             approve an app's requested scopes (all when omitted)
 
@@ -123,6 +138,33 @@ const commands: Record<string, Command> = {
         .set({ channelLimit: Number(max) })
         .where(eq(tenants.id, tenantId));
       return { tenant_id: tenantId, channel_limit: Number(max) };
+    },
+  },
+
+  "add-member": {
+    options: { email: { type: "string" }, member: { type: "string" }, role: { type: "string" } },
+    async run(values, db) {
+      const { email, member, role } = memberArgs(values);
+      const conn = await db();
+      const tenantId = await tenantOf(conn, email);
+      const { addMember } = await load.members();
+      const { cliActor } = await load.audit();
+      const { userId } = await addMember(conn, { tenantId, actor: cliActor, now: new Date() }, { email: member, role });
+      return { tenant_id: tenantId, user_id: userId, role };
+    },
+  },
+
+  "set-role": {
+    options: { email: { type: "string" }, member: { type: "string" }, role: { type: "string" } },
+    async run(values, db) {
+      const { email, member, role } = memberArgs(values);
+      const conn = await db();
+      const tenantId = await tenantOf(conn, email);
+      const [{ users }, { eq }, { changeRole }, { cliActor }] = await Promise.all([load.schema(), load.drizzle(), load.members(), load.audit()]);
+      const [user] = await conn.select({ id: users.id }).from(users).where(eq(users.email, member.trim().toLowerCase()));
+      if (!user) throw new AdminError(`no user with e-mail ${member}`);
+      await changeRole(conn, { tenantId, actor: cliActor, now: new Date() }, { userId: user.id, role });
+      return { tenant_id: tenantId, user_id: user.id, role };
     },
   },
 

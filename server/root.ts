@@ -1,3 +1,5 @@
+import "./audit/record-denied";
+import { auditRouter } from "./audit/router";
 import { accountRouter } from "./auth/router";
 import { campaignsRouter } from "./campaigns/router";
 import { channelsRouter } from "./channels/router";
@@ -9,6 +11,7 @@ import { launchStatsRouter } from "./launches/stats-router";
 import { apiKeysRouter } from "./keys/router";
 import { launchesRouter } from "./launches/router";
 import { moderationRouter } from "./moderation/router";
+import { membersRouter } from "./members/router";
 import { partnerAppsRouter } from "./oauth/router";
 import { overviewRouter } from "./overview/router";
 import { partnerRouter } from "./partner/router";
@@ -21,6 +24,7 @@ import { webhooksRouter } from "./webhooks/router";
 export const appRouter = router({
   account: accountRouter,
   apiKeys: apiKeysRouter,
+  audit: auditRouter,
   campaigns: campaignsRouter,
   channels: channelsRouter,
   groupActions: groupActionsRouter,
@@ -30,6 +34,7 @@ export const appRouter = router({
   launchLeads: launchLeadsRouter,
   launchStats: launchStatsRouter,
   moderation: moderationRouter,
+  members: membersRouter,
   overview: overviewRouter,
   partner: partnerRouter,
   partnerApps: partnerAppsRouter,

@@ -21,7 +21,7 @@ export async function handleTrpcRequest(incoming: Request): Promise<Response> {
   if (refused) return forbidden(refused);
   const { db, provider } = await getServices();
   const session = await requestSession(db, req);
-  const caller: Caller = session ? { kind: "session", tenantId: session.tenantId, userId: session.userId } : { kind: "anonymous", credentials: "missing" };
+  const caller: Caller = session ? { kind: "session", ...session } : { kind: "anonymous", credentials: "missing" };
   return fetchRequestHandler({
     endpoint: "/api/trpc",
     req,

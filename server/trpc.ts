@@ -1,15 +1,17 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Db } from "../db/client";
+import type { MemberRole } from "../db/schema";
+import { roleAtLeast } from "./members/roles";
 import { DomainError, Forbidden, Unauthorized } from "./errors";
 import { trpcCodeFor } from "./http/trpc-status";
 import type { MessagingProvider } from "./messaging/provider";
 
 /** Who is calling, as established by the transport (REST facade: API key; /api/trpc: session). */
 export type Caller =
-  | { kind: "apiKey"; tenantId: string; apiKeyId: string }
-  | { kind: "session"; tenantId: string; userId: string }
-  | { kind: "partner"; tenantId: string; appId: string; grantId: string; scopes: string[] }
+  | { kind: "apiKey"; tenantId: string; apiKeyId: string; apiKeyPrefix?: string }
+  | { kind: "session"; tenantId: string; userId: string; role: MemberRole; email?: string }
+  | { kind: "partner"; tenantId: string; appId: string; appName?: string; grantId: string; scopes: string[] }
   | { kind: "anonymous"; credentials: "missing" | "invalid" };
 
 export interface Context {
@@ -36,6 +38,14 @@ export interface FileStream {
 }
 
 export type AppMeta = {
+  /**
+   * Who the procedure is for, set by the ladder below (server/procedure-ladder.test.ts checks every procedure has one):
+   * `public`, `partner` (a scope), `account` (an API key or a member of `role`), `session` (a member of `role` only),
+   * `self` (the signed-in person, whatever the role: their password, their accounts).
+   */
+  access?: "public" | "partner" | "account" | "session" | "self";
+  /** The least role a dashboard member needs (docs/team.md#roles). */
+  role?: MemberRole;
   /** HTTP status of a successful REST answer (default 200). */
   successStatus?: 200 | 201;
   /** Accepts the Idempotency-Key header (docs/decisions.md#idempotency). */
@@ -74,37 +84,72 @@ const domainErrors = t.middleware(async ({ next }) => {
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
-export const publicProcedure = t.procedure.use(domainErrors);
+const base = t.procedure.use(domainErrors);
+export const publicProcedure = base.meta({ access: "public" });
 
-/** The account owner: an API key (REST) or a dashboard session (tRPC). Gives ctx.tenantId. */
-const owner = t.middleware(({ ctx, next }) => {
+/**
+ * Hook for the refused call's audit entry (server/audit/record-denied.ts registers it; the ladder does not import the
+ * audit log, so the order of imports stays one way). Called before the 403 is thrown.
+ */
+let onDenied: ((ctx: Context, action: string) => Promise<void>) | undefined;
+export const whenDenied = (hook: typeof onDenied) => {
+  onDenied = hook;
+};
+
+/** A member below `least`: 403 `forbidden` naming the role needed (docs/team.md#roles), the attempt recorded. */
+async function requireRole(ctx: Context, least: MemberRole, path: string) {
   const c = ctx.caller;
-  if (c.kind === "apiKey" || c.kind === "session") return next({ ctx: { tenantId: c.tenantId } });
-  if (c.kind === "partner") throw new Unauthorized("This endpoint needs the account owner's API key; a partner token is not accepted.");
-  throw new Unauthorized();
-});
-export const ownerProcedure = publicProcedure.use(owner);
+  if (c.kind !== "session" || roleAtLeast(c.role, least)) return;
+  await onDenied?.(ctx, path).catch((err) => console.error("[audit] denied entry not written", err));
+  throw new Forbidden(`This needs the role ${least} or above in this account (your role: ${c.role}).`, "forbidden");
+}
 
-/** The owner, where the spec answers a partner token 403 instead of 401 (test-webhook). */
-export const ownerPartnerForbiddenProcedure = publicProcedure
-  .use(({ ctx, next }) => {
-    if (ctx.caller.kind === "partner") throw new Forbidden("Partner apps cannot use this endpoint.", "partner_forbidden");
-    return next();
-  })
-  .use(owner);
+/**
+ * The account: an API key (REST; acts as the whole account) or a dashboard member of at least `role` (tRPC).
+ * Gives ctx.tenantId.
+ */
+export const accountProcedure = (role: MemberRole) =>
+  base.meta({ access: "account", role }).use(async ({ ctx, next, path }) => {
+    const c = ctx.caller;
+    if (c.kind === "partner") throw new Unauthorized("This endpoint needs the account owner's API key; a partner token is not accepted.");
+    if (c.kind !== "apiKey" && c.kind !== "session") throw new Unauthorized();
+    await requireRole(ctx, role, path);
+    return next({ ctx: { tenantId: c.tenantId } });
+  });
 
-/** Dashboard-only operations (API keys, account). Gives ctx.userId and ctx.tenantId. */
-export const sessionProcedure = publicProcedure.use(({ ctx, next }) => {
+/** The account, where the spec answers a partner token 403 instead of 401 (test-webhook). */
+export const accountPartnerForbiddenProcedure = (role: MemberRole) =>
+  base
+    .use(({ ctx, next }) => {
+      if (ctx.caller.kind === "partner") throw new Forbidden("Partner apps cannot use this endpoint.", "partner_forbidden");
+      return next();
+    })
+    .concat(accountProcedure(role));
+
+const signedIn = t.middleware(({ ctx, next }) => {
   const c = ctx.caller;
   if (c.kind !== "session") throw new Unauthorized("Sign in to the dashboard first.", "session_required");
-  return next({ ctx: { tenantId: c.tenantId, userId: c.userId } });
+  return next({ ctx: { tenantId: c.tenantId, userId: c.userId, role: c.role } });
 });
+
+/** Dashboard-only operations of the account (API keys, members) for a member of at least `role`. Gives ctx.userId and ctx.tenantId. */
+export const sessionProcedure = (role: MemberRole) =>
+  base
+    .meta({ access: "session", role })
+    .use(signedIn)
+    .use(async ({ ctx, next, path }) => {
+      await requireRole(ctx, role, path);
+      return next();
+    });
+
+/** The signed-in person's own things, whatever their role (their password, their accounts, an invitation to accept). */
+export const selfProcedure = base.meta({ access: "self" }).use(signedIn);
 
 export type PartnerScope = "statistics:read" | "campaigns:read" | "settings:read";
 
 /** A partner app's bearer token carrying `scope`. Gives ctx.partner and ctx.tenantId. */
 export const partnerProcedure = (scope: PartnerScope) =>
-  publicProcedure.use(({ ctx, next }) => {
+  base.meta({ access: "partner" }).use(({ ctx, next }) => {
     const c = ctx.caller;
     if (c.kind !== "partner") throw new Unauthorized("A partner access token is required (Authorization: Bearer).", "invalid_token");
     if (!c.scopes.includes(scope)) throw new Forbidden(`The token lacks the scope ${scope}.`, "insufficient_scope");

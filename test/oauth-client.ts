@@ -55,7 +55,8 @@ export async function signedInUser(baseUrl: string): Promise<EndUser> {
 /** The developer portal's tRPC procedures, as the dashboard calls them for a signed-in developer. */
 export async function developerPortal(tenantId: string) {
   const { db, provider } = await getServices();
-  return createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId, userId: "user_dev" }, now: new Date() }).partnerApps;
+  return createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId, userId: "user_dev", role: "owner" }, now: new Date() })
+    .partnerApps;
 }
 
 export async function registerApp(tenantId: string, overrides: Partial<RegisterAppInput> = {}) {

@@ -1,6 +1,7 @@
 import { redirect } from "next/navigation";
 import type { ReactNode } from "react";
 import { getSession } from "@/server/auth/next-auth";
+import { RoleProvider } from "./role-context";
 import { Sidebar } from "./sidebar";
 
 export const dynamic = "force-dynamic";
@@ -13,9 +14,11 @@ export default async function DashboardLayout({ children }: { children: ReactNod
   const session = await getSession();
   if (!session?.user?.tenantId) redirect("/login");
   return (
-    <div className="shell">
-      <Sidebar userName={session.user.name} userEmail={session.user.email} />
-      <main className="content">{children}</main>
-    </div>
+    <RoleProvider value={{ userId: session.user.id, role: session.user.role }}>
+      <div className="shell">
+        <Sidebar userName={session.user.name} userEmail={session.user.email} />
+        <main className="content">{children}</main>
+      </div>
+    </RoleProvider>
   );
 }

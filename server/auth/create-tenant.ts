@@ -1,5 +1,5 @@
 import type { Db } from "../../db/client";
-import { tenants, users } from "../../db/schema";
+import { memberships, tenants, users } from "../../db/schema";
 import { env } from "../env";
 import { Conflict } from "../errors";
 import { newId } from "../ids";
@@ -7,7 +7,7 @@ import { createApiKey } from "../keys/create-api-key";
 import { hashPassword } from "./password";
 import { isUniqueViolation } from "../../db/errors";
 
-/** A tenant with its owner user and a first API key, all or nothing. */
+/** A tenant with its owner user (a one-owner team, docs/team.md) and a first API key, all or nothing. */
 export async function createTenant(db: Db, input: { name: string; email: string; password: string }) {
   const passwordHash = await hashPassword(input.password);
   try {
@@ -22,6 +22,7 @@ export async function createTenant(db: Db, input: { name: string; email: string;
         name: input.name,
         passwordHash,
       });
+      await tx.insert(memberships).values({ tenantId, userId, role: "owner" });
       const key = await createApiKey(tx, tenantId);
       return { tenantId, userId, apiKey: key.apiKey };
     });

@@ -1,11 +1,12 @@
 import type { NextAuthOptions } from "next-auth";
 import { getServerSession } from "next-auth";
 import CredentialsModule from "next-auth/providers/credentials";
+import type { MemberRole } from "../../db/schema";
 import { safeCallbackUrl } from "./callback-url";
 import { serverDb } from "../database";
 import { exportNextAuthUrl } from "../env";
 import { clientIp } from "../http/client-address";
-import { endSessions, sessionIsCurrent, sessionMaxAgeSeconds, sessionSecret, secureCookies } from "./session";
+import { currentMember, endSessions, sessionMaxAgeSeconds, sessionSecret, secureCookies } from "./session";
 import { signIn, SignInThrottled, type SignedInUser } from "./sign-in";
 import { throttledSignInError } from "./sign-in-error";
 
@@ -16,14 +17,14 @@ exportNextAuthUrl();
 
 declare module "next-auth" {
   interface Session {
-    user: { id: string; tenantId: string; email: string; name: string };
+    user: { id: string; tenantId: string; email: string; name: string; role: MemberRole };
   }
 }
 
 /** A session whose version is behind the user's (server/auth/session.ts): next-auth then clears its cookie. */
 class SessionEnded extends Error {
   constructor() {
-    super("The session was ended (sign-out, password change or locked account).");
+    super("The session was ended (sign-out, password change, locked account, role change or removal from the account).");
     this.name = "SessionEnded";
   }
 }
@@ -67,7 +68,9 @@ export const authOptions: NextAuthOptions = {
         token.sv = signedIn.sessionVersion;
         return token;
       }
-      if (!token.sub || !(await sessionIsCurrent(await serverDb(), token.sub, token.sv))) throw new SessionEnded();
+      const member = token.sub ? await currentMember(await serverDb(), token.sub, token.sv, token.tenantId) : undefined;
+      if (!member) throw new SessionEnded();
+      token.role = member.role;
       return token;
     },
     session({ session, token }) {
@@ -76,6 +79,7 @@ export const authOptions: NextAuthOptions = {
         tenantId: token.tenantId as string,
         email: token.email ?? "",
         name: token.name ?? "",
+        role: token.role as MemberRole,
       };
       return session;
     },

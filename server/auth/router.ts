@@ -3,7 +3,7 @@ import { RateLimited } from "../errors";
 import { consume } from "../http/rate-limit";
 import { name } from "../text";
 import { passwordMaxLength, passwordMinLength } from "../text-limits";
-import { publicProcedure, router, sessionProcedure } from "../trpc";
+import { publicProcedure, router, selfProcedure } from "../trpc";
 import { changePassword } from "./change-password";
 import { createTenant } from "./create-tenant";
 import { sessionCookie } from "./session";
@@ -45,7 +45,7 @@ export const accountRouter = router({
    * The signed-in user's new password (docs/security.md, "Sessions"): the current one is checked and
    * throttled as a sign-in is; every other session of the user ends, and this one gets a new cookie.
    */
-  changePassword: sessionProcedure
+  changePassword: selfProcedure
     .input(changePasswordInput)
     .output(z.object({ changed: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {

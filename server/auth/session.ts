@@ -1,7 +1,7 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { encode, getToken } from "next-auth/jwt";
 import type { Db, Tx } from "../../db/client";
-import { users } from "../../db/schema";
+import { type MemberRole, memberships, users } from "../../db/schema";
 import { env, persistentSecret } from "../env";
 import { parseCookies } from "../http/cookies";
 
@@ -23,18 +23,29 @@ export const sessionCookieName = () => `${secureCookies() ? "__Secure-" : ""}nex
 export interface SessionUser {
   userId: string;
   tenantId: string;
+  /** The person's role in that tenant, read on every request (docs/team.md). */
+  role: MemberRole;
+  email: string;
 }
 
 /** A cookie issued before session versions existed carries none: it counts as version 0, every user's first. */
 const versionOf = (claim: unknown) => (typeof claim === "number" ? claim : 0);
 
-/** Whether a session issued at `version` is still in force for the user. */
-export async function sessionIsCurrent(db: Db, userId: string, version: unknown): Promise<boolean> {
-  const [row] = await db.select({ version: users.sessionVersion }).from(users).where(eq(users.id, userId));
-  return row !== undefined && row.version === versionOf(version);
+/**
+ * The session's member when a session issued at `version` for `tenantId` is still in force: the user's version
+ * unchanged and the user still a member of that tenant (docs/team.md: membership is checked on every request).
+ */
+export async function currentMember(db: Db, userId: string, version: unknown, tenantId: unknown): Promise<{ role: MemberRole; email: string } | undefined> {
+  if (typeof tenantId !== "string") return undefined;
+  const [row] = await db
+    .select({ version: users.sessionVersion, email: users.email, role: memberships.role })
+    .from(users)
+    .innerJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.tenantId, tenantId)))
+    .where(eq(users.id, userId));
+  return row !== undefined && row.version === versionOf(version) ? { role: row.role, email: row.email } : undefined;
 }
 
-/** Ends every dashboard session of the user (sign-out, a throttled lock). */
+/** Ends every dashboard session of the user (sign-out, a throttled lock, a role change or removal from an account). */
 export async function endSessions(db: Db | Tx, where: { userId: string } | { email: string }): Promise<void> {
   await db
     .update(users)
@@ -51,8 +62,8 @@ export async function requestSession(db: Db, req: Request): Promise<SessionUser 
     cookieName: sessionCookieName(),
   }).catch(() => null);
   if (!token?.sub || typeof token.tenantId !== "string") return undefined;
-  if (!(await sessionIsCurrent(db, token.sub, token.sv))) return undefined;
-  return { userId: token.sub, tenantId: token.tenantId };
+  const member = await currentMember(db, token.sub, token.sv, token.tenantId);
+  return member && { userId: token.sub, tenantId: token.tenantId, ...member };
 }
 
 /**

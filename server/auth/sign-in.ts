@@ -1,6 +1,6 @@
-import { eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { users } from "../../db/schema";
+import { memberships, users } from "../../db/schema";
 import { consume, reset, reward } from "../http/rate-limit";
 import { hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from "./password";
 import { endSessions } from "./session";
@@ -57,5 +57,13 @@ export async function signIn(db: Db, input: { email?: string; password?: string;
     const passwordHash = await hashPassword(password);
     await db.update(users).set({ passwordHash }).where(eq(users.id, user.id));
   }
-  return { id: user.id, email: user.email, name: user.name, tenantId: user.tenantId, sessionVersion: user.sessionVersion };
+  // The session opens on the account first joined that the person still belongs to (docs/team.md#several-accounts).
+  const [first] = await db
+    .select({ tenantId: memberships.tenantId })
+    .from(memberships)
+    .where(eq(memberships.userId, user.id))
+    .orderBy(asc(memberships.createdAt), asc(memberships.tenantId))
+    .limit(1);
+  if (!first) return null;
+  return { id: user.id, email: user.email, name: user.name, tenantId: first.tenantId, sessionVersion: user.sessionVersion };
 }

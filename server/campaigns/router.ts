@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { ownerProcedure, router, sessionProcedure, type Context } from "../trpc";
+import { audited, auditedAfter } from "../audit/audited";
+import { accountProcedure, router, sessionProcedure, type Context } from "../trpc";
 import { wakeDispatch } from "../dispatch/wake";
 import { cancelCampaign, pauseCampaign, resendDelivery, resumeCampaign } from "./control-campaign";
 import { type CampaignContent, campaignContent } from "../dispatch/campaign-content";
@@ -40,12 +41,18 @@ const createErrors = [400, 401, 403, 404, 409, 422, 429, 500];
 const actionErrors = [400, 401, 404, 409, 429, 500];
 
 const action = (verb: "pause" | "resume" | "cancel", summary: string, run: typeof pauseCampaign, message: string) =>
-  ownerProcedure
+  accountProcedure("editor")
     .meta({ openapi: { method: "POST", path: `/external/${verb}-campaign/{id_campaign}`, tags, summary, protect: true, errorResponses: actionErrors } })
     .input(campaignAction)
     .output(campaignActionOutput)
     .mutation(async ({ ctx, input }) => {
-      const c = await run(ctx.db, ctx.tenantId, input.id_campaign, ctx.now);
+      // After the change, not in its transaction: the wake-up it sends must find the new status committed.
+      const c = await auditedAfter(
+        ctx,
+        `campaign.${verb}`,
+        (db) => run(db, ctx.tenantId, input.id_campaign, ctx.now),
+        (r) => r.id,
+      );
       return { success: true as const, message, id_campaign: c.id, status: c.status };
     });
 
@@ -64,9 +71,15 @@ export async function create(ctx: Context & { tenantId: string }, input: CommonI
     linkPreview: input.link_preview,
     mentionAll: input.mention_all,
   };
-  if (input.repeat) {
+  const repeat = input.repeat;
+  if (repeat) {
     if (input.scheduled_at !== undefined) throw new BadRequest("scheduled_at: not with repeat (the runs' times come from repeat.days and repeat.time)");
-    const { series: s, run } = await createSeries(ctx.db, ctx.tenantId, { ...campaign, repeat: input.repeat }, ctx.now);
+    const { series: s, run } = await audited(
+      ctx,
+      "series.create",
+      (tx) => createSeries(tx, ctx.tenantId, { ...campaign, repeat }, ctx.now),
+      (r) => r.series.id,
+    );
     afterSeriesChange(ctx.tenantId, null, run);
     return {
       success: true as const,
@@ -78,7 +91,12 @@ export async function create(ctx: Context & { tenantId: string }, input: CommonI
       id_series: s.id,
     };
   }
-  const c = await createCampaign(ctx.db, ctx.tenantId, { ...campaign, scheduledAt: input.scheduled_at }, ctx.now);
+  const c = await audited(
+    ctx,
+    "campaign.create",
+    (tx) => createCampaign(tx, ctx.tenantId, { ...campaign, scheduledAt: input.scheduled_at }, ctx.now),
+    (r) => r.id,
+  );
   wakeDispatch(c.id, { tenantId: ctx.tenantId, dueAt: c.nextRunAt });
   return {
     success: true as const,
@@ -126,7 +144,7 @@ function infoAnswer(c: CampaignInfo, readsAvailable: boolean, poll: PollResults 
 }
 
 export const campaignsRouter = router({
-  createMessage: ownerProcedure
+  createMessage: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -146,7 +164,7 @@ export const campaignsRouter = router({
       message_type: input.message_type,
     })),
 
-  createCarousel: ownerProcedure
+  createCarousel: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -167,7 +185,7 @@ export const campaignsRouter = router({
       cards_count: input.carousel_data.cards.length,
     })),
 
-  createPoll: ownerProcedure
+  createPoll: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -197,7 +215,7 @@ export const campaignsRouter = router({
       };
     }),
 
-  sendTest: ownerProcedure
+  sendTest: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -232,7 +250,7 @@ export const campaignsRouter = router({
       return { success: true as const, results, timestamp: ctx.now.toISOString() };
     }),
 
-  info: ownerProcedure
+  info: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",
@@ -256,7 +274,7 @@ export const campaignsRouter = router({
   cancel: action("cancel", "Cancel a campaign (groups not yet sent stay unsent)", cancelCampaign, "Campaign canceled"),
 
   /** Dashboard: the tenant's campaigns with live counters (of one segment: a launch's Cronograma), and one campaign's deliveries. */
-  list: ownerProcedure
+  list: accountProcedure("viewer")
     .input(z.object({ id_segment: idSegment.optional() }).optional())
     .output(
       z.array(
@@ -290,7 +308,7 @@ export const campaignsRouter = router({
         id_series: c.seriesId,
       })),
     ),
-  deliveries: ownerProcedure
+  deliveries: accountProcedure("viewer")
     .input(z.object({ id_campaign: idCampaign }))
     .output(
       z.array(
@@ -328,7 +346,7 @@ export const campaignsRouter = router({
    * Dashboard only ("Enviar novamente", after confirmation): one failed group goes back to pending
    * under the same delivery key; a finished campaign reopens to send it.
    */
-  resendDelivery: sessionProcedure
+  resendDelivery: sessionProcedure("editor")
     .input(z.object({ id_campaign: idCampaign, id_group: z.string().min(1).max(200) }))
     .output(z.object({ id_campaign: z.string(), status: campaignStatus }))
     .mutation(async ({ ctx, input }) => {

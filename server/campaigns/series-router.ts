@@ -1,4 +1,4 @@
-import { ownerProcedure, router } from "../trpc";
+import { accountProcedure, router } from "../trpc";
 import { editSeries, stopSeries } from "./edit-series";
 import { listSeries } from "./list-series";
 import { deleteSeriesOutput, editSeriesInput, listSeriesOutput, seriesAction, seriesChangeOutput } from "./series-schema";
@@ -7,7 +7,7 @@ const tags = ["Series"];
 
 /** Repeating campaigns (docs/series.md): created by create-campaign with `repeat`; listed, edited and stopped here. */
 export const seriesRouter = router({
-  list: ownerProcedure
+  list: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",
@@ -21,7 +21,7 @@ export const seriesRouter = router({
     .output(listSeriesOutput)
     .query(async ({ ctx }) => ({ success: true as const, series: await listSeries(ctx.db, ctx.tenantId) })),
 
-  edit: ownerProcedure
+  edit: accountProcedure("editor")
     .meta({
       openapi: {
         method: "PUT",
@@ -40,7 +40,7 @@ export const seriesRouter = router({
     .output(seriesChangeOutput)
     .mutation(async ({ ctx, input }) => ({ success: true as const, ...(await editSeries(ctx.db, ctx.tenantId, input, ctx.now)) })),
 
-  delete: ownerProcedure
+  delete: accountProcedure("editor")
     .meta({
       openapi: {
         method: "DELETE",

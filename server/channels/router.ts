@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ownerProcedure, router } from "../trpc";
+import { accountProcedure, router } from "../trpc";
 import { createChannel } from "./create-channel";
 import { editChannel } from "./edit-channel";
 import { listChannels } from "./list-channels";
@@ -33,7 +33,7 @@ const channelsDescription =
 const phoneNumber = z.string().regex(/^\d{10,15}$/, "must be the number with country code, digits only");
 
 export const channelsRouter = router({
-  create: ownerProcedure
+  create: accountProcedure("admin")
     .meta({
       openapi: {
         method: "POST",
@@ -60,7 +60,7 @@ export const channelsRouter = router({
       };
     }),
 
-  edit: ownerProcedure
+  edit: accountProcedure("admin")
     .meta({
       openapi: {
         method: "PUT",
@@ -80,7 +80,7 @@ export const channelsRouter = router({
       return { success: true as const, ...answer, message: "Channel updated", timestamp: ctx.now.toISOString() };
     }),
 
-  listAll: ownerProcedure
+  listAll: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",
@@ -98,7 +98,7 @@ export const channelsRouter = router({
       channels: await channelAnswers(ctx.db, ctx.tenantId, await listChannels(ctx.db, ctx.tenantId), ctx.now),
     })),
 
-  info: ownerProcedure
+  info: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",
@@ -117,7 +117,7 @@ export const channelsRouter = router({
       return { success: true as const, ...answer };
     }),
 
-  groups: ownerProcedure
+  groups: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",
@@ -143,7 +143,7 @@ export const channelsRouter = router({
     }),
 
   /** Dashboard: the groups with what the platform says about them (admins-only groups). */
-  groupsDetailed: ownerProcedure
+  groupsDetailed: accountProcedure("viewer")
     .input(listGroupsInput)
     .output(z.object({ id_channel: z.string(), total_groups: z.number().int(), groups: z.array(group.extend({ admins_only: z.boolean() })) }))
     .query(async ({ ctx, input }) => {
@@ -156,34 +156,36 @@ export const channelsRouter = router({
     }),
 
   /** Dashboard: the tenant's channels. */
-  list: ownerProcedure.output(z.array(channelSummary)).query(async ({ ctx }) =>
-    (await listChannels(ctx.db, ctx.tenantId)).map((c) => ({
-      id_channel: c.id,
-      name: c.name,
-      status: c.status,
-      channel_ref: c.providerRef,
-      created_at: c.createdAt.toISOString(),
-    })),
-  ),
+  list: accountProcedure("viewer")
+    .output(z.array(channelSummary))
+    .query(async ({ ctx }) =>
+      (await listChannels(ctx.db, ctx.tenantId)).map((c) => ({
+        id_channel: c.id,
+        name: c.name,
+        status: c.status,
+        channel_ref: c.providerRef,
+        created_at: c.createdAt.toISOString(),
+      })),
+    ),
 
   /**
    * Dashboard: pairing screen (QR code, the latest pairing code with its expiry, status). A query never starts a pairing
    * (a GET, so a cross-site link could send it): asking for a pairing code is requestPairing, a mutation; a
    * `phone_number` here is refused (strict input).
    */
-  pairing: ownerProcedure
+  pairing: accountProcedure("viewer")
     .input(z.strictObject({ id_channel: idChannel }))
     .output(channelPairingOutput)
     .query(({ ctx, input }) => channelPairing(ctx.db, ctx.provider, ctx.tenantId, input.id_channel)),
 
   /** Dashboard: ask for a pairing code for a number, or a new QR code session ("Gerar novamente"). */
-  requestPairing: ownerProcedure
+  requestPairing: accountProcedure("editor")
     .input(z.object({ id_channel: idChannel, phone_number: phoneNumber.optional() }))
     .output(channelPairingOutput)
     .mutation(({ ctx, input }) => channelPairing(ctx.db, ctx.provider, ctx.tenantId, input.id_channel, { phoneNumber: input.phone_number, restart: true })),
 
   /** Dashboard: log the number out of the platform. */
-  disconnect: ownerProcedure
+  disconnect: accountProcedure("admin")
     .input(z.object({ id_channel: idChannel }))
     .output(z.object({ success: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
@@ -192,7 +194,7 @@ export const channelsRouter = router({
     }),
 
   /** Dashboard: which platform is behind the channels and what it can send to groups. */
-  platform: ownerProcedure
+  platform: accountProcedure("viewer")
     .output(
       z.object({
         provider: z.enum(["simulator", "evolution"]),
@@ -212,8 +214,10 @@ export const channelsRouter = router({
    * Dashboard: whether the gateway answered its last start-up check (run now when none ran yet); null with the
    * simulator. The tenant's view only: the version, warnings and reminders are the operator's (server log).
    */
-  gatewayCheck: ownerProcedure.output(gatewayCheckOutput.nullable()).query(async ({ ctx }) => {
-    const check = lastGatewayCheck() ?? (await runGatewayCheck(ctx.provider));
-    return check && { provider: check.provider, checkedAt: check.checkedAt, reachable: check.reachable };
-  }),
+  gatewayCheck: accountProcedure("viewer")
+    .output(gatewayCheckOutput.nullable())
+    .query(async ({ ctx }) => {
+      const check = lastGatewayCheck() ?? (await runGatewayCheck(ctx.provider));
+      return check && { provider: check.provider, checkedAt: check.checkedAt, reachable: check.reachable };
+    }),
 });

@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import { rowsOf } from "../../db/params";
-import { campaigns, channels, deliveries, launches, launchGroupJoins, launchGroups, segmentGroupChannels } from "../../db/schema";
+import { auditLog, campaigns, channels, deliveries, launches, launchGroupJoins, launchGroups, segmentGroupChannels } from "../../db/schema";
 import { tableAs } from "../../db/relation";
 import { sendableChannelSql } from "../numbers/health";
 import { addChannelCountsSql } from "./channel-counts";
@@ -50,7 +50,12 @@ export async function moveStranded(db: Db, campaignId: string, now: Date): Promi
             sql`${campaigns.channelCounts}`,
             sql`select moved_from::text, -1, 0, 0 from moved where not is_monitoring union all select channel_id::text, 1, 0, 0 from moved where not is_monitoring`,
           )}
-        where ${campaigns.id} = ${campaignId} and exists (select 1 from moved where not is_monitoring))
+        where ${campaigns.id} = ${campaignId} and exists (select 1 from moved where not is_monitoring)),
+      audited as (
+        -- The audit log's system entry (docs/team.md#audit-log), in this same statement: one per failover, not per row.
+        insert into ${auditLog} (at, tenant_id, actor_type, actor_label, action, target, outcome)
+        select ${at}, cm.tenant_id, 'system', 'service', 'campaign.failover', ${campaignId}, 'ok' from ${campaigns} cm
+        where cm.id = ${campaignId} and exists (select 1 from moved))
       select id, moved_from as "from", channel_id as "to" from moved`),
   );
   if (moved.length > 0) {

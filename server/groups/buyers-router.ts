@@ -1,4 +1,4 @@
-import { ownerProcedure, router } from "../trpc";
+import { accountProcedure, router } from "../trpc";
 import { removeBuyersNow } from "./buyer-removals";
 import { launchBuyersInput, launchBuyersOutput, removeBuyersOutput } from "./buyers-schema";
 import { listBuyersInGroups } from "./list-buyers-in-groups";
@@ -8,7 +8,7 @@ const tags = ["Launches"];
 
 /** Buyers still in a launch's groups, and removing them now (CONTRACT §9; docs/launches.md#buyers-leave-the-groups). */
 export const launchBuyersRouter = router({
-  list: ownerProcedure
+  list: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",
@@ -27,7 +27,7 @@ export const launchBuyersRouter = router({
     .output(launchBuyersOutput)
     .query(async ({ ctx, input }) => ({ success: true as const, buyers: await listBuyersInGroups(ctx.db, ctx.tenantId, input.id_launch) })),
 
-  removeNow: ownerProcedure
+  removeNow: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",

@@ -1,4 +1,4 @@
-import { ownerProcedure, router } from "../trpc";
+import { accountProcedure, router } from "../trpc";
 import { cancelGroupAction } from "./cancel-group-action";
 import { createGroupAction } from "./create-group-action";
 import { infoGroupAction } from "./info-group-action";
@@ -18,7 +18,7 @@ const tags = ["Group actions"];
 
 /** Group actions (CONTRACT §8; docs/groups.md): one setting change across every group of a segment or a launch, on time, exactly once. */
 export const groupActionsRouter = router({
-  create: ownerProcedure
+  create: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -47,7 +47,7 @@ export const groupActionsRouter = router({
       return { success: true as const, id_action: a.id };
     }),
 
-  info: ownerProcedure
+  info: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",
@@ -62,7 +62,7 @@ export const groupActionsRouter = router({
     .output(infoGroupActionOutput)
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await infoGroupAction(ctx.db, ctx.tenantId, input.id_action)) })),
 
-  list: ownerProcedure
+  list: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",
@@ -80,7 +80,7 @@ export const groupActionsRouter = router({
       actions: await listGroupActions(ctx.db, ctx.tenantId, { launchId: input.id_launch, segmentId: input.id_segment }),
     })),
 
-  cancel: ownerProcedure
+  cancel: accountProcedure("editor")
     .meta({
       openapi: {
         method: "PUT",

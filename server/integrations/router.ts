@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ownerProcedure, router, sessionProcedure } from "../trpc";
+import { accountProcedure, router, sessionProcedure } from "../trpc";
 import { createIntegration, createIntegrationViaApi } from "./create-integration";
 import { editIntegration } from "./edit-integration";
 import { hookUrl, tenantHooksToken } from "./hook-url";
@@ -12,7 +12,7 @@ import { credentialFields, integrationTypes } from "./types";
 const tags = ["Integrations"];
 
 export const integrationsRouter = router({
-  create: ownerProcedure
+  create: accountProcedure("admin")
     .meta({
       openapi: {
         method: "POST",
@@ -34,7 +34,7 @@ export const integrationsRouter = router({
       throw new Error("unreachable");
     }),
 
-  edit: ownerProcedure
+  edit: accountProcedure("admin")
     .meta({
       openapi: {
         method: "PATCH",
@@ -56,7 +56,7 @@ export const integrationsRouter = router({
       return { success: true as const, message: "Integration updated", integration: integrationView(row, await tenantHooksToken(ctx.db, ctx.tenantId)) };
     }),
 
-  rotateHooksToken: ownerProcedure
+  rotateHooksToken: accountProcedure("admin")
     .meta({
       openapi: {
         method: "POST",
@@ -89,7 +89,7 @@ export const integrationsRouter = router({
     .mutation(({ ctx }) => rotateHooksToken(ctx.db, ctx.tenantId)),
 
   /** Dashboard: the tenant's integrations and the fields each type takes. */
-  list: sessionProcedure
+  list: sessionProcedure("admin")
     .output(
       z.object({
         integrations: z.array(integration),
@@ -119,7 +119,7 @@ export const integrationsRouter = router({
     }),
 
   /** Dashboard: creating is available here while the API answers 501. */
-  createFromDashboard: sessionProcedure
+  createFromDashboard: sessionProcedure("admin")
     .input(createIntegrationInput)
     .output(integrationOutput)
     .mutation(async ({ ctx, input }) => {
@@ -127,7 +127,7 @@ export const integrationsRouter = router({
       return { success: true as const, message: "Integration created", integration: integrationView(row, await tenantHooksToken(ctx.db, ctx.tenantId)) };
     }),
 
-  delete: sessionProcedure
+  delete: sessionProcedure("admin")
     .input(z.object({ type: integrationType }))
     .output(z.object({ deleted: z.boolean() }))
     .mutation(async ({ ctx, input }) => ({ deleted: await deleteIntegration(ctx.db, ctx.tenantId, input.type) })),

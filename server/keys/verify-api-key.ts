@@ -9,6 +9,8 @@ import { processWide } from "../process-state";
 export interface VerifiedKey {
   apiKeyId: string;
   tenantId: string;
+  /** The key's first characters as stored (api_keys.prefix): how the audit log names it (docs/team.md#audit-log). */
+  apiKeyPrefix: string;
 }
 
 /** A rate-limit bucket read alongside the key (points and expiry), or null when it has none. */
@@ -85,7 +87,7 @@ export async function lookupApiKey(
     await touchLastUsed(db, row.id, now);
     lastUsed = now.getTime();
   }
-  const key = { apiKeyId: row.id, tenantId: row.tenantId };
+  const key = { apiKeyId: row.id, tenantId: row.tenantId, apiKeyPrefix: presented.slice(0, 12) };
   const ttlMs = env.apiKeyCacheSeconds * 1000;
   if (ttlMs > 0) {
     const cache = keyCache();

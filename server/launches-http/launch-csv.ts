@@ -34,7 +34,7 @@ export async function handleLaunchCsv(req: Request, launchId: string, file: Laun
   const caller = createCaller({
     db,
     provider,
-    caller: { kind: "session", tenantId: session.tenantId, userId: session.userId },
+    caller: { kind: "session", tenantId: session.tenantId, userId: session.userId, role: session.role, email: session.email },
     now: new Date(),
     clientIp: clientIp(req.headers),
     sendFile: (f) => {

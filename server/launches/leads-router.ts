@@ -1,4 +1,4 @@
-import { ownerProcedure, router } from "../trpc";
+import { accountProcedure, router } from "../trpc";
 import { launchLeadsList } from "./launch-leads";
 import { leadsPerPage, leadsPerRequest, listLeadsInput, listLeadsOutput, uploadLeadsInput, uploadLeadsOutput } from "./leads-schema";
 import { uploadLeads } from "./upload-leads";
@@ -7,7 +7,7 @@ const tags = ["Launches"];
 
 /** A launch's leads (docs/launches.md#leads): owner only; partner apps never see them. */
 export const launchLeadsRouter = router({
-  upload: ownerProcedure
+  upload: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -30,7 +30,7 @@ export const launchLeadsRouter = router({
     .output(uploadLeadsOutput)
     .mutation(({ ctx, input }) => uploadLeads(ctx.db, ctx.tenantId, input.id_launch, input.leads, ctx.now)),
 
-  list: ownerProcedure
+  list: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",

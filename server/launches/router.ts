@@ -1,4 +1,5 @@
-import { ownerProcedure, router } from "../trpc";
+import { accountProcedure, router } from "../trpc";
+import { auditedAfter } from "../audit/audited";
 import { addLaunchGroups } from "./add-launch-groups";
 import { createLaunch } from "./create-launch";
 import { editLaunch } from "./edit-launch";
@@ -22,7 +23,7 @@ const creationErrors =
   "A group the platform made is never made twice: one whose answer was lost, or that failed after the platform made it, is found and kept. Groups are created by the launch's channels in turn, each within its `group_create_cap` per Brasília day (the `number_health` setting, or the channel's own `limits`), with the other channels and the template's admins added and promoted. 503 `channel_offline`: no channel of the launch is connected (or the platform took them off); 429 `group_create_cap` with Retry-After: every channel that could create has reached its cap for the day (creations start again at 00:00 in Brasília); 503 `group_create_rate_limited`: WhatsApp throttled group creation on the number now or within the last hour (nothing made; no group is made on it for an hour); 503 `group_create_unknown`: the platform may have made the group and cannot be asked yet (it is looked up before another is made; ask again later); 503 `group_create_backoff`: a creation of the launch (or through every number that could create) failed a moment ago and waits (5 min after a failure, doubling to 1 h; nothing made; the message names when); 400 `provider_refused`: the platform refused the template.";
 
 export const launchesRouter = router({
-  create: ownerProcedure
+  create: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -55,7 +56,7 @@ export const launchesRouter = router({
       };
     }),
 
-  edit: ownerProcedure
+  edit: accountProcedure("editor")
     .meta({
       openapi: {
         method: "PUT",
@@ -71,11 +72,16 @@ export const launchesRouter = router({
     .mutation(async ({ ctx, input }) => {
       // edit-launch reads only the fields it knows (unknown ones were kept by the schema to name join_url / id_segment).
       const { id_launch, ...changes } = input;
-      await editLaunch(ctx.db, ctx.tenantId, id_launch, changes, ctx.now);
+      await auditedAfter(
+        ctx,
+        "launch.edit",
+        (db) => editLaunch(db, ctx.tenantId, id_launch, changes, ctx.now),
+        () => id_launch,
+      );
       return infoLaunch(ctx.db, ctx.tenantId, id_launch);
     }),
 
-  addGroups: ownerProcedure
+  addGroups: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -95,7 +101,7 @@ export const launchesRouter = router({
       return { success: true as const, id_launch: input.id_launch, groups: await groupsOut(ctx.db, input.id_launch, groups) };
     }),
 
-  info: ownerProcedure
+  info: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",
@@ -111,5 +117,7 @@ export const launchesRouter = router({
     .query(({ ctx, input }) => infoLaunch(ctx.db, ctx.tenantId, input.id_launch)),
 
   /** Dashboard: the tenant's launches with their counts. */
-  list: ownerProcedure.output(listLaunchesOutput).query(({ ctx }) => listLaunches(ctx.db, ctx.tenantId)),
+  list: accountProcedure("viewer")
+    .output(listLaunchesOutput)
+    .query(({ ctx }) => listLaunches(ctx.db, ctx.tenantId)),
 });

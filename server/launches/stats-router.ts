@@ -1,4 +1,4 @@
-import { ownerProcedure, router } from "../trpc";
+import { accountProcedure, router } from "../trpc";
 import { launchAnalytics } from "./launch-analytics";
 import { launchMembers } from "./launch-members";
 import { metaEventLog } from "./meta-log";
@@ -8,7 +8,7 @@ const tags = ["Launches"];
 
 /** A launch's numbers (docs/decisions.md#launch-endpoints): owner only; partner apps never see them. */
 export const launchStatsRouter = router({
-  analytics: ownerProcedure
+  analytics: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",
@@ -29,7 +29,7 @@ export const launchStatsRouter = router({
     .output(launchAnalyticsOutput)
     .query(({ ctx, input }) => launchAnalytics(ctx.db, ctx.tenantId, input.id_launch, input.days ?? 30, ctx.now)),
 
-  members: ownerProcedure
+  members: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",
@@ -53,7 +53,7 @@ export const launchStatsRouter = router({
     .query(({ ctx, input }) => launchMembers(ctx.db, ctx.tenantId, input.id_launch, input, ctx.sendFile)),
 
   /** Dashboard: the launch's Meta Conversions API log (docs/launches.md#metas-conversions-api). */
-  metaEvents: ownerProcedure
+  metaEvents: accountProcedure("viewer")
     .input(metaEventLogInput)
     .output(metaEventLogOutput)
     .query(({ ctx, input }) => metaEventLog(ctx.db, ctx.tenantId, input.id_launch, input.limit)),

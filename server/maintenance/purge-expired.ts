@@ -10,6 +10,7 @@ import { deleteInBatches, maintenanceBatch } from "../../db/batched-delete";
 const day = 86_400_000;
 
 export interface MaintenanceCounts {
+  auditEntries: number;
   idempotencyKeys: number;
   oauthCodes: number;
   oauthAuthorizationRequests: number;
@@ -31,6 +32,9 @@ export interface MaintenanceOptions {
   webhookRetentionDays?: number;
   simulatorRetentionDays?: number;
 }
+
+/** How long the audit log is kept (CONTRACT §10; docs/team.md#audit-log). */
+export const auditRetentionDays = 365;
 
 /**
  * The one retention job (docs/decisions.md#limits-abuse-retention, "Retention"), hourly: the `maintenance` job of
@@ -96,7 +100,12 @@ export async function runMaintenance(db: Db, now: Date, opts: MaintenanceOptions
   const metaCutoff = tsParam(new Date(now.getTime() - (opts.webhookRetentionDays ?? env.webhooks.retentionDays) * day));
   const metaEvents = await del((n) => sql`delete from meta_events where id in (select id from meta_events where finished_at < ${metaCutoff} limit ${n})`);
 
+  // The audit log: 365 days (CONTRACT §10).
+  const auditCutoff = tsParam(new Date(now.getTime() - auditRetentionDays * day));
+  const auditEntries = await del((n) => sql`delete from audit_log where id in (select id from audit_log where at < ${auditCutoff} limit ${n})`);
+
   return {
+    auditEntries,
     idempotencyKeys,
     oauthCodes,
     oauthAuthorizationRequests,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ownerProcedure, router } from "../trpc";
+import { accountProcedure, router } from "../trpc";
 import { editBlocklist, listBlocklist } from "./blocklist";
 import { listModerationEvents } from "./list-moderation-events";
 import { editBlocklistInput, editBlocklistOutput, listBlocklistOutput, listModerationEventsInput, listModerationEventsOutput } from "./schema";
@@ -8,7 +8,7 @@ const tags = ["Moderation"];
 
 /** Moderation of the launches' groups (CONTRACT §9; docs/moderation.md): the account's blocklist and the decisions made. */
 export const moderationRouter = router({
-  blocklist: ownerProcedure
+  blocklist: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",
@@ -23,7 +23,7 @@ export const moderationRouter = router({
     .output(listBlocklistOutput)
     .query(async ({ ctx }) => ({ success: true as const, ...(await listBlocklist(ctx.db, ctx.tenantId)) })),
 
-  editBlocklist: ownerProcedure
+  editBlocklist: accountProcedure("editor")
     .meta({
       openapi: {
         method: "PUT",
@@ -41,7 +41,7 @@ export const moderationRouter = router({
     .output(editBlocklistOutput)
     .mutation(async ({ ctx, input }) => ({ success: true as const, ...(await editBlocklist(ctx.db, ctx.tenantId, input, ctx.now)) })),
 
-  events: ownerProcedure
+  events: accountProcedure("viewer")
     .meta({
       openapi: {
         method: "GET",

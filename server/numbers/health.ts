@@ -4,6 +4,7 @@
  * that stop sends (`cooling`, `capped`, `restricted`, `logged_out`, `banned`) are read by the dispatch claim
  * through sendableChannelSql; `cooling` and `capped` end by themselves at `health_until`.
  */
+import { recordAudit, systemActor } from "../audit/record-audit";
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { tsParam } from "../../db/errors";
@@ -95,6 +96,10 @@ export async function changeChannel(db: Db | Tx, channelId: string, change: Chan
       })
       .where(eq(channels.id, channelId))
       .returning();
+    if (before.healthState !== row.healthState) {
+      // The audit log's system entry (docs/team.md#audit-log), in this transaction.
+      await recordAudit(tx, { tenantId: row.tenantId, actor: systemActor, action: `channel.health_${row.healthState}`, target: row.id, at: now });
+    }
     if (before.healthState !== row.healthState || before.status !== row.status) {
       await recordEvent(
         tx,

@@ -1,4 +1,5 @@
 import { requestSession } from "../auth/session";
+import { roleAtLeast } from "../members/roles";
 import { getServices } from "../services";
 import { env } from "../env";
 import { PayloadTooLarge, payloadTooLargeResponse, readCappedText } from "../http/body-limit";
@@ -113,6 +114,10 @@ export const handleDecision = withOAuthLimits(async (req, { now }) => {
   const fields = await readFields(req);
   if (!fields) return consentError(new OAuthError("invalid_request", "The body must be JSON or a form (application/x-www-form-urlencoded)."));
   if (fields.approve !== "true" && fields.approve !== "false") return consentError(new OAuthError("invalid_request", "approve: must be true or false."));
+  // Granting an app access to the account is an admin's (docs/team.md#roles); anyone may decline.
+  if (fields.approve === "true" && !roleAtLeast(user.role, "admin")) {
+    return consentError(new OAuthError("access_denied", "Authorizing an app needs the role admin or above in this account.", 403));
+  }
   try {
     // The decision carries the authorize fields; response_type is implied by the endpoint.
     const location = await decideAuthorization(db, user, { ...paramsFrom((k) => fields[k]), response_type: "code" }, fields.approve === "true", now);

@@ -12,13 +12,15 @@ const clientId = z.object({ client_id: text({ max: 200, min: 1 }) });
 
 /** Dashboard only: the developer portal (apps this tenant built) and the apps this tenant authorized. */
 export const partnerAppsRouter = router({
-  scopes: sessionProcedure
+  scopes: sessionProcedure("admin")
     .output(z.array(z.object({ scope: z.string(), description: z.string(), sensitive: z.boolean(), autoApproved: z.boolean() })))
     .query(() => Object.entries(scopeCatalog).map(([scope, s]) => ({ scope, ...s }))),
 
-  list: sessionProcedure.output(z.array(partnerAppSummary)).query(async ({ ctx }) => (await listPartnerApps(ctx.db, ctx.tenantId)).map(appSummary)),
+  list: sessionProcedure("admin")
+    .output(z.array(partnerAppSummary))
+    .query(async ({ ctx }) => (await listPartnerApps(ctx.db, ctx.tenantId)).map(appSummary)),
 
-  register: sessionProcedure
+  register: sessionProcedure("admin")
     .input(registerAppInput)
     .output(z.object({ app: partnerAppSummary, client_secret: z.string().nullable() }))
     .mutation(async ({ ctx, input }) => {
@@ -26,12 +28,12 @@ export const partnerAppsRouter = router({
       return { app: appSummary(app), client_secret: clientSecret ?? null };
     }),
 
-  rotateSecret: sessionProcedure
+  rotateSecret: sessionProcedure("admin")
     .input(clientId)
     .output(z.object({ client_id: z.string(), client_secret: z.string() }))
     .mutation(({ ctx, input }) => rotateClientSecret(ctx.db, ctx.tenantId, input.client_id, ctx.now)),
 
-  setWebhookUrl: sessionProcedure
+  setWebhookUrl: sessionProcedure("admin")
     .input(clientId.extend({ webhook_url: registerAppInput.shape.webhook_url }))
     .output(z.object({ success: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
@@ -40,19 +42,21 @@ export const partnerAppsRouter = router({
     }),
 
   /** The app's webhook signing secret (made on first use): its deliveries carry Standard Webhooks signatures. */
-  webhookSecret: sessionProcedure
+  webhookSecret: sessionProcedure("admin")
     .input(clientId)
     .output(z.object({ signing_secret: z.string() }))
     .query(({ ctx, input }) => appWebhookSecret(ctx.db, ctx.tenantId, input.client_id)),
 
-  rotateWebhookSecret: sessionProcedure
+  rotateWebhookSecret: sessionProcedure("admin")
     .input(clientId)
     .output(rotateSecretOutput)
     .mutation(({ ctx, input }) => rotateAppWebhookSecret(ctx.db, ctx.tenantId, input.client_id, ctx.now)),
 
-  authorized: sessionProcedure.output(z.array(authorizedAppSummary)).query(({ ctx }) => listAuthorizedApps(ctx.db, ctx.tenantId)),
+  authorized: sessionProcedure("admin")
+    .output(z.array(authorizedAppSummary))
+    .query(({ ctx }) => listAuthorizedApps(ctx.db, ctx.tenantId)),
 
-  revokeAccess: sessionProcedure
+  revokeAccess: sessionProcedure("admin")
     .input(clientId)
     .output(z.object({ success: z.literal(true), revoked_grants: z.number().int() }))
     .mutation(async ({ ctx, input }) => ({ success: true as const, revoked_grants: await revokeAppAccess(ctx.db, ctx.tenantId, input.client_id, ctx.now) })),

@@ -4,5 +4,7 @@ import { overviewOutput } from "./schema";
 
 /** The dashboard's home page (docs/decisions.md#dashboard-overview-and-phones): a session procedure, not part of the REST API. */
 export const overviewRouter = router({
-  get: sessionProcedure.output(overviewOutput).query(({ ctx }) => getOverview(ctx.db, ctx.tenantId, ctx.now)),
+  get: sessionProcedure("viewer")
+    .output(overviewOutput)
+    .query(({ ctx }) => getOverview(ctx.db, ctx.tenantId, ctx.now)),
 });

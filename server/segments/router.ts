@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { ownerProcedure, router } from "../trpc";
+import { auditedAfter } from "../audit/audited";
+import { accountProcedure, router } from "../trpc";
 import { createSegment } from "./create-segment";
 import { editSegment } from "./edit-segment";
 import { getSegment, listSegments } from "./list-segments";
@@ -21,7 +22,7 @@ import { createMonitoringGroup, editMonitoringGroup } from "./set-monitoring-gro
 const tags = ["Segments"];
 
 export const segmentsRouter = router({
-  create: ownerProcedure
+  create: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -37,11 +38,16 @@ export const segmentsRouter = router({
     .input(createSegmentInput)
     .output(createSegmentOutput)
     .mutation(async ({ ctx, input }) => {
-      const s = await createSegment(ctx.db, ctx.provider, ctx.tenantId, input, ctx.now);
+      const s = await auditedAfter(
+        ctx,
+        "segment.create",
+        (db) => createSegment(db, ctx.provider, ctx.tenantId, input, ctx.now),
+        (r) => r.id,
+      );
       return { success: true as const, id_segment: s.id, name: s.name, total_groups: s.totalGroups, timestamp: ctx.now.toISOString() };
     }),
 
-  edit: ownerProcedure
+  edit: accountProcedure("editor")
     .meta({
       openapi: {
         method: "PUT",
@@ -56,11 +62,16 @@ export const segmentsRouter = router({
     .output(editSegmentOutput)
     .mutation(async ({ ctx, input }) => {
       const { id_segment, ...changes } = input;
-      const s = await editSegment(ctx.db, ctx.provider, ctx.tenantId, id_segment, changes, ctx.now);
+      const s = await auditedAfter(
+        ctx,
+        "segment.edit",
+        (db) => editSegment(db, ctx.provider, ctx.tenantId, id_segment, changes, ctx.now),
+        () => id_segment,
+      );
       return { success: true as const, message: "Segment updated", id_segment: s.id, name: s.name, total_groups: s.totalGroups };
     }),
 
-  createMonitoringGroup: ownerProcedure
+  createMonitoringGroup: accountProcedure("editor")
     .meta({
       openapi: {
         method: "POST",
@@ -86,7 +97,7 @@ export const segmentsRouter = router({
       };
     }),
 
-  editMonitoringGroup: ownerProcedure
+  editMonitoringGroup: accountProcedure("editor")
     .meta({
       openapi: {
         method: "PUT",
@@ -106,7 +117,7 @@ export const segmentsRouter = router({
     }),
 
   /** Dashboard: the tenant's segments and one segment in full. */
-  list: ownerProcedure
+  list: accountProcedure("viewer")
     .output(
       z.array(
         z.object({
@@ -120,7 +131,7 @@ export const segmentsRouter = router({
       ),
     )
     .query(({ ctx }) => listSegments(ctx.db, ctx.tenantId)),
-  get: ownerProcedure
+  get: accountProcedure("viewer")
     .input(z.object({ id_segment: idSegment }))
     .output(segmentDetail)
     .query(({ ctx, input }) => getSegment(ctx.db, ctx.tenantId, input.id_segment)),

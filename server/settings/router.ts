@@ -1,4 +1,5 @@
-import { ownerProcedure, router } from "../trpc";
+import { accountProcedure, router } from "../trpc";
+import { auditedAfter } from "../audit/audited";
 import { editSettings } from "./edit-settings";
 import { getSettings } from "./get-settings";
 import { editSettingsInput, editSettingsOutput, listSettingsOutput } from "./schema";
@@ -6,14 +7,14 @@ import { editSettingsInput, editSettingsOutput, listSettingsOutput } from "./sch
 const tags = ["Settings"];
 
 export const settingsRouter = router({
-  get: ownerProcedure
+  get: accountProcedure("viewer")
     .meta({
       openapi: { method: "GET", path: "/external/list-settings", tags, summary: "The tenant's settings", protect: true, errorResponses: [401, 404, 429, 500] },
     })
     .output(listSettingsOutput)
     .query(async ({ ctx }) => ({ success: true as const, settings: await getSettings(ctx.db, ctx.tenantId) })),
 
-  edit: ownerProcedure
+  edit: accountProcedure("admin")
     .meta({
       openapi: {
         method: "PATCH",
@@ -27,7 +28,7 @@ export const settingsRouter = router({
     .input(editSettingsInput)
     .output(editSettingsOutput)
     .mutation(async ({ ctx, input }) => {
-      const { updated, settings } = await editSettings(ctx.db, ctx.tenantId, input, ctx.now, ctx.provider);
+      const { updated, settings } = await auditedAfter(ctx, "settings.edit", (db) => editSettings(db, ctx.tenantId, input, ctx.now, ctx.provider));
       return { success: true as const, updated, settings };
     }),
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { ownerPartnerForbiddenProcedure, ownerProcedure, router, sessionProcedure } from "../trpc";
+import { audited } from "../audit/audited";
+import { accountPartnerForbiddenProcedure, accountProcedure, router, sessionProcedure } from "../trpc";
 import { listDeliveries, redeliver } from "./deliver-webhooks";
 import {
   editWebhooksInput,
@@ -30,7 +31,7 @@ of every account that authorized it with \`campaigns:read\` (while that authoriz
 \`channel_status\` and \`group_activity\` (launches: \`group_created\`, \`group_full\`, \`link_broken\`, \`members_changed\`) go to the account only.`;
 
 export const webhooksRouter = router({
-  list: ownerProcedure
+  list: accountProcedure("admin")
     .meta({
       openapi: {
         method: "GET",
@@ -45,7 +46,7 @@ export const webhooksRouter = router({
     .output(listWebhooksOutput)
     .query(async ({ ctx }) => ({ success: true as const, webhooks: await listWebhooks(ctx.db, ctx.tenantId) })),
 
-  edit: ownerProcedure
+  edit: accountProcedure("admin")
     .meta({
       openapi: {
         method: "PATCH",
@@ -63,12 +64,12 @@ export const webhooksRouter = router({
     .input(editWebhooksInput)
     .output(editWebhooksOutput)
     .mutation(async ({ ctx, input }) => {
-      const { updated, webhooks } = await editWebhooks(ctx.db, ctx.tenantId, input, ctx.now);
+      const { updated, webhooks } = await audited(ctx, "webhooks.edit", (tx) => editWebhooks(tx, ctx.tenantId, input, ctx.now));
       return { success: true as const, message: "Webhooks updated", updated, webhooks };
     }),
 
   // The account owner; a partner app is 403 (spec), not 401 as on the other owner endpoints.
-  test: ownerPartnerForbiddenProcedure
+  test: accountPartnerForbiddenProcedure("admin")
     .meta({
       openapi: {
         method: "POST",
@@ -93,15 +94,21 @@ export const webhooksRouter = router({
     }),
 
   /** Dashboard only: a new signing secret (the old one keeps signing for 24 h). */
-  rotateSecret: sessionProcedure.output(rotateSecretOutput).mutation(({ ctx }) => rotateSigningSecret(ctx.db, ctx.tenantId, ctx.now)),
+  rotateSecret: sessionProcedure("admin")
+    .output(rotateSecretOutput)
+    .mutation(({ ctx }) => rotateSigningSecret(ctx.db, ctx.tenantId, ctx.now)),
 
-  deliveries: sessionProcedure.input(listDeliveriesInput).query(({ ctx, input }) => listDeliveries(ctx.db, ctx.tenantId, input)),
+  deliveries: sessionProcedure("admin")
+    .input(listDeliveriesInput)
+    .query(({ ctx, input }) => listDeliveries(ctx.db, ctx.tenantId, input)),
 
-  recentTests: sessionProcedure.query(({ ctx }) => recentTests(ctx.db, ctx.tenantId)),
+  recentTests: sessionProcedure("admin").query(({ ctx }) => recentTests(ctx.db, ctx.tenantId)),
 
-  redeliver: sessionProcedure.input(z.object({ id: z.number().int().positive() })).mutation(async ({ ctx, input }) => {
-    await redeliver(ctx.db, ctx.tenantId, input.id, ctx.now);
-    wakeWebhooks();
-    return { ok: true };
-  }),
+  redeliver: sessionProcedure("admin")
+    .input(z.object({ id: z.number().int().positive() }))
+    .mutation(async ({ ctx, input }) => {
+      await redeliver(ctx.db, ctx.tenantId, input.id, ctx.now);
+      wakeWebhooks();
+      return { ok: true };
+    }),
 });

@@ -20,7 +20,12 @@ describe("API keys and the key cache", () => {
     expect((await api("GET", "/api/external/list-settings")).status).toBe(200);
     expect((await api("GET", "/api/external/list-settings")).status).toBe(200); // now served from the cache
     const { db, provider } = await getServices();
-    const dashboard = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
+    const dashboard = createCallerFactory(appRouter)({
+      db,
+      provider,
+      caller: { kind: "session", tenantId: api.tenantId, userId: "u", role: "owner" },
+      now: new Date(),
+    });
     const [key] = await dashboard.apiKeys.list();
     await dashboard.apiKeys.revoke({ id: key.id });
     expectEnvelope(await api("GET", "/api/external/list-settings"), 401, "Unauthorized");

@@ -24,7 +24,12 @@ describe("campaigns.list for the Cronograma", () => {
     const a = await createCampaign(first.api, first.segment, { name: "Aula 1" });
     const b = await createCampaign(first.api, second.segment, { name: "Outra turma" });
     const { db, provider } = await getServices();
-    const caller = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: first.api.tenantId, userId: "u" }, now: new Date() });
+    const caller = createCallerFactory(appRouter)({
+      db,
+      provider,
+      caller: { kind: "session", tenantId: first.api.tenantId, userId: "u", role: "owner" },
+      now: new Date(),
+    });
 
     const ofFirst = await caller.campaigns.list({ id_segment: first.segment });
     expect(ofFirst.map((c) => [c.id_campaign, c.id_segment])).toEqual([[a.id_campaign, first.segment]]);

@@ -95,7 +95,12 @@ describe("channels on Evolution API", () => {
 
   it("dashboard pairing screen: live QR code, pairing code for a number; disconnect logs the number out", async () => {
     const { db, provider } = await getServices();
-    const dashboard = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
+    const dashboard = createCallerFactory(appRouter)({
+      db,
+      provider,
+      caller: { kind: "session", tenantId: api.tenantId, userId: "u", role: "owner" },
+      now: new Date(),
+    });
     // The composer learns that carousels go out as the fallback here.
     expect(await dashboard.channels.platform()).toEqual({
       provider: "evolution",
@@ -159,7 +164,7 @@ describe("channels on Evolution API", () => {
 describe("the gateway as it really behaves", () => {
   const dashboard = async () => {
     const { db, provider } = await getServices();
-    return createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
+    return createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u", role: "owner" }, now: new Date() });
   };
 
   it("a gateway `close` event (date_time 3 h early) gives a channel_status webhook stamped with real time", async () => {
@@ -494,7 +499,12 @@ describe("exactly once and the right failures on a gateway that behaves like Evo
     const audioPosts = () => fake.sendRequests.filter((r) => r.number === s.groups[0]).length;
     expect(audioPosts()).toBe(1);
     const { db, provider } = await getServices();
-    const dashboard = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
+    const dashboard = createCallerFactory(appRouter)({
+      db,
+      provider,
+      caller: { kind: "session", tenantId: api.tenantId, userId: "u", role: "owner" },
+      now: new Date(),
+    });
     const [row] = await dashboard.campaigns.deliveries({ id_campaign: res.json.id_campaign });
     expect(row).toMatchObject({ state: "failed", error: "outcome unknown" });
 

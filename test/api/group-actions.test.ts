@@ -219,7 +219,12 @@ describe("when it runs", () => {
     const runAt = new Date(Math.floor(Date.now() / 60_000) * 60_000);
     const createdAt = new Date(runAt.getTime() - 2 * 60_000);
     const { db, provider } = await getServices();
-    const caller = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: t.tenantId, userId: "u" }, now: createdAt });
+    const caller = createCallerFactory(appRouter)({
+      db,
+      provider,
+      caller: { kind: "session", tenantId: t.tenantId, userId: "u", role: "owner" },
+      now: createdAt,
+    });
     const created = await caller.groupActions.create({
       id_segment: segmentId,
       action: { type: "close_messages" },

@@ -24,7 +24,7 @@ const hotmart = { client_id: "cid-123", client_secret: "segredo-hotmart", basic_
 /** The dashboard's tRPC caller (session) for a tenant. */
 async function dashboard(tenantId: string) {
   const { db, provider } = await getServices();
-  return createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId, userId: "u" }, now: new Date() });
+  return createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId, userId: "u", role: "owner" }, now: new Date() });
 }
 
 describe("POST create-integrations", () => {

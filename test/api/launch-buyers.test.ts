@@ -243,7 +243,7 @@ describe("inbound webhooks: the URL", () => {
     const dashboard = createCallerFactory(appRouter)({
       db: sdb,
       provider,
-      caller: { kind: "session", tenantId: l.api.tenantId, userId: "u" },
+      caller: { kind: "session", tenantId: l.api.tenantId, userId: "u", role: "owner" },
       now: new Date(),
     });
     const again = await dashboard.integrations.rotateHooksToken({});

@@ -82,7 +82,7 @@ const pass = async (at = new Date()) => deliverMetaEvents(await getDb(), at);
 /** The dashboard's tRPC caller (a signed-in owner). */
 async function dashboard(tenantId = api.tenantId) {
   const { db, provider } = await getServices();
-  return createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId, userId: "u" }, now: new Date() });
+  return createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId, userId: "u", role: "owner" }, now: new Date() });
 }
 
 describe("tracking.meta on create-launch, edit-launch and info-launch", () => {

@@ -23,9 +23,12 @@ describe("OpenAPI document", () => {
         "PUT /api/external/edit-segment/{id_segment}",
         "POST /api/external/monitoring/group",
         "PUT /api/external/edit-monitoring/group/{id_segment}",
+        "GET /api/external/list-audit-log",
       ]),
     );
     expect(doc.servers[0].url).toMatch(/^http/);
+    // The audit log's filters (docs/team.md#audit-log).
+    expect(doc.paths["/api/external/list-audit-log"].get.parameters.map((p: any) => p.name)).toEqual(["since", "until", "actor_type", "action", "cursor"]);
   });
 
   it("documents both API key headers, 201s, Idempotency-Key and the error envelope", () => {

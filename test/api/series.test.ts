@@ -55,7 +55,12 @@ async function seriesDueNow(t: Api, segment: string, opts: { createdMinutesAgo?:
   const runAt = new Date(Math.floor(Date.now() / 60_000) * 60_000);
   const createdAt = new Date(runAt.getTime() - (opts.createdMinutesAgo ?? 2) * 60_000);
   const { db, provider } = await getServices();
-  const caller = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: t.tenantId, userId: "u" }, now: createdAt });
+  const caller = createCallerFactory(appRouter)({
+    db,
+    provider,
+    caller: { kind: "session", tenantId: t.tenantId, userId: "u", role: "owner" },
+    now: createdAt,
+  });
   const created = await caller.campaigns.createMessage({
     name: "Aquecimento diário",
     id_segment: segment,
@@ -100,7 +105,12 @@ async function seriesOf(t: Api, id: string) {
 
 async function runsOf(t: Api, id: string) {
   const { db, provider } = await getServices();
-  const caller = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: t.tenantId, userId: "u" }, now: new Date() });
+  const caller = createCallerFactory(appRouter)({
+    db,
+    provider,
+    caller: { kind: "session", tenantId: t.tenantId, userId: "u", role: "owner" },
+    now: new Date(),
+  });
   return (await caller.campaigns.list()).filter((c) => c.id_series === id);
 }
 
@@ -326,7 +336,7 @@ describe("runs of a series", () => {
     const later = createCallerFactory(appRouter)({
       db,
       provider,
-      caller: { kind: "session", tenantId: api.tenantId, userId: "u" },
+      caller: { kind: "session", tenantId: api.tenantId, userId: "u", role: "owner" },
       now: new Date(runAt.getTime() + 1_000),
     });
     const resumed = await later.series.edit({ id_series: id, status: "active" });

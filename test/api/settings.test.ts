@@ -174,7 +174,12 @@ describe("edit-settings", () => {
   it("200 on the tRPC path the dashboard uses (the same procedures)", async () => {
     const api = await newTenant(server.url);
     const { db, provider } = await getServices();
-    const caller = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
+    const caller = createCallerFactory(appRouter)({
+      db,
+      provider,
+      caller: { kind: "session", tenantId: api.tenantId, userId: "u", role: "owner" },
+      now: new Date(),
+    });
     const edited = await caller.settings.edit({ queue: { concurrent_mode: "per_channel" } });
     expect(edited.updated).toEqual(["queue.concurrent_mode"]);
     expect((await caller.settings.get()).settings.queue.concurrent_mode).toBe("per_channel");

@@ -150,6 +150,15 @@ describe("failover", () => {
         .find((e) => e.type === "channel_status" && e.data.id_channel === b.id && e.data.health?.state === "banned"),
     );
     expect(delivered.data).toMatchObject({ status: "disconnected", previous_status: "connected" });
+
+    // The audit log (docs/team.md#audit-log): the service's failover of this campaign and the number's health change.
+    const audit = (await t("GET", "/api/external/list-audit-log?actor_type=system")).json.entries as {
+      action: string;
+      target: string;
+      actor: { type: string };
+    }[];
+    expect(audit).toContainEqual(expect.objectContaining({ action: "campaign.failover", target: id, actor: expect.objectContaining({ type: "system" }) }));
+    expect(audit).toContainEqual(expect.objectContaining({ action: "channel.health_banned", target: b.id }));
   });
 
   it("a group only the banned number reaches waits; the campaign pauses as channel_offline when nothing else is left, and goes on when the number is paired again", async () => {

@@ -50,7 +50,12 @@ describe("variations", () => {
     expect(new Set(log.map((m) => m.text[0]))).toEqual(new Set(["A", "B", "C"]));
 
     const { db, provider } = await getServices();
-    const caller = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: t.tenantId, userId: "user_x" }, now: new Date() });
+    const caller = createCallerFactory(appRouter)({
+      db,
+      provider,
+      caller: { kind: "session", tenantId: t.tenantId, userId: "user_x", role: "owner" },
+      now: new Date(),
+    });
     const deliveries = await caller.campaigns.deliveries({ id_campaign: id });
     const sent = new Map(log.map((m) => [m.id_group, m.text]));
     expect(deliveries).toHaveLength(30);

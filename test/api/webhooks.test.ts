@@ -238,7 +238,12 @@ describe("test-webhook", () => {
     const api = await newTenant(fx.server.url);
     const old = (await api("GET", LIST)).json.webhooks.signing_secret as string;
     const { db, provider } = await getServices();
-    const caller = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
+    const caller = createCallerFactory(appRouter)({
+      db,
+      provider,
+      caller: { kind: "session", tenantId: api.tenantId, userId: "u", role: "owner" },
+      now: new Date(),
+    });
     const rotated = await caller.webhooks.rotateSecret();
     expect(rotated.signing_secret).not.toBe(old);
     expect(Date.parse(rotated.previous_valid_until) - Date.now()).toBeGreaterThan(23 * 3_600_000);

@@ -123,6 +123,17 @@ describe("admin CLI on PGlite", slow, () => {
     });
   });
 
+  it("add-member and set-role (docs/team.md): another user joins the account with a role; the last owner stays an owner", async () => {
+    const member = `membro-${randomUUID()}@example.test`;
+    jsonLine(await admin(["create-tenant", "--name", "Agência", "--email", member, "--password-stdin"], env, "senha-segura-123\n"));
+    const added = jsonLine(await admin(["add-member", "--email", owner, "--member", member, "--role", "viewer"], env));
+    expect(added).toMatchObject({ tenant_id: first.tenant_id, role: "viewer" });
+    expect(plainError(await admin(["add-member", "--email", owner, "--member", member, "--role", "viewer"], env), 1)).toMatch(/already a member/);
+    expect(jsonLine(await admin(["set-role", "--email", owner, "--member", member, "--role", "editor"], env))).toMatchObject({ role: "editor" });
+    expect(plainError(await admin(["set-role", "--email", owner, "--member", owner, "--role", "admin"], env), 1)).toMatch(/last owner/);
+    expect(plainError(await admin(["set-role", "--email", owner, "--member", member, "--role", "boss"], env), 2)).toMatch(/--role must be one of/);
+  }, 300_000); // six CLI runs, each starting tsx
+
   it("create-partner-app prints the client_id (and the secret of a confidential app) with its scopes approved", async () => {
     const confidential = jsonLine(
       await admin(

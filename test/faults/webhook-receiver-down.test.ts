@@ -150,7 +150,12 @@ describe("fault: the webhook receiver down mid-campaign", () => {
 
       // The delivery log (the dashboard's): refused attempts (status 0) first, then one success.
       const { provider } = await getServices();
-      const caller = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
+      const caller = createCallerFactory(appRouter)({
+        db,
+        provider,
+        caller: { kind: "session", tenantId: api.tenantId, userId: "u", role: "owner" },
+        now: new Date(),
+      });
       const log = await caller.webhooks.deliveries({ limit: 200 });
       expect(log).toHaveLength(events.length);
       for (const d of log) {

@@ -94,7 +94,12 @@ describe("dashboard CSV downloads", () => {
   it("the dashboard's tRPC refuses a CSV (it would be built whole in memory) and still answers JSON pages", async () => {
     const l = await launchWithGroups(server.url, { groups: 1 });
     const { db, provider } = await getServices();
-    const owner = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: l.api.tenantId, userId: "u" }, now: new Date() });
+    const owner = createCallerFactory(appRouter)({
+      db,
+      provider,
+      caller: { kind: "session", tenantId: l.api.tenantId, userId: "u", role: "owner" },
+      now: new Date(),
+    });
     await expect(owner.launchStats.members({ id_launch: l.id, format: "csv" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
     await expect(owner.launchLeads.list({ id_launch: l.id, format: "csv" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
     expect(await owner.launchStats.members({ id_launch: l.id })).toMatchObject({ success: true, total: 0 });

@@ -3,6 +3,7 @@ import { eq, inArray, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb, type Db } from "../../db/client";
 import {
+  auditLog,
   idempotencyKeys,
   oauthAuthorizationRequests,
   oauthCodes,
@@ -165,8 +166,13 @@ describe("the maintenance job (retention, docs/decisions.md#limits-abuse-retenti
       });
       await db.insert(simulatorMessages).values([message("8d", ago(now, 8 * day)), message("6d", ago(now, 6 * day))]); // goes, stays
 
+      // The audit log: 365 days (docs/team.md#audit-log).
+      const entry = (action: string, at: Date) => ({ tenantId, at, actorType: "system" as const, action, outcome: "ok" as const });
+      await db.insert(auditLog).values([entry("old.366d", ago(now, 366 * day)), entry("young.364d", ago(now, 364 * day))]); // goes, stays
+
       const counts = await runMaintenance(db, now);
       expectCounts(counts, {
+        auditEntries: 1,
         idempotencyKeys: 2,
         oauthCodes: 2,
         oauthAuthorizationRequests: 2,

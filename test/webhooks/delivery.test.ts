@@ -63,7 +63,9 @@ describe("webhook delivery (in-process runner)", () => {
       expect(statuses.every((d) => d.id_campaign === id_campaign && d.name === "Oferta")).toBe(true);
       expect(statuses[2].groups).toEqual({ total: 6, sent: 6, pending: 0, failed: 0 });
       // The loop's last progress (pending 0, still `sending`) and the forced one at the end may arrive apart.
-      await waitFor("final progress", () => verifiedUnder(path, secret).some((r) => r.event.type === "campaign_progress" && r.event.data.status === "completed"));
+      await waitFor("final progress", () =>
+        verifiedUnder(path, secret).some((r) => r.event.type === "campaign_progress" && r.event.data.status === "completed"),
+      );
       const progress = verifiedUnder(path, secret)
         .filter((r) => r.event.type === "campaign_progress")
         .map((r) => r.event);
@@ -159,7 +161,12 @@ describe("webhook delivery (in-process runner)", () => {
 
     // The dashboard's redeliver sends the given-up event again, with the same webhook-id.
     const { provider } = await getServices();
-    const caller = createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId: api.tenantId, userId: "u" }, now: new Date() });
+    const caller = createCallerFactory(appRouter)({
+      db,
+      provider,
+      caller: { kind: "session", tenantId: api.tenantId, userId: "u", role: "owner" },
+      now: new Date(),
+    });
     const log = await caller.webhooks.deliveries({ state: "failed", limit: 50 });
     expect(log.map((d) => d.id)).toEqual([failed.id]);
     expect(log[0].log.map((a) => a.status)).toEqual([500, 500, 500]);

@@ -30,7 +30,7 @@ beforeAll(async () => {
 
 async function dashboardOf(tenantId: string) {
   const { db, provider } = await getServices();
-  return createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId, userId: "user_x" }, now: new Date() });
+  return createCallerFactory(appRouter)({ db, provider, caller: { kind: "session", tenantId, userId: "user_x", role: "owner" }, now: new Date() });
 }
 
 /** A confidential app of the developer with its webhook at `url`, and its signing secret from the portal. */

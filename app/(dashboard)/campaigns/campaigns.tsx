@@ -1,6 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { useCan } from "../role-context";
 import Link from "next/link";
 import { CampaignStatusBadge, EmptyState, ErrorAlert, Loading, PageHeader, ProgressBar } from "../../_components/ui";
 import { formatDateTime, isActiveCampaign, messageTypeLabel } from "../../_lib/format";
@@ -10,6 +11,8 @@ import { SeriesList } from "./series-list";
 type Campaign = RouterOutputs["campaigns"]["list"][number];
 
 export function Campaigns() {
+  // A viewer reads only (docs/team.md#roles): no create button (the server refuses it anyway).
+  const canEdit = useCan("editor");
   const trpc = useTRPC();
   const campaigns = useQuery(
     trpc.campaigns.list.queryOptions(undefined, {
@@ -23,9 +26,11 @@ export function Campaigns() {
         title="Campanhas"
         description="Mensagens enviadas aos grupos de um segmento, agora ou na data agendada."
         actions={
-          <Link href="/campaigns/new" className="btn btn-primary">
-            Nova campanha
-          </Link>
+          canEdit && (
+            <Link href="/campaigns/new" className="btn btn-primary">
+              Nova campanha
+            </Link>
+          )
         }
       />
       <section className="card">

@@ -1,6 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { useCan } from "../role-context";
 import Link from "next/link";
 import { EmptyState, ErrorAlert, Loading, PageHeader } from "../../_components/ui";
 import { formatDateTime } from "../../_lib/format";
@@ -8,6 +9,8 @@ import { useTRPC } from "../../_lib/trpc";
 import { launchStatusLabel } from "./labels";
 
 export function Launches() {
+  // A viewer reads only (docs/team.md#roles): no create button (the server refuses it anyway).
+  const canEdit = useCan("editor");
   const trpc = useTRPC();
   const launches = useQuery(trpc.launches.list.queryOptions(undefined, { refetchInterval: 10_000 }));
   return (
@@ -16,9 +19,11 @@ export function Launches() {
         title="Lançamentos"
         description="Um link de entrada para anúncios e posts que enche seus grupos em ordem e cria novos conforme eles lotam."
         actions={
-          <Link href="/launches/new" className="btn btn-primary">
-            Novo lançamento
-          </Link>
+          canEdit && (
+            <Link href="/launches/new" className="btn btn-primary">
+              Novo lançamento
+            </Link>
+          )
         }
       />
       <section className="card">

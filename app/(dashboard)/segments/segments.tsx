@@ -1,12 +1,15 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { useCan } from "../role-context";
 import Link from "next/link";
 import { EmptyState, ErrorAlert, Loading, PageHeader } from "../../_components/ui";
 import { formatDateTime } from "../../_lib/format";
 import { useTRPC } from "../../_lib/trpc";
 
 export function Segments() {
+  // A viewer reads only (docs/team.md#roles): no create button (the server refuses it anyway).
+  const canEdit = useCan("editor");
   const trpc = useTRPC();
   const segments = useQuery(trpc.segments.list.queryOptions());
   return (
@@ -15,9 +18,11 @@ export function Segments() {
         title="Segmentos"
         description="Um segmento é uma lista de grupos que recebe as mesmas campanhas."
         actions={
-          <Link href="/segments/new" className="btn btn-primary">
-            Novo segmento
-          </Link>
+          canEdit && (
+            <Link href="/segments/new" className="btn btn-primary">
+              Novo segmento
+            </Link>
+          )
         }
       />
       <section className="card">

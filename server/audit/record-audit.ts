@@ -1,0 +1,67 @@
+import type { Db, Tx } from "../../db/client";
+import { type AuditActorType, auditLog } from "../../db/schema";
+import type { Context } from "../trpc";
+
+/** Who made a change (CONTRACT §10): never a secret — a member's e-mail, an API key's prefix, an app's name. */
+export interface AuditActor {
+  type: AuditActorType;
+  id: string | null;
+  label: string | null;
+}
+
+export interface AuditEntry {
+  tenantId: string;
+  actor: AuditActor;
+  /** `<thing>.<verb>`, e.g. `campaign.create`, `member.invite` (docs/team.md#audit-actions). */
+  action: string;
+  /** The id of what changed; never a body, a token or a password. */
+  target?: string | null;
+  ip?: string | null;
+  outcome?: "ok" | "denied";
+  at: Date;
+}
+
+export const systemActor: AuditActor = { type: "system", id: null, label: "service" };
+export const cliActor: AuditActor = { type: "cli", id: null, label: "admin CLI" };
+
+/** The actor of a tRPC/REST call. */
+export function actorOf(caller: Context["caller"]): AuditActor {
+  switch (caller.kind) {
+    case "session":
+      return { type: "member", id: caller.userId, label: caller.email ?? null };
+    case "apiKey":
+      return { type: "api_key", id: caller.apiKeyId, label: caller.apiKeyPrefix ?? null };
+    case "partner":
+      return { type: "partner_app", id: caller.appId, label: caller.appName ?? caller.appId };
+    default:
+      return { type: "system", id: null, label: null };
+  }
+}
+
+/**
+ * Writes one audit entry. Called with the change's own transaction (`tx`), so the entry and the change are
+ * committed together or not at all.
+ */
+export async function recordAudit(tx: Db | Tx, entry: AuditEntry): Promise<void> {
+  await tx.insert(auditLog).values({
+    at: entry.at,
+    tenantId: entry.tenantId,
+    actorType: entry.actor.type,
+    actorId: entry.actor.id,
+    actorLabel: entry.actor.label,
+    action: entry.action,
+    target: entry.target ?? null,
+    ip: entry.ip ?? null,
+    outcome: entry.outcome ?? "ok",
+  });
+}
+
+/** The entry of a call made through tRPC or REST: its actor, address and time come from the context. */
+export const auditOf = (ctx: Pick<Context, "caller" | "clientIp" | "now"> & { tenantId: string }, action: string, target?: string | null): AuditEntry => ({
+  tenantId: ctx.tenantId,
+  actor: actorOf(ctx.caller),
+  action,
+  target,
+  ip: ctx.clientIp ?? null,
+  at: ctx.now,
+});
