@@ -10,7 +10,8 @@
  *
  * Statements: the server counts the statements it runs by text (DB_STATEMENT_LOG, as BENCH_STATEMENTS=1 does for
  * the dispatch bench), from the create request to `completed`, divided by the groups; the most frequent texts are
- * printed. They include the simulator's own when it keeps its state in the same database (the platform's side,
+ * printed; `engine_statements_per_group` counts only those on the group-action tables and the numbers' turns (the
+ * engine's), less the two each of the bench's own polls of info-group-action runs. The total includes the simulator's own when it keeps its state in the same database (the platform's side,
  * marked [sim]) and the server's background (runners' ticks, outbox).
  */
 import { apiClient } from "../e2e/server-process";
@@ -28,9 +29,13 @@ const simulatorText = (text: string) => /\b(sim_|simulator_)/.test(text);
  * The statements by whose they are, per group: the service's (the engine's, the runners' ticks and the outbox), the
  * simulator's (the platform's side: its tables), and begin/commit (of either: one transaction per claim is the engine's).
  */
+const control = (text: string) => /^(begin|commit|rollback)\b/i.test(text.trim());
+/** The engine's own: the statements on the group-action tables and the numbers' turns and health it reads. */
+const engineText = (text: string) => /group_action|next_group_action_at/.test(text) && !simulatorText(text);
+const engineOf = (rows: [text: string, n: number][]) => rows.filter(([t]) => engineText(t)).reduce((n, [, k]) => n + k, 0);
+
 function split(rows: [text: string, n: number][], groups: number) {
   const sum = (keep: (text: string) => boolean) => rows.filter(([text]) => keep(text)).reduce((n, [, k]) => n + k, 0);
-  const control = (text: string) => /^(begin|commit|rollback)\b/i.test(text.trim());
   return {
     service_statements_per_group: round(sum((t) => !control(t) && !simulatorText(t)) / groups, 2),
     simulator_statements_per_group: round(sum((t) => !control(t) && simulatorText(t)) / groups, 2),
@@ -40,7 +45,7 @@ function split(rows: [text: string, n: number][], groups: number) {
 
 export async function benchGroupActions(kind: DbKind) {
   process.env.BENCH_STATEMENTS ??= "1";
-  const statements = statementLog(`group-actions-${kind}`);
+  const statements = statementLog(`group-actions-${kind}-${GROUPS}-${GAP_MS}`);
   const target = await freshTarget(kind, "bench_group_actions", log);
   let server: ServerProcess | undefined;
   try {
@@ -81,7 +86,9 @@ export async function benchGroupActions(kind: DbKind) {
     const started = performance.now();
     const id = (await api.post("/api/external/create-group-action", { id_segment: segment, action: { type: "close_messages" } })).id_action as string;
     let info: Record<string, unknown> = {};
+    let polls = 0;
     for (;;) {
+      polls += 1;
       info = await api.get(`/api/external/info-group-action/${id}`);
       if (info.status === "completed" || info.status === "canceled") break;
       if (performance.now() - started > 30 * 60_000) throw new Error(`not completed after 30 minutes: ${JSON.stringify(info.groups)}`);
@@ -113,6 +120,12 @@ export async function benchGroupActions(kind: DbKind) {
       real_pace_s: round(Math.max(...perNumber.map((n) => n.real_s)), 1),
       statements_per_group: counted ? round(counted.total / counts.total, 2) : null,
       ...(counted ? split(counted.all, counts.total) : {}),
+      ...(counted
+        ? {
+            engine_statements_per_group: round((engineOf(counted.all) - 2 * polls) / counts.total, 2),
+            polls,
+          }
+        : {}),
     };
     console.log(`groups done ${counts.done}/${counts.total} (failed ${counts.failed}) in ${figures.measured_s} s at ${GAP_MS} ms per number`);
     console.log(`per number: actions ${figures.actions_per_number.join(", ")}; interval ms ${figures.interval_ms_per_number.join(", ")}`);
@@ -120,7 +133,9 @@ export async function benchGroupActions(kind: DbKind) {
     if (counted) {
       console.log(
         `statements per group: ${figures.statements_per_group} in all (${counted.total}): the service's ${figures.service_statements_per_group} (target < 5) ` +
-          `+ the simulator's ${figures.simulator_statements_per_group} + begin/commit ${figures.transaction_statements_per_group}; most frequent:`,
+          `+ the simulator's ${figures.simulator_statements_per_group} + begin/commit ${figures.transaction_statements_per_group}; ` +
+          `the engine's ${figures.engine_statements_per_group} (on the group-action tables and the numbers' turns, less the 2 of each of the ` +
+          `bench's ${figures.polls} polls of info-group-action); most frequent:`,
       );
       for (const [text, n] of counted.all.slice(0, 14)) console.log(`  ${String(n).padStart(6)} ${simulatorText(text) ? "[sim] " : ""}${text.slice(0, 160)}`);
     }
