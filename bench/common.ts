@@ -208,7 +208,7 @@ export function statementLog(name: string) {
      * Statements run since mark() (null when not counting), the background's included (the runner's ticks, the
      * outbox): `top` lists the most frequent texts, so an operation's own can be told from them.
      */
-    async since(): Promise<{ total: number; top: [text: string, n: number][] } | null> {
+    async since(): Promise<{ total: number; top: [text: string, n: number][]; all: [text: string, n: number][] } | null> {
       if (!on) return null;
       await sleep(1500); // the server writes its counts once a second
       const now = read();
@@ -216,7 +216,7 @@ export function statementLog(name: string) {
         .map(([text, n]) => [text, n - (base[text] ?? 0)] as [string, number])
         .filter(([, n]) => n > 0)
         .sort((a, b) => b[1] - a[1]);
-      return { total: rows.reduce((sum, [, n]) => sum + n, 0), top: rows.slice(0, 8) };
+      return { total: rows.reduce((sum, [, n]) => sum + n, 0), top: rows.slice(0, 8), all: rows };
     },
     async report(messages: number) {
       if (!on) return;

@@ -22,6 +22,9 @@
  * printed side by side (bench/compare.ts).
  * `exports` (alone, PostgreSQL): the server's RSS while 200,000 leads are exported as a streamed CSV (bench/exports.ts).
  *
+ * `group-actions [pglite|postgres]` (alone): one group action over 500 groups by 2 admin numbers, its paced time
+ * (measured at a shortened pace and computed at the real one) and statements per group (bench/group-actions.ts).
+ *
  * `link [pglite|postgres]` (alone): the launches' public join link at 200 requests/s, p50/p99 and the
  * clicks stored (bench/link.ts).
  *
@@ -39,6 +42,7 @@ import { mainLoad } from "./load";
 import { mainScale } from "./scale";
 import { groupPids, statementLog } from "./common";
 import { benchExports } from "./exports";
+import { benchGroupActions } from "./group-actions";
 import { benchLink } from "./link";
 import { benchParticipants } from "./participants";
 import { benchTwoProcesses } from "./two-processes";
@@ -427,12 +431,18 @@ async function main() {
   if (only === "link") return mainLink(process.argv[3]);
   if (only === "compare") return mainCompare(process.argv.slice(3));
   if (only === "exports") return benchExports();
+  if (only === "group-actions") {
+    await ensureBuild({ log });
+    for (const kind of ["pglite", "postgres"] as const) if (!process.argv[3] || process.argv[3] === kind) await benchGroupActions(kind);
+    return;
+  }
   if (only === "participants") {
     for (const kind of ["pglite", "postgres"] as const) if (!process.argv[3] || process.argv[3] === kind) await benchParticipants(kind);
     return;
   }
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
-  if (kinds.length === 0) throw new Error(`unknown mode "${only}": pglite, postgres, compare, two-processes, scale, load, link, participants or exports`);
+  if (kinds.length === 0)
+    throw new Error(`unknown mode "${only}": pglite, postgres, compare, two-processes, scale, load, link, participants, group-actions or exports`);
   const { built } = await ensureBuild({ log });
   if (built) {
     // Right after `next build` the first figures came out half as good (create-campaign 290 ms, not 190).
