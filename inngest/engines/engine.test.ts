@@ -5,7 +5,7 @@ import { engines } from "./index";
 
 describe("the engines' registry", () => {
   it("holds each engine once, and /api/inngest serves every engine's and periodic job's functions, each id once", () => {
-    expect(engines.map((e) => e.id)).toEqual(["dispatch", "webhooks", "launches", "group-actions"]);
+    expect(engines.map((e) => e.id)).toEqual(["dispatch", "webhooks", "launches", "group-actions", "welcomes"]);
     const ids = functions.map((f) => f.id());
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toEqual([...engines.flatMap((e) => e.functions.map((f) => f.id())), ...periodicJobs.map((j) => j.id)]);
@@ -23,6 +23,7 @@ describe("the engines' registry", () => {
         "series-runs",
         "sweep-due-campaigns",
         "sweep-webhooks",
+        "welcome-engine",
       ].sort(),
     );
   });
