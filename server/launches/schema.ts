@@ -134,7 +134,8 @@ const launchBuyerChanges = z.object(buyerFields).partial();
 const hostname = z
   .string()
   .max(253)
-  .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, "must be a hostname in lower case, e.g. example.com");
+  .regex(/^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, "must be a hostname in lower case, e.g. example.com")
+  .meta({ example: "example.com" });
 const moderationFields = {
   mode: z.enum(["off", "shadow", "enforce"]).meta({
     description: "off: nothing judged; shadow: every decision recorded as would_delete / would_remove and nothing done; enforce: done.",
