@@ -150,6 +150,8 @@ export const tests: E2ETest[] = [
             ["apps", "/apps"],
             ["api-keys", "/api-keys"],
             ["settings", "/settings"],
+            ["team", "/equipe"],
+            ["activity-log", "/atividades"],
             ["account", "/account"],
           ];
           const failures: string[] = [];
