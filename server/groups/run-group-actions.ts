@@ -19,8 +19,12 @@ const passMs = 20_000;
 export const noChannelWaitMs = 30 * 60_000;
 /** Applications of one group whose change did not show (or that the platform refused) before it fails. */
 const maxTries = 2;
-/** How often the candidate channels' health is read again within a pass. */
-const channelReadMs = 1000;
+/**
+ * How often the candidate channels' health and turns are read again within a pass. Not after each wait for a turn: the
+ * claim takes the turn only from a number that can act at that moment (`canActAt`) and answers "busy" otherwise, which
+ * reads them again at once; this read only lets the choice see a number that came back (docs/groups.md#how-it-runs).
+ */
+const channelReadMs = 5000;
 
 type ActionRow = typeof groupActions.$inferSelect;
 type ChannelRow = Pick<typeof channels.$inferSelect, "id" | "status" | "healthState" | "healthUntil" | "nextGroupActionAt" | "limits">;
@@ -56,6 +60,16 @@ interface Result {
 const canAct = (c: ChannelRow, now: Date) =>
   c.status === "connected" &&
   (["ok", "warming", "capped"].includes(c.healthState) || (c.healthState === "cooling" && (c.healthUntil?.getTime() ?? 0) <= now.getTime()));
+
+/** canAct in SQL, at the claim: the number's turn is taken only while it can act (its state may have changed since read). */
+const canActAt = (at: Date) =>
+  and(
+    eq(channels.status, "connected"),
+    or(
+      inArray(channels.healthState, ["ok", "warming", "capped"]),
+      and(eq(channels.healthState, "cooling"), or(isNull(channels.healthUntil), lte(channels.healthUntil, at))),
+    ),
+  );
 
 export interface GroupActionPassOptions {
   /** Checked between groups: true stops the pass (the runner is stopping). */
@@ -275,7 +289,6 @@ async function runGroupAction(
     if (!pick) {
       if (soonest !== null && soonest - Date.now() < deadline - Date.now()) {
         await sleep(Math.max(10, soonest - Date.now()));
-        channelsReadAt = 0;
         continue;
       }
       // Every group left waits for a number (or the next turn is past this pass): look again later.
@@ -303,7 +316,7 @@ async function runGroupAction(
       const [turn] = await tx
         .update(channels)
         .set({ nextGroupActionAt: new Date(claimAt.getTime() + gap) })
-        .where(and(eq(channels.id, channelId), or(isNull(channels.nextGroupActionAt), lte(channels.nextGroupActionAt, claimAt))))
+        .where(and(eq(channels.id, channelId), or(isNull(channels.nextGroupActionAt), lte(channels.nextGroupActionAt, claimAt)), canActAt(claimAt)))
         .returning({ at: channels.nextGroupActionAt });
       if (!turn) return "busy" as const;
       const [claimed] = await tx
@@ -328,7 +341,7 @@ async function runGroupAction(
       break;
     }
     if (claim === "busy") {
-      // Another action (or process) took the number's turn: read the turns again.
+      // Another action (or process) took the number's turn, or the number can no longer act: read them again.
       channelsReadAt = 0;
       continue;
     }
