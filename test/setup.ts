@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll } from "vitest";
 import { type Database, openDatabase, setDatabase } from "../db/client";
-import { baseDatabaseUrl, createFileDatabase, dropDatabase } from "./postgres-databases";
+import { snapshotPath } from "./global-setup";
+import { baseDatabaseUrl, createFileDatabase, dropDatabaseLater } from "./postgres-databases";
 
 // Each test file (its own process) gets its own database: a PGlite copy of the migrated snapshot, or
 // on PostgreSQL a database copied from the migrated template (test/postgres-databases.ts). DATABASE_URL
@@ -16,20 +17,27 @@ process.env.WEBHOOK_ALLOW_PRIVATE ??= "1";
 process.env.PASSWORD_SCRYPT_N_FOR_TESTS ??= String(2 ** 10);
 const base = baseDatabaseUrl();
 let fileDatabaseUrl: string | undefined;
-let database: Promise<Database>;
 if (base) {
   fileDatabaseUrl = await createFileDatabase(base);
   process.env.DATABASE_URL = fileDatabaseUrl;
-  database = openDatabase({ url: fileDatabaseUrl, migrate: false });
-} else {
-  database = openDatabase({
-    loadDataDir: new Blob([readFileSync(path.resolve(".test-data/pglite-snapshot.tar.gz"))]),
-    migrate: false,
-  });
 }
-setDatabase(database);
+let opened: Promise<Database> | undefined;
+const open = () =>
+  (opened ??= fileDatabaseUrl
+    ? openDatabase({ url: fileDatabaseUrl, migrate: false })
+    : openDatabase({ loadDataDir: new Blob([readFileSync(snapshotPath)]), migrate: false }));
+// Opened at its first use: a file that never touches the database (a unit test) does not start PGlite (about 1 s of
+// CPU: its WebAssembly compiled, the snapshot loaded).
+setDatabase({
+  // biome-ignore lint/suspicious/noThenProperty: a promise of the database, started when first awaited
+  then: (ok, fail) => open().then(ok, fail),
+  catch: (fail) => open().catch(fail),
+  finally: (f) => open().finally(f),
+  [Symbol.toStringTag]: "Promise",
+});
 
 afterAll(async () => {
-  await (await database).close();
-  if (base && fileDatabaseUrl) await dropDatabase(base, fileDatabaseUrl);
+  if (opened) await (await opened).close();
+  // Not waited for: the drop's checkpoint would hold this worker for seconds (test/postgres-databases.ts).
+  if (base && fileDatabaseUrl) dropDatabaseLater(base, fileDatabaseUrl);
 });
