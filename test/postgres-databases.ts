@@ -49,10 +49,13 @@ export async function recreateDatabase(base: string, name: string): Promise<stri
 
 let created = 0;
 
-/** A new database for this process's test file, copied from the migrated template. */
-export async function createFileDatabase(base: string): Promise<string> {
+/**
+ * A new database for this process's test file, copied from the migrated template: its URL at once, and `created`, when
+ * it exists (test/setup.ts lets the file's imports run meanwhile).
+ */
+export function createFileDatabase(base: string): { url: string; created: Promise<void> } {
   const name = `${databaseName(base)}_w${process.pid}_${++created}`;
-  await onServer(base, async (sql) => {
+  const done = onServer(base, async (sql) => {
     await sql.unsafe(`drop database if exists ${ident(name)} with (force)`);
     // Two files copying the template at the same moment: PostgreSQL refuses the second while the first
     // holds the template ("being accessed by other users"); it is a matter of milliseconds.
@@ -66,7 +69,7 @@ export async function createFileDatabase(base: string): Promise<string> {
       }
     }
   });
-  return withDatabase(base, name);
+  return { url: withDatabase(base, name), created: done };
 }
 
 export async function dropDatabase(base: string, url: string): Promise<void> {
