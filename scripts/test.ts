@@ -66,9 +66,11 @@ async function stage(name: string, body: () => Promise<{ ok: boolean; note: stri
 async function typecheck() {
   // Next.js's route types first (.next/types, as `next build` writes them; about 2 s): tsc then checks the pages against
   // them as the build's own TypeScript step does, and the e2e stage's build skips that step for this tree (ensure-build.ts).
+  // Read before: a source edited while tsc runs makes the build check again.
+  const sources = String(newestSourceMtime());
   const generated = await run([bin("next/dist/bin/next"), "typegen"]);
   const code = generated === 0 ? await run([bin("typescript/bin/tsc"), "--noEmit"]) : generated;
-  if (code === 0) process.env[typecheckedEnv] = String(newestSourceMtime());
+  if (code === 0) process.env[typecheckedEnv] = sources;
   return { ok: code === 0, note: code === 0 ? "no type errors" : `${generated === 0 ? "tsc" : "next typegen"} exited with ${code}` };
 }
 
