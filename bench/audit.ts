@@ -99,6 +99,8 @@ export async function benchAudit(kind: "pglite" | "postgres") {
     }
     const seconds = (performance.now() - started) / 1000;
     await runner.stop();
+    // The simulator's read receipts come 100 ms after the sends: let them land before the database is dropped.
+    await new Promise((r) => setTimeout(r, 1500));
     const entries = await db
       .select({ action: auditLog.action })
       .from(auditLog)
