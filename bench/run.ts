@@ -25,6 +25,9 @@
  * `group-actions [pglite|postgres]` (alone): one group action over 500 groups by 2 admin numbers, its paced time
  * (measured at a shortened pace and computed at the real one) and statements per group (bench/group-actions.ts).
  *
+ * `audit [pglite|postgres]` (alone, in process): what the audit entry adds to a mutation, and the send loop's sends/s
+ * with the service's audit entries of a campaign (bench/audit.ts).
+ *
  * `link [pglite|postgres]` (alone): the launches' public join link at 200 requests/s, p50/p99 and the
  * clicks stored (bench/link.ts).
  *
@@ -45,6 +48,7 @@ import { benchExports } from "./exports";
 import { benchGroupActions } from "./group-actions";
 import { benchLink } from "./link";
 import { benchParticipants } from "./participants";
+import { benchAudit } from "./audit";
 import { benchTwoProcesses } from "./two-processes";
 import { benchWebhooks, type WebhookFigures } from "./webhooks";
 
@@ -440,9 +444,14 @@ async function main() {
     for (const kind of ["pglite", "postgres"] as const) if (!process.argv[3] || process.argv[3] === kind) await benchParticipants(kind);
     return;
   }
+  if (only === "audit") {
+    // In process, one database at a time (its modules read DATA_DIR / DATABASE_URL when they load): PGlite by default.
+    await benchAudit(process.argv[3] === "postgres" ? "postgres" : "pglite");
+    return;
+  }
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
   if (kinds.length === 0)
-    throw new Error(`unknown mode "${only}": pglite, postgres, compare, two-processes, scale, load, link, participants, group-actions or exports`);
+    throw new Error(`unknown mode "${only}": pglite, postgres, compare, two-processes, scale, load, link, participants, audit, group-actions or exports`);
   const { built } = await ensureBuild({ log });
   if (built) {
     // Right after `next build` the first figures came out half as good (create-campaign 290 ms, not 190).

@@ -1,6 +1,7 @@
 /**
  * A team in one account (docs/team.md): the owner invites an editor on the Equipe page and copies the link; the
- * editor opens it in a fresh browser, signs up and sees the owner's campaigns; the admin sections are hidden from them.
+ * editor opens it in a fresh browser, signs up and sees the owner's campaigns; the admin sections are hidden from them,
+ * and the settings and channels pages show them no save bar and no channel forms.
  */
 import { apiCaller, createApiKey, nav, newAccount, signUp, withPage } from "./flows";
 import { assert, expectHidden, expectText, expectUrl, expectVisible, type E2ETest } from "./harness";
@@ -53,6 +54,16 @@ export const tests: E2ETest[] = [
         await expectHidden(nav(page, "Chaves de API"));
         await expectHidden(nav(page, "Equipe"));
         await ctx.screenshot(page, "team-editor-campaigns");
+        // Settings and channels are an admin's: the editor reads them, without the save bar or the channel forms.
+        await nav(page, "Configurações").click();
+        await expectUrl(page, /\/settings$/);
+        await expectVisible(page.getByText(/Somente proprietários e administradores/));
+        await expectHidden(page.getByRole("button", { name: "Salvar alterações" }));
+        await nav(page, "Canais").click();
+        await expectUrl(page, /\/channels$/);
+        await expectVisible(page.getByRole("link", { name: "Canal da equipe" }));
+        await expectHidden(page.getByRole("button", { name: "Criar canal" }));
+        await expectHidden(page.getByRole("button", { name: /Renomear o canal/ }));
       });
 
       // The link worked once.

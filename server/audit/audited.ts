@@ -1,38 +1,33 @@
-import type { Db } from "../../db/client";
+import type { Db, Tx } from "../../db/client";
 import type { Context } from "../trpc";
 import { auditOf, recordAudit } from "./record-audit";
+
+type CallContext = Pick<Context, "db" | "caller" | "clientIp" | "now"> & { tenantId: string };
 
 /**
  * The audit log's one general mechanism (docs/team.md#audit-log): runs a change in a transaction and writes its
  * entry in that same transaction, the actor, address and time taken from the call's context. `target` picks the
- * changed thing's id from the result (never a body or a secret).
+ * changed thing's id from the result (never a body or a secret). Operations take `Db`; a transaction is one
+ * (PgTransaction extends PgDatabase), and their own transactions become savepoints.
  */
-export function audited<T>(
-  ctx: Pick<Context, "db" | "caller" | "clientIp" | "now"> & { tenantId: string },
-  action: string,
-  change: (tx: Db) => Promise<T>,
-  target?: (result: T) => string | null | undefined,
-): Promise<T> {
+export function audited<T>(ctx: CallContext, action: string, change: (tx: Tx) => Promise<T>, target?: (result: T) => string | null | undefined): Promise<T> {
   return ctx.db.transaction(async (tx) => {
-    // A transaction is a database handle for the operations (they take `Db`); their own transactions become savepoints.
-    const result = await change(tx as unknown as Db);
+    const result = await change(tx);
     await recordAudit(tx, auditOf(ctx, action, target?.(result) ?? null));
     return result;
   });
 }
 
 /**
- * For an operation that talks to the messaging provider on its way (segments check their groups, settings their test
- * groups): a transaction must not stay open across the provider's calls (on PGlite, one connection, the provider's
- * own queries would wait on it), so the entry is written right after the change succeeds.
+ * The entry of a call handed to an operation that writes it inside its own write transaction, with the changed
+ * thing's id: for operations that call the messaging provider before they write (a transaction must not stay open
+ * across the provider's calls: on PGlite, one connection, the provider's own queries would wait on it) or that wake
+ * an engine after they commit (the wake-up must find the change committed). A change made only at the provider (a
+ * number logged out) has no transaction: its entry follows the provider's answer.
  */
-export async function auditedAfter<T>(
-  ctx: Pick<Context, "db" | "caller" | "clientIp" | "now"> & { tenantId: string },
-  action: string,
-  change: (db: Db) => Promise<T>,
-  target?: (result: T) => string | null | undefined,
-): Promise<T> {
-  const result = await change(ctx.db);
-  await recordAudit(ctx.db, auditOf(ctx, action, target?.(result) ?? null));
-  return result;
-}
+export type AuditWrite = (tx: Db, target?: string | null) => Promise<void>;
+
+export const auditWrite =
+  (ctx: Omit<CallContext, "db">, action: string): AuditWrite =>
+  (tx, target) =>
+    recordAudit(tx, auditOf(ctx, action, target ?? null));

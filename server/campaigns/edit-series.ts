@@ -1,5 +1,6 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import type { AuditWrite } from "../audit/audited";
 import { campaigns, campaignSeries, type SeriesSchedule, seriesRuns } from "../../db/schema";
 import { Conflict } from "../errors";
 import { firstRun, parseUntil } from "./create-series";
@@ -14,7 +15,7 @@ import type { EditSeriesInput } from "./series-schema";
  * schedule's next one; a new name or text changes it in place. Runs that started keep what they had. A stopped series
  * cannot change (409). One transaction, the series row locked (the job's passes wait for it).
  */
-export async function editSeries(db: Db, tenantId: string, input: EditSeriesInput, now: Date) {
+export async function editSeries(db: Db, tenantId: string, input: EditSeriesInput, now: Date, audit?: AuditWrite) {
   const current = await findSeries(db, tenantId, input.id_series);
   const changed = await db.transaction(async (tx) => {
     const s = await lockSeries(tx, current.series.id);
@@ -56,6 +57,7 @@ export async function editSeries(db: Db, tenantId: string, input: EditSeriesInpu
           .where(and(eq(campaigns.id, run.id), inArray(campaigns.status, ["pending", "paused"]), isNull(campaigns.startedAt)));
       }
     }
+    if (updated.length > 0) await audit?.(tx, s.id);
     return { updated, canceled, created };
   });
   afterSeriesChange(tenantId, changed.canceled, changed.created);
@@ -63,12 +65,13 @@ export async function editSeries(db: Db, tenantId: string, input: EditSeriesInpu
 }
 
 /** delete-series: the series stops for good; its future run is canceled; the runs that started stay campaigns. */
-export async function stopSeries(db: Db, tenantId: string, seriesId: string, now: Date) {
+export async function stopSeries(db: Db, tenantId: string, seriesId: string, now: Date, audit?: AuditWrite) {
   const current = await findSeries(db, tenantId, seriesId);
   const canceled = await db.transaction(async (tx) => {
     const s = await lockSeries(tx, current.series.id);
     const withdrawn = await withdrawFutureRun(tx, s, now);
     await tx.update(campaignSeries).set({ status: "stopped", nextRunAt: null, updatedAt: now }).where(eq(campaignSeries.id, s.id));
+    await audit?.(tx, s.id);
     return withdrawn;
   });
   afterSeriesChange(tenantId, canceled, null);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { audited, auditedAfter } from "../audit/audited";
+import { audited, auditWrite } from "../audit/audited";
 import { accountProcedure, router, sessionProcedure, type Context } from "../trpc";
 import { wakeDispatch } from "../dispatch/wake";
 import { cancelCampaign, pauseCampaign, resendDelivery, resumeCampaign } from "./control-campaign";
@@ -46,13 +46,7 @@ const action = (verb: "pause" | "resume" | "cancel", summary: string, run: typeo
     .input(campaignAction)
     .output(campaignActionOutput)
     .mutation(async ({ ctx, input }) => {
-      // After the change, not in its transaction: the wake-up it sends must find the new status committed.
-      const c = await auditedAfter(
-        ctx,
-        `campaign.${verb}`,
-        (db) => run(db, ctx.tenantId, input.id_campaign, ctx.now),
-        (r) => r.id,
-      );
+      const c = await run(ctx.db, ctx.tenantId, input.id_campaign, ctx.now, auditWrite(ctx, `campaign.${verb}`));
       return { success: true as const, message, id_campaign: c.id, status: c.status };
     });
 
@@ -350,7 +344,7 @@ export const campaignsRouter = router({
     .input(z.object({ id_campaign: idCampaign, id_group: z.string().min(1).max(200) }))
     .output(z.object({ id_campaign: z.string(), status: campaignStatus }))
     .mutation(async ({ ctx, input }) => {
-      const c = await resendDelivery(ctx.db, ctx.tenantId, input.id_campaign, input.id_group, ctx.now);
+      const c = await resendDelivery(ctx.db, ctx.tenantId, input.id_campaign, input.id_group, ctx.now, auditWrite(ctx, "campaign.resend"));
       return { id_campaign: c.id, status: c.status };
     }),
 });

@@ -76,7 +76,7 @@ export async function withdrawFutureRun(tx: Tx, s: SeriesRow, now: Date): Promis
   if (!run || run.startedAt) return null;
   let canceled: string | null = null;
   if (run.status === "pending" || run.status === "paused") {
-    const row = await transition(tx as Db, run.id, ["pending", "paused"], "canceled", now, { finishedAt: now });
+    const row = await transition(tx, run.id, ["pending", "paused"], "canceled", now, { finishedAt: now });
     if (row) canceled = run.id;
   }
   if (canceled || run.status === "canceled") {

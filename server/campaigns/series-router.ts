@@ -1,3 +1,4 @@
+import { auditWrite } from "../audit/audited";
 import { accountProcedure, router } from "../trpc";
 import { editSeries, stopSeries } from "./edit-series";
 import { listSeries } from "./list-series";
@@ -38,7 +39,10 @@ export const seriesRouter = router({
     })
     .input(editSeriesInput)
     .output(seriesChangeOutput)
-    .mutation(async ({ ctx, input }) => ({ success: true as const, ...(await editSeries(ctx.db, ctx.tenantId, input, ctx.now)) })),
+    .mutation(async ({ ctx, input }) => ({
+      success: true as const,
+      ...(await editSeries(ctx.db, ctx.tenantId, input, ctx.now, auditWrite(ctx, "series.edit"))),
+    })),
 
   delete: accountProcedure("editor")
     .meta({
@@ -56,6 +60,6 @@ export const seriesRouter = router({
     .mutation(async ({ ctx, input }) => ({
       success: true as const,
       message: "Series stopped",
-      series: await stopSeries(ctx.db, ctx.tenantId, input.id_series, ctx.now),
+      series: await stopSeries(ctx.db, ctx.tenantId, input.id_series, ctx.now, auditWrite(ctx, "series.stop")),
     })),
 });

@@ -1,11 +1,12 @@
 import { count, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import type { AuditWrite } from "../audit/audited";
 import { channels, tenants } from "../../db/schema";
 import { LimitReached, NotFound } from "../errors";
 import { newId } from "../ids";
 import type { MessagingProvider } from "../messaging/provider";
 
-export async function createChannel(db: Db, provider: MessagingProvider, tenantId: string, name: string, now: Date) {
+export async function createChannel(db: Db, provider: MessagingProvider, tenantId: string, name: string, now: Date, audit?: AuditWrite) {
   const id = newId("channel");
   // The tenant row lock serialises concurrent creates, so the limit cannot be overshot.
   await db.transaction(async (tx) => {
@@ -30,6 +31,10 @@ export async function createChannel(db: Db, provider: MessagingProvider, tenantI
     await db.delete(channels).where(eq(channels.id, id));
     throw err;
   }
-  const [row] = await db.update(channels).set({ providerRef: ref }).where(eq(channels.id, id)).returning();
-  return row;
+  // The channel exists once the platform made it: its audit entry goes with the platform's reference.
+  return db.transaction(async (tx) => {
+    const [row] = await tx.update(channels).set({ providerRef: ref }).where(eq(channels.id, id)).returning();
+    await audit?.(tx, id);
+    return row;
+  });
 }

@@ -1,4 +1,5 @@
 import type { Db } from "../../db/client";
+import type { AuditWrite } from "../audit/audited";
 import { Unavailable } from "../errors";
 import { ProviderUnavailableError, type MessagingProvider, type PairingOptions } from "../messaging/provider";
 import { findChannel } from "./find-channel";
@@ -29,7 +30,8 @@ export async function channelPairing(db: Db, provider: MessagingProvider, tenant
 }
 
 /** Logs the number out; the status change arrives through the provider's events (channel_status). */
-export async function disconnectChannel(db: Db, provider: MessagingProvider, tenantId: string, channelId: string) {
+export async function disconnectChannel(db: Db, provider: MessagingProvider, tenantId: string, channelId: string, audit?: AuditWrite) {
   const channel = await findChannel(db, tenantId, channelId);
   await provided(() => provider.disconnectChannel(channel.id));
+  await audit?.(db, channel.id);
 }

@@ -1,3 +1,4 @@
+import { audited, auditWrite } from "../audit/audited";
 import { z } from "zod";
 import { accountProcedure, router } from "../trpc";
 import { createChannel } from "./create-channel";
@@ -49,7 +50,7 @@ export const channelsRouter = router({
     .input(createChannelInput)
     .output(createChannelOutput)
     .mutation(async ({ ctx, input }) => {
-      const ch = await createChannel(ctx.db, ctx.provider, ctx.tenantId, input.name, ctx.now);
+      const ch = await createChannel(ctx.db, ctx.provider, ctx.tenantId, input.name, ctx.now, auditWrite(ctx, "channel.create"));
       return {
         success: true as const,
         name: ch.name,
@@ -75,7 +76,12 @@ export const channelsRouter = router({
     .input(editChannelInput)
     .output(editChannelOutput)
     .mutation(async ({ ctx, input }) => {
-      const ch = await editChannel(ctx.db, ctx.tenantId, input.id_channel, { name: input.name, limits: input.limits }, ctx.now);
+      const ch = await audited(
+        ctx,
+        "channel.edit",
+        (tx) => editChannel(tx, ctx.tenantId, input.id_channel, { name: input.name, limits: input.limits }, ctx.now),
+        () => input.id_channel,
+      );
       const [answer] = await channelAnswers(ctx.db, ctx.tenantId, [ch], ctx.now);
       return { success: true as const, ...answer, message: "Channel updated", timestamp: ctx.now.toISOString() };
     }),
@@ -189,7 +195,7 @@ export const channelsRouter = router({
     .input(z.object({ id_channel: idChannel }))
     .output(z.object({ success: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
-      await disconnectChannel(ctx.db, ctx.provider, ctx.tenantId, input.id_channel);
+      await disconnectChannel(ctx.db, ctx.provider, ctx.tenantId, input.id_channel, auditWrite(ctx, "channel.disconnect"));
       return { success: true as const };
     }),
 

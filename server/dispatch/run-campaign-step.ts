@@ -146,11 +146,11 @@ const executors: { [K in Plan["kind"]]: (step: Planned, plan: PlanOf<K>) => Prom
   idle: async () => nothing,
   wait: async (_step, plan) => ({ ...nothing, next: plan.until, pacing: plan.reason === "pacing" }),
   pause: async ({ deps, campaignId, c, now }, plan) => {
-    await transition(deps.db, campaignId, [c.status], "paused", now, { pauseReason: plan.reason });
+    await transition(deps.db, campaignId, [c.status], "paused", now, { pauseReason: plan.reason }, "system");
     return { ...nothing, next: plan.until ?? new Date(now.getTime() + blockedRecheckMs) };
   },
   cancel: async ({ deps, campaignId, c, now }) => {
-    await transition(deps.db, campaignId, [c.status], "canceled", now, { finishedAt: now });
+    await transition(deps.db, campaignId, [c.status], "canceled", now, { finishedAt: now }, "system");
     return nothing;
   },
   finish: async ({ deps, campaignId, c, now, settings, random }) => {
@@ -158,7 +158,7 @@ const executors: { [K in Plan["kind"]]: (step: Planned, plan: PlanOf<K>) => Prom
     const final = c.sent === 0 && c.failed > 0 ? "failed" : "completed";
     const rates = settings.dispatch_rates;
     const pause = randomPauseMs(rates.min_campaign_interval, rates.max_campaign_interval, random());
-    await transition(deps.db, campaignId, [c.status], final, now, { finishedAt: now, queueReadyAt: new Date(now.getTime() + pause) });
+    await transition(deps.db, campaignId, [c.status], final, now, { finishedAt: now, queueReadyAt: new Date(now.getTime() + pause) }, "system");
     return nothing;
   },
   send: executeSend,

@@ -234,7 +234,7 @@ async function recordFailures(loop: LoopContext, batch: Claimed[], outcomes: Sen
     }
     if (streak >= autoPauseAfterFailures) {
       // A broken channel must not burn through every group: pause (the rest of this loop was already answered).
-      await transition(db, c.id, ["sending"], "paused", now, { pauseReason: "send_errors" });
+      await transition(db, c.id, ["sending"], "paused", now, { pauseReason: "send_errors" }, "system");
       return true;
     }
   }

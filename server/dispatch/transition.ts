@@ -3,7 +3,7 @@ import { tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
 import type { At, Bind } from "../../db/params";
 import { relation } from "../../db/relation";
-import { campaigns } from "../../db/schema";
+import { auditLog, campaigns } from "../../db/schema";
 import { eventsRecorded, insertEventsSql } from "../outbox/record-event";
 import { progressEventSql, statusEventSql } from "./campaign-events";
 
@@ -26,14 +26,16 @@ export const canTransition = (from: Status, to: Status) => allowed[from].include
  * Moves a campaign from one of `from` to `to` (compare-and-set on the status) and records `campaign_status`
  * (and, to a final status, the last `campaign_progress`) in the same statement: one round trip where a
  * transaction took five. The row is locked before its previous status is read, so two transitions of one
- * campaign never both report the same `previous_status`. Returns the updated row, or null when it was not in `from`.
+ * campaign never both report the same `previous_status`. `by: "system"`: the service moves it (the dispatch
+ * engine), and its audit entry is written by the same statement (a person's move is audited by their call).
+ * Returns the updated row, or null when it was not in `from`.
  */
-export async function transition(db: Db, campaignId: string, from: Status[], to: Status, at: Date, extra: TransitionExtra = {}) {
-  const ctes = transitionCtes(db, campaignId, from, to, at);
+export async function transition(db: Db, campaignId: string, from: Status[], to: Status, at: Date, extra: TransitionExtra = {}, by?: "system") {
+  const ctes = transitionCtes(db, campaignId, from, to, at, by);
   if (!ctes) return null;
-  const { locked, recorded } = ctes;
+  const { locked, recorded, audited } = ctes;
   const [row] = await db
-    .with(locked, recorded)
+    .with(locked, recorded, ...(audited ? [audited] : []))
     .update(campaigns)
     .set(transitionSet(to, at, extra))
     .where(sql`${campaigns.id} = (select ${lockedRow.col("id")} from ${lockedRow.name})`)
@@ -86,10 +88,10 @@ export const lockedRow = relation("locked", ["id", "tenant_id", "name", "total",
 /**
  * A transition's first two parts, as CTEs: the campaign row locked (only in one of `from`) as the events
  * report it (lockedRow), and its events written. transition() updates the row from them; the claim of a
- * campaign's first loop does it in its own statement (statements/claim.ts). Null when no status of `from`
- * may move to `to`.
+ * campaign's first loop does it in its own statement (statements/claim.ts); with `by: "system"`, a third writes
+ * the audit log's entry (systemTransitionAuditSql). Null when no status of `from` may move to `to`.
  */
-export function transitionCtes(db: Db, campaignId: Bind<string>, from: Status[], to: Status, at: At) {
+export function transitionCtes(db: Db, campaignId: Bind<string>, from: Status[], to: Status, at: At, by?: "system") {
   const sources = from.filter((s) => canTransition(s, to));
   if (sources.length === 0) return null;
   const final = isFinal(to);
@@ -101,5 +103,26 @@ export function transitionCtes(db: Db, campaignId: Bind<string>, from: Status[],
   const l = lockedRow;
   const events = [statusEventSql(l, l.name, at, l.col("previous_status")), ...(final ? [progressEventSql(l, l.name, at)] : [])];
   const recorded = db.$with("recorded", {}).as(insertEventsSql(events, at));
-  return { locked, recorded, final, sources };
+  const audited = by === "system" ? db.$with("audited", {}).as(systemTransitionAuditSql(to, at)) : undefined;
+  return { locked, recorded, audited, final, sources };
+}
+
+/**
+ * The service's audit entry of a transition (docs/team.md#audit-actions), from the `locked` row: one per transition,
+ * never one per message. To `sending` it is the campaign's start (from `pending`) or its resume (from `paused`).
+ */
+function systemTransitionAuditSql(to: Status, at: At) {
+  const l = lockedRow;
+  const ended: Partial<Record<Status, string>> = {
+    paused: "campaign.pause",
+    completed: "campaign.complete",
+    failed: "campaign.fail",
+    canceled: "campaign.cancel",
+  };
+  const action =
+    to === "sending" || to === "pending"
+      ? sql`case when ${l.col("previous_status")} = 'pending' then 'campaign.start' else 'campaign.resume' end`
+      : sql`${ended[to]}::text`;
+  return sql`insert into ${auditLog} (at, tenant_id, actor_type, actor_label, action, target, outcome)
+    select ${tsParam(at)}, ${l.col("tenant_id")}, 'system', 'service', ${action}, ${l.col("id")}, 'ok' from ${l.name}`;
 }

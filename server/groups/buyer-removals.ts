@@ -8,6 +8,7 @@
  */
 import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
+import { recordAudit, systemActor } from "../audit/record-audit";
 import { buyerRemovals, launches, purchases } from "../../db/schema";
 import { type BuyerInGroup, buyersInGroups } from "../launches/buyers-in-groups";
 import { findOwnedLaunch } from "../launches/find-launch-owned";
@@ -88,7 +89,13 @@ export async function queueBuyerRemovals(db: Db, tenantId: string, platform: str
     .orderBy(asc(launches.createdAt));
   const made: string[] = [];
   for (const launch of candidates) {
-    made.push(...(await db.transaction(async (tx) => queueRemovals(tx, launch, await buyersInGroups(tx, launch, approved.matchKey as string), now))));
+    const queued = await db.transaction(async (tx) => {
+      const actions = await queueRemovals(tx, launch, await buyersInGroups(tx, launch, approved.matchKey as string), now);
+      // The service's audit entry: one per launch and notice (the actions hold the groups and participants).
+      if (actions.length > 0) await recordAudit(tx, { tenantId, actor: systemActor, action: "launch.buyer_removal", target: launch.id, at: now });
+      return actions;
+    });
+    made.push(...queued);
   }
   return made;
 }

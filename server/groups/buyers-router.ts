@@ -1,3 +1,4 @@
+import { audited } from "../audit/audited";
 import { accountProcedure, router } from "../trpc";
 import { removeBuyersNow } from "./buyer-removals";
 import { launchBuyersInput, launchBuyersOutput, removeBuyersOutput } from "./buyers-schema";
@@ -46,7 +47,12 @@ export const launchBuyersRouter = router({
     .input(launchBuyersInput)
     .output(removeBuyersOutput)
     .mutation(async ({ ctx, input }) => {
-      const r = await removeBuyersNow(ctx.db, ctx.tenantId, input.id_launch, ctx.now);
+      const r = await audited(
+        ctx,
+        "launch.remove_buyers",
+        (tx) => removeBuyersNow(tx, ctx.tenantId, input.id_launch, ctx.now),
+        () => input.id_launch,
+      );
       for (const id of r.actions) wakeGroupAction(id);
       return { success: true as const, id_action: r.actions, removals: r.removals };
     }),

@@ -1,3 +1,4 @@
+import { audited } from "../audit/audited";
 import { accountProcedure, router } from "../trpc";
 import { cancelGroupAction } from "./cancel-group-action";
 import { createGroupAction } from "./create-group-action";
@@ -37,11 +38,17 @@ export const groupActionsRouter = router({
     .input(createGroupActionInput)
     .output(createGroupActionOutput)
     .mutation(async ({ ctx, input }) => {
-      const a = await createGroupAction(
-        ctx.db,
-        ctx.tenantId,
-        { name: input.name, segmentId: input.id_segment, launchId: input.id_launch, action: input.action, scheduledAt: input.scheduled_at },
-        ctx.now,
+      const a = await audited(
+        ctx,
+        "group_action.create",
+        (tx) =>
+          createGroupAction(
+            tx,
+            ctx.tenantId,
+            { name: input.name, segmentId: input.id_segment, launchId: input.id_launch, action: input.action, scheduledAt: input.scheduled_at },
+            ctx.now,
+          ),
+        (r) => r.id,
       );
       wakeGroupAction(a.id);
       return { success: true as const, id_action: a.id };
@@ -94,7 +101,12 @@ export const groupActionsRouter = router({
     .input(infoGroupActionInput)
     .output(cancelGroupActionOutput)
     .mutation(async ({ ctx, input }) => {
-      const a = await cancelGroupAction(ctx.db, ctx.tenantId, input.id_action, ctx.now);
+      const a = await audited(
+        ctx,
+        "group_action.cancel",
+        (tx) => cancelGroupAction(tx, ctx.tenantId, input.id_action, ctx.now),
+        (r) => r.id,
+      );
       return { success: true as const, id_action: a.id, status: a.status };
     }),
 });

@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { recordAudit, systemActor } from "../audit/record-audit";
 import type { Db, Tx } from "../../db/client";
 import { channels, groupActionGroups, groupActions, segmentGroupChannels } from "../../db/schema";
 import { env } from "../env";
@@ -170,6 +171,7 @@ async function runGroupAction(
       if (action.launchId && !action.fixedGroups) await addTargetGroups(tx, action.id, segmentId);
       const [row] = await tx.update(groupActions).set({ status: "running", startedAt }).where(eq(groupActions.id, action.id)).returning();
       await recordActionStatus(tx, row, startedAt);
+      await recordAudit(tx, { tenantId: row.tenantId, actor: systemActor, action: "group_action.start", target: row.id, at: startedAt });
       return row;
     });
   }
@@ -386,7 +388,11 @@ async function runGroupAction(
           .where(and(eq(groupActionGroups.actionId, action.id), eq(groupActionGroups.groupId, g.groupId), isNull(groupActionGroups.waitingSince)));
       }
     }
-    if (finishing && held.status === "completed") await recordActionStatus(tx, held, releasedAt);
+    if (finishing && held.status === "completed") {
+      await recordActionStatus(tx, held, releasedAt);
+      // One audit entry for the action's end, its per-group results being in the action (never one entry per group).
+      await recordAudit(tx, { tenantId: held.tenantId, actor: systemActor, action: "group_action.complete", target: held.id, at: releasedAt });
+    }
   });
   return { more };
 }

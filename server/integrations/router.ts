@@ -1,3 +1,4 @@
+import { audited } from "../audit/audited";
 import { z } from "zod";
 import { accountProcedure, router, sessionProcedure } from "../trpc";
 import { createIntegration, createIntegrationViaApi } from "./create-integration";
@@ -52,7 +53,12 @@ export const integrationsRouter = router({
     .input(editIntegrationInput)
     .output(integrationOutput)
     .mutation(async ({ ctx, input }) => {
-      const row = await editIntegration(ctx.db, ctx.tenantId, input, ctx.now);
+      const row = await audited(
+        ctx,
+        "integration.edit",
+        (tx) => editIntegration(tx, ctx.tenantId, input, ctx.now),
+        () => input.type,
+      );
       return { success: true as const, message: "Integration updated", integration: integrationView(row, await tenantHooksToken(ctx.db, ctx.tenantId)) };
     }),
 
@@ -86,7 +92,7 @@ export const integrationsRouter = router({
           .meta({ description: "The account's new inbound webhook URL per marketplace" }),
       }),
     )
-    .mutation(({ ctx }) => rotateHooksToken(ctx.db, ctx.tenantId)),
+    .mutation(({ ctx }) => audited(ctx, "integration.rotate_hooks_token", (tx) => rotateHooksToken(tx, ctx.tenantId))),
 
   /** Dashboard: the tenant's integrations and the fields each type takes. */
   list: sessionProcedure("admin")
@@ -123,12 +129,24 @@ export const integrationsRouter = router({
     .input(createIntegrationInput)
     .output(integrationOutput)
     .mutation(async ({ ctx, input }) => {
-      const row = await createIntegration(ctx.db, ctx.tenantId, input, ctx.now);
+      const row = await audited(
+        ctx,
+        "integration.create",
+        (tx) => createIntegration(tx, ctx.tenantId, input, ctx.now),
+        () => input.type,
+      );
       return { success: true as const, message: "Integration created", integration: integrationView(row, await tenantHooksToken(ctx.db, ctx.tenantId)) };
     }),
 
   delete: sessionProcedure("admin")
     .input(z.object({ type: integrationType }))
     .output(z.object({ deleted: z.boolean() }))
-    .mutation(async ({ ctx, input }) => ({ deleted: await deleteIntegration(ctx.db, ctx.tenantId, input.type) })),
+    .mutation(async ({ ctx, input }) => ({
+      deleted: await audited(
+        ctx,
+        "integration.delete",
+        (tx) => deleteIntegration(tx, ctx.tenantId, input.type),
+        () => input.type,
+      ),
+    })),
 });

@@ -1,7 +1,8 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { auditLog, launches, segmentChannels, segments } from "../../db/schema";
+import type { AuditWrite } from "../audit/audited";
 import { isUniqueViolation } from "../../db/errors";
-import { launches, segmentChannels, segments } from "../../db/schema";
 import { newId } from "../ids";
 import type { MessagingProvider } from "../messaging/provider";
 import { requireChannels } from "../segments/resolve-groups";
@@ -23,7 +24,7 @@ import { wakeLaunch } from "./wake";
  * provider failing or refusing: 503 / 400). Should the provider fail midway, the launch keeps the groups
  * made so far (the answer lists them; launch-groups makes more).
  */
-export async function createLaunch(db: Db, provider: MessagingProvider, tenantId: string, input: CreateLaunchInput, now: Date) {
+export async function createLaunch(db: Db, provider: MessagingProvider, tenantId: string, input: CreateLaunchInput, now: Date, audit?: AuditWrite) {
   await requireChannels(db, tenantId, [...input.id_channel, ...(input.adopt ? [input.adopt.id_channel] : [])]);
   const channelIds = [...new Set(input.id_channel)];
   // Checked before anything is made: a 400 leaves nothing behind.
@@ -34,15 +35,17 @@ export async function createLaunch(db: Db, provider: MessagingProvider, tenantId
     if (able.length === 0) throw noCreatorError(all, now);
   }
 
-  const launch = await insertLaunch(db, tenantId, input, channelIds, now);
+  const launch = await insertLaunch(db, tenantId, input, channelIds, now, audit);
   let error: unknown;
   try {
     ({ error } = await createTemplateGroups(db, provider, launch, input.initial_groups, now));
   } catch (err) {
-    // Not one group could be made: nothing is kept, so a retry starts afresh (503 or 400 from the provider).
+    // Not one group could be made: nothing is kept, so a retry starts afresh (503 or 400 from the provider); nor its
+    // audit entry, written with the launch (a create that left nothing is no change to the account).
     await db.transaction(async (tx) => {
       await tx.delete(launches).where(eq(launches.id, launch.id));
       await tx.delete(segments).where(eq(segments.id, launch.segmentId));
+      await tx.delete(auditLog).where(and(eq(auditLog.tenantId, tenantId), eq(auditLog.action, "launch.create"), eq(auditLog.target, launch.id)));
     });
     throw err;
   }
@@ -53,7 +56,7 @@ export async function createLaunch(db: Db, provider: MessagingProvider, tenantId
   return { launch, groups: await groupsOfLaunch(db, launch.id) };
 }
 
-async function insertLaunch(db: Db, tenantId: string, input: CreateLaunchInput, channelIds: string[], now: Date): Promise<Launch> {
+async function insertLaunch(db: Db, tenantId: string, input: CreateLaunchInput, channelIds: string[], now: Date, audit?: AuditWrite): Promise<Launch> {
   const base = input.slug ?? slugFromName(input.name);
   for (let attempt = 0; ; attempt++) {
     const slug = input.slug ?? (base ? await freeSlug(db, base) : randomSlug());
@@ -91,6 +94,7 @@ async function insertLaunch(db: Db, tenantId: string, input: CreateLaunchInput, 
           })
           .returning();
         if (!(await claimSlug(tx, row.id, slug, now))) throw new SlugLost();
+        await audit?.(tx, row.id);
         return row;
       });
     } catch (err) {

@@ -1,5 +1,6 @@
 import { and, eq, notInArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import type { AuditWrite } from "../audit/audited";
 import { isUniqueViolation } from "../../db/errors";
 import { launchGroups, launches, segmentChannels, segments } from "../../db/schema";
 import { BadRequest } from "../errors";
@@ -20,7 +21,7 @@ import { wakeLaunch } from "./wake";
  * of this process forgets the launch once the edit is committed (docs/decisions.md#the-join-link-in-detail, "The
  * link's cache"); other processes see it within their cache's second.
  */
-export async function editLaunch(db: Db, tenantId: string, launchId: string, input: LaunchChanges, now: Date) {
+export async function editLaunch(db: Db, tenantId: string, launchId: string, input: LaunchChanges, now: Date, audit?: AuditWrite) {
   const launch = await findLaunch(db, tenantId, launchId);
   const capacity = input.capacity ?? launch.capacity;
   const margin = input.margin ?? launch.margin;
@@ -75,6 +76,7 @@ export async function editLaunch(db: Db, tenantId: string, launchId: string, inp
         await tx.insert(segmentChannels).values(channelIds.map((channelId, position) => ({ segmentId: launch.segmentId, channelId, position })));
       }
       if (input.capacity !== undefined || input.margin !== undefined) await applyRestatus(tx, launchId, now);
+      await audit?.(tx, launchId);
     });
   } catch (err) {
     if (isUniqueViolation(err) && newSlug) throw slugTaken(newSlug);

@@ -1,3 +1,4 @@
+import { audited } from "../audit/audited";
 import { accountProcedure, router } from "../trpc";
 import { launchLeadsList } from "./launch-leads";
 import { leadsPerPage, leadsPerRequest, listLeadsInput, listLeadsOutput, uploadLeadsInput, uploadLeadsOutput } from "./leads-schema";
@@ -28,7 +29,14 @@ export const launchLeadsRouter = router({
     })
     .input(uploadLeadsInput)
     .output(uploadLeadsOutput)
-    .mutation(({ ctx, input }) => uploadLeads(ctx.db, ctx.tenantId, input.id_launch, input.leads, ctx.now)),
+    .mutation(({ ctx, input }) =>
+      audited(
+        ctx,
+        "launch.upload_leads",
+        (tx) => uploadLeads(tx, ctx.tenantId, input.id_launch, input.leads, ctx.now),
+        () => input.id_launch,
+      ),
+    ),
 
   list: accountProcedure("viewer")
     .meta({

@@ -1,5 +1,5 @@
 import { accountProcedure, router } from "../trpc";
-import { auditedAfter } from "../audit/audited";
+import { auditWrite } from "../audit/audited";
 import { addLaunchGroups } from "./add-launch-groups";
 import { createLaunch } from "./create-launch";
 import { editLaunch } from "./edit-launch";
@@ -40,7 +40,7 @@ export const launchesRouter = router({
     .input(createLaunchInput)
     .output(createLaunchOutput)
     .mutation(async ({ ctx, input }) => {
-      const { launch, groups } = await createLaunch(ctx.db, ctx.provider, ctx.tenantId, input, ctx.now);
+      const { launch, groups } = await createLaunch(ctx.db, ctx.provider, ctx.tenantId, input, ctx.now, auditWrite(ctx, "launch.create"));
       return {
         success: true as const,
         id_launch: launch.id,
@@ -72,12 +72,7 @@ export const launchesRouter = router({
     .mutation(async ({ ctx, input }) => {
       // edit-launch reads only the fields it knows (unknown ones were kept by the schema to name join_url / id_segment).
       const { id_launch, ...changes } = input;
-      await auditedAfter(
-        ctx,
-        "launch.edit",
-        (db) => editLaunch(db, ctx.tenantId, id_launch, changes, ctx.now),
-        () => id_launch,
-      );
+      await editLaunch(ctx.db, ctx.tenantId, id_launch, changes, ctx.now, auditWrite(ctx, "launch.edit"));
       return infoLaunch(ctx.db, ctx.tenantId, id_launch);
     }),
 

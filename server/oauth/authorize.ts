@@ -2,6 +2,7 @@ import { and, eq, gt, isNull } from "drizzle-orm";
 import { randomUUID } from "node:crypto";
 import type { Db } from "../../db/client";
 import { oauthAuthorizationRequests, oauthCodes, partnerApps } from "../../db/schema";
+import { recordAudit } from "../audit/record-audit";
 import { env } from "../env";
 import { OAuthError } from "./errors";
 import { isScope, parseScope, scopeCatalog } from "./scopes";
@@ -24,6 +25,8 @@ export const authorizeFields = ["client_id", "redirect_uri", "response_type", "s
 export interface SignedInUser {
   userId: string;
   tenantId: string;
+  /** For the consent's audit entry (the member's label). */
+  email?: string;
 }
 
 const challengePattern = /^[A-Za-z0-9_-]{43}$/;
@@ -92,7 +95,7 @@ function redirectTo(redirectUri: string, params: Record<string, string | null | 
  * POST /api/oauth/authorize/decision: re-validates, consumes the matching pending request of this
  * user, and answers where to send the browser: a 60-second single-use code, or access_denied.
  */
-export async function decideAuthorization(db: Db, user: SignedInUser, p: AuthorizeParams, approve: boolean, now: Date) {
+export async function decideAuthorization(db: Db, user: SignedInUser, p: AuthorizeParams, approve: boolean, now: Date, ip?: string) {
   const { app, scopes } = await validateAuthorizeRequest(db, p);
   const [pending] = await db
     .update(oauthAuthorizationRequests)
@@ -111,15 +114,19 @@ export async function decideAuthorization(db: Db, user: SignedInUser, p: Authori
   }
   if (!approve) return redirectTo(p.redirect_uri!, { error: "access_denied", error_description: "The user denied access.", state: p.state });
   const code = newSecret("pac");
-  await db.insert(oauthCodes).values({
-    codeHash: sha256(code),
-    appId: app.id,
-    tenantId: user.tenantId,
-    userId: user.userId,
-    redirectUri: p.redirect_uri!,
-    scopes,
-    codeChallenge: p.code_challenge!,
-    expiresAt: new Date(now.getTime() + codeLifetimeMs),
+  await db.transaction(async (tx) => {
+    await tx.insert(oauthCodes).values({
+      codeHash: sha256(code),
+      appId: app.id,
+      tenantId: user.tenantId,
+      userId: user.userId,
+      redirectUri: p.redirect_uri!,
+      scopes,
+      codeChallenge: p.code_challenge!,
+      expiresAt: new Date(now.getTime() + codeLifetimeMs),
+    });
+    const actor = { type: "member" as const, id: user.userId, label: user.email ?? null };
+    await recordAudit(tx, { tenantId: user.tenantId, actor, action: "partner_app.consent", target: app.id, ip: ip ?? null, at: now });
   });
   return redirectTo(p.redirect_uri!, { code, state: p.state });
 }

@@ -120,7 +120,8 @@ export const handleDecision = withOAuthLimits(async (req, { now }) => {
   }
   try {
     // The decision carries the authorize fields; response_type is implied by the endpoint.
-    const location = await decideAuthorization(db, user, { ...paramsFrom((k) => fields[k]), response_type: "code" }, fields.approve === "true", now);
+    const params = { ...paramsFrom((k) => fields[k]), response_type: "code" };
+    const location = await decideAuthorization(db, user, params, fields.approve === "true", now, clientIp(req.headers));
     return new Response(null, { status: 303, headers: { location, ...noStore } });
   } catch (e) {
     if (isOAuthError(e)) return consentError(e);
@@ -161,20 +162,20 @@ function clientEndpoint(
 }
 
 /** POST /api/oauth/token: authorization_code and refresh_token grants. */
-export const handleToken = clientEndpoint(async ({ form, app, now }) => {
+export const handleToken = clientEndpoint(async ({ req, form, app, now }) => {
   const { db } = await getServices();
   const grantType = form.get("grant_type");
-  if (grantType === "authorization_code") return json(200, await exchangeCode(db, app, form, now));
+  if (grantType === "authorization_code") return json(200, await exchangeCode(db, app, form, now, clientIp(req.headers)));
   if (grantType === "refresh_token") return json(200, await refreshTokens(db, app, form, now));
   throw new OAuthError("unsupported_grant_type", "grant_type: must be authorization_code or refresh_token.");
 });
 
 /** POST /api/oauth/revoke (RFC 7009): 200 whatever the token was. */
-export const handleRevoke = clientEndpoint(async ({ form, app, now }) => {
+export const handleRevoke = clientEndpoint(async ({ req, form, app, now }) => {
   const { db } = await getServices();
   const token = form.get("token");
   if (!token) throw new OAuthError("invalid_request", "token is required.");
-  await revokeToken(db, app, token, now);
+  await revokeToken(db, app, token, now, clientIp(req.headers));
   return new Response(null, { status: 200, headers: noStore });
 });
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { audited } from "../audit/audited";
 import { text } from "../text";
 import { router, sessionProcedure } from "../trpc";
 import { listAuthorizedApps, revokeAppAccess } from "./authorized-apps";
@@ -24,20 +25,37 @@ export const partnerAppsRouter = router({
     .input(registerAppInput)
     .output(z.object({ app: partnerAppSummary, client_secret: z.string().nullable() }))
     .mutation(async ({ ctx, input }) => {
-      const { app, clientSecret } = await registerPartnerApp(ctx.db, ctx.tenantId, input);
+      const { app, clientSecret } = await audited(
+        ctx,
+        "partner_app.register",
+        (tx) => registerPartnerApp(tx, ctx.tenantId, input),
+        (r) => r.app.id,
+      );
       return { app: appSummary(app), client_secret: clientSecret ?? null };
     }),
 
   rotateSecret: sessionProcedure("admin")
     .input(clientId)
     .output(z.object({ client_id: z.string(), client_secret: z.string() }))
-    .mutation(({ ctx, input }) => rotateClientSecret(ctx.db, ctx.tenantId, input.client_id, ctx.now)),
+    .mutation(({ ctx, input }) =>
+      audited(
+        ctx,
+        "partner_app.rotate_secret",
+        (tx) => rotateClientSecret(tx, ctx.tenantId, input.client_id, ctx.now),
+        () => input.client_id,
+      ),
+    ),
 
   setWebhookUrl: sessionProcedure("admin")
     .input(clientId.extend({ webhook_url: registerAppInput.shape.webhook_url }))
     .output(z.object({ success: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
-      await setWebhookUrl(ctx.db, ctx.tenantId, input.client_id, input.webhook_url || null);
+      await audited(
+        ctx,
+        "partner_app.webhook_edit",
+        (tx) => setWebhookUrl(tx, ctx.tenantId, input.client_id, input.webhook_url || null),
+        () => input.client_id,
+      );
       return { success: true as const };
     }),
 
@@ -50,7 +68,14 @@ export const partnerAppsRouter = router({
   rotateWebhookSecret: sessionProcedure("admin")
     .input(clientId)
     .output(rotateSecretOutput)
-    .mutation(({ ctx, input }) => rotateAppWebhookSecret(ctx.db, ctx.tenantId, input.client_id, ctx.now)),
+    .mutation(({ ctx, input }) =>
+      audited(
+        ctx,
+        "partner_app.rotate_webhook_secret",
+        (tx) => rotateAppWebhookSecret(tx, ctx.tenantId, input.client_id, ctx.now),
+        () => input.client_id,
+      ),
+    ),
 
   authorized: sessionProcedure("admin")
     .output(z.array(authorizedAppSummary))
@@ -59,5 +84,13 @@ export const partnerAppsRouter = router({
   revokeAccess: sessionProcedure("admin")
     .input(clientId)
     .output(z.object({ success: z.literal(true), revoked_grants: z.number().int() }))
-    .mutation(async ({ ctx, input }) => ({ success: true as const, revoked_grants: await revokeAppAccess(ctx.db, ctx.tenantId, input.client_id, ctx.now) })),
+    .mutation(async ({ ctx, input }) => ({
+      success: true as const,
+      revoked_grants: await audited(
+        ctx,
+        "partner_app.revoke_access",
+        (tx) => revokeAppAccess(tx, ctx.tenantId, input.client_id, ctx.now),
+        () => input.client_id,
+      ),
+    })),
 });

@@ -2,11 +2,16 @@ import { and, eq, inArray, isNull } from "drizzle-orm";
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "../../db/client";
 import { oauthCodes, oauthGrants, oauthTokens, type partnerApps } from "../../db/schema";
+import { recordAudit } from "../audit/record-audit";
 import { OAuthError } from "./errors";
 import { parseScope } from "./scopes";
 import { accessTokenLifetimeMs, newSecret, refreshTokenLifetimeMs, s256, sha256 } from "./secrets";
 
 type App = typeof partnerApps.$inferSelect;
+
+/** The audit entry of something the app itself did (docs/team.md#audit-actions): the actor labelled with its name. */
+const appAudit = (tx: Db, app: App, tenantId: string, action: string, target: string, at: Date, ip?: string) =>
+  recordAudit(tx, { tenantId, actor: { type: "partner_app", id: app.id, label: app.name }, action, target, ip: ip ?? null, at });
 
 export interface TokenResponse {
   access_token: string;
@@ -47,7 +52,7 @@ const fail = (error: string, description: string): Outcome => ({ ok: false, erro
  * grant_type=authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6). The code is burned on first
  * presentation; presenting it again revokes everything issued from it.
  */
-export async function exchangeCode(db: Db, app: App, form: URLSearchParams, now: Date): Promise<TokenResponse> {
+export async function exchangeCode(db: Db, app: App, form: URLSearchParams, now: Date, ip?: string): Promise<TokenResponse> {
   const code = form.get("code");
   if (!code) throw new OAuthError("invalid_request", "code is required.");
   const outcome = await db.transaction(async (tx): Promise<Outcome> => {
@@ -73,6 +78,7 @@ export async function exchangeCode(db: Db, app: App, form: URLSearchParams, now:
     const grantId = randomUUID();
     await tx.insert(oauthGrants).values({ id: grantId, appId: app.id, tenantId: row.tenantId, userId: row.userId, scopes: row.scopes });
     await tx.update(oauthCodes).set({ grantId }).where(eq(oauthCodes.codeHash, row.codeHash));
+    await appAudit(tx, app, row.tenantId, "partner_app.authorize", grantId, now, ip);
     return { ok: true, tokens: await issueTokens(tx, grantId, row.scopes, now) };
   });
   if (!outcome.ok) throw outcome.error;
@@ -125,15 +131,18 @@ export async function findClientToken(db: Db, app: App, token: string) {
 }
 
 /** RFC 7009: a refresh token takes its whole grant with it; an access token only itself. Unknown tokens are fine. */
-export async function revokeToken(db: Db, app: App, token: string, now: Date) {
+export async function revokeToken(db: Db, app: App, token: string, now: Date, ip?: string) {
   const row = await findClientToken(db, app, token);
   if (!row) return;
-  if (row.token.kind === "refresh") await revokeGrant(db, [row.grant.id], now);
-  else
-    await db
-      .update(oauthTokens)
-      .set({ revokedAt: now })
-      .where(and(eq(oauthTokens.id, row.token.id), isNull(oauthTokens.revokedAt)));
+  await db.transaction(async (tx) => {
+    if (row.token.kind === "refresh") await revokeGrant(tx, [row.grant.id], now);
+    else
+      await tx
+        .update(oauthTokens)
+        .set({ revokedAt: now })
+        .where(and(eq(oauthTokens.id, row.token.id), isNull(oauthTokens.revokedAt)));
+    await appAudit(tx, app, row.grant.tenantId, `partner_app.revoke_${row.token.kind}_token`, row.grant.id, now, ip);
+  });
 }
 
 /** RFC 7662 §2.2. */

@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import type { AuditWrite } from "../audit/audited";
 import { launches, segments } from "../../db/schema";
 import { BadRequest } from "../errors";
 import type { MessagingProvider } from "../messaging/provider";
@@ -17,6 +18,7 @@ export async function editSegment(
   segmentId: string,
   input: { name?: string; id_channel?: string[]; groups?: string[] },
   now: Date,
+  audit?: AuditWrite,
 ) {
   const segment = await findSegment(db, tenantId, segmentId);
   const membersChange = input.id_channel !== undefined || input.groups !== undefined;
@@ -55,6 +57,7 @@ export async function editSegment(
       .set({ name, updatedAt: now })
       .where(and(eq(segments.id, segmentId), eq(segments.tenantId, tenantId)));
     if (resolved) await writeSegmentMembers(tx, segmentId, resolved.channelIds, resolved.groups, monitoringReach);
+    await audit?.(tx, segmentId);
   });
   return { id: segmentId, name, totalGroups: resolved ? resolved.groups.length : await countSegmentGroups(db, segmentId) };
 }

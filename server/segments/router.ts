@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { auditedAfter } from "../audit/audited";
+import { auditWrite } from "../audit/audited";
 import { accountProcedure, router } from "../trpc";
 import { createSegment } from "./create-segment";
 import { editSegment } from "./edit-segment";
@@ -38,12 +38,7 @@ export const segmentsRouter = router({
     .input(createSegmentInput)
     .output(createSegmentOutput)
     .mutation(async ({ ctx, input }) => {
-      const s = await auditedAfter(
-        ctx,
-        "segment.create",
-        (db) => createSegment(db, ctx.provider, ctx.tenantId, input, ctx.now),
-        (r) => r.id,
-      );
+      const s = await createSegment(ctx.db, ctx.provider, ctx.tenantId, input, ctx.now, auditWrite(ctx, "segment.create"));
       return { success: true as const, id_segment: s.id, name: s.name, total_groups: s.totalGroups, timestamp: ctx.now.toISOString() };
     }),
 
@@ -62,12 +57,7 @@ export const segmentsRouter = router({
     .output(editSegmentOutput)
     .mutation(async ({ ctx, input }) => {
       const { id_segment, ...changes } = input;
-      const s = await auditedAfter(
-        ctx,
-        "segment.edit",
-        (db) => editSegment(db, ctx.provider, ctx.tenantId, id_segment, changes, ctx.now),
-        () => id_segment,
-      );
+      const s = await editSegment(ctx.db, ctx.provider, ctx.tenantId, id_segment, changes, ctx.now, auditWrite(ctx, "segment.edit"));
       return { success: true as const, message: "Segment updated", id_segment: s.id, name: s.name, total_groups: s.totalGroups };
     }),
 
@@ -87,7 +77,7 @@ export const segmentsRouter = router({
     .output(createMonitoringGroupOutput)
     .mutation(async ({ ctx, input }) => {
       const target = { tenantId: ctx.tenantId, segmentId: input.id_segment, channelId: input.id_channel, groupId: input.id_group };
-      const group = await createMonitoringGroup(ctx.db, ctx.provider, target, ctx.now);
+      const group = await createMonitoringGroup(ctx.db, ctx.provider, target, ctx.now, auditWrite(ctx, "segment.monitoring_group_create"));
       return {
         success: true as const,
         message: "Monitoring group configured",
@@ -112,7 +102,7 @@ export const segmentsRouter = router({
     .output(editMonitoringGroupOutput)
     .mutation(async ({ ctx, input }) => {
       const target = { tenantId: ctx.tenantId, segmentId: input.id_segment, channelId: input.id_channel!, groupId: input.id_group! };
-      const group = await editMonitoringGroup(ctx.db, ctx.provider, target, ctx.now);
+      const group = await editMonitoringGroup(ctx.db, ctx.provider, target, ctx.now, auditWrite(ctx, "segment.monitoring_group_edit"));
       return { success: true as const, message: "Monitoring group updated", id_segment: input.id_segment, monitoring_group: group };
     }),
 

@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import type { AuditWrite } from "../audit/audited";
 import type { Db } from "../../db/client";
 import { monitoringGroups, segmentGroups } from "../../db/schema";
 import { findChannel } from "../channels/find-channel";
@@ -50,7 +51,7 @@ async function monitoringReach(db: Db, provider: MessagingProvider, t: Target) {
   return { groupId: t.groupId, channelIds: monitoringChannels(t.channelId, { channelIds: seen }) };
 }
 
-export async function createMonitoringGroup(db: Db, provider: MessagingProvider, t: Target, now: Date) {
+export async function createMonitoringGroup(db: Db, provider: MessagingProvider, t: Target, now: Date, audit?: AuditWrite) {
   const existing = await findSegment(db, t.tenantId, t.segmentId).then(() => findMonitoringGroup(db, t.segmentId));
   if (existing) throw new Conflict(`Segment ${t.segmentId} already has a monitoring group; change it with edit-monitoring/group.`);
   const group = await resolveMonitoringTarget(db, provider, t);
@@ -66,6 +67,7 @@ export async function createMonitoringGroup(db: Db, provider: MessagingProvider,
         updatedAt: now,
       });
       await replaceGroupReach(tx, t.segmentId, reach);
+      await audit?.(tx, t.segmentId);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw new Conflict(`Segment ${t.segmentId} already has a monitoring group.`);
@@ -74,7 +76,7 @@ export async function createMonitoringGroup(db: Db, provider: MessagingProvider,
   return (await findMonitoringGroup(db, t.segmentId))!;
 }
 
-export async function editMonitoringGroup(db: Db, provider: MessagingProvider, t: Target, now: Date) {
+export async function editMonitoringGroup(db: Db, provider: MessagingProvider, t: Target, now: Date, audit?: AuditWrite) {
   await findSegment(db, t.tenantId, t.segmentId);
   const before = await findMonitoringGroup(db, t.segmentId);
   if (!before) {
@@ -90,6 +92,7 @@ export async function editMonitoringGroup(db: Db, provider: MessagingProvider, t
     // The former monitoring group is outside the segment (resolveMonitoringTarget's rule): its reach goes with it.
     await dropGroupReach(tx, t.segmentId, before.id_group);
     await replaceGroupReach(tx, t.segmentId, reach);
+    await audit?.(tx, t.segmentId);
   });
   return (await findMonitoringGroup(db, t.segmentId))!;
 }

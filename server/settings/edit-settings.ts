@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import type { AuditWrite } from "../audit/audited";
 import { tenantSettings, tenants } from "../../db/schema";
 import { BadRequest, NotFound } from "../errors";
 import type { MessagingProvider } from "../messaging/provider";
@@ -18,6 +19,7 @@ export async function editSettings(
   patch: SettingsPatch,
   now: Date,
   provider?: MessagingProvider,
+  audit?: AuditWrite,
 ): Promise<{ updated: string[]; settings: Settings }> {
   if (settingsSections.every((k) => patch[k] === undefined)) throw new BadRequest(`body: send at least one of ${settingsSections.join(", ")}`);
   if (patch.test_groups?.length && provider) await checkTestGroups(db, provider, tenantId, patch.test_groups);
@@ -35,6 +37,7 @@ export async function editSettings(
         .insert(tenantSettings)
         .values({ tenantId, settings, updatedAt: now })
         .onConflictDoUpdate({ target: tenantSettings.tenantId, set: { settings, updatedAt: now } });
+      await audit?.(tx, tenantId);
     }
     return { updated, settings };
   });

@@ -1,5 +1,5 @@
 import { accountProcedure, router } from "../trpc";
-import { auditedAfter } from "../audit/audited";
+import { auditWrite } from "../audit/audited";
 import { editSettings } from "./edit-settings";
 import { getSettings } from "./get-settings";
 import { editSettingsInput, editSettingsOutput, listSettingsOutput } from "./schema";
@@ -28,7 +28,7 @@ export const settingsRouter = router({
     .input(editSettingsInput)
     .output(editSettingsOutput)
     .mutation(async ({ ctx, input }) => {
-      const { updated, settings } = await auditedAfter(ctx, "settings.edit", (db) => editSettings(db, ctx.tenantId, input, ctx.now, ctx.provider));
+      const { updated, settings } = await editSettings(ctx.db, ctx.tenantId, input, ctx.now, ctx.provider, auditWrite(ctx, "settings.edit"));
       return { success: true as const, updated, settings };
     }),
 });

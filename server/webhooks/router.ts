@@ -96,7 +96,7 @@ export const webhooksRouter = router({
   /** Dashboard only: a new signing secret (the old one keeps signing for 24 h). */
   rotateSecret: sessionProcedure("admin")
     .output(rotateSecretOutput)
-    .mutation(({ ctx }) => rotateSigningSecret(ctx.db, ctx.tenantId, ctx.now)),
+    .mutation(({ ctx }) => audited(ctx, "webhooks.rotate_secret", (tx) => rotateSigningSecret(tx, ctx.tenantId, ctx.now))),
 
   deliveries: sessionProcedure("admin")
     .input(listDeliveriesInput)

@@ -7,6 +7,7 @@ import { HealthBadge, UsageMeter } from "../../_components/number-health";
 import { CreateByNameForm, ErrorAlert, PageHeader, QueryTable, StatusBadge } from "../../_components/ui";
 import { formatDateTime } from "../../_lib/format";
 import { useTRPC, type RouterOutputs } from "../../_lib/trpc";
+import { useCan } from "../role-context";
 import { nameMaxLength } from "../../../server/text-limits";
 import { numberHealthLimits } from "../../../server/settings/schema";
 
@@ -14,6 +15,8 @@ type Channel = RouterOutputs["channels"]["listAll"]["channels"][number];
 type LimitField = keyof Channel["limits"];
 
 export function Channels() {
+  // Creating, renaming and limiting channels is an admin's (docs/team.md#roles); the server refuses it anyway.
+  const canAdmin = useCan("admin");
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const channels = useQuery(
@@ -33,16 +36,18 @@ export function Channels() {
     <>
       <PageHeader title="Canais" description="Cada canal é uma conta de mensagens conectada; seus grupos ficam disponíveis para segmentos e campanhas." />
 
-      <CreateByNameForm
-        title="Novo canal"
-        label="Nome do canal"
-        placeholder="Ex.: Lançamento de março"
-        maxLength={nameMaxLength}
-        submitLabel="Criar canal"
-        pending={create.isPending}
-        error={create.error}
-        onCreate={(name, done) => create.mutate({ name }, { onSuccess: done })}
-      />
+      {canAdmin && (
+        <CreateByNameForm
+          title="Novo canal"
+          label="Nome do canal"
+          placeholder="Ex.: Lançamento de março"
+          maxLength={nameMaxLength}
+          submitLabel="Criar canal"
+          pending={create.isPending}
+          error={create.error}
+          onCreate={(name, done) => create.mutate({ name }, { onSuccess: done })}
+        />
+      )}
 
       <GatewayCheckCard />
 
@@ -53,14 +58,14 @@ export function Channels() {
           do número em “Limites”).
         </p>
         <QueryTable query={channels} empty="Nenhum canal ainda. Crie o primeiro acima." columns={["Nome", "Número", "Situação", "Saúde", "Uso hoje", null]}>
-          {(rows) => rows.map((c) => <ChannelRow key={c.id_channel} channel={c} />)}
+          {(rows) => rows.map((c) => <ChannelRow key={c.id_channel} channel={c} canAdmin={canAdmin} />)}
         </QueryTable>
       </section>
     </>
   );
 }
 
-function ChannelRow({ channel: c }: { channel: Channel }) {
+function ChannelRow({ channel: c, canAdmin }: { channel: Channel; canAdmin: boolean }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [editing, setEditing] = useState(false);
@@ -124,26 +129,28 @@ function ChannelRow({ channel: c }: { channel: Channel }) {
           <UsageMeter label="Grupos criados" used={c.health.groups_created_today} cap={c.health.group_create_cap} />
         </td>
         <td className="actions channel-actions">
-          {!editing && (
+          {canAdmin && !editing && (
             <button type="button" className="btn btn-ghost" onClick={() => setEditing(true)} aria-label={`Renomear o canal ${c.name}`}>
               Renomear
             </button>
           )}
-          <button
-            type="button"
-            className="btn btn-ghost"
-            aria-expanded={limitsOpen}
-            onClick={() => setLimitsOpen(!limitsOpen)}
-            aria-label={`Limites do canal ${c.name}`}
-          >
-            Limites
-          </button>
+          {canAdmin && (
+            <button
+              type="button"
+              className="btn btn-ghost"
+              aria-expanded={limitsOpen}
+              onClick={() => setLimitsOpen(!limitsOpen)}
+              aria-label={`Limites do canal ${c.name}`}
+            >
+              Limites
+            </button>
+          )}
           <Link href={`/channels/${c.id_channel}`} className="btn btn-ghost" aria-label={`Ver grupos do canal ${c.name}`}>
             Ver grupos
           </Link>
         </td>
       </tr>
-      {limitsOpen && (
+      {canAdmin && limitsOpen && (
         <tr className="limits-row">
           <td colSpan={6}>
             <LimitsForm channel={c} onDone={() => setLimitsOpen(false)} />

@@ -126,7 +126,7 @@ function buildClaim(db: Db, variant: ClaimVariant) {
   const c = tableAs(channels, "c");
   // A campaign's first loop (or its first after a pause): the campaign moves to `sending` in this statement
   // (status events included) and rows are taken only if it did.
-  const transitionParts = variant.from ? transitionCtes(db, id, variant.from, "sending", now) : null;
+  const transitionParts = variant.from ? transitionCtes(db, id, variant.from, "sending", now, "system") : null;
   const moving = transitionParts && {
     ...transitionParts,
     started: db
@@ -170,7 +170,14 @@ function buildClaim(db: Db, variant: ClaimVariant) {
         ${limited ? sql`left join budget b on b.id = u.id` : sql``}
       where c.id = u.id
       returning c.id, ${limited ? sql`(b.cap is not null and c.sent_today >= b.cap)` : sql`false`} as capped`);
-  const ctes = [...(moving ? [moving.locked, moving.recorded, moving.started] : []), picked, locked, ...(limited ? [limits] : []), taken, usage];
+  const ctes = [
+    ...(moving ? [moving.locked, moving.recorded, ...(moving.audited ? [moving.audited] : []), moving.started] : []),
+    picked,
+    locked,
+    ...(limited ? [limits] : []),
+    taken,
+    usage,
+  ];
   const statement = db
     .with(...ctes)
     .update(deliveries)

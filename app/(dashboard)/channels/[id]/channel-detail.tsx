@@ -6,8 +6,12 @@ import { Breadcrumb, DetailUnavailable, EmptyState, ErrorAlert, Loading, PageHea
 import { useTRPC } from "../../../_lib/trpc";
 import { HealthBadge } from "../../../_components/number-health";
 import { DisconnectButton, PairingPanel } from "./pairing-panel";
+import { useCan } from "../../role-context";
 
 export function ChannelDetail({ id }: { id: string }) {
+  // Pairing is an editor's (the channel's use), disconnecting an admin's (docs/team.md#roles).
+  const canPair = useCan("editor");
+  const canDisconnect = useCan("admin");
   const trpc = useTRPC();
   const channels = useQuery(
     trpc.channels.list.queryOptions(undefined, {
@@ -37,9 +41,9 @@ export function ChannelDetail({ id }: { id: string }) {
             <StatusBadge status={channel.status} /> {info.data && <HealthBadge health={info.data.health} />} <code className="muted">{channel.id_channel}</code>
           </>
         }
-        actions={channel.status === "connected" ? <DisconnectButton id={id} /> : undefined}
+        actions={canDisconnect && channel.status === "connected" ? <DisconnectButton id={id} /> : undefined}
       />
-      {channel.status !== "connected" && <PairingPanel id={id} status={channel.status} />}
+      {canPair && channel.status !== "connected" && <PairingPanel id={id} status={channel.status} />}
       <section className="card">
         <div className="row space-between">
           <h2>Grupos{groups.data ? ` (${groups.data.total_groups})` : ""}</h2>
