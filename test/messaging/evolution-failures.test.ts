@@ -175,10 +175,25 @@ describe("Evolution provider: instance and webhook", () => {
       expect(h.fake.sendRequests.length).toBe(posts + 1);
       await until(() => seen.length > 0, 3000);
       expect(seen).toEqual(["disconnected"]);
+      // A send claimed as the grace ended (before the channel's status said offline) is refused without asking the
+      // gateway: its `open` would bring the channel back and start another grace (failover 30 s late).
+      const raced = await quick.send(text(id, group)).catch((e) => e);
+      expect(raced).toBeInstanceOf(ProviderUnavailableError);
+      expect(raced.retryAfterMs).toBeUndefined();
+      expect(h.fake.sendRequests.length).toBe(posts + 1);
+      expect(seen).toEqual(["disconnected"]);
+      // The poll reads `open` (as it did all along) and brings it back; still broken, its next refused send takes
+      // it offline again at once, with no new grace.
+      await quick.pollStates();
+      expect(seen).toEqual(["disconnected", "connected"]);
+      const again = await quick.send(text(id, group)).catch((e) => e);
+      expect(again).toBeInstanceOf(ProviderUnavailableError);
+      expect(again.retryAfterMs).toBeUndefined();
+      expect(seen).toEqual(["disconnected", "connected", "disconnected"]);
       // The gateway is fixed; its connectionState says open: the poll brings the channel back, and it sends.
       h.fake.knobs.sendFailures = [];
       await quick.pollStates();
-      expect(seen).toEqual(["disconnected", "connected"]);
+      expect(seen).toEqual(["disconnected", "connected", "disconnected", "connected"]);
       await quick.send(text(id, group));
       expect(sentTo(id)).toHaveLength(1);
     } finally {
