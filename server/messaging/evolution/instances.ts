@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { tsParam } from "../../../db/errors";
 import { evolutionInstances } from "../../../db/schema";
 import { mapLimit } from "../../map-limit";
@@ -260,7 +260,12 @@ export class Instances {
    * `connecting` for a paired number that was open is a reconnect: nothing changes within the grace, then the
    * channel is offline (our `reconnecting` state) until the gateway says `open` (docs/evolution.md#a-number-that-is-reconnecting).
    */
-  async applyState(channelId: string, state: string, at = new Date(), extra: { loss?: ReturnType<typeof lossReason>; ownNumber?: string | null } = {}) {
+  async applyState(
+    channelId: string,
+    state: string,
+    at = new Date(),
+    extra: { loss?: ReturnType<typeof lossReason>; ownNumber?: string | null } = {},
+  ): Promise<ChannelStatus> {
     // The gateway says the session is open: a reconnect being timed is over.
     if (state === "open") this.endReconnect(channelId);
     const row = await this.row(channelId);
@@ -289,7 +294,7 @@ export class Instances {
     const pairedOnce = row.pairedOnce || state === "open";
     const before = channelStatus(row.state, row.pairedOnce);
     const after = channelStatus(state, pairedOnce);
-    await this.ctx.db
+    const changed = await this.ctx.db
       .update(evolutionInstances)
       .set({
         state,
@@ -298,7 +303,11 @@ export class Instances {
         // A paired channel needs no QR code any more; a lost connection drops the cached groups' freshness.
         ...(state === "open" ? { qrCode: null, pairingCode: null, pairingRequestedAt: null } : {}),
       })
-      .where(eq(evolutionInstances.channelId, channelId));
+      .where(and(eq(evolutionInstances.channelId, channelId), eq(evolutionInstances.state, row.state)))
+      .returning({ channelId: evolutionInstances.channelId });
+    // Changed meanwhile by another path (the grace's timer and a refused send, or the poll, at the grace's end): decided
+    // again from what it wrote, so one change is announced once, never twice.
+    if (changed.length === 0) return this.applyState(channelId, state, at, extra);
     if (before !== after || loss) await this.ctx.events.emit({ type: "channel_status", channelId, status: after, at, ...loss });
     return after;
   }
