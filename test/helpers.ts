@@ -52,19 +52,26 @@ export async function request(baseUrl: string, method: string, path: string, bod
   return { status: res.status, headers: res.headers, text, json };
 }
 
-/** Calls `fn` every 50 ms until `ok` holds or `ms` pass; returns the last value either way. */
-export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
+/**
+ * How often a test polls the REST API, at most: twice a second. An API key may make 300 requests a minute; at
+ * `until`'s 50 ms a wait of 15 s spends them (then every answer is 429), and on a loaded machine the polling
+ * itself takes CPU from what it waits for.
+ */
+export const restPollMs = 500;
+
+/** Calls `fn` every `everyMs` (50 ms; `restPollMs` for the REST API) until `ok` holds or `ms` pass; returns the last value either way. */
+export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000, everyMs = 50): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
     if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
 /** Polls `probe` (as `until` does) until it gives a truthy value, returned; throws after `ms`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000): Promise<T> {
-  const v = await until(async () => probe(), Boolean, ms);
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000, everyMs = 50): Promise<T> {
+  const v = await until(async () => probe(), Boolean, ms, everyMs);
   if (!v) throw new Error(`timed out waiting for ${what}`);
   return v;
 }

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startChildServer } from "../child-server";
-import { newTenant, until, waitFor, type Api } from "../helpers";
+import { newTenant, restPollMs, until, waitFor, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 import { baseDatabaseUrl } from "../postgres-databases";
 
@@ -50,6 +50,7 @@ it.skipIf(!onPostgres)(
         () => t("GET", `/api/external/info-group-action/${id}`),
         (r) => r.json.groups.done >= 5,
         60_000,
+        restPollMs,
       );
       process.kill(first.pid, "SIGKILL");
       firstAlive = false;
@@ -68,7 +69,9 @@ it.skipIf(!onPostgres)(
             const r = await t("GET", `/api/external/info-group-action/${id}`);
             return r.json.status === "completed" && r.json;
           },
+          // The dead process's lease runs out first (30 s): at 50 ms that wait alone spent the key's 300 requests a minute.
           90_000,
+          restPollMs,
         );
         expect(done.groups).toEqual({ total: 20, done: 20, failed: 0, pending: 0 });
       } finally {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GroupActionRunner } from "../../inngest/in-process/group-action-runner";
 import { startEvolutionService } from "../evolution-service";
 import type { FakeEvolution } from "../fake-evolution";
-import { newTenant, until, type Api } from "../helpers";
+import { newTenant, restPollMs, until, type Api } from "../helpers";
 import type { TestServer } from "../http-server";
 
 let fake: FakeEvolution;
@@ -38,6 +38,8 @@ async function connectedChannel() {
   await until(
     async () => (await api("GET", `/api/external/info-channel/${json.id_channel}`)).json.status,
     (s) => s === "connected",
+    15_000,
+    restPollMs,
   );
   return json.id_channel as string;
 }
@@ -47,6 +49,7 @@ const finished = (id: string) =>
     () => api("GET", `/api/external/info-group-action/${id}`),
     (r) => r.json.status === "completed",
     60_000,
+    restPollMs,
   );
 
 describe("group actions on Evolution", () => {

@@ -25,7 +25,7 @@ import { groupActionGroups, groupActions } from "../../db/schema";
 import { GroupActionRunner } from "../../inngest/in-process/group-action-runner";
 import { noChannelWaitMs } from "../../server/groups/run-group-actions";
 import { getServices } from "../../server/services";
-import { joinAsAdmin, tenantWithNumbers, until, waitFor, type Api } from "../helpers";
+import { joinAsAdmin, restPollMs, tenantWithNumbers, until, waitFor, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 let server: TestServer;
@@ -147,6 +147,7 @@ describe("set_picture", () => {
       () => info(t, id),
       (r) => r.json.status === "completed",
       60_000,
+      restPollMs,
     );
     expect(done.json).toMatchObject({ status: "completed", groups: { total: 5, done: 5, failed: 0, pending: 0 } });
     expect(done.json.action).toEqual({ type: "set_picture", picture_url: `${imagesUrl}/turma.png` });
@@ -169,7 +170,7 @@ describe("no_channel", () => {
     const segmentId = await segment(t, [a.id], groups);
     const off = await t("POST", `/api/simulator/channels/${a.id}/state`, { connected: false });
     expect(off.status, off.text).toBe(200);
-    await waitFor("the number offline", async () => (await t("GET", `/api/external/info-channel/${a.id}`)).json.status !== "connected", 30_000);
+    await waitFor("the number offline", async () => (await t("GET", `/api/external/info-channel/${a.id}`)).json.status !== "connected", 30_000, restPollMs);
 
     const created = await t("POST", "/api/external/create-group-action", { id_segment: segmentId, action: { type: "close_messages" } });
     expect(created.status, created.text).toBe(200);
@@ -200,6 +201,7 @@ describe("no_channel", () => {
       () => info(t, id),
       (r) => r.json.groups.failed === 1,
       60_000,
+      restPollMs,
     );
     expect(oneFailed.json).toMatchObject({ status: "running", groups: { total: 2, done: 0, failed: 1, pending: 1 } });
     expect(oneFailed.json.results[0]).toMatchObject({ id_group: groups[0], state: "failed", reason: "no_channel" });
@@ -212,6 +214,7 @@ describe("no_channel", () => {
       () => info(t, id),
       (r) => r.json.status === "completed",
       90_000,
+      restPollMs,
     );
     expect(done.json).toMatchObject({ status: "completed", groups: { total: 2, done: 1, failed: 1, pending: 0 } });
     expect(done.json.results[0]).toMatchObject({ state: "failed", reason: "no_channel" });

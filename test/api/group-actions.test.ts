@@ -13,7 +13,7 @@ import { GroupActionRunner } from "../../inngest/in-process/group-action-runner"
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
-import { expectEnvelope, joinAsAdmin, newTenant, tenantWithNumbers, until, type Api } from "../helpers";
+import { expectEnvelope, joinAsAdmin, newTenant, restPollMs, tenantWithNumbers, until, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
 let server: TestServer;
@@ -70,6 +70,7 @@ const finished = (t: Api, id: string, ms = 60_000) =>
     () => info(t, id),
     (r) => r.json.status === "completed" || r.json.status === "canceled",
     ms,
+    restPollMs,
   );
 
 /** Two numbers, both admins of the 30 groups (20 of the first's, 10 of the second's). */

@@ -135,7 +135,8 @@ describe("Evolution provider: instance and webhook", () => {
   });
 
   it("a silent reconnect whose webhooks are lost is seen by the state poll (connectionState), and so is its end", async () => {
-    const quick = h.withOptions({ reconnectGraceMs: 300 });
+    // A grace the first poll (every instance of this file, 8 at a time) ends well within, even on a loaded machine.
+    const quick = h.withOptions({ reconnectGraceMs: 1000 });
     const { id } = await pairedChannel(quick);
     const seen: string[] = [];
     const off = quick.subscribe((e) => void (e.type === "channel_status" && e.channelId === id && seen.push(e.status)));
@@ -144,7 +145,15 @@ describe("Evolution provider: instance and webhook", () => {
       await h.fake.setState(id, "close", 515);
       await quick.pollStates();
       expect(seen).toEqual([]);
-      await new Promise((r) => setTimeout(r, 350));
+      // Past the grace (1 s, counted from the poll that saw `connecting`): offline. Polled every 100 ms, as the
+      // periodic poll would, for at most 5 s: on a loaded machine the poll that sees it may come late, and the grace's
+      // own timer may be writing the change while a poll runs (the change is then that timer's to announce).
+      for (const end = Date.now() + 5000; seen.length === 0 && Date.now() < end; ) {
+        await new Promise((r) => setTimeout(r, 100));
+        await quick.pollStates();
+      }
+      expect(seen).toEqual(["disconnected"]);
+      // Not taken back (nor announced twice) while the gateway still reconnects.
       await quick.pollStates();
       expect(seen).toEqual(["disconnected"]);
       await h.fake.setState(id, "open");
@@ -175,10 +184,25 @@ describe("Evolution provider: instance and webhook", () => {
       expect(h.fake.sendRequests.length).toBe(posts + 1);
       await until(() => seen.length > 0, 3000);
       expect(seen).toEqual(["disconnected"]);
+      // A send claimed as the grace ended (before the channel's status said offline) is refused without asking the
+      // gateway: its `open` would bring the channel back and start another grace (failover 30 s late).
+      const raced = await quick.send(text(id, group)).catch((e) => e);
+      expect(raced).toBeInstanceOf(ProviderUnavailableError);
+      expect(raced.retryAfterMs).toBeUndefined();
+      expect(h.fake.sendRequests.length).toBe(posts + 1);
+      expect(seen).toEqual(["disconnected"]);
+      // The poll reads `open` (as it did all along) and brings it back; still broken, its next refused send takes
+      // it offline again at once, with no new grace.
+      await quick.pollStates();
+      expect(seen).toEqual(["disconnected", "connected"]);
+      const again = await quick.send(text(id, group)).catch((e) => e);
+      expect(again).toBeInstanceOf(ProviderUnavailableError);
+      expect(again.retryAfterMs).toBeUndefined();
+      expect(seen).toEqual(["disconnected", "connected", "disconnected"]);
       // The gateway is fixed; its connectionState says open: the poll brings the channel back, and it sends.
       h.fake.knobs.sendFailures = [];
       await quick.pollStates();
-      expect(seen).toEqual(["disconnected", "connected"]);
+      expect(seen).toEqual(["disconnected", "connected", "disconnected", "connected"]);
       await quick.send(text(id, group));
       expect(sentTo(id)).toHaveLength(1);
     } finally {

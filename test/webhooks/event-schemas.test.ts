@@ -14,7 +14,7 @@ import { InProcessRunner } from "../../inngest/in-process/dispatch-runner";
 import { getServices } from "../../server/services";
 import { eventBody, eventTypes, type EventType } from "../../server/webhooks/events";
 import { createCampaign, tenantWithSegment } from "../campaigns";
-import { waitFor, type Api } from "../helpers";
+import { restPollMs, waitFor, type Api } from "../helpers";
 import { withServerAndReceiver } from "./fixtures";
 
 const fx = withServerAndReceiver();
@@ -44,7 +44,12 @@ async function runCampaign(api: Api, segment: string) {
   const dispatch = new InProcessRunner(await getServices()).start();
   try {
     const { id_campaign } = await createCampaign(api, segment);
-    await waitFor("campaign completed", async () => (await api("GET", `/api/external/info-campaign/${id_campaign}`)).json.status === "completed");
+    await waitFor(
+      "campaign completed",
+      async () => (await api("GET", `/api/external/info-campaign/${id_campaign}`)).json.status === "completed",
+      30_000,
+      restPollMs,
+    );
     return id_campaign;
   } finally {
     await dispatch.stop();

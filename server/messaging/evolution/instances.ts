@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { tsParam } from "../../../db/errors";
 import { evolutionInstances } from "../../../db/schema";
 import { mapLimit } from "../../map-limit";
@@ -104,6 +104,12 @@ export class Instances {
    * `connecting` or the refused send); past the grace the channel's state in the database says it.
    */
   private reconnects = new Map<string, Reconnect>();
+  /**
+   * Channels taken offline because their sends were refused (`Connection Closed`) while the gateway said `open`, and
+   * not sending since: a read of `open` brings such a channel back, but it proved nothing (the gateway said `open` all
+   * along), so its next refused send takes it offline at once instead of starting another grace.
+   */
+  private refusedOffline = new Set<string>();
 
   constructor(
     private readonly ctx: EvolutionContext,
@@ -254,7 +260,12 @@ export class Instances {
    * `connecting` for a paired number that was open is a reconnect: nothing changes within the grace, then the
    * channel is offline (our `reconnecting` state) until the gateway says `open` (docs/evolution.md#a-number-that-is-reconnecting).
    */
-  async applyState(channelId: string, state: string, at = new Date(), extra: { loss?: ReturnType<typeof lossReason>; ownNumber?: string | null } = {}) {
+  async applyState(
+    channelId: string,
+    state: string,
+    at = new Date(),
+    extra: { loss?: ReturnType<typeof lossReason>; ownNumber?: string | null } = {},
+  ): Promise<ChannelStatus> {
     // The gateway says the session is open: a reconnect being timed is over.
     if (state === "open") this.endReconnect(channelId);
     const row = await this.row(channelId);
@@ -283,7 +294,7 @@ export class Instances {
     const pairedOnce = row.pairedOnce || state === "open";
     const before = channelStatus(row.state, row.pairedOnce);
     const after = channelStatus(state, pairedOnce);
-    await this.ctx.db
+    const changed = await this.ctx.db
       .update(evolutionInstances)
       .set({
         state,
@@ -292,7 +303,11 @@ export class Instances {
         // A paired channel needs no QR code any more; a lost connection drops the cached groups' freshness.
         ...(state === "open" ? { qrCode: null, pairingCode: null, pairingRequestedAt: null } : {}),
       })
-      .where(eq(evolutionInstances.channelId, channelId));
+      .where(and(eq(evolutionInstances.channelId, channelId), eq(evolutionInstances.state, row.state)))
+      .returning({ channelId: evolutionInstances.channelId });
+    // Changed meanwhile by another path (the grace's timer and a refused send, or the poll, at the grace's end): decided
+    // again from what it wrote, so one change is announced once, never twice.
+    if (changed.length === 0) return this.applyState(channelId, state, at, extra);
     if (before !== after || loss) await this.ctx.events.emit({ type: "channel_status", channelId, status: after, at, ...loss });
     return after;
   }
@@ -343,7 +358,21 @@ export class Instances {
     console.warn(
       `[evolution] ${channelId} has been reconnecting for ${Math.round((Date.now() - reconnect.since) / 1000)} s: offline until the gateway says open`,
     );
+    if (!reconnect.gatewaySaid) this.refusedOffline.add(channelId);
     return this.applyState(channelId, reconnectingTooLong);
+  }
+
+  /**
+   * A send found the channel's row not `open`: may it go ahead? The gateway is asked (a webhook may have been missed),
+   * unless the row is offline by our own verdict that the grace is over (`reconnecting`): sends were refused, or the
+   * gateway said it was reconnecting, for longer than the grace. A claim made as the grace ended (the retry due just
+   * after it) would otherwise ask, read `open` (which a gateway refusing sends says all along), bring the channel back
+   * and start a new grace: its deliveries moved 30 s late. Such a channel comes back by the gateway's `open` webhook,
+   * the state poll or a state read, never by a send.
+   */
+  async mayResend(channelId: string, state: string): Promise<boolean> {
+    if (state === reconnectingTooLong) return false;
+    return (await this.getStatus(channelId)) === "connected";
   }
 
   /**
@@ -373,17 +402,22 @@ export class Instances {
   async connectionClosed(channelId: string, text: string): Promise<ProviderUnavailableError> {
     const at = new Date();
     const row = await this.row(channelId);
+    // Sent as the grace ran out: the channel is offline already (no new grace for it).
+    if (row.state === reconnectingTooLong) return new ProviderUnavailableError(`Channel ${channelId} is not connected: ${text}`);
     const live = await this.liveState(channelId, row.instanceName).catch(() => undefined);
     if (live !== undefined && live !== "open") {
       const status = await this.applyLive(channelId, row, live, at);
       if (status !== "connected") return new ProviderUnavailableError(`Channel ${channelId} is not connected: ${text}`);
     }
-    this.startReconnect(channelId, at, false);
+    // Back only by a read of `open` since the grace ran out on refused sends: offline again at once.
+    const known = this.refusedOffline.has(channelId) && row.state === "open" && !this.reconnects.has(channelId);
+    this.startReconnect(channelId, known ? new Date(at.getTime() - this.graceMs) : at, false);
     return this.reconnectError(channelId, `Channel ${channelId} answered ${text}`);
   }
 
   /** A send went through: whatever refused sends before it began are over (a reconnect the gateway reported included). */
   sent(channelId: string, startedAt: Date) {
+    this.refusedOffline.delete(channelId);
     const reconnect = this.reconnects.get(channelId);
     if (reconnect && reconnect.since <= startedAt.getTime()) this.endReconnect(channelId);
   }

@@ -77,7 +77,7 @@ export class Sender {
   async send(message: OutboundMessage): Promise<SendReceipt> {
     const row = await this.instances.row(message.channelId);
     // Offline by the gateway's last word: check once more (a webhook may have been missed) before refusing.
-    if (row.state !== "open" && (await this.instances.getStatus(message.channelId)) !== "connected") {
+    if (row.state !== "open" && !(await this.instances.mayResend(message.channelId, row.state))) {
       throw new ProviderUnavailableError(`Channel ${message.channelId} is not connected.`);
     }
     // Reconnecting, by the gateway's word: nothing goes out meanwhile (docs/evolution.md#a-number-that-is-reconnecting).
