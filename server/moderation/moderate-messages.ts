@@ -107,7 +107,10 @@ export async function moderateMessage(db: Db, provider: Pick<MessagingProvider, 
       .onConflictDoNothing()
       .returning({ id: groupMessages.id });
   // Nothing to decide: one statement (a redelivery conflicts and changes nothing).
-  if (rule === null || exempt) return (await record(db), []);
+  if (rule === null || exempt) {
+    await record(db);
+    return [];
+  }
   return db.transaction(async (tx) => {
     const [row] = await record(tx);
     // Judged already (a redelivery, or the same message through another channel in the group).
