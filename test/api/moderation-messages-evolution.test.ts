@@ -7,29 +7,19 @@
  * message delivered again is judged once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GroupActionRunner } from "../../inngest/in-process/group-action-runner";
-import { startEvolutionService } from "../evolution-service";
 import type { FakeEvolution } from "../fake-evolution";
 import { until } from "../helpers";
 import type { TestServer } from "../http-server";
-import { evolutionLaunch } from "../launches/fixtures";
+import { evolutionLaunch, evolutionWithGroupActions } from "../launches/fixtures";
 
 let fake: FakeEvolution;
 let server: TestServer;
-let runner: GroupActionRunner;
+let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  process.env.GROUP_ACTION_GAP_MS = "50";
-  const started = await startEvolutionService({ env: { EVOLUTION_TIMEOUT_MS: "5000" } });
-  ({ fake, server } = started);
-  runner = new GroupActionRunner(started.services, { intervalMs: 200 }).start();
+  ({ fake, server, stop } = await evolutionWithGroupActions());
 });
-afterAll(async () => {
-  await runner?.stop();
-  await server?.close();
-  await fake?.close();
-  delete process.env.GROUP_ACTION_GAP_MS;
-});
+afterAll(() => stop?.());
 
 describe("moderation of members' messages on Evolution", () => {
   it("enforce: a link is deleted through deleteMessageForEveryone, the second offence removes through updateParticipant; a redelivery is judged once", async () => {
