@@ -28,6 +28,9 @@
  * `audit [pglite|postgres]` (alone, in process): what the audit entry adds to a mutation, and the send loop's sends/s
  * with the service's audit entries of a campaign (bench/audit.ts).
  *
+ * `moderation [pglite|postgres]` (alone): 1,000 members' messages a minute judged by moderation while a campaign sends,
+ * p50/p99 per message and the campaign's sends/s against the same campaign alone (bench/moderation.ts).
+ *
  * `link [pglite|postgres]` (alone): the launches' public join link at 200 requests/s, p50/p99 and the
  * clicks stored (bench/link.ts).
  *
@@ -47,6 +50,7 @@ import { groupPids, statementLog } from "./common";
 import { benchExports } from "./exports";
 import { benchGroupActions } from "./group-actions";
 import { benchLink } from "./link";
+import { benchModeration } from "./moderation";
 import { benchParticipants } from "./participants";
 import { benchAudit } from "./audit";
 import { benchTwoProcesses } from "./two-processes";
@@ -440,6 +444,10 @@ async function main() {
     for (const kind of ["pglite", "postgres"] as const) if (!process.argv[3] || process.argv[3] === kind) await benchGroupActions(kind);
     return;
   }
+  if (only === "moderation") {
+    for (const kind of ["pglite", "postgres"] as const) if (!process.argv[3] || process.argv[3] === kind) await benchModeration(kind);
+    return;
+  }
   if (only === "participants") {
     for (const kind of ["pglite", "postgres"] as const) if (!process.argv[3] || process.argv[3] === kind) await benchParticipants(kind);
     return;
@@ -451,7 +459,7 @@ async function main() {
   }
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
   if (kinds.length === 0)
-    throw new Error(`unknown mode "${only}": pglite, postgres, compare, two-processes, scale, load, link, participants, audit, group-actions or exports`);
+    throw new Error(`unknown mode "${only}": pglite, postgres, compare, two-processes, scale, load, link, participants, audit, moderation, group-actions or exports`);
   const { built } = await ensureBuild({ log });
   if (built) {
     // Right after `next build` the first figures came out half as good (create-campaign 290 ms, not 190).

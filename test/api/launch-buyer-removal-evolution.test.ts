@@ -6,30 +6,20 @@
  * form WhatsApp still shows for older accounts and bought with the 9-digit one.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GroupActionRunner } from "../../inngest/in-process/group-action-runner";
-import { startEvolutionService } from "../evolution-service";
 import type { FakeEvolution } from "../fake-evolution";
 import { until } from "../helpers";
 import type { TestServer } from "../http-server";
-import { evolutionLaunch, groupActivity } from "../launches/fixtures";
+import { evolutionLaunch, evolutionWithGroupActions, groupActivity } from "../launches/fixtures";
 import { hotmartBody, hotmartHook, postHotmartTo } from "../launches/purchases";
 
 let fake: FakeEvolution;
 let server: TestServer;
-let runner: GroupActionRunner;
+let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  process.env.GROUP_ACTION_GAP_MS = "50";
-  const started = await startEvolutionService({ env: { EVOLUTION_TIMEOUT_MS: "5000" } });
-  ({ fake, server } = started);
-  runner = new GroupActionRunner(started.services, { intervalMs: 200 }).start();
+  ({ fake, server, stop } = await evolutionWithGroupActions());
 });
-afterAll(async () => {
-  await runner?.stop();
-  await server?.close();
-  await fake?.close();
-  delete process.env.GROUP_ACTION_GAP_MS;
-});
+afterAll(() => stop?.());
 
 describe("buyer removal on Evolution", () => {
   it("the buyer (joined as 553187654321, bought as 5531987654321) is removed once through updateParticipant; the notice again removes nothing", async () => {

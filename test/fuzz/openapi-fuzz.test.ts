@@ -328,6 +328,7 @@ const validBodies = (): Record<string, string> => ({
   "/api/external/launch-groups/{id_launch}": JSON.stringify({ adopt: { id_channel: ids.channel, groups: [ids.groups[0]] } }),
   "/api/external/launch-leads/{id_launch}": JSON.stringify({ leads: [{ phone: "11987654321" }] }),
   "/api/external/edit-series/{id_series}": JSON.stringify({ name: "Série" }),
+  "/api/external/undo-moderation/{id_launch}": JSON.stringify({ id_group: ids.groups[0], participant: "5511987654321" }),
 });
 
 /** Odd path parameter values (raw, already as they go on the wire). */

@@ -6,6 +6,7 @@ import type { ProviderEvent } from "../../server/messaging/provider";
 import { GroupActionRunner } from "../../inngest/in-process/group-action-runner";
 import { getServices } from "../../server/services";
 import { tenantWithSegment } from "../campaigns";
+import { startEvolutionService } from "../evolution-service";
 import type { FakeEvolution } from "../fake-evolution";
 import { type Api, newTenant, until } from "../helpers";
 import { startTestServer } from "../http-server";
@@ -124,6 +125,26 @@ export async function serverWithGroupActions(gapMs = "60") {
     async stop() {
       await runner.stop();
       await server.close();
+      delete process.env.GROUP_ACTION_GAP_MS;
+    },
+  };
+}
+
+/**
+ * MESSAGING_PROVIDER=evolution against the fake gateway (as 2.3.7 answers), with the group-action engine's in-process
+ * runner at a 50 ms pace: for group actions the service makes itself (buyer removals, moderation).
+ */
+export async function evolutionWithGroupActions() {
+  process.env.GROUP_ACTION_GAP_MS = "50";
+  const started = await startEvolutionService({ env: { EVOLUTION_TIMEOUT_MS: "5000" } });
+  const runner = new GroupActionRunner(started.services, { intervalMs: 200 }).start();
+  return {
+    fake: started.fake,
+    server: started.server,
+    async stop() {
+      await runner.stop();
+      await started.server.close();
+      await started.fake.close();
       delete process.env.GROUP_ACTION_GAP_MS;
     },
   };
