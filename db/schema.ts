@@ -1603,3 +1603,21 @@ export const moderationEvents = pgTable(
   },
   (t) => [uniqueIndex("moderation_events_dedupe_idx").on(t.launchId, t.dedupe), index("moderation_events_launch_idx").on(t.launchId, t.id)],
 );
+
+/**
+ * A member's strikes within a launch (docs/moderation.md#messages): one per message of theirs that broke a rule in
+ * `enforce`; at the launch's `strikes_to_remove` they are removed. `person` is the sender's match key (server/phones),
+ * or the LID when no channel of the launch paired it with a number. The dashboard's undo clears the row.
+ */
+export const moderationStrikes = pgTable(
+  "moderation_strikes",
+  {
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => launches.id, { onDelete: "cascade" }),
+    person: text("person").notNull(),
+    strikes: integer("strikes").notNull(),
+    lastAt: ts("last_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.launchId, t.person] }), index("moderation_strikes_last_idx").on(t.lastAt)],
+);

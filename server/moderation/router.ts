@@ -2,7 +2,16 @@ import { z } from "zod";
 import { accountProcedure, router } from "../trpc";
 import { editBlocklist, listBlocklist } from "./blocklist";
 import { listModerationEvents } from "./list-moderation-events";
-import { editBlocklistInput, editBlocklistOutput, listBlocklistOutput, listModerationEventsInput, listModerationEventsOutput } from "./schema";
+import {
+  editBlocklistInput,
+  editBlocklistOutput,
+  listBlocklistOutput,
+  listModerationEventsInput,
+  listModerationEventsOutput,
+  undoModerationInput,
+  undoModerationOutput,
+} from "./schema";
+import { undoModeration } from "./undo-moderation";
 
 const tags = ["Moderation"];
 
@@ -59,4 +68,23 @@ export const moderationRouter = router({
     .input(listModerationEventsInput)
     .output(listModerationEventsOutput)
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await listModerationEvents(ctx.db, ctx.tenantId, input.id_launch, input.cursor)) })),
+
+  undo: accountProcedure("editor")
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/external/undo-moderation/{id_launch}",
+        tags,
+        summary: "Undo a removal made by mistake: clear the person's strikes and blocklist entry, answer the group's invite link",
+        description:
+          "Account owner only. Clears the person's strikes within the launch and takes their number off the account's blocklist (a LID is " +
+          "matched through the number the launch's channels paired it with). No one is re-added (the platform adds no one without their " +
+          "consent): send them `invite_link`. Idempotent. Another account's launch, or a group that is not the launch's, is 404.",
+        protect: true,
+        errorResponses: [400, 401, 404, 429, 500],
+      },
+    })
+    .input(undoModerationInput)
+    .output(undoModerationOutput)
+    .mutation(async ({ ctx, input }) => ({ success: true as const, ...(await undoModeration(ctx.db, ctx.tenantId, input)) })),
 });

@@ -44,3 +44,18 @@ export const listModerationEventsOutput = z.object({
   events: z.array(moderationEvent),
   next_cursor: z.string().nullable().meta({ description: "Pass it as cursor for the older events; null: no more." }),
 });
+
+export const undoModerationInput = z.object({
+  id_launch: idLaunch,
+  id_group: z.string().min(1).max(200).meta({ description: "One of the launch's groups (the event's id_group).", example: "120363041234567890@g.us" }),
+  participant: z
+    .string()
+    .min(1)
+    .max(100)
+    .meta({ description: "The person as the moderation event shows them: a number (digits) or a LID (`…@lid`).", example: "5511987654321" }),
+});
+
+export const undoModerationOutput = z.object({
+  success: z.literal(true),
+  invite_link: z.string().nullable().meta({ description: "The group's invite link to send the person (null: the group has none known)." }),
+});
