@@ -1424,6 +1424,8 @@ export const groupActionTypes = [
   "promote",
   "demote",
   "remove",
+  /** Moderation only (server/moderation): messages deleted for everyone; never created through create-group-action. */
+  "delete_message",
 ] as const;
 export const groupActionStates = ["pending", "applying", "done", "failed", "canceled"] as const;
 
@@ -1436,6 +1438,8 @@ export interface GroupActionSpec {
   /** The picture fetched once at creation: its SHA-256 (hex), what the read-back compares. */
   picture_sha256?: string;
   participants?: string[];
+  /** delete_message: the members' messages to delete for everyone (the platform's id and who sent it). */
+  messages?: { id: string; sender: string }[];
 }
 
 /**
@@ -1600,8 +1604,15 @@ export const moderationEvents = pgTable(
     /** The group action that removes or deletes (null in shadow). */
     actionId: text("action_id").references(() => groupActions.id, { onDelete: "set null" }),
     at: ts("at").notNull(),
+    /** When it went out in a `group_activity` event `moderation` (null: not yet; batched a minute per group). */
+    reportedAt: ts("reported_at"),
   },
-  (t) => [uniqueIndex("moderation_events_dedupe_idx").on(t.launchId, t.dedupe), index("moderation_events_launch_idx").on(t.launchId, t.id)],
+  (t) => [
+    uniqueIndex("moderation_events_dedupe_idx").on(t.launchId, t.dedupe),
+    index("moderation_events_launch_idx").on(t.launchId, t.id),
+    index("moderation_events_unreported_idx").on(t.id).where(sql`reported_at is null`),
+    index("moderation_events_at_idx").on(t.at),
+  ],
 );
 
 /**
@@ -1620,4 +1631,47 @@ export const moderationStrikes = pgTable(
     lastAt: ts("last_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.launchId, t.person] }), index("moderation_strikes_last_idx").on(t.lastAt)],
+);
+
+/**
+ * The members' messages in a moderated launch's groups (docs/moderation.md#messages): only what moderation needs — who,
+ * where, when, a 100-character excerpt and the verdict — one row per platform message (every channel in the group gets
+ * it; a redelivery is the same row), so a message is judged once. Kept a day (the hourly retention job).
+ */
+export const moderationVerdicts = ["clean", "exempt", "link", "banned_word", "flood"] as const;
+export const groupMessages = pgTable(
+  "group_messages",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    groupId: text("id_group").notNull(),
+    /** The platform's id of the message. */
+    messageId: text("message_id").notNull(),
+    /** As the platform gave it: a number (digits), or a LID when it gave no number. */
+    sender: text("sender").notNull(),
+    /** The sender's match key (server/phones), or the LID; what floods and strikes count by. */
+    person: text("person").notNull(),
+    excerpt: text("excerpt").notNull(),
+    verdict: text("verdict", { enum: moderationVerdicts }).notNull(),
+    at: ts("at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("group_messages_message_uq").on(t.groupId, t.messageId),
+    index("group_messages_person_idx").on(t.groupId, t.person, t.at),
+    index("group_messages_at_idx").on(t.at),
+  ],
+);
+
+/** Messages members posted in simulated groups (POST /api/simulator/groups/{id}/messages); `deletedAt` once an admin deleted it for everyone. */
+export const simulatorGroupPosts = pgTable(
+  "simulator_group_posts",
+  {
+    messageId: text("message_id").primaryKey(),
+    groupId: text("id_group").notNull(),
+    sender: text("sender").notNull(),
+    text: text("text").notNull(),
+    at: ts("at").notNull(),
+    deletedAt: ts("deleted_at"),
+    deletedBy: text("deleted_by"),
+  },
+  (t) => [index("simulator_group_posts_group_idx").on(t.groupId, t.at)],
 );

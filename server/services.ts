@@ -8,6 +8,7 @@ import { releaseAbandonedLeases } from "./dispatch/release-leases";
 import { wakeDispatch } from "./dispatch/wake";
 import { recordParticipants } from "./launches/record-participants";
 import { moderateJoins } from "./moderation/moderate-joins";
+import { moderateMessage } from "./moderation/moderate-messages";
 import { wakeGroupAction } from "./groups/wake";
 import { recordPollVotes } from "./campaigns/record-poll-votes";
 import { createProvider } from "./messaging";
@@ -43,6 +44,9 @@ export function getServices(): Promise<Services> {
         await recordParticipants(db, provider, event);
         // Moderation at join (server/moderation/moderate-joins.ts): after the join is recorded, decided once per join.
         if (event.action === "join") for (const id of await moderateJoins(db, event, new Date())) wakeGroupAction(id);
+      } else if (event.type === "group_message") {
+        // Moderation of members' messages (server/moderation/moderate-messages.ts): recorded and judged once per message.
+        for (const id of await moderateMessage(db, provider, event, new Date())) wakeGroupAction(id);
       } else if (event.type === "poll_votes") {
         await recordPollVotes(db, event, new Date());
       } else {

@@ -316,6 +316,17 @@ export interface FakeEvolution {
   pollVote(messageId: string, voter: string, selected: string[]): Promise<void>;
   /** Votes the gateway's version never posts (≤ 2.3.6). */
   readonly droppedPollVotes: number;
+  /**
+   * A member posts a text in a group, as 2.3.7 posts it (`svc` messages.upsert → prepareMessage → MESSAGES_UPSERT):
+   * `key {remoteJid: <group>@g.us, fromMe: false, id, participant, participantAlt}` — `participant` the member's LID and
+   * `participantAlt` their phone JID when `lid` is given, else the phone JID alone — `messageType: "conversation"` (an
+   * extendedTextMessage is folded into `conversation`). `id`: the same message again (a redelivery). Answers the id.
+   */
+  groupPost(name: string, groupId: string, from: string, text: string, options?: { lid?: string; id?: string }): Promise<string>;
+  /** Messages members posted (groupPost), `deleted` once `DELETE /chat/deleteMessageForEveryone` revoked it as an admin. */
+  readonly groupPosts: { id: string; instance: string; groupJid: string; participant: string; text: string; deleted: boolean }[];
+  /** Every `DELETE /chat/deleteMessageForEveryone` body that reached the gateway, in order. */
+  readonly deleteRequests: { instance: string; body: Record<string, unknown> }[];
   /** The gateway goes down: stops listening (connections refused) and drops open connections; its state is kept. */
   stop(): Promise<void>;
   /** The gateway is back, on the same port, with the same instances and messages. */
@@ -423,6 +434,8 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
   const participantUpdates: FakeEvolution["participantUpdates"] = [];
   const createRequests: FakeEvolution["createRequests"] = [];
   const groupChanges: FakeEvolution["groupChanges"] = [];
+  const groupPosts: FakeEvolution["groupPosts"] = [];
+  const deleteRequests: FakeEvolution["deleteRequests"] = [];
   /** WhatsApp's throttle on group changes (knobs.groupSettingRateLimits): Baileys' Boom text as Evolution passes it on. */
   const settingThrottle = () => {
     if (knobs.groupSettingRateLimits <= 0) return null;
@@ -1211,6 +1224,28 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         }
         break;
       }
+      case "DELETE chat/deleteMessageForEveryone": {
+        // 2.3.7 chat.schema.ts deleteMessageSchema: id, fromMe, remoteJid required; id, remoteJid, participant not empty.
+        const missing = ["id", "fromMe", "remoteJid"].filter((k) => body[k] === undefined);
+        if (missing.length) return send(400, errorBody(400, "Bad Request", [missing.map((k) => `instance requires property "${k}"`)]));
+        if (typeof body.fromMe !== "boolean") return send(400, errorBody(400, "Bad Request", [["instance.fromMe is not one of enum values: true,false"]]));
+        deleteRequests.push({ instance: name, body });
+        // svc deleteMessage: sendMessage(remoteJid, {delete: key}); any throw becomes a 500.
+        if (inst.state !== "open")
+          return send(500, errorBody(500, "Internal Server Error", ["Error while deleting message for everyone", "Error: Connection Closed"]));
+        const remoteJid = String(body.remoteJid);
+        const g = groupOf(inst, remoteJid);
+        const post = groupPosts.find((x) => x.id === body.id && x.groupJid === remoteJid);
+        // WhatsApp takes a revoke of someone else's message only from an admin; Baileys gets no refusal back.
+        if (g && post && me(inst, g)?.admin && post.participant === body.participant) post.deleted = true;
+        const at = Math.floor(Date.now() / 1000);
+        return send(201, {
+          key: { remoteJid, fromMe: true, id: baileysId() },
+          message: { protocolMessage: { key: { remoteJid, fromMe: false, id: body.id, participant: body.participant }, type: "REVOKE" } },
+          messageTimestamp: String(at),
+          status: "PENDING",
+        });
+      }
       case "POST chat/findMessages": {
         counters.findMessages++;
         const where = (body.where as { key?: { id?: string; remoteJid?: string; fromMe?: boolean } })?.key ?? {};
@@ -1273,6 +1308,8 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
     participantUpdates,
     createRequests,
     groupChanges,
+    groupPosts,
+    deleteRequests,
     get version() {
       return version;
     },
@@ -1388,6 +1425,25 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
         instanceId: randomUUID(),
         source: "android",
       });
+    },
+    async groupPost(name, groupId, from, text, options = {}) {
+      const inst = instances.get(name)!;
+      const id = options.id ?? baileysId();
+      const phone = participantJid(from);
+      const participant = options.lid ?? phone;
+      if (!groupPosts.some((x) => x.id === id)) groupPosts.push({ id, instance: name, groupJid: groupId, participant, text, deleted: false });
+      await postWebhook(inst, "messages.upsert", {
+        key: { remoteJid: groupId, fromMe: false, id, participant, ...(options.lid ? { participantAlt: phone } : {}) },
+        pushName: "Membro",
+        status: "DELIVERY_ACK",
+        message: { conversation: text, messageContextInfo: { deviceListMetadataVersion: 2 } },
+        contextInfo: null,
+        messageType: "conversation",
+        messageTimestamp: Math.floor(Date.now() / 1000),
+        instanceId: randomUUID(),
+        source: "android",
+      });
+      return id;
     },
     async receipt(messageId, status) {
       const m = messages.find((x) => x.id === messageId);

@@ -24,6 +24,8 @@ export function changeFor(spec: GroupActionSpec, picture: string | null, positio
       return { kind: "description", description: spec.description ?? "" };
     case "set_picture":
       return { kind: "picture", image: picture ?? "", sha256: spec.picture_sha256 ?? "" };
+    case "delete_message":
+      return { kind: "delete_messages", messages: spec.messages ?? [] };
     default:
       return { kind: "participants", action: spec.type, participants: spec.participants ?? [] };
   }
@@ -50,6 +52,9 @@ export function shows(s: GroupSettings, c: GroupChange): boolean {
       if (c.action === "promote") return c.participants.every((p) => listed(s.admins, p));
       if (c.action === "demote") return c.participants.every((p) => !listed(s.admins, p));
       return c.participants.every((p) => !listed(s.members, p));
+    case "delete_messages":
+      // No platform lists deleted messages in a group's metadata: the platform's answer is the only confirmation.
+      return true;
   }
 }
 
@@ -107,6 +112,7 @@ export async function applyGroupChange(
     change = { ...change, participants: present };
     readFirst = false;
   }
+  if (change.kind === "delete_messages") return deleteMessages(provider, channelId, groupId, change);
   if (readFirst) {
     const before = await readBack(provider, channelId, groupId);
     if (before === null) return { kind: "failed", reason: "group_gone" };
@@ -128,4 +134,20 @@ export async function applyGroupChange(
   // Unread, the group stays being applied: the next look reads it back before anything else.
   if (isUnreadable(after)) return { kind: "unavailable", rateLimited: /rate-?overlimit/i.test(after.unreadable), why: after.unreadable, maybeApplied: true };
   return shows(after, change) ? { kind: "done" } : { kind: "again", reason: "platform_error: the change did not show in the group's metadata" };
+}
+
+/**
+ * Deletes members' messages for everyone: no read-back exists (a group's metadata lists no messages), so the platform's
+ * answer decides, and a lost answer is simply asked again (deleting a deleted message changes nothing).
+ */
+async function deleteMessages(provider: MessagingProvider, channelId: string, groupId: string, change: GroupChange): Promise<ApplyOutcome> {
+  try {
+    await provider.changeGroup(channelId, groupId, change);
+    return { kind: "done" };
+  } catch (err) {
+    if (err instanceof GroupChangeRefusedError) return err.refusal === "not_admin" ? { kind: "not_admin" } : { kind: "failed", reason: "group_gone" };
+    if (err instanceof ProviderSendError && err.rateLimited) return { kind: "unavailable", rateLimited: true, why: words(err), maybeApplied: false };
+    if (err instanceof ProviderUnavailableError) return { kind: "unavailable", rateLimited: false, why: words(err), maybeApplied: false };
+    return { kind: "again", reason: `platform_error: ${words(err)}` };
+  }
 }

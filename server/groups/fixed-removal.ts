@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { Tx } from "../../db/client";
-import { groupActionGroups, groupActions, launchGroups } from "../../db/schema";
+import { type GroupActionSpec, groupActionGroups, groupActions, launchGroups } from "../../db/schema";
 import { newId } from "../ids";
 import { recordActionStatus } from "./action-events";
 
@@ -9,12 +9,24 @@ import { recordActionStatus } from "./action-events";
  * groups when it starts), due now; its `group_action` event written. Answers its id (wake it after the commit).
  * Buyer removals and moderation's removals go through it, so the engine's admin numbers, pacing and read-back apply.
  */
-export async function createFixedRemoval(
+export function createFixedRemoval(
   tx: Tx,
   launch: { id: string; tenantId: string },
   name: string,
   groups: string[],
   participants: string[],
+  now: Date,
+): Promise<string> {
+  return createFixedAction(tx, launch, name, groups, { type: "remove", participants: [...new Set(participants)] }, now);
+}
+
+/** The same for any action the service makes itself (moderation's `delete_message`): due now, holding only `groups`. */
+export async function createFixedAction(
+  tx: Tx,
+  launch: { id: string; tenantId: string },
+  name: string,
+  groups: string[],
+  action: GroupActionSpec,
   now: Date,
 ): Promise<string> {
   const positions = new Map(
@@ -29,7 +41,7 @@ export async function createFixedRemoval(
     tenantId: launch.tenantId,
     name,
     launchId: launch.id,
-    action: { type: "remove", participants: [...new Set(participants)] },
+    action,
     status: "scheduled",
     scheduledAt: now,
     nextRunAt: now,

@@ -25,6 +25,12 @@ export interface MaintenanceCounts {
   launchClicks: number;
   /** Finished Meta Conversions API events past WEBHOOK_RETENTION_DAYS (the launch page's log). */
   metaEvents: number;
+  /** Members' messages moderation read (a day), its decisions and strikes (90 days), buyers' removals (365 days). */
+  groupMessages: number;
+  moderationEvents: number;
+  moderationStrikes: number;
+  simulatorGroupPosts: number;
+  buyerRemovals: number;
 }
 
 export interface MaintenanceOptions {
@@ -32,6 +38,13 @@ export interface MaintenanceOptions {
   webhookRetentionDays?: number;
   simulatorRetentionDays?: number;
 }
+
+/**
+ * Moderation's retention (docs/moderation.md#retention): the members' messages it read only as long as a redelivery and a
+ * flood's minute need them (a day); its decisions and strikes 90 days after they were made (a launch's cycle); a buyer's
+ * removal a year, after which a purchase of that person in that old launch could remove them again.
+ */
+export const moderationRetention = { messagesDays: 1, decisionsDays: 90, buyerRemovalsDays: 365 } as const;
 
 /** How long the audit log is kept (CONTRACT §10; docs/team.md#audit-log). */
 export const auditRetentionDays = 365;
@@ -104,7 +117,32 @@ export async function runMaintenance(db: Db, now: Date, opts: MaintenanceOptions
   const auditCutoff = tsParam(new Date(now.getTime() - auditRetentionDays * day));
   const auditEntries = await del((n) => sql`delete from audit_log where id in (select id from audit_log where at < ${auditCutoff} limit ${n})`);
 
+  // Moderation (docs/moderation.md#retention): the messages it read, its decisions and strikes; buyers' removals.
+  const messagesCutoff = tsParam(new Date(now.getTime() - moderationRetention.messagesDays * day));
+  const groupMessages = await del((n) => sql`delete from group_messages where id in (select id from group_messages where at < ${messagesCutoff} limit ${n})`);
+  const decisionsCutoff = tsParam(new Date(now.getTime() - moderationRetention.decisionsDays * day));
+  const moderationEvents = await del(
+    (n) => sql`delete from moderation_events where id in (select id from moderation_events where at < ${decisionsCutoff} limit ${n})`,
+  );
+  const moderationStrikes = await del(
+    (n) => sql`delete from moderation_strikes where (launch_id, person) in (
+      select launch_id, person from moderation_strikes where last_at < ${decisionsCutoff} limit ${n})`,
+  );
+  const simulatorGroupPosts = await del(
+    (n) => sql`delete from simulator_group_posts where message_id in (select message_id from simulator_group_posts where at < ${simulatorCutoff} limit ${n})`,
+  );
+  const removalsCutoff = tsParam(new Date(now.getTime() - moderationRetention.buyerRemovalsDays * day));
+  const buyerRemovals = await del(
+    (n) => sql`delete from buyer_removals where (launch_id, person_key, id_group) in (
+      select launch_id, person_key, id_group from buyer_removals where created_at < ${removalsCutoff} limit ${n})`,
+  );
+
   return {
+    groupMessages,
+    moderationEvents,
+    moderationStrikes,
+    simulatorGroupPosts,
+    buyerRemovals,
     auditEntries,
     idempotencyKeys,
     oauthCodes,

@@ -56,6 +56,25 @@ export type ProviderEvent =
       /** When our side got it, when that is not `at` (a gateway's resend); default `at`. */
       receivedAt?: Date;
     }
+  /**
+   * A member posted in a group (Evolution's `messages.upsert` of a group message not from the number itself; the
+   * simulator's control): read by moderation (docs/moderation.md#messages). `sender` is a phone number (digits) when
+   * the platform gave it, else its LID; `messageId` is the platform's id (the same on every delivery and every channel
+   * in the group). Emitted recorded: a failure answers the gateway 5xx and it sends the message again.
+   */
+  | {
+      type: "group_message";
+      channelId: string;
+      groupId: string;
+      messageId: string;
+      sender: string;
+      /** The platform's own id of the sender as the message's key names it (Evolution: `key.participant`), what a delete names. */
+      senderId?: string;
+      pairs?: LidPhone[];
+      /** The text or the caption (empty for a message without one). */
+      text: string;
+      at: Date;
+    }
   /** Votes on a poll the service sent (`deliveryKey` names the delivery that carried it). */
   | { type: "poll_votes"; channelId: string; deliveryKey: string; votes: PollVote[]; at: Date };
 

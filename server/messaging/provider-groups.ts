@@ -72,7 +72,9 @@ export type GroupChange =
   | { kind: "description"; description: string }
   /** `image`: the picture's bytes, base64 (JPEG or PNG); `sha256`: their hash (hex). */
   | { kind: "picture"; image: string; sha256: string }
-  | { kind: "participants"; action: "promote" | "demote" | "remove"; participants: string[] };
+  | { kind: "participants"; action: "promote" | "demote" | "remove"; participants: string[] }
+  /** Members' messages deleted for everyone (moderation): the platform's message id and who sent it (the sender's platform id). */
+  | { kind: "delete_messages"; messages: { id: string; sender: string }[] };
 
 /** A group's metadata as the platform shows it now: what a group action's read-back compares. */
 export interface GroupSettings {

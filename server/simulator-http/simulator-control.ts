@@ -42,6 +42,17 @@ const participantsBody = z.union([
   z.object({ leave: z.union([count, people]) }).strict(),
   z.object({ promote: people }).strict(),
 ]);
+/** A member's post: who (a member's phone, digits with country code), the text, and optionally the id of a post to deliver again. */
+const postBody = z
+  .object({
+    from: z.string().regex(/^\d{8,20}$/, "must be a member's phone number with country code (digits)"),
+    text: z.string().max(65_536),
+    id_message: z
+      .string()
+      .regex(/^[A-Za-z0-9]{1,64}$/, "must be the id_message of an earlier post")
+      .optional(),
+  })
+  .strict();
 const groupStateBody = z
   .object({ exists: z.boolean().optional(), admin: z.boolean().optional() })
   .strict()
@@ -250,6 +261,35 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
       }
       const state = await provider.setGroupState(channelId, groupId, body as z.infer<typeof groupStateBody>);
       return toResponse(ok({ id_group: groupId, ...state }));
+    }
+    const groupPosts = path.match(/^\/groups\/([^/]+)\/messages$/);
+    if (groupPosts && (req.method === "POST" || req.method === "GET")) {
+      // Members' messages (docs/simulator.md#members-post): POST as a member (the service receives it as from the
+      // platform), GET the group's posts with `deleted` once an admin deleted one for everyone.
+      const groupId = textParam(groupPosts[1], "id_group", true);
+      const body = req.method === "POST" ? await parse(req, postBody) : null;
+      const channelIds = (await listChannels(db, tenantId)).map((c) => c.id);
+      const channelId = await provider.channelOfGroup(channelIds, groupId);
+      if (!channelId) throw new NotFound(`Group ${groupId} not found in your channels.`);
+      if (body) {
+        const outcome = await provider.postMessage(channelId, groupId, body.from, body.text, body.id_message);
+        if (outcome.kind === "not_member") throw new DomainError(400, "validation_error", `from: ${body.from} is not a member of ${groupId}`);
+        return toResponse(ok({ id_message: outcome.idMessage }));
+      }
+      const posts = await provider.groupPosts(groupId);
+      return toResponse(
+        ok({
+          id_group: groupId,
+          messages: posts.map((p) => ({
+            id_message: p.messageId,
+            from: p.sender,
+            text: p.text,
+            at: p.at.toISOString(),
+            deleted: p.deletedAt !== null,
+            deleted_at: p.deletedAt?.toISOString() ?? null,
+          })),
+        }),
+      );
     }
     const groupInfo = req.method === "GET" ? path.match(/^\/groups\/([^/]+)\/participants$/) : null;
     if (groupInfo) {

@@ -5,7 +5,7 @@
  * service builds, with these).
  */
 import { z } from "zod";
-import { campaignStatuses, channelHealthStates } from "../../db/schema";
+import { campaignStatuses, channelHealthStates, moderationActions, moderationRules } from "../../db/schema";
 import { tokenSchema } from "../ids";
 import { idGroup } from "../messaging/group-id";
 
@@ -135,6 +135,25 @@ const groupActivityData = z.discriminatedUnion("event", [
     platform: z.string().nullable().meta({ description: "The marketplace (integration type) of that purchase: hotmart, kiwify." }),
   }),
   z.object({
+    event: z.literal("moderation"),
+    id_launch: idLaunch,
+    id_group: idGroup,
+    decisions: z
+      .array(
+        z.object({
+          at: isoTime.meta({ description: "When the decision was made (ISO 8601, UTC)." }),
+          participant: z.string().meta({ description: "A phone number or the platform's opaque id (…@lid), as the group listed them." }),
+          rule: z.enum(moderationRules),
+          action: z.enum(moderationActions),
+          excerpt: z.string().meta({ description: "At most 100 characters of the message (empty for a join)." }),
+        }),
+      )
+      .meta({
+        description:
+          "The group's moderation decisions not reported yet, oldest first (list-moderation-events lists the same). Batched: at most one event a minute per group.",
+      }),
+  }),
+  z.object({
     event: z.literal("group_action"),
     id_action: z.string().meta({ description: "The group action (action_<uuid>; docs/groups.md)." }),
     status: z.enum(["scheduled", "running", "completed", "canceled"]),
@@ -163,7 +182,8 @@ const sentWhen: Record<EventType, string> = {
   channel_status: "Every status change of a channel and every change of its number's health state; one event when both change at once.",
   group_activity:
     "A launch's groups: a group created, a group full, the link broken, people joining and leaving, clicks without joins, a lead or member " +
-    "buying or refunded through a marketplace's webhook, a group action's status change (data.event says which).",
+    "buying or refunded through a marketplace's webhook, a group action's status change, moderation's decisions (at most one event a " +
+    "minute per group) (data.event says which).",
 };
 
 /**

@@ -145,6 +145,7 @@ describe("OpenAPI document", () => {
       "traffic_alert",
       "purchase",
       "buyer_removed",
+      "moderation",
       "group_action",
     ]);
   });

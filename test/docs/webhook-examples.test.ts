@@ -46,6 +46,7 @@ describe("docs/webhooks.md's payload examples", () => {
       "group_full",
       "link_broken",
       "members_changed",
+      "moderation",
       "purchase",
       "traffic_alert",
     ]);

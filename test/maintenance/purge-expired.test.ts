@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { getDb, type Db } from "../../db/client";
 import {
   auditLog,
+  groupMessages,
   idempotencyKeys,
   oauthAuthorizationRequests,
   oauthCodes,
@@ -12,6 +13,7 @@ import {
   outboxEvents,
   partnerApps,
   rateLimitBuckets,
+  simulatorGroupPosts,
   simulatorMessages,
   webhookAttempts,
   webhookDeliveries,
@@ -170,8 +172,25 @@ describe("the maintenance job (retention, docs/decisions.md#limits-abuse-retenti
       const entry = (action: string, at: Date) => ({ tenantId, at, actorType: "system" as const, action, outcome: "ok" as const });
       await db.insert(auditLog).values([entry("old.366d", ago(now, 366 * day)), entry("young.364d", ago(now, 364 * day))]); // goes, stays
 
+      // Moderation: the members' messages it read are kept a day; the simulator's posts as its message log (docs/moderation.md#retention).
+      const post = (name: string, at: Date) => ({ groupId: `${tag}@g.us`, messageId: `${tag}${name}`, sender: "5511900000001", at });
+      await db.insert(groupMessages).values(
+        [post("25h", ago(now, 25 * 3_600_000)), post("23h", ago(now, 23 * 3_600_000))].map((m) => ({
+          ...m,
+          person: m.sender,
+          excerpt: "x",
+          verdict: "clean" as const,
+        })),
+      ); // goes, stays
+      await db.insert(simulatorGroupPosts).values([post("8d", ago(now, 8 * day)), post("6d", ago(now, 6 * day))].map((m) => ({ ...m, text: "x" }))); // goes, stays
+
       const counts = await runMaintenance(db, now);
       expectCounts(counts, {
+        groupMessages: 1,
+        moderationEvents: 0,
+        moderationStrikes: 0,
+        simulatorGroupPosts: 1,
+        buyerRemovals: 0,
         auditEntries: 1,
         idempotencyKeys: 2,
         oauthCodes: 2,

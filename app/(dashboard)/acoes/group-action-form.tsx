@@ -73,7 +73,7 @@ const parsePhones = (text: string) =>
 export function GroupActionForm({ target, onCreated }: { target: ActionTarget; onCreated?: (id: string) => void }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [type, setType] = useState<ActionType>("close_messages");
+  const [type, setType] = useState<keyof typeof actionTypeLabel>("close_messages");
   const [name, setName] = useState("");
   const [subject, setSubject] = useState("");
   const [description, setDescription] = useState("");
@@ -128,7 +128,7 @@ export function GroupActionForm({ target, onCreated }: { target: ActionTarget; o
       <div className="form-grid">
         <Field label="O que fazer">
           {(c) => (
-            <select {...c} value={type} onChange={(e) => setType(e.target.value as ActionType)}>
+            <select {...c} value={type} onChange={(e) => setType(e.target.value as keyof typeof actionTypeLabel)}>
               {Object.entries(actionTypeLabel).map(([value, label]) => (
                 <option key={value} value={value}>
                   {label}

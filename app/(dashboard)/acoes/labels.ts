@@ -4,7 +4,7 @@ import type { groupActionState, groupActionStatus, groupActionType } from "../..
 
 type ActionType = z.infer<typeof groupActionType>;
 
-/** In the order the form offers them. */
+/** In the order the form offers them (moderation's delete_message is made by the service only). */
 export const actionTypeLabel = {
   close_messages: "Fechar grupos (só admins enviam)",
   open_messages: "Abrir grupos",
@@ -16,7 +16,7 @@ export const actionTypeLabel = {
   promote: "Promover admins",
   demote: "Rebaixar admins",
   remove: "Remover participantes",
-} satisfies Record<ActionType, string>;
+} satisfies Record<Exclude<ActionType, "delete_message">, string>;
 
 export type { ActionType };
 
@@ -49,6 +49,7 @@ export function reasonLabel(reason: string | null): string {
 
 /** What an action does, in a line: its type and its value (the new name, how many participants). */
 export function describeAction(action: { type: ActionType; subject?: string; description?: string; participants?: string[] }): string {
+  if (action.type === "delete_message") return "Moderação: apagar mensagens";
   const label = actionTypeLabel[action.type];
   if (action.type === "set_subject") return `${label}: “${action.subject ?? ""}”`;
   if (action.participants) return `${label}: ${action.participants.length} ${action.participants.length === 1 ? "número" : "números"}`;

@@ -3,7 +3,7 @@ import type { Groups } from "./groups";
 import { type EvolutionParticipant, participantNumber } from "./jids";
 
 /** The route and body of one change (docs/evolution.md#group-settings-group-actions). */
-function call(change: GroupChange): { action: string; body: unknown } {
+function call(change: Exclude<GroupChange, { kind: "delete_messages" }>): { action: string; body: unknown } {
   switch (change.kind) {
     case "announce":
       return { action: "updateSetting", body: { action: change.on ? "announcement" : "not_announcement" } };
@@ -39,6 +39,10 @@ export class GroupSettingsCalls {
 
   async changeGroup(channelId: string, groupId: string, change: GroupChange): Promise<void> {
     const row = await this.groups.openInstance(channelId);
+    if (change.kind === "delete_messages") {
+      for (const m of change.messages) await this.groups.deleteForEveryone(channelId, row.instanceName, groupId, m);
+      return;
+    }
     const { action, body } = call(change);
     let res: { updateParticipants?: { status?: string; jid?: string }[] } | null;
     try {

@@ -67,6 +67,28 @@ export class Groups {
   }
 
   /**
+   * A member's message deleted for everyone (moderation; docs/evolution.md#moderation-messages-in-groups):
+   * `DELETE /chat/deleteMessageForEveryone/{instance}` `{id, fromMe: false, remoteJid, participant}` (2.3.7
+   * `chat.router.ts`, `chat.schema.ts` deleteMessageSchema), which has Baileys send the revoke
+   * (`sendMessage(remoteJid, {delete: key})`, `svc` deleteMessage) and answers 201 with the revoke message; any
+   * failure is its 500 "Error while deleting message for everyone". `participant` is the sender's JID as the message's
+   * key named it (a LID, or a phone JID); digits become a phone JID.
+   */
+  async deleteForEveryone(channelId: string, instanceName: string, groupId: string, message: { id: string; sender: string }) {
+    const participant = message.sender.includes("@") ? message.sender : `${digitsOf(message.sender)}@s.whatsapp.net`;
+    try {
+      await this.instances.onInstance(channelId, () =>
+        this.ctx.client.request("DELETE", `/chat/deleteMessageForEveryone/${encodeURIComponent(instanceName)}`, {
+          body: { id: message.id, fromMe: false, remoteJid: groupId, participant },
+          retry: false,
+        }),
+      );
+    } catch (err) {
+      throw groupError(err, `Evolution API deleteMessageForEveryone ${message.id} in ${groupId}`);
+    }
+  }
+
+  /**
    * `updateParticipant` add, then promote. Baileys answers each participant with a status
    * (`groupParticipantsUpdate` → `[{status, jid, content}]`, `status` "200" or WhatsApp's error code: 403
    * privacy, 408 left recently, 409 already in, …) and Evolution passes the list on as `updateParticipants`

@@ -172,6 +172,45 @@ export class WebhookIntake {
     });
   }
 
+  /**
+   * A member's message in a group (moderation; docs/evolution.md#moderation-messages-in-groups). 2.3.7 posts every
+   * message it receives as `messages.upsert` (`svc` messages.upsert → prepareMessage): `key {remoteJid, fromMe, id,
+   * participant, participantAlt}` — in a group `remoteJid` ends `@g.us`, `participant` is the sender (a LID in a
+   * LID-addressed group, else the phone JID) and `participantAlt` the other form (Baileys 7; older keys: `participantPn`,
+   * the message's `senderPn`); an extendedTextMessage is folded into `message.conversation`; media carry a `caption`.
+   * Revokes and edits (`protocolMessage`) go out as `messages.edited`, not here, and reactions are no posts: neither is
+   * read. The number's own messages (`fromMe`) are not members'. Emitted recorded (5xx when not recorded: Evolution
+   * sends it again; `key.id` makes the second one change nothing).
+   */
+  private async groupMessageEvent(channelId: string, data: Record<string, unknown>, at: Date) {
+    type Key = { remoteJid?: string; fromMe?: boolean; id?: string; participant?: string; participantAlt?: string; participantPn?: string };
+    const key = (data.key ?? {}) as Key;
+    const groupId = key.remoteJid;
+    if (!groupId || !groupIdPattern.test(groupId) || key.fromMe !== false || typeof key.id !== "string" || !key.participant) return;
+    if (data.messageType === "reactionMessage" || data.messageType === "protocolMessage") return;
+    const m = (data.message ?? {}) as Record<string, { text?: unknown; caption?: unknown } | string | undefined>;
+    const captioned = ["imageMessage", "videoMessage", "documentMessage"].map((k) => (m[k] as { caption?: unknown } | undefined)?.caption);
+    const text = [m.conversation, (m.extendedTextMessage as { text?: unknown } | undefined)?.text, ...captioned].find((t) => typeof t === "string") as
+      | string
+      | undefined;
+    const alt = key.participantAlt ?? key.participantPn ?? (typeof data.senderPn === "string" ? data.senderPn : undefined);
+    const phone = jidNumber(key.participant) ?? jidNumber(alt);
+    const lid = lidOf(key.participant) ?? lidOf(alt);
+    const sender = phone ?? lid;
+    if (!sender) return;
+    await this.ctx.events.emitRecorded({
+      type: "group_message",
+      channelId,
+      groupId,
+      messageId: key.id,
+      sender,
+      senderId: key.participant,
+      ...(phone && lid ? { pairs: [{ lid, phone }] } : {}),
+      text: text ?? "",
+      at: timestampOf(data.messageTimestamp as number | string | undefined) ?? at,
+    });
+  }
+
   /** Is this the channel's webhook secret? (Only its SHA-256 is stored; compared in constant time.) */
   async verifyWebhook(channelId: string, secret: string): Promise<boolean> {
     const [row] = await this.ctx.db
@@ -217,7 +256,10 @@ export class WebhookIntake {
     } else if (event === "send.message" && data) {
       for (const d of Array.isArray(data) ? data : [data]) await this.sentEvent(channelId, d, new Date());
     } else if (event === "messages.upsert" && data) {
-      for (const d of Array.isArray(data) ? data : [data]) if (d?.messageType === "pollUpdateMessage") await this.pollVoteEvent(channelId, d, at);
+      for (const d of Array.isArray(data) ? data : [data]) {
+        if (d?.messageType === "pollUpdateMessage") await this.pollVoteEvent(channelId, d, at);
+        else await this.groupMessageEvent(channelId, d, at);
+      }
     } else if (event === "group-participants.update" && data) {
       // Evolution resends a 5xx'd event with the same body (same `date_time`): its digest names the event.
       const platformAt = this.clock.timeOf(sent, at);

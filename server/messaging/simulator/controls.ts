@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { and, asc, count, desc, eq, gt, inArray, isNull, max, notInArray } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { inJson } from "../../../db/params";
@@ -6,6 +7,7 @@ import {
   simulatorFailures,
   simulatorGroupCreateLimits,
   simulatorGroupCreations,
+  simulatorGroupPosts,
   simulatorGroups,
   simulatorInvites,
   simulatorLatency,
@@ -142,6 +144,41 @@ export class SimulatorControls {
       await this.events.emit({ type: "group_participants", channelId, groupId, action: "join", participants: outcome.joined, at });
     }
     return outcome;
+  }
+
+  /**
+   * Control: a member posts a text in the group (docs/simulator.md#members-post). `idMessage` given and already
+   * posted: the platform delivers that message again (nothing new is posted). The service receives it as from the
+   * platform, recorded (emitRecorded): answers `not_member` when the sender is not in the group, and throws when the
+   * service could not record it (the control then answers 5xx, as a gateway's webhook would be).
+   */
+  async postMessage(
+    channelId: string,
+    groupId: string,
+    from: string,
+    text: string,
+    idMessage?: string,
+  ): Promise<{ kind: "posted"; idMessage: string } | { kind: "not_member" }> {
+    const sender = asPlatformWrites(from);
+    const [member] = await this.ctx.db
+      .select({ participant: simulatorParticipants.participant })
+      .from(simulatorParticipants)
+      .where(and(eq(simulatorParticipants.groupId, groupId), eq(simulatorParticipants.participant, sender)));
+    if (!member) return { kind: "not_member" };
+    const messageId = idMessage ?? `SIMG${randomUUID().replaceAll("-", "").slice(0, 16).toUpperCase()}`;
+    const [row] = await this.ctx.db
+      .insert(simulatorGroupPosts)
+      .values({ messageId, groupId, sender, text, at: new Date() })
+      .onConflictDoUpdate({ target: simulatorGroupPosts.messageId, set: { messageId } })
+      .returning();
+    if (row.groupId !== groupId) return { kind: "not_member" };
+    await this.events.emitRecorded({ type: "group_message", channelId, groupId, messageId, sender: row.sender, text: row.text, at: row.at });
+    return { kind: "posted", idMessage: messageId };
+  }
+
+  /** Inspection: the messages members posted in the group, oldest first. */
+  async groupPosts(groupId: string) {
+    return this.ctx.db.select().from(simulatorGroupPosts).where(eq(simulatorGroupPosts.groupId, groupId)).orderBy(asc(simulatorGroupPosts.at));
   }
 
   /** `n` random people, distinct from each other and from everyone already in the group (a collision draws again). */

@@ -1,5 +1,5 @@
-import { and, asc, eq, inArray } from "drizzle-orm";
-import { simulatorGroupChanges, simulatorGroups, simulatorParticipants } from "../../../db/schema";
+import { and, asc, eq, inArray, isNull } from "drizzle-orm";
+import { simulatorGroupChanges, simulatorGroupPosts, simulatorGroups, simulatorParticipants } from "../../../db/schema";
 import { type GroupChange, GroupChangeRefusedError, type GroupSettings, ProviderSendError } from "../provider";
 import type { SimulatedPlatform, SimulatorContext } from "./platform";
 
@@ -44,6 +44,16 @@ export class SimulatedGroupSettings {
     }
     if (change.kind === "description" && change.description.length > 2048) throw new ProviderSendError("bad-request: description too long", false);
     const at = new Date();
+    if (change.kind === "delete_messages") {
+      // Deleted for everyone: the posts stay listed with `deleted` (no settings notice; WhatsApp shows "message deleted").
+      const ids = change.messages.map((m) => m.id);
+      if (ids.length > 0)
+        await this.ctx.db
+          .update(simulatorGroupPosts)
+          .set({ deletedAt: at, deletedBy: channelId })
+          .where(and(eq(simulatorGroupPosts.groupId, groupId), inArray(simulatorGroupPosts.messageId, ids), isNull(simulatorGroupPosts.deletedAt)));
+      return;
+    }
     await this.ctx.db.transaction(async (tx) => {
       const where = eq(simulatorGroups.groupId, groupId);
       if (change.kind === "announce") await tx.update(simulatorGroups).set({ adminsOnly: change.on }).where(where);
