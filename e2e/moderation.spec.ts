@@ -2,15 +2,18 @@
  * Moderation in a real browser (docs/moderation.md#dashboard): the launch page's Moderação card set to Testar then
  * Aplicar; the Números bloqueados page (a bad number named, numbers pasted, one unblocked); blocklisted and foreign
  * numbers joining the launch's group through the simulator show as decisions (would_remove, then removed); "Desfazer"
- * on the removal shows the group's invite link and takes the number off the blocklist.
+ * on the removal shows the group's invite link and takes the number off the blocklist. Then members' messages: a link
+ * posted through the simulator is deleted and shown, an allowed domain passes, the second offence removes the member
+ * and "Desfazer" on that removal shows the invite.
  */
 import type { Page } from "playwright-core";
 import { apiCaller, channelIdOf, createApiKey, createChannel, nav, newAccount, signUp, tallScreenshot, withPage } from "./flows";
-import { assert, expectText, expectUrl, expectVisible, type E2ETest } from "./harness";
+import { assert, eventually, expectText, expectUrl, expectVisible, type E2ETest } from "./harness";
 
 const blockedFirst = "5511987650091";
 const blockedSecond = "5511987650092";
 const foreign = "14155550123";
+const member = "5511987650093";
 
 /** The Moderação card's decision row for a participant and an action label (the table refreshes every 5 s). */
 const decision = (page: Page, participant: string, action: string) =>
@@ -111,6 +114,62 @@ export const tests: E2ETest[] = [
         const left = await call("GET", "/api/external/list-blocklist");
         assert(left.total === 0, `list-blocklist after unblocking: ${JSON.stringify(left)}`);
         log("Desfazer showed the invite; the blocklist emptied from the page");
+      });
+    },
+  },
+  {
+    name: "moderation: links posted in a group in Aplicar are deleted, the second removes the member, Desfazer on that removal; an allowed domain passes",
+    async run(ctx) {
+      const { baseUrl, log } = ctx;
+      await withPage(ctx, async (page) => {
+        await signUp(page, newAccount("modmsg"));
+        const apiKey = await createApiKey(page, "Chave mensagens");
+        await createChannel(page, "Canal Mensagens");
+        const channelId = await channelIdOf(page, "Canal Mensagens");
+        const call = apiCaller(baseUrl, apiKey);
+        const launch = await call("POST", "/api/external/create-launch", {
+          name: "Turma Mensagens",
+          id_channel: [channelId],
+          group_template: { name: "Turma Mensagens #{n}", admins_only: false, admins: [] },
+          initial_groups: 1,
+        });
+        const group = encodeURIComponent(launch.groups[0].id_group);
+        await call("POST", `/api/simulator/groups/${group}/participants`, { join: [member] });
+
+        await page.goto(`${baseUrl}/launches/${launch.id_launch}`);
+        const card = page.getByRole("region", { name: "Moderação" });
+        await card.getByLabel("Domínios permitidos").fill("https://meucurso.com.br/aula");
+        await card.getByLabel("Avisos até remover").fill("2");
+        await saveMode(page, "Aplicar");
+        // The URL typed keeps its hostname, as saved.
+        await eventually(async () => assert((await card.getByLabel("Domínios permitidos").inputValue()) === "meucurso.com.br", "the domain as saved"));
+
+        const post = (text: string) => call("POST", `/api/simulator/groups/${group}/messages`, { from: member, text });
+        await post("A aula está em https://ao-vivo.meucurso.com.br/hoje");
+        const spam = await post("Entra no meu grupo: https://chat.whatsapp.com/AbCdEfGhIjKlMnOpQrStUv");
+        const first = decision(page, member, "Mensagem apagada");
+        await expectText(first, "Link", 20_000);
+        await expectText(first, "Entra no meu grupo");
+        const table = page.getByRole("table", { name: "Decisões da moderação" });
+        assert((await table.getByRole("row").filter({ hasText: "A aula está" }).count()) === 0, "the link to the allowed domain was judged");
+        await eventually(async () => {
+          await new Promise((r) => setTimeout(r, 500)); // at most 2 requests a second (the API key's limit)
+          const { messages } = await call("GET", `/api/simulator/groups/${group}/messages`);
+          const m = messages.find((x: { id_message: string }) => x.id_message === spam.id_message);
+          assert(m?.deleted === true, `the link message is not deleted: ${JSON.stringify(m)}`);
+        }, 30_000);
+        log("the link deleted and shown; the allowed domain passed");
+
+        // The second offence reaches strikes_to_remove (2): removed; Desfazer shows the invite to send them.
+        await post("Renda extra: https://renda-extra.xyz/ganhe");
+        const removal = decision(page, member, "Removido do grupo");
+        await expectText(removal, "Link", 20_000);
+        await tallScreenshot(ctx, page, "launch-moderation-messages");
+        await removal.getByRole("button", { name: "Desfazer" }).click();
+        const undone = page.getByTestId("moderation-undone");
+        await expectText(undone, member);
+        assert(/^https:\/\/chat\.whatsapp\.com\//.test(await undone.getByLabel("Convite do grupo").inputValue()), "no invite shown after Desfazer");
+        log("the second link removed the member; Desfazer showed the invite");
       });
     },
   },
