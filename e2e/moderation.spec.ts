@@ -27,25 +27,30 @@ async function saveMode(page: Page, mode: "Testar" | "Aplicar") {
   await expectVisible(card.getByText("Moderação salva."));
 }
 
+/** A new account with a channel and a launch of one group, set up as a script would; the group's id URL-encoded. */
+async function accountWithLaunch(baseUrl: string, page: Page, name: string) {
+  await signUp(page, newAccount("moder"));
+  const call = apiCaller(baseUrl, await createApiKey(page, `Chave ${name}`));
+  await createChannel(page, `Canal ${name}`);
+  const channelId = await channelIdOf(page, `Canal ${name}`);
+  const launch = await call("POST", "/api/external/create-launch", {
+    name,
+    id_channel: [channelId],
+    group_template: { name: `${name} #{n}`, admins_only: false, admins: [] },
+    initial_groups: 1,
+  });
+  const group = encodeURIComponent(launch.groups[0].id_group);
+  const join = (participant: string) => call("POST", `/api/simulator/groups/${group}/participants`, { join: [participant] });
+  return { call, launch, group, join };
+}
+
 export const tests: E2ETest[] = [
   {
     name: "moderation: the Moderação card in Testar then Aplicar; blocked and foreign joins as decisions; the blocklist page; Desfazer shows the invite",
     async run(ctx) {
       const { baseUrl, log } = ctx;
       await withPage(ctx, async (page) => {
-        await signUp(page, newAccount("moder"));
-        const apiKey = await createApiKey(page, "Chave moderação");
-        await createChannel(page, "Canal Moderação");
-        const channelId = await channelIdOf(page, "Canal Moderação");
-        const call = apiCaller(baseUrl, apiKey);
-        const launch = await call("POST", "/api/external/create-launch", {
-          name: "Turma Moderada",
-          id_channel: [channelId],
-          group_template: { name: "Turma Moderada #{n}", admins_only: false, admins: [] },
-          initial_groups: 1,
-        });
-        const group = encodeURIComponent(launch.groups[0].id_group);
-        const join = (participant: string) => call("POST", `/api/simulator/groups/${group}/participants`, { join: [participant] });
+        const { call, launch, group, join } = await accountWithLaunch(baseUrl, page, "Turma Moderada");
 
         // Testar, with Brazil as the only country: the card saves through edit-launch.
         await page.goto(`${baseUrl}/launches/${launch.id_launch}`);
@@ -122,19 +127,8 @@ export const tests: E2ETest[] = [
     async run(ctx) {
       const { baseUrl, log } = ctx;
       await withPage(ctx, async (page) => {
-        await signUp(page, newAccount("modmsg"));
-        const apiKey = await createApiKey(page, "Chave mensagens");
-        await createChannel(page, "Canal Mensagens");
-        const channelId = await channelIdOf(page, "Canal Mensagens");
-        const call = apiCaller(baseUrl, apiKey);
-        const launch = await call("POST", "/api/external/create-launch", {
-          name: "Turma Mensagens",
-          id_channel: [channelId],
-          group_template: { name: "Turma Mensagens #{n}", admins_only: false, admins: [] },
-          initial_groups: 1,
-        });
-        const group = encodeURIComponent(launch.groups[0].id_group);
-        await call("POST", `/api/simulator/groups/${group}/participants`, { join: [member] });
+        const { call, launch, group, join } = await accountWithLaunch(baseUrl, page, "Turma Mensagens");
+        await join(member);
 
         await page.goto(`${baseUrl}/launches/${launch.id_launch}`);
         const card = page.getByRole("region", { name: "Moderação" });
