@@ -25,6 +25,9 @@
  * `group-actions [pglite|postgres]` (alone): one group action over 500 groups by 2 admin numbers, its paced time
  * (measured at a shortened pace and computed at the real one) and statements per group (bench/group-actions.ts).
  *
+ * `moderation [pglite|postgres]` (alone): 1,000 members' messages a minute judged by moderation while a campaign sends,
+ * p50/p99 per message and the campaign's sends/s against the same campaign alone (bench/moderation.ts).
+ *
  * `link [pglite|postgres]` (alone): the launches' public join link at 200 requests/s, p50/p99 and the
  * clicks stored (bench/link.ts).
  *
@@ -44,6 +47,7 @@ import { groupPids, statementLog } from "./common";
 import { benchExports } from "./exports";
 import { benchGroupActions } from "./group-actions";
 import { benchLink } from "./link";
+import { benchModeration } from "./moderation";
 import { benchParticipants } from "./participants";
 import { benchTwoProcesses } from "./two-processes";
 import { benchWebhooks, type WebhookFigures } from "./webhooks";
@@ -436,13 +440,17 @@ async function main() {
     for (const kind of ["pglite", "postgres"] as const) if (!process.argv[3] || process.argv[3] === kind) await benchGroupActions(kind);
     return;
   }
+  if (only === "moderation") {
+    for (const kind of ["pglite", "postgres"] as const) if (!process.argv[3] || process.argv[3] === kind) await benchModeration(kind);
+    return;
+  }
   if (only === "participants") {
     for (const kind of ["pglite", "postgres"] as const) if (!process.argv[3] || process.argv[3] === kind) await benchParticipants(kind);
     return;
   }
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
   if (kinds.length === 0)
-    throw new Error(`unknown mode "${only}": pglite, postgres, compare, two-processes, scale, load, link, participants, group-actions or exports`);
+    throw new Error(`unknown mode "${only}": pglite, postgres, compare, two-processes, scale, load, link, participants, moderation, group-actions or exports`);
   const { built } = await ensureBuild({ log });
   if (built) {
     // Right after `next build` the first figures came out half as good (create-campaign 290 ms, not 190).

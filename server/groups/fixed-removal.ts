@@ -28,6 +28,8 @@ export async function createFixedAction(
   groups: string[],
   action: GroupActionSpec,
   now: Date,
+  /** When it is due (default now). */
+  runAt: Date = now,
 ): Promise<string> {
   const positions = new Map(
     (await tx.select({ groupId: launchGroups.groupId, position: launchGroups.position }).from(launchGroups).where(eq(launchGroups.launchId, launch.id))).map(
@@ -43,8 +45,8 @@ export async function createFixedAction(
     launchId: launch.id,
     action,
     status: "scheduled",
-    scheduledAt: now,
-    nextRunAt: now,
+    scheduledAt: runAt,
+    nextRunAt: runAt,
     fixedGroups: true,
     total: unique.length,
     createdAt: now,

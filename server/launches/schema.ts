@@ -130,7 +130,7 @@ export const launchBuyers = z
   .meta({ description: "Buyers leave the lead groups (docs/launches.md#buyers-leave-the-groups)." });
 const launchBuyerChanges = z.object(buyerFields).partial();
 
-/** Moderation (CONTRACT §9; docs/moderation.md). Message rules are stored; joins are judged (country codes, blocklist). */
+/** Moderation (CONTRACT §9; docs/moderation.md): joins (country codes, blocklist) and members' messages (links, banned words, floods) are judged. */
 const hostname = z
   .string()
   .max(253)
@@ -140,9 +140,11 @@ const moderationFields = {
   mode: z.enum(["off", "shadow", "enforce"]).meta({
     description: "off: nothing judged; shadow: every decision recorded as would_delete / would_remove and nothing done; enforce: done.",
   }),
-  block_links: z
-    .boolean()
-    .meta({ description: "A message with a link (an invite to another WhatsApp group included) breaks the rule, but for allowed_domains." }),
+  block_links: z.boolean().meta({
+    description:
+      "A message with a link breaks the rule, but for allowed_domains: http(s)://…, www.…, or a bare host under a common top-level domain " +
+      "(an invite to another WhatsApp group, chat.whatsapp.com/…, and wa.me/… included). Text and media captions are read.",
+  }),
   allowed_domains: z
     .array(hostname)
     .max(50, "must list at most 50 hostnames")
@@ -150,9 +152,26 @@ const moderationFields = {
   banned_words: z
     .array(z.string().trim().min(1).max(60))
     .max(200, "must list at most 200 words")
-    .meta({ description: "Matched as whole words, case- and accent-insensitive." }),
-  max_messages_per_minute: z.number().int().min(1).max(60).nullable().meta({ description: "Per member in a rolling minute; null: no flood rule." }),
-  strikes_to_remove: z.number().int().min(1).max(10).meta({ description: "Strikes (any rule, within the launch) at which the member is removed." }),
+    .meta({ description: "Matched as whole words (or phrases), case- and accent-insensitive: grátis matches GRATIS, not gratisfeito." }),
+  max_messages_per_minute: z
+    .number()
+    .int()
+    .min(1)
+    .max(60)
+    .nullable()
+    .meta({
+      description: "Per member and group in a rolling minute (the platform's time of each message); each message past it breaks the rule. null: no flood rule.",
+    }),
+  strikes_to_remove: z
+    .number()
+    .int()
+    .min(1)
+    .max(10)
+    .meta({
+      description:
+        "In enforce, every message deleted gives its sender a strike (any rule, any group of the launch); at this many the member is removed. " +
+        "Shadow counts would_delete decisions instead and records would_remove. Undo (undo-moderation) clears a person's strikes.",
+    }),
   country_codes: z
     .array(z.string().regex(/^[1-9][0-9]{0,3}$/, "must be a calling code: 1–4 digits, e.g. 55"))
     .min(1)

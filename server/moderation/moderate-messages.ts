@@ -7,14 +7,24 @@
  * the same decisions are `would_delete` / `would_remove` and nothing is done. Never judged: the group's admins, the
  * account's numbers, the template's admins and the launch's staff.
  *
- * Recorded and judged in one transaction, keyed by the platform's message id: a redelivered message finds its row and
- * decides nothing twice; a failure leaves nothing, so the caller answers the gateway 5xx and it sends the message again.
+ * Recorded with its decisions in one transaction, keyed by the platform's message id: a redelivered message conflicts
+ * with its row and decides nothing twice; a failure leaves nothing, so the caller answers the gateway 5xx and it sends
+ * the message again. A message breaking no rule is one statement.
  * Cheap (a few indexed statements), so it runs in the inbound handler; the deletions and removals themselves run in the
  * group-action engine, never on a campaign's send path.
  */
-import { and, count, eq, gt, sql } from "drizzle-orm";
+import { and, count, eq, gt, isNull, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
-import { groupMessages, type LaunchModerationSettings, launches, launchGroups, moderationEvents, moderationStrikes } from "../../db/schema";
+import {
+  groupActionGroups,
+  groupActions,
+  groupMessages,
+  type LaunchModerationSettings,
+  launches,
+  launchGroups,
+  moderationEvents,
+  moderationStrikes,
+} from "../../db/schema";
 import { recordAudit, systemActor } from "../audit/record-audit";
 import { createFixedAction, createFixedRemoval } from "../groups/fixed-removal";
 import { protectedKeys } from "../launches/buyers-in-groups";
@@ -70,12 +80,6 @@ export async function moderateMessage(db: Db, provider: Pick<MessagingProvider, 
   const person = participantKey(event.sender, (lid) => paired.get(lid));
   const settings = launch.moderation;
   const at = event.at;
-  const [seen] = await db
-    .select({ id: groupMessages.id })
-    .from(groupMessages)
-    .where(and(eq(groupMessages.groupId, event.groupId), eq(groupMessages.messageId, event.messageId)));
-  if (seen) return [];
-
   let rule: Rule | null = textRuleBroken(settings, event.text);
   if (!rule && settings.max_messages_per_minute !== null) {
     const [recent] = await db
@@ -88,8 +92,8 @@ export async function moderateMessage(db: Db, provider: Pick<MessagingProvider, 
   const excerpt = excerptOf(event.text);
   // The participant as the group lists them: the number when known, else the LID.
   const participant = person.includes("@") ? event.sender : (paired.get(event.sender) ?? event.sender);
-  return db.transaction(async (tx) => {
-    const [row] = await tx
+  const record = (q: Db | Tx) =>
+    q
       .insert(groupMessages)
       .values({
         groupId: event.groupId,
@@ -102,8 +106,15 @@ export async function moderateMessage(db: Db, provider: Pick<MessagingProvider, 
       })
       .onConflictDoNothing()
       .returning({ id: groupMessages.id });
+  // Nothing to decide: one statement (a redelivery conflicts and changes nothing).
+  if (rule === null || exempt) {
+    await record(db);
+    return [];
+  }
+  return db.transaction(async (tx) => {
+    const [row] = await record(tx);
     // Judged already (a redelivery, or the same message through another channel in the group).
-    if (!row || rule === null || exempt) return [];
+    if (!row) return [];
     return decide(tx, launch, settings, { event, rule, participant, person, excerpt }, now);
   });
 }
@@ -128,14 +139,7 @@ async function decide(tx: Tx, launch: Launch, settings: LaunchModerationSettings
   const made: string[] = [];
   let deleteAction: string | null = null;
   if (enforce) {
-    deleteAction = await createFixedAction(
-      tx,
-      launch,
-      "Moderação: apagar mensagem",
-      [o.event.groupId],
-      { type: "delete_message", messages: [{ id: o.event.messageId, sender: o.event.senderId ?? o.event.sender }] },
-      now,
-    );
+    deleteAction = await queueDeletion(tx, launch, o.event.groupId, { id: o.event.messageId, sender: o.event.senderId ?? o.event.sender }, now);
     made.push(deleteAction);
     await recordAudit(tx, { tenantId: launch.tenantId, actor: systemActor, action: "moderation.delete_message", target: o.participant, at: now });
   }
@@ -162,6 +166,32 @@ async function decide(tx: Tx, launch: Launch, settings: LaunchModerationSettings
     actionId: removal,
   });
   return made;
+}
+
+/** A group's deletions wait this long for others to join them: a flood or a spam wave is one group action, not dozens. */
+const deletionBatchMs = 1000;
+
+/**
+ * Queues a message's deletion: added to the group's deletion not started yet (scheduled, no engine holding it), or a new
+ * `delete_message` action due in a second. Answers the action.
+ */
+async function queueDeletion(tx: Tx, launch: Launch, groupId: string, message: { id: string; sender: string }, now: Date): Promise<string> {
+  const [joined] = await tx
+    .update(groupActions)
+    .set({ action: sql`jsonb_set(${groupActions.action}, '{messages}', (${groupActions.action}->'messages') || ${JSON.stringify([message])}::jsonb)` })
+    .where(
+      and(
+        eq(groupActions.launchId, launch.id),
+        eq(groupActions.status, "scheduled"),
+        isNull(groupActions.leaseUntil),
+        sql`${groupActions.action}->>'type' = 'delete_message'`,
+        sql`exists (select 1 from ${groupActionGroups} g where g.action_id = ${groupActions.id} and g.id_group = ${groupId})`,
+      ),
+    )
+    .returning({ id: groupActions.id });
+  if (joined) return joined.id;
+  const due = new Date(now.getTime() + deletionBatchMs);
+  return createFixedAction(tx, launch, "Moderação: apagar mensagens", [groupId], { type: "delete_message", messages: [message] }, now, due);
 }
 
 /** One more strike for the person within the launch; answers their strikes now. */
