@@ -153,15 +153,9 @@ const moderationFields = {
     .array(z.string().trim().min(1).max(60))
     .max(200, "must list at most 200 words")
     .meta({ description: "Matched as whole words (or phrases), case- and accent-insensitive: grátis matches GRATIS, not gratisfeito." }),
-  max_messages_per_minute: z
-    .number()
-    .int()
-    .min(1)
-    .max(60)
-    .nullable()
-    .meta({
-      description: "Per member and group in a rolling minute (the platform's time of each message); each message past it breaks the rule. null: no flood rule.",
-    }),
+  max_messages_per_minute: z.number().int().min(1).max(60).nullable().meta({
+    description: "Per member and group in a rolling minute (the platform's time of each message); each message past it breaks the rule. null: no flood rule.",
+  }),
   strikes_to_remove: z
     .number()
     .int()

@@ -30,6 +30,7 @@ import { createFixedAction, createFixedRemoval } from "../groups/fixed-removal";
 import { protectedKeys } from "../launches/buyers-in-groups";
 import type { Launch } from "../launches/find-launch";
 import { storePairs } from "../launches/lid-phones";
+import { onLaunchWake } from "../launches/wake";
 import type { MessagingProvider, ProviderEvent } from "../messaging/provider";
 import { participantKey } from "../phones/phone";
 import { excerptOf, textRuleBroken } from "./message-rules";
@@ -53,8 +54,28 @@ async function groupAdmins(provider: Pick<MessagingProvider, "groupSettings">, c
   return keys;
 }
 
+/**
+ * Which moderated launch holds a group, remembered a little (a busy group's every message would ask): forgotten at once
+ * when this process edits or wakes a launch (its settings, its groups), and after 2 s in any case (another process's edit).
+ */
+const heldTtlMs = 2000;
+const held = new Map<string, { launch: Launch | undefined; until: number }>();
+onLaunchWake((launchId) => {
+  for (const [key, v] of held) if (!v.launch || v.launch.id === launchId) held.delete(key);
+});
+
 /** The moderated launch holding the group, reached by the channel's account (the oldest when two hold it). */
 async function moderatedLaunch(db: Db, channelId: string, groupId: string): Promise<Launch | undefined> {
+  const key = `${channelId} ${groupId}`;
+  const known = held.get(key);
+  if (known && known.until > Date.now()) return known.launch;
+  const launch = await readModeratedLaunch(db, channelId, groupId);
+  if (held.size > 10_000) held.clear();
+  held.set(key, { launch, until: Date.now() + heldTtlMs });
+  return launch;
+}
+
+async function readModeratedLaunch(db: Db, channelId: string, groupId: string): Promise<Launch | undefined> {
   const [row] = await db
     .select({ launch: launches })
     .from(launchGroups)

@@ -59,8 +59,11 @@ export const moderationRouter = router({
         summary: "A launch's moderation decisions, newest first",
         description:
           "Account owner only. Each decision: `at`, `id_group`, `participant`, `rule` (link, banned_word, flood, country_code, blocklist), `action` " +
-          "(deleted, removed, or would_delete / would_remove in shadow mode) and an `excerpt` of at most 100 characters. 100 a page; pass " +
-          "`next_cursor` as `cursor` for older ones. Another account's launch is 404.",
+          "(deleted, removed, or would_delete / would_remove in shadow mode) and an `excerpt` of at most 100 characters. A member's message " +
+          "that breaks a rule is deleted for everyone and gives a strike (enforce); at strikes_to_remove strikes the member is removed (an " +
+          "event `removed`). A message is judged once (a redelivery decides nothing). The same decisions go out as the group_activity " +
+          "webhook event `moderation`, at most one a minute per group. 100 a page; pass `next_cursor` as `cursor` for older ones. Another " +
+          "account's launch is 404.",
         protect: true,
         errorResponses: [400, 401, 404, 429, 500],
       },
