@@ -145,6 +145,7 @@ export const tests: E2ETest[] = [
             ["campaign-new", "/campaigns/new"],
             ["campaign", campaignPath],
             ["group-action", actionPath],
+            ["blocklist", "/bloqueios"],
             ["integrations", "/integrations"],
             ["webhooks", "/webhooks"],
             ["apps", "/apps"],
@@ -178,7 +179,7 @@ export const tests: E2ETest[] = [
 
           // The narrowest phones the issue names, on the pages that were widest.
           await page.setViewportSize({ width: 360, height: 740 });
-          for (const path of ["/overview", "/channels", launchPath, "/launches/new", "/settings", campaignPath, actionPath]) {
+          for (const path of ["/overview", "/channels", launchPath, "/launches/new", "/settings", campaignPath, actionPath, "/bloqueios"]) {
             await page.goto(path);
             await settled(page);
             await checkPhoneLayout(page, `${path} at 360 px`);

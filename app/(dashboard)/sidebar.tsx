@@ -15,6 +15,7 @@ const sections: { label: string; href: string; admin?: true }[] = [
   { label: "Segmentos", href: "/segments" },
   { label: "Lançamentos", href: "/launches" },
   { label: "Campanhas", href: "/campaigns" },
+  { label: "Números bloqueados", href: "/bloqueios" },
   { label: "Integrações", href: "/integrations", admin: true },
   { label: "Webhooks", href: "/webhooks", admin: true },
   { label: "Apps", href: "/apps", admin: true },

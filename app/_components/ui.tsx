@@ -105,6 +105,36 @@ export function Field({
   );
 }
 
+/** One of a few options as cards (a radio each): the label in bold and a line of help under it. */
+export function ChoiceList<V extends string>({
+  name,
+  options,
+  value,
+  onChange,
+  label,
+}: {
+  name: string;
+  options: { value: V; label: string; help: string }[];
+  value: V;
+  onChange: (value: V) => void;
+  /** Names the group when no fieldset's legend does. */
+  label?: string;
+}) {
+  return (
+    <div className="choice-list" role="radiogroup" aria-label={label}>
+      {options.map((o) => (
+        <label key={o.value} className={value === o.value ? "choice selected" : "choice"}>
+          <input type="radio" name={name} value={o.value} checked={value === o.value} onChange={() => onChange(o.value)} />
+          <span>
+            <strong>{o.label}</strong>
+            <small className="muted">{o.help}</small>
+          </span>
+        </label>
+      ))}
+    </div>
+  );
+}
+
 export function CopyButton({ text, label = "Copiar" }: { text: string; label?: string }) {
   const [copied, setCopied] = useState(false);
   async function copy() {

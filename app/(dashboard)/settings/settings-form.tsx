@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent, type ReactNode } from "react";
-import { ErrorAlert, Field, Loading, PageHeader } from "../../_components/ui";
+import { ChoiceList, ErrorAlert, Field, Loading, PageHeader } from "../../_components/ui";
 import { useTRPC } from "../../_lib/trpc";
 import { useCan } from "../role-context";
 import { ScheduleEditor } from "./schedule-editor";
@@ -304,23 +304,12 @@ export function SettingsForm() {
                 <h2 id="queue-title">Fila</h2>
               </legend>
               <p className="muted section-help">O que acontece quando mais de uma campanha quer enviar ao mesmo tempo.</p>
-              <div className="choice-list">
-                {queueModes.map((m) => (
-                  <label key={m.value} className={s.queue.concurrent_mode === m.value ? "choice selected" : "choice"}>
-                    <input
-                      type="radio"
-                      name="concurrent_mode"
-                      value={m.value}
-                      checked={s.queue.concurrent_mode === m.value}
-                      onChange={() => set("queue", { concurrent_mode: m.value })}
-                    />
-                    <span>
-                      <strong>{m.label}</strong>
-                      <small className="muted">{m.help}</small>
-                    </span>
-                  </label>
-                ))}
-              </div>
+              <ChoiceList
+                name="concurrent_mode"
+                options={queueModes}
+                value={s.queue.concurrent_mode}
+                onChange={(concurrent_mode) => set("queue", { concurrent_mode })}
+              />
             </fieldset>
           </section>
 

@@ -14,6 +14,7 @@ import { LaunchActions } from "./launch-actions";
 import { LaunchAnalytics } from "./launch-analytics";
 import { LeadsPanel } from "./leads-panel";
 import { MetaPanel } from "./meta-panel";
+import { ModerationCard } from "./moderation-card";
 
 /** People join through the link at any moment: the page follows them. */
 const poll = 5000;
@@ -107,6 +108,8 @@ export function LaunchDetail({ id }: { id: string }) {
       <LeadsPanel id={l.id_launch} leads={t.leads} joined={t.leads_joined} />
 
       <BuyersInGroupsCard id={l.id_launch} buyers={l.buyers} removed={t.buyers_removed} />
+
+      <ModerationCard id={l.id_launch} moderation={l.moderation} groups={l.groups} />
 
       <LaunchAnalytics id={l.id_launch} createdAt={l.created_at} />
 
