@@ -30,6 +30,52 @@ module.exports = {
       to: { path: "^server/(root|services|rest-api|openapi|resolve-caller)\\.ts$" },
     },
     {
+      name: "launch-imports-no-link-or-funnel",
+      comment:
+        "server/launches/launch/ (a launch's record and schema, its groups' rotation and the engine that makes them) is what the link and the funnel build on: it imports neither, nor the domain's surface (server/launches/*.ts).",
+      severity: "error",
+      from: { path: "^server/launches/launch/" },
+      to: { path: ["^server/launches/(link|funnel)/", "^server/launches/[^/]+$"] },
+    },
+    {
+      name: "link-imports-no-funnel",
+      comment: "server/launches/link/ (the join link, its clicks, the invites it sends people to) is read by the funnel's figures, never the reverse.",
+      severity: "error",
+      from: { path: "^server/launches/link/" },
+      to: { path: ["^server/launches/funnel/", "^server/launches/[^/]+$"] },
+    },
+    {
+      name: "launches-surface-on-top",
+      comment:
+        "server/launches/*.ts (the router and the create, edit and info of a launch, which span the link, the funnel and the launch) sit above the launches' and the groups' folders: none of them imports it.",
+      severity: "error",
+      from: { path: ["^server/launches/[^/]+/", "^server/groups/"] },
+      to: { path: "^server/launches/[^/]+$" },
+    },
+    {
+      name: "groups-import-no-link",
+      comment:
+        "server/groups/ (what the service knows about a group: its members, its activity, the actions on it) is used by launches, campaigns and moderation; of launches it reads the launch itself (launch/) and its buyers (funnel/), never the link.",
+      severity: "error",
+      from: { path: "^server/groups/" },
+      to: { path: "^server/launches/link/" },
+    },
+    {
+      name: "group-members-import-no-actions",
+      comment:
+        "server/groups/members/ and server/groups/activity/ (a group's participants, the LID ⇄ phone map, member counts, the group_activity events) sit below the group actions, which read them; group-activity imports no domain folder.",
+      severity: "error",
+      from: { path: "^server/groups/(members|activity)/" },
+      to: { path: ["^server/groups/actions/", "^server/launches/funnel/"] },
+    },
+    {
+      name: "group-activity-imports-no-domain",
+      comment: "server/groups/activity/ writes group_activity events to the outbox: the launches, the members and the actions all record through it.",
+      severity: "error",
+      from: { path: "^server/groups/activity/" },
+      to: { path: `^server/(?!webhooks/events\\.ts$)${domains}/` },
+    },
+    {
       name: "dispatch-imports-no-engine-or-page",
       comment: "server/dispatch is engine-agnostic: Inngest and the embedded runner call it, never the reverse.",
       severity: "error",

@@ -57,7 +57,7 @@ export async function benchModeration(kind: "pglite" | "postgres") {
     const { createTenant } = await import("../server/auth/create-tenant");
     const { createChannel } = await import("../server/channels/create-channel");
     const { createLaunch } = await import("../server/launches/create-launch");
-    const { createLaunchInput } = await import("../server/launches/schema");
+    const { createLaunchInput } = await import("../server/launches/launch/schema");
     const { editLaunch } = await import("../server/launches/edit-launch");
     const { createSegment } = await import("../server/segments/create-segment");
     const { createCampaign } = await import("../server/campaigns/create-campaign");

@@ -34,9 +34,9 @@ export async function benchParticipants(kind: "pglite" | "postgres") {
     const { createTenant } = await import("../server/auth/create-tenant");
     const { createChannel } = await import("../server/channels/create-channel");
     const { createLaunch } = await import("../server/launches/create-launch");
-    const { createLaunchInput } = await import("../server/launches/schema");
+    const { createLaunchInput } = await import("../server/launches/launch/schema");
     const { infoLaunch } = await import("../server/launches/info-launch");
-    const { recordParticipants } = await import("../server/launches/record-participants");
+    const { recordParticipants } = await import("../server/groups/members/record-participants");
     const { mapLimit } = await import("../server/map-limit");
 
     const { db, provider } = await getServices();

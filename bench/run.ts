@@ -459,7 +459,9 @@ async function main() {
   }
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
   if (kinds.length === 0)
-    throw new Error(`unknown mode "${only}": pglite, postgres, compare, two-processes, scale, load, link, participants, audit, moderation, group-actions or exports`);
+    throw new Error(
+      `unknown mode "${only}": pglite, postgres, compare, two-processes, scale, load, link, participants, audit, moderation, group-actions or exports`,
+    );
   const { built } = await ensureBuild({ log });
   if (built) {
     // Right after `next build` the first figures came out half as good (create-campaign 290 ms, not 190).

@@ -177,7 +177,7 @@ export const channels = pgTable(
     groupsCreatedToday: integer("groups_created_today").notNull().default(0),
     /**
      * A group creation through this number failed (not a refusal of the request): no creation through it, for any
-     * launch, before this (the failing launch's backoff: server/launches/group-creators.ts); null when none waits.
+     * launch, before this (the failing launch's backoff: server/launches/launch/group-creators.ts); null when none waits.
      */
     createRetryAt: ts("create_retry_at"),
     /** min_send_gap_seconds across every campaign of the number: no send of this channel is claimed before this. */
@@ -911,7 +911,7 @@ export const launches = pgTable(
     createChannelId: text("create_channel_id"),
     /**
      * The last Brasília day whose clicks are folded into launch_click_days / launch_click_day_counts
-     * (server/launches/fold-clicks.ts): figures of days up to it are read from the fold, later days from
+     * (server/launches/link/fold-clicks.ts): figures of days up to it are read from the fold, later days from
      * launch_clicks. Null: nothing folded yet.
      */
     clicksFoldedThrough: text("clicks_folded_through"),
@@ -1048,14 +1048,14 @@ export const launchClicks = pgTable(
     /** A salted hash of the client address, the salt changing every day: distinct visitors per day, no raw IP. */
     visitor: text("visitor").notNull(),
   },
-  // `at`: the retention step finds rows past 90 days without reading every launch's (server/launches/fold-clicks.ts).
+  // `at`: the retention step finds rows past 90 days without reading every launch's (server/launches/link/fold-clicks.ts).
   (t) => [index("launch_clicks_launch_day_idx").on(t.launchId, t.day), index("launch_clicks_at_idx").on(t.at)],
 );
 
 export const metaEventStates = ["pending", "sent", "failed", "canceled"] as const;
 
 /**
- * The Meta Conversions API outbox (server/launches/deliver-meta-events.ts): one server event per counted click of
+ * The Meta Conversions API outbox (server/launches/funnel/deliver-meta-events.ts): one server event per counted click of
  * a launch with `meta_pixel_id`, written in the click's own statement and sent by the `meta-events` job, retried
  * on the webhooks' schedule. `payload` is the event as Meta receives it; the visitor's address and user agent
  * are removed from it once the event is finished (sent, failed or canceled).
@@ -1087,7 +1087,7 @@ export const metaEvents = pgTable(
   ],
 );
 
-/** A folded day of a launch's clicks (server/launches/fold-clicks.ts): the day's clicks and distinct visitors. */
+/** A folded day of a launch's clicks (server/launches/link/fold-clicks.ts): the day's clicks and distinct visitors. */
 export const launchClickDays = pgTable(
   "launch_click_days",
   {
@@ -1214,7 +1214,7 @@ export const launchLeads = pgTable(
   (t) => [
     primaryKey({ columns: [t.launchId, t.phone] }),
     index("launch_leads_match_idx").on(t.launchId, t.matchKey),
-    // The CSV export's keyset pages (server/launches/launch-leads.ts): oldest first, then by phone.
+    // The CSV export's keyset pages (server/launches/funnel/launch-leads.ts): oldest first, then by phone.
     index("launch_leads_created_idx").on(t.launchId, t.createdAt, t.phone),
   ],
 );

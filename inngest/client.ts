@@ -33,12 +33,12 @@ export async function dispatchRequests(db: Db, campaignIds: string[]) {
   return rows.map((r) => ({ name: dispatchRequested.name, data: { id_campaign: r.id, tenant_id: r.tenantId } satisfies DispatchRequestedData }));
 }
 
-/** A launch may need groups now (server/launches/wake.ts): run the launch engine for it. */
+/** A launch may need groups now (server/launches/launch/wake.ts): run the launch engine for it. */
 export const launchWakeRequested = eventType("launch/wake.requested", {
   schema: staticSchema<{ id_launch: string }>(),
 });
 
-/** A group action may have work now (server/groups/wake.ts): run the group-action engine for it. */
+/** A group action may have work now (server/groups/actions/wake.ts): run the group-action engine for it. */
 export const groupActionWakeRequested = eventType("group-action/wake.requested", {
   schema: staticSchema<{ id_action: string }>(),
 });

@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import { serverDatabase } from "../server/database";
 import { env, validateEnv } from "../server/env";
 import { startAppServer } from "../server/http/app-server";
-import { publicLinkPrefix, servePublicLink } from "../server/launches/public-link";
+import { publicLinkPrefix, servePublicLink } from "../server/launches/link/public-link";
 import { handleRestRequest } from "../server/rest-api";
 
 async function main() {

@@ -33,13 +33,13 @@ export type ProcessSlot =
   | "cancelListeners"
   /** server/messaging/gateway-check.ts: the last start-up check of the gateway (Evolution). */
   | "gatewayCheck"
-  /** server/launches/wake.ts: the launch engine's wake-up listeners. */
+  /** server/launches/launch/wake.ts: the launch engine's wake-up listeners. */
   | "launchWakers"
-  /** server/groups/wake.ts: the group-action engine's wake-up listeners. */
+  /** server/groups/actions/wake.ts: the group-action engine's wake-up listeners. */
   | "groupActionWakers"
-  /** server/launches/public-link.ts: launches by slug for the public link (at most ~1 s old), and when each last sent link_broken. */
+  /** server/launches/link/public-link.ts: launches by slug for the public link (at most ~1 s old), and when each last sent link_broken. */
   | "launchLinks"
-  /** server/launches/launch-lock.ts: per launch, the chain of group creations in progress. */
+  /** server/launches/launch/launch-lock.ts: per launch, the chain of group creations in progress. */
   | "launchLocks";
 
 const key = Symbol.for("group-campaigns.process-state");

@@ -25,7 +25,7 @@ export interface Context {
   resHeaders?: Headers;
   /**
    * Where the transport writes a file answer as a stream (the REST facade): a procedure with `fileResponse` hands its
-   * body here and answers `{file}` with an empty content (server/launches/csv-export.ts). Absent (/api/trpc): a CSV is refused.
+   * body here and answers `{file}` with an empty content (server/launches/funnel/csv-export.ts). Absent (/api/trpc): a CSV is refused.
    */
   sendFile?: (file: FileStream) => void;
 }

@@ -11,7 +11,7 @@ import { handleSimulatorRequest } from "../server/simulator-http/simulator-contr
 import { handleAuthorize, handleDecision, handleIntrospect, handleMetadata, handleRevoke, handleToken } from "../server/oauth/http";
 import { handleNextAuth } from "./next-auth-handler";
 import { applyClientHeaders } from "../server/http/client-address";
-import { publicLinkPrefix, servePublicLink } from "../server/launches/public-link";
+import { publicLinkPrefix, servePublicLink } from "../server/launches/link/public-link";
 import { handleTrpcRequest } from "../server/trpc-http";
 import { handleLaunchCsv, launchCsvPath, type LaunchCsvFile } from "../server/launches-http/launch-csv";
 

@@ -1,4 +1,4 @@
-import { onGroupActionWake } from "../../server/groups/wake";
+import { onGroupActionWake } from "../../server/groups/actions/wake";
 import { groupActionWakeRequested, inngest } from "../client";
 import { createGroupActionEngine } from "../functions/group-action-engine";
 import { GroupActionRunner, type GroupActionRunnerOptions } from "../in-process/group-action-runner";
@@ -11,7 +11,7 @@ const passEveryMs = 5_000;
 export const groupActionEngine = createGroupActionEngine(passEveryMs);
 
 /**
- * The group-action engine (server/groups/run-group-actions.ts applies an action to its groups): the in-process
+ * The group-action engine (server/groups/actions/run-group-actions.ts applies an action to its groups): the in-process
  * GroupActionRunner, or the `group-action-engine` function fed with `group-action/wake.requested` events for this
  * process's wake-ups (a lost one costs latency only: the cron finds the action).
  */

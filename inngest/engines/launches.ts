@@ -1,4 +1,4 @@
-import { onLaunchWake } from "../../server/launches/wake";
+import { onLaunchWake } from "../../server/launches/launch/wake";
 import { inngest, launchWakeRequested } from "../client";
 import { createLaunchEngine } from "../functions/launch-engine";
 import { LaunchRunner, type LaunchRunnerOptions } from "../in-process/launch-runner";
@@ -11,7 +11,7 @@ const passEveryMs = 30_000;
 export const launchEngine = createLaunchEngine(passEveryMs);
 
 /**
- * The launch engine (server/launches/launch-engine.ts makes a launch's next groups): the in-process LaunchRunner, or
+ * The launch engine (server/launches/launch/launch-engine.ts makes a launch's next groups): the in-process LaunchRunner, or
  * the `launch-engine` function fed with `launch/wake.requested` events for this process's wake-ups (a lost one costs
  * latency only: the next cron pass finds the launch).
  */

@@ -9,7 +9,7 @@ const passEveryMs = 5_000;
 export const welcomeEngine = createWelcomeEngine(passEveryMs);
 
 /**
- * The welcome engine (server/launches/run-welcomes.ts greets each launch group's newcomers, CONTRACT §8 "Welcome"): the
+ * The welcome engine (server/launches/funnel/run-welcomes.ts greets each launch group's newcomers, CONTRACT §8 "Welcome"): the
  * in-process WelcomeRunner, woken by the launches' wake-ups (joins recorded), or the `welcome-engine` function, which
  * `launch/wake.requested` triggers too: the launches engine (launches.ts) already forwards those events, so this one
  * forwards nothing of its own.

@@ -1,4 +1,4 @@
-import { runGroupActions } from "../../server/groups/run-group-actions";
+import { runGroupActions } from "../../server/groups/actions/run-group-actions";
 import { getServices } from "../../server/services";
 import { groupActionWakeRequested, inngest } from "../client";
 import { cronEvery } from "../jobs/job";

@@ -1,4 +1,4 @@
-import { runLaunchEngine } from "../../server/launches/launch-engine";
+import { runLaunchEngine } from "../../server/launches/launch/launch-engine";
 import { getServices } from "../../server/services";
 import { inngest, launchWakeRequested } from "../client";
 import { cronEvery } from "../jobs/job";

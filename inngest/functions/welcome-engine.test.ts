@@ -7,7 +7,7 @@ import { launchGroups, launchWelcomes } from "../../db/schema";
 import { createTenant } from "../../server/auth/create-tenant";
 import { createChannel } from "../../server/channels/create-channel";
 import { createLaunch } from "../../server/launches/create-launch";
-import { createLaunchInput } from "../../server/launches/schema";
+import { createLaunchInput } from "../../server/launches/launch/schema";
 import { getServices } from "../../server/services";
 import { welcomeEngine } from "../engines/welcomes";
 import { functions } from "../served";

@@ -1,4 +1,4 @@
-import { runWelcomes } from "../../server/launches/run-welcomes";
+import { runWelcomes } from "../../server/launches/funnel/run-welcomes";
 import { getServices } from "../../server/services";
 import { inngest, launchWakeRequested } from "../client";
 import { cronEvery } from "../jobs/job";

@@ -1,5 +1,5 @@
-import { runGroupActions } from "../../server/groups/run-group-actions";
-import { onGroupActionWake } from "../../server/groups/wake";
+import { runGroupActions } from "../../server/groups/actions/run-group-actions";
+import { onGroupActionWake } from "../../server/groups/actions/wake";
 import type { Services } from "../../server/services";
 import { PassRunner } from "./pass-runner";
 

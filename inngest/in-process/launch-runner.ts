@@ -1,5 +1,5 @@
-import { runLaunchEngine } from "../../server/launches/launch-engine";
-import { onLaunchWake } from "../../server/launches/wake";
+import { runLaunchEngine } from "../../server/launches/launch/launch-engine";
+import { onLaunchWake } from "../../server/launches/launch/wake";
 import type { Services } from "../../server/services";
 
 export interface LaunchRunnerOptions {

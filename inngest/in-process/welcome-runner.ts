@@ -1,5 +1,5 @@
-import { runWelcomes } from "../../server/launches/run-welcomes";
-import { onLaunchWake } from "../../server/launches/wake";
+import { runWelcomes } from "../../server/launches/funnel/run-welcomes";
+import { onLaunchWake } from "../../server/launches/launch/wake";
 import type { Services } from "../../server/services";
 import { PassRunner } from "./pass-runner";
 
@@ -11,7 +11,7 @@ export interface WelcomeRunnerOptions {
 }
 
 /**
- * The embedded welcome engine (no Inngest): a pass over every launch's welcomes (server/launches/run-welcomes.ts) every
+ * The embedded welcome engine (no Inngest): a pass over every launch's welcomes (server/launches/funnel/run-welcomes.ts) every
  * `intervalMs`, and at once when a launch is woken (its joins recorded: a batch may be complete). See PassRunner.
  */
 export class WelcomeRunner extends PassRunner {

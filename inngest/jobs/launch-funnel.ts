@@ -1,9 +1,9 @@
-import { runFunnelJobs } from "../../server/launches/funnel-jobs";
+import { runFunnelJobs } from "../../server/launches/funnel/funnel-jobs";
 import { reportModeration } from "../../server/moderation/report-moderation";
 import { defineJob } from "./job";
 
 /**
- * The launches' periodic work (server/launches/funnel-jobs.ts): `members_changed` reports (at most one per group
+ * The launches' periodic work (server/launches/funnel/funnel-jobs.ts): `members_changed` reports (at most one per group
  * per minute), the invite links due a check, and moderation's `moderation` events (at most one a minute per group). Every 5 s in this process (a report waits at most that beyond its
  * minute), every minute under Inngest.
  */

@@ -4,8 +4,8 @@
  * platform's own way with the integration's credential (Hotmart's hottok, Kiwify's signature); one that fails is 401
  * and recorded nowhere but in the address's failed-authentication bucket (an unknown token too), which answers 429 once
  * spent. The token is rotated with rotate-hooks-token (server/integrations/rotate-hooks-token.ts). An approved purchase or a refund is recorded once per platform, transaction and status
- * (server/launches/record-purchase.ts), and an approved one queues the buyer's removal from the lead groups of the launches
- * that ask for it (server/groups/buyer-removals.ts); other events of the platform are acknowledged and ignored, so the platform
+ * (server/launches/funnel/record-purchase.ts), and an approved one queues the buyer's removal from the lead groups of the launches
+ * that ask for it (server/groups/actions/buyer-removals.ts); other events of the platform are acknowledged and ignored, so the platform
  * never disables the URL for them.
  */
 import { and, eq } from "drizzle-orm";
@@ -17,9 +17,9 @@ import { consume, peek } from "../http/rate-limit";
 import { hookFormats } from "../integrations/hook-formats";
 import { readCredentials } from "../integrations/integration-view";
 import { acceptsHooks, credentialFields, hookSecretField, integrationTypes, type IntegrationType } from "../integrations/types";
-import { queueBuyerRemovals } from "../groups/buyer-removals";
-import { wakeGroupAction } from "../groups/wake";
-import { recordPurchase } from "../launches/record-purchase";
+import { queueBuyerRemovals } from "../groups/actions/buyer-removals";
+import { wakeGroupAction } from "../groups/actions/wake";
+import { recordPurchase } from "../launches/funnel/record-purchase";
 import { getServices } from "../services";
 
 export const hooksPrefix = "/api/hooks/";

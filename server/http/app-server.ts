@@ -33,7 +33,7 @@ export async function startAppServer(opts: {
   /** The REST facade with its dependencies (server/rest-api.ts `handleRestRequest`). */
   handleExternal: (req: Request) => Promise<Response>;
   /**
-   * The launches' public join link `GET /g/{slug}` (server/launches/public-link.ts): answered here, before
+   * The launches' public join link `GET /g/{slug}` (server/launches/link/public-link.ts): answered here, before
    * Next.js, with node:http directly (no Fetch API conversion), after the client address is decided.
    */
   publicLink?: { prefix: string; handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> };

@@ -96,7 +96,7 @@ export async function sendWebResponse(res: ServerResponse, response: Response, r
 }
 
 /**
- * The body as it comes (a streamed CSV export: server/launches/csv-export.ts), a chunk written only once the socket
+ * The body as it comes (a streamed CSV export: server/launches/funnel/csv-export.ts), a chunk written only once the socket
  * took the one before, so a slow reader holds the producer back instead of the server's memory filling; a client that
  * goes away cancels the stream (no more pages are read).
  */

@@ -5,7 +5,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { normalisePhone } from "../phones/phone";
-import type { PurchaseNotice } from "../launches/record-purchase";
+import type { PurchaseNotice } from "../launches/funnel/record-purchase";
 import type { HookType } from "./types";
 
 export type ParsedHook =

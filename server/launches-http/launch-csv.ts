@@ -1,6 +1,6 @@
 /**
  * The dashboard's CSV downloads of a launch (docs/launches.md#exports): GET /api/dashboard/launches/{id}/leads.csv and
- * /members.csv, authenticated by the session cookie, answered as the file streamed (server/launches/csv-export.ts), so
+ * /members.csv, authenticated by the session cookie, answered as the file streamed (server/launches/funnel/csv-export.ts), so
  * a plain `<a download>` saves it to disk as it comes and neither the server nor the browser holds it whole. They run
  * the REST exports' own procedures (launch-leads, launch-members with `format=csv`) through a session caller: the same
  * query options, checks and bytes (BOM included). Not signed in: 401; another account's launch: 404, as in the API.

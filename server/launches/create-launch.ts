@@ -6,14 +6,14 @@ import { isUniqueViolation } from "../../db/errors";
 import { newId } from "../ids";
 import type { MessagingProvider } from "../messaging/provider";
 import { requireChannels } from "../segments/resolve-groups";
-import { adoptExistingGroups, checkAdoptable, createTemplateGroups } from "./add-groups";
-import { groupsOfLaunch, type Launch } from "./find-launch";
-import { launchCreators, noCreatorError } from "./group-creators";
-import { metaColumns } from "./meta-tracking";
-import type { CreateLaunchInput } from "./schema";
-import { forgetPublicLink } from "./public-link";
-import { claimSlug, freeSlug, randomSlug, slugFromName, slugTaken } from "./slug";
-import { wakeLaunch } from "./wake";
+import { adoptExistingGroups, checkAdoptable, createTemplateGroups } from "./launch/add-groups";
+import { groupsOfLaunch, type Launch } from "./launch/find-launch";
+import { launchCreators, noCreatorError } from "./launch/group-creators";
+import { metaColumns } from "./funnel/meta-tracking";
+import type { CreateLaunchInput } from "./launch/schema";
+import { forgetPublicLink } from "./link/public-link";
+import { claimSlug, freeSlug, randomSlug, slugFromName, slugTaken } from "./link/slug";
+import { wakeLaunch } from "./launch/wake";
 
 /**
  * Creates a launch (docs/decisions.md#launches): the launch and its segment (named like it) in one

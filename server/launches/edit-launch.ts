@@ -5,13 +5,13 @@ import { isUniqueViolation } from "../../db/errors";
 import { launchGroups, launches, segmentChannels, segments } from "../../db/schema";
 import { BadRequest } from "../errors";
 import { requireChannels } from "../segments/resolve-groups";
-import { findLaunch } from "./find-launch";
-import { editedMetaColumns } from "./meta-tracking";
-import { applyRestatus } from "./restatus-groups";
-import { forgetPublicLink } from "./public-link";
-import type { LaunchChanges } from "./schema";
-import { claimSlug, slugTaken } from "./slug";
-import { wakeLaunch } from "./wake";
+import { findLaunch } from "./launch/find-launch";
+import { editedMetaColumns } from "./funnel/meta-tracking";
+import { applyRestatus } from "./launch/restatus-groups";
+import { forgetPublicLink } from "./link/public-link";
+import type { LaunchChanges } from "./launch/schema";
+import { claimSlug, slugTaken } from "./link/slug";
+import { wakeLaunch } from "./launch/wake";
 
 /**
  * Partial edit of a launch (docs/decisions.md#launches): any field but id_launch, join_url and id_segment

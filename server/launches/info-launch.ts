@@ -1,15 +1,15 @@
 import { and, count, countDistinct, desc, eq, isNotNull, sum } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { buyerRemovals, defaultModeration, launchGroups, launchParticipants, launches, launchWelcomes } from "../../db/schema";
-import { anyPurchases } from "./buyer-figures";
-import { buyersInGroups } from "./buyers-in-groups";
+import { anyPurchases } from "./funnel/buyer-figures";
+import { buyersInGroups } from "./funnel/buyers-in-groups";
 import { toBrasiliaIso } from "../time/brasilia";
-import { clickTotals } from "./click-figures";
-import { leadTotals } from "./lead-figures";
-import { findLaunch, groupsOfLaunch, groupsOut, joinUrl, type Launch } from "./find-launch";
-import { trackingOut } from "./meta-tracking";
-import { pickJoinGroup } from "./rotation";
-import { activeTrafficAlert } from "./traffic-alerts";
+import { clickTotals } from "./funnel/click-figures";
+import { leadTotals } from "./funnel/lead-figures";
+import { findLaunch, groupsOfLaunch, groupsOut, joinUrl, type Launch } from "./launch/find-launch";
+import { trackingOut } from "./funnel/meta-tracking";
+import { pickJoinGroup } from "./launch/rotation";
+import { activeTrafficAlert } from "./funnel/traffic-alerts";
 
 /** The launch's counters: groups and members now; people, clicks, joins and leaves over its life (staff not counted as leads). */
 async function totals(db: Db, launch: Launch, groups: { members: number }[]) {
@@ -19,7 +19,7 @@ async function totals(db: Db, launch: Launch, groups: { members: number }[]) {
     .select({ unique: countDistinct(launchParticipants.participant), joins: count(), leaves: count(launchParticipants.leftAt) })
     .from(launchParticipants)
     .where(lead);
-  // Folded days and recent raw clicks (server/launches/click-figures.ts): raw rows go after 90 days.
+  // Folded days and recent raw clicks (server/launches/funnel/click-figures.ts): raw rows go after 90 days.
   const clicks = await clickTotals(db, launchId);
   const leads = await leadTotals(db, launchId, channelIds);
   const [welcomes] = await db

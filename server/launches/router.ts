@@ -1,9 +1,9 @@
 import { accountProcedure, router } from "../trpc";
 import { auditWrite } from "../audit/audited";
-import { addLaunchGroups } from "./add-launch-groups";
+import { addLaunchGroups } from "./launch/add-launch-groups";
 import { createLaunch } from "./create-launch";
 import { editLaunch } from "./edit-launch";
-import { groupsOut, joinUrl } from "./find-launch";
+import { groupsOut, joinUrl } from "./launch/find-launch";
 import { infoLaunch, listLaunches } from "./info-launch";
 import {
   createLaunchInput,
@@ -14,7 +14,7 @@ import {
   launchGroupsInput,
   launchGroupsOutput,
   listLaunchesOutput,
-} from "./schema";
+} from "./launch/schema";
 
 const tags = ["Launches"];
 

@@ -3,7 +3,7 @@ import type { Db } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import { env } from "../env";
 import { idempotencyRetentionMs } from "../http/idempotency";
-import { foldLaunchClicks, purgeLaunchClicks } from "../launches/fold-clicks";
+import { foldLaunchClicks, purgeLaunchClicks } from "../launches/link/fold-clicks";
 import { pruneWebhookHistory } from "../webhooks/prune-history";
 import { deleteInBatches, maintenanceBatch } from "../../db/batched-delete";
 
@@ -105,7 +105,7 @@ export async function runMaintenance(db: Db, now: Date, opts: MaintenanceOptions
   );
 
   // The join link's raw clicks: each finished day folded into daily figures first, then rows past 90 days
-  // deleted (only folded ones), so launch-analytics still answers 365 days (server/launches/fold-clicks.ts).
+  // deleted (only folded ones), so launch-analytics still answers 365 days (server/launches/link/fold-clicks.ts).
   const launchClickDaysFolded = await foldLaunchClicks(db, now);
   const launchClicks = await purgeLaunchClicks(db, now, batch);
 

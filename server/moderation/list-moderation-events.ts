@@ -1,7 +1,7 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { moderationEvents } from "../../db/schema";
-import { findOwnedLaunch } from "../launches/find-launch-owned";
+import { findOwnedLaunch } from "../launches/launch/find-launch-owned";
 import { toBrasiliaIso } from "../time/brasilia";
 
 const perPage = 100;

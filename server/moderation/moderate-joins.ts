@@ -9,9 +9,9 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJson, rowsOf } from "../../db/params";
 import { launches, launchGroups, moderationEvents } from "../../db/schema";
-import { createFixedRemoval } from "../groups/fixed-removal";
-import { participantKey } from "../launches/buyer-figures";
-import { protectedKeys } from "../launches/buyers-in-groups";
+import { createFixedRemoval } from "../groups/actions/fixed-removal";
+import { participantKey } from "../launches/funnel/buyer-figures";
+import { protectedKeys } from "../launches/funnel/buyers-in-groups";
 import { blockedKeys } from "./blocklist";
 
 interface Joined {

@@ -26,11 +26,11 @@ import {
   moderationStrikes,
 } from "../../db/schema";
 import { recordAudit, systemActor } from "../audit/record-audit";
-import { createFixedAction, createFixedRemoval } from "../groups/fixed-removal";
-import { protectedKeys } from "../launches/buyers-in-groups";
-import type { Launch } from "../launches/find-launch";
-import { storePairs } from "../launches/lid-phones";
-import { onLaunchWake } from "../launches/wake";
+import { createFixedAction, createFixedRemoval } from "../groups/actions/fixed-removal";
+import { protectedKeys } from "../launches/funnel/buyers-in-groups";
+import type { Launch } from "../launches/launch/find-launch";
+import { storePairs } from "../groups/members/lid-phones";
+import { onLaunchWake } from "../launches/launch/wake";
 import type { MessagingProvider, ProviderEvent } from "../messaging/provider";
 import { participantKey } from "../phones/phone";
 import { excerptOf, textRuleBroken } from "./message-rules";

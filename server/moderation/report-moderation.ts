@@ -6,7 +6,7 @@
 import { and, asc, eq, isNull, max, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { launches, launchGroups, moderationEvents } from "../../db/schema";
-import { recordGroupActivity } from "../launches/group-activity";
+import { recordGroupActivity } from "../groups/activity/group-activity";
 
 const minGapMs = 60_000;
 /** Decisions per event at most (the rest go in the next one). */

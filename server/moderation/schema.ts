@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { moderationActions, moderationRules } from "../../db/schema";
-import { idLaunch, phoneNumber } from "../launches/schema";
+import { idLaunch, phoneNumber } from "../launches/launch/schema";
 
 export const blocklistMax = 1000;
 const phones = z.array(phoneNumber).max(blocklistMax, `must list at most ${blocklistMax} numbers`);

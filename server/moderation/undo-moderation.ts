@@ -7,7 +7,7 @@ import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { blocklistNumbers, channelLidPhones, launchGroups, moderationStrikes } from "../../db/schema";
 import { NotFound } from "../errors";
-import { findOwnedLaunch } from "../launches/find-launch-owned";
+import { findOwnedLaunch } from "../launches/launch/find-launch-owned";
 import { isLid, participantKey } from "../phones/phone";
 
 export interface UndoModeration {

@@ -2,7 +2,7 @@
  * A number's group creations (CONTRACT §7 "Budgets" `group_create_cap`, "Launches on several numbers";
  * docs/launches.md#several-numbers): whether a channel may create a group now, and its day's count, taken
  * atomically before each creation and given back when the platform certainly made nothing. Written for the
- * launch engine (server/launches/group-creators.ts uses it); the counters are the channel's own
+ * launch engine (server/launches/launch/group-creators.ts uses it); the counters are the channel's own
  * (`usage_day`, `groups_created_today`, beside the dispatch's `sent_today`).
  */
 import { and, eq, inArray, sql } from "drizzle-orm";

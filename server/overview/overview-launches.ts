@@ -1,8 +1,8 @@
 import { and, desc, eq, gt, ne } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { launches } from "../../db/schema";
-import { launchAnalytics } from "../launches/launch-analytics";
-import { activeTrafficAlert, trafficAlertPeriodMs } from "../launches/traffic-alerts";
+import { launchAnalytics } from "../launches/funnel/launch-analytics";
+import { activeTrafficAlert, trafficAlertPeriodMs } from "../launches/funnel/traffic-alerts";
 import { toBrasiliaIso } from "../time/brasilia";
 import { overviewListLimit } from "./overview-campaigns";
 import type { Overview, OverviewAttention } from "./schema";
@@ -33,7 +33,7 @@ export async function overviewLaunches(db: Db, tenantId: string, now: Date): Pro
   );
 }
 
-/** "Needs attention": the launches whose traffic alert is on (server/launches/traffic-alerts.ts, the launch page's banner). */
+/** "Needs attention": the launches whose traffic alert is on (server/launches/funnel/traffic-alerts.ts, the launch page's banner). */
 export async function launchesAlerting(db: Db, tenantId: string, now: Date): Promise<OverviewAttention[]> {
   const rows = await db
     .select()

@@ -23,7 +23,7 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { groupActionGroups, groupActions } from "../../db/schema";
 import { GroupActionRunner } from "../../inngest/in-process/group-action-runner";
-import { noChannelWaitMs } from "../../server/groups/run-group-actions";
+import { noChannelWaitMs } from "../../server/groups/actions/run-group-actions";
 import { getServices } from "../../server/services";
 import { joinAsAdmin, restPollMs, tenantWithNumbers, until, waitFor, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";

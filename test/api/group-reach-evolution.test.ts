@@ -6,7 +6,7 @@
  * because the number is no longer in the group moves to the other number, once, and is not retried as transient.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runLaunchEngine } from "../../server/launches/launch-engine";
+import { runLaunchEngine } from "../../server/launches/launch/launch-engine";
 import type { Services } from "../../server/services";
 import { createCampaign } from "../campaigns";
 import { startEvolutionWithRunner } from "../evolution-service";

@@ -12,7 +12,7 @@ import { env } from "../../server/env";
 import { JobTimer } from "../../inngest/in-process/job-timer";
 import { inngestFunctionOf } from "../../inngest/functions/periodic-job";
 import { metaEventsJob } from "../../inngest/jobs/meta-events";
-import { deliverMetaEvents } from "../../server/launches/deliver-meta-events";
+import { deliverMetaEvents } from "../../server/launches/funnel/deliver-meta-events";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";

@@ -6,7 +6,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { launchClicks, outboxEvents } from "../../db/schema";
-import { checkTrafficAlerts } from "../../server/launches/traffic-alerts";
+import { checkTrafficAlerts } from "../../server/launches/funnel/traffic-alerts";
 import { expectEnvelope, newTenant, waitFor, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 

@@ -246,7 +246,7 @@ describe("welcome batches", () => {
 async function runWelcomePassWithChannelOffline(channelId: string, launchId: string) {
   const off = await api("POST", `/api/simulator/channels/${channelId}/state`, { connected: false });
   expect(off.status, off.text).toBe(200);
-  const { runWelcomes } = await import("../../server/launches/run-welcomes");
+  const { runWelcomes } = await import("../../server/launches/funnel/run-welcomes");
   const { db, provider } = await getServices();
   await waitFor("the channel offline", async () => (await api("GET", `/api/external/info-channel/${channelId}`)).json.status === "disconnected");
   await runWelcomes(db, provider, new Date(), launchId);

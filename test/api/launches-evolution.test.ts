@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LaunchRunner } from "../../inngest/in-process/launch-runner";
-import { checkInviteLinks } from "../../server/launches/invite-health";
-import { runLaunchEngine } from "../../server/launches/launch-engine";
+import { checkInviteLinks } from "../../server/launches/link/invite-health";
+import { runLaunchEngine } from "../../server/launches/launch/launch-engine";
 import { nextBrasiliaMidnight } from "../../server/numbers/budget";
 import type { Services } from "../../server/services";
 import { newTenant, until, type Api } from "../helpers";

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { launchGroups, outboxEvents, segmentGroups, simulatorGroups, simulatorParticipants } from "../../db/schema";
 import { LaunchRunner } from "../../inngest/in-process/launch-runner";
-import { applyRestatus } from "../../server/launches/restatus-groups";
-import { wakeLaunch } from "../../server/launches/wake";
+import { applyRestatus } from "../../server/launches/launch/restatus-groups";
+import { wakeLaunch } from "../../server/launches/launch/wake";
 import { getServices } from "../../server/services";
 import { expectEnvelope, newTenant, waitFor, type Api } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
@@ -397,7 +397,7 @@ describe("launch-groups", () => {
 
 describe("the launch engine", () => {
   /**
-   * Emulates what the participant events do once they are recorded (server/launches/record-participants.ts,
+   * Emulates what the participant events do once they are recorded (server/groups/members/record-participants.ts,
    * branch funnel16): the group's members change, the statuses follow, the engine is woken.
    */
   async function setMembers(launchId: string, position: number, members: number) {

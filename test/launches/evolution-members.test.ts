@@ -8,7 +8,7 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { launchGroups } from "../../db/schema";
-import { checkInviteLinks } from "../../server/launches/invite-health";
+import { checkInviteLinks } from "../../server/launches/link/invite-health";
 import { getServices } from "../../server/services";
 import { startEvolutionService } from "../evolution-service";
 import type { FakeEvolution } from "../fake-evolution";

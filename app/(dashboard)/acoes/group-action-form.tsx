@@ -2,7 +2,7 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, type ReactNode, useState } from "react";
-import type { GroupActionInput } from "../../../server/groups/schema";
+import type { GroupActionInput } from "../../../server/groups/actions/schema";
 import { ErrorAlert, Field } from "../../_components/ui";
 import { describeSchedule, isFutureInBrasilia, suggestedSchedule, toScheduledAt } from "../../_lib/brasilia-time";
 import { useTRPC } from "../../_lib/trpc";

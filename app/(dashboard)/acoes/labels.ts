@@ -1,6 +1,6 @@
 /** Group actions in the dashboard's words (CONTRACT §8; docs/groups.md#dashboard). */
 import type { z } from "zod";
-import type { groupActionState, groupActionStatus, groupActionType } from "../../../server/groups/schema";
+import type { groupActionState, groupActionStatus, groupActionType } from "../../../server/groups/actions/schema";
 
 type ActionType = z.infer<typeof groupActionType>;
 

@@ -1,4 +1,4 @@
-import { publicLinkResponse } from "@/server/launches/public-link";
+import { publicLinkResponse } from "@/server/launches/link/public-link";
 
 export const dynamic = "force-dynamic";
 

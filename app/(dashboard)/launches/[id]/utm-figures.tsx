@@ -1,7 +1,7 @@
 "use client";
 
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import type { UtmRow } from "../../../../server/launches/utm-figures";
+import type { UtmRow } from "../../../../server/launches/funnel/utm-figures";
 
 const palette = ["#2f6fd6", "#127a5a", "#c0362c", "#b7791f", "#6b46c1", "#2c7a7b", "#d53f8c", "#4a5568", "#8fb3ee", "#68d391"];
 const noSource = "Sem origem";
