@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { audited } from "../audit/audited";
 import { accountProcedure, router } from "../trpc";
 import { editBlocklist, listBlocklist } from "./blocklist";
 import { listModerationEvents } from "./list-moderation-events";
@@ -48,7 +49,10 @@ export const moderationRouter = router({
     })
     .input(editBlocklistInput)
     .output(editBlocklistOutput)
-    .mutation(async ({ ctx, input }) => ({ success: true as const, ...(await editBlocklist(ctx.db, ctx.tenantId, input, ctx.now)) })),
+    .mutation(async ({ ctx, input }) => ({
+      success: true as const,
+      ...(await audited(ctx, "moderation.edit_blocklist", (tx) => editBlocklist(tx, ctx.tenantId, input, ctx.now))),
+    })),
 
   events: accountProcedure("viewer")
     .meta({
@@ -89,5 +93,13 @@ export const moderationRouter = router({
     })
     .input(undoModerationInput)
     .output(undoModerationOutput)
-    .mutation(async ({ ctx, input }) => ({ success: true as const, ...(await undoModeration(ctx.db, ctx.tenantId, input)) })),
+    .mutation(async ({ ctx, input }) => ({
+      success: true as const,
+      ...(await audited(
+        ctx,
+        "moderation.undo",
+        (tx) => undoModeration(tx, ctx.tenantId, input),
+        () => input.id_launch,
+      )),
+    })),
 });

@@ -32,5 +32,15 @@ describe("undo-moderation", () => {
     expectEnvelope(await l.api("POST", `/api/external/undo-moderation/${l.id}`, { id_group: other.groups[0], participant: "5531987650010" }), 404, "Not Found");
     expectEnvelope(await other.api("POST", `/api/external/undo-moderation/${l.id}`, { id_group: g1, participant: "5531987650010" }), 404, "Not Found");
     expectEnvelope(await l.api("POST", `/api/external/undo-moderation/${l.id}`, { id_group: g1 }), 400, "Bad Request");
+
+    // Both changes are in the account's audit log, with the key as actor and no number of the blocklist in it.
+    const log = await l.api("GET", "/api/external/list-audit-log?action=moderation.");
+    const entries = log.json.entries as { action: string; target: string | null; actor: { type: string } }[];
+    expect(entries.filter((e) => e.action === "moderation.undo").map((e) => [e.target, e.actor.type])).toEqual([
+      [l.id, "api_key"],
+      [l.id, "api_key"],
+    ]);
+    expect(entries.filter((e) => e.action === "moderation.edit_blocklist")).toHaveLength(1);
+    expect(log.text).not.toContain("87650009");
   }, 120_000);
 });
