@@ -1,4 +1,4 @@
-import { formatInTimeZone } from "date-fns-tz";
+import { formatInTimeZone } from "date-fns-tz/formatInTimeZone";
 import { afterAll, beforeAll, expect } from "vitest";
 import { InProcessRunner } from "../inngest/in-process/dispatch-runner";
 import { getServices } from "../server/services";

@@ -1,6 +1,5 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { GET as openapi } from "../app/api/openapi.json/route";
 import { bodyCap, declaredLength, payloadTooLargeResponse } from "../server/http/body-limit";
 import { lingerBeforeClose, sendWebResponse, toWebRequest } from "../server/http/node-bridge";
 import { securityHeaders } from "../server/http/security-headers";
@@ -62,7 +61,8 @@ export async function startTestServer(opts: { peerAddress?: string } = {}): Prom
       else if (path.startsWith("/api/simulator/")) response = await handleSimulatorRequest(request);
       else if (path.startsWith("/api/evolution/webhook/")) response = await handleEvolutionWebhook(request);
       else if (path.startsWith(hooksPrefix)) response = await handleInboundHook(request);
-      else if (path === "/api/openapi.json") response = openapi();
+      // Loaded at its first request: few files read the document (server/openapi.ts and its texts).
+      else if (path === "/api/openapi.json") response = (await import("../app/api/openapi.json/route")).GET();
       else if (path.startsWith("/api/auth/")) response = await handleNextAuth(request);
       else if (path.startsWith("/api/trpc/")) response = await handleTrpcRequest(request);
       else if (launchCsvPath.test(path)) {

@@ -1,9 +1,12 @@
 import { and, eq, sql } from "drizzle-orm";
-import { encode, getToken } from "next-auth/jwt";
 import type { Db, Tx } from "../../db/client";
 import { type MemberRole, memberships, users } from "../../db/schema";
 import { env, persistentSecret } from "../env";
 import { parseCookies } from "../http/cookies";
+
+// next-auth's JWT code is loaded when a session is first read or written: callers with an API key never need it, and it
+// costs each test file about 60 ms of its imports (docs/testing.md, "Where CI time goes").
+const jwt = () => import("next-auth/jwt");
 
 /**
  * Dashboard sessions (docs/security.md, "Sessions"): next-auth's JWT cookie, which also carries the
@@ -55,6 +58,7 @@ export async function endSessions(db: Db | Tx, where: { userId: string } | { ema
 
 /** The signed-in user of a request, from its session cookie alone (no next/headers), or undefined when absent, invalid or ended. */
 export async function requestSession(db: Db, req: Request): Promise<SessionUser | undefined> {
+  const { getToken } = await jwt();
   const token = await getToken({
     // Only the cookie: next-auth would also take a session JWT from `Authorization: Bearer`.
     req: { headers: {}, cookies: parseCookies(req.headers.get("cookie")) } as never,
@@ -71,6 +75,7 @@ export async function requestSession(db: Db, req: Request): Promise<SessionUser 
  * (same name, claims, lifetime and attributes): the session that changed the password stays signed in.
  */
 export async function sessionCookie(user: { id: string; tenantId: string; email: string; name: string; sessionVersion: number }, now: Date): Promise<string> {
+  const { encode } = await jwt();
   const value = await encode({
     token: { sub: user.id, name: user.name, email: user.email, tenantId: user.tenantId, sv: user.sessionVersion },
     secret: sessionSecret(),

@@ -1,11 +1,11 @@
 import { and, count, eq, ne, sql } from "drizzle-orm";
-import { formatInTimeZone, fromZonedTime } from "date-fns-tz";
+import { fromZonedTime } from "date-fns-tz/fromZonedTime";
 import type { Db } from "../../db/client";
 import { campaignSeries, channels, segmentChannels, segments, type SeriesSchedule, tenants } from "../../db/schema";
 import { BadRequest, LimitReached } from "../errors";
 import { newId } from "../ids";
 import { segmentNotFound } from "../segments/find-segment";
-import { brasiliaTimeZone } from "../time/brasilia";
+import { brasiliaTimeZone, formatBrasilia } from "../time/brasilia";
 import type { NewCampaign } from "./create-campaign";
 import { scheduleNextRun } from "./run-due-series";
 import { nextRun } from "./series-occurrences";
@@ -18,17 +18,15 @@ export function parseUntil(value: string, now: Date, field = "repeat.until"): st
   const [dd, mm, yyyy] = value.split("/");
   const date = `${yyyy}-${mm}-${dd}`;
   const at = fromZonedTime(`${date}T12:00:00`, brasiliaTimeZone);
-  if (Number.isNaN(at.getTime()) || formatInTimeZone(at, brasiliaTimeZone, "dd/MM/yyyy") !== value) {
+  if (Number.isNaN(at.getTime()) || formatBrasilia(at, "dd/MM/yyyy") !== value) {
     throw new BadRequest(`${field}: ${value} is not a valid date DD/MM/YYYY`);
   }
-  if (date < formatInTimeZone(now, brasiliaTimeZone, "yyyy-MM-dd")) {
-    throw new BadRequest(`${field}: must be today or later (Brasília date now: ${formatInTimeZone(now, brasiliaTimeZone, "dd/MM/yyyy")})`);
+  if (date < formatBrasilia(now, "yyyy-MM-dd")) {
+    throw new BadRequest(`${field}: must be today or later (Brasília date now: ${formatBrasilia(now, "dd/MM/yyyy")})`);
   }
   const latest = addYears(now, seriesMaxYearsAhead);
-  if (date > formatInTimeZone(latest, brasiliaTimeZone, "yyyy-MM-dd")) {
-    throw new BadRequest(
-      `${field}: must be at most ${seriesMaxYearsAhead} years ahead (${formatInTimeZone(latest, brasiliaTimeZone, "dd/MM/yyyy")} at the latest)`,
-    );
+  if (date > formatBrasilia(latest, "yyyy-MM-dd")) {
+    throw new BadRequest(`${field}: must be at most ${seriesMaxYearsAhead} years ahead (${formatBrasilia(latest, "dd/MM/yyyy")} at the latest)`);
   }
   return date;
 }

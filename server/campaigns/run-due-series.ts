@@ -1,5 +1,4 @@
 import { and, asc, eq, gte, isNull, lte, or, sql } from "drizzle-orm";
-import { formatInTimeZone } from "date-fns-tz";
 import type { Db, Tx } from "../../db/client";
 import { campaigns, campaignSeries, seriesRuns } from "../../db/schema";
 import type { CampaignContent } from "../dispatch/campaign-content";
@@ -7,7 +6,7 @@ import { transition } from "../dispatch/transition";
 import { notifyCampaignCanceled, wakeDispatch } from "../dispatch/wake";
 import { BadRequest } from "../errors";
 import { newId } from "../ids";
-import { brasiliaTimeZone } from "../time/brasilia";
+import { formatBrasilia } from "../time/brasilia";
 import { createCampaign } from "./create-campaign";
 import { nextRun } from "./series-occurrences";
 
@@ -99,7 +98,7 @@ export function afterSeriesChange(tenantId: string, canceled: string | null, cre
  * next run (its creation failed: no connected channel) gets it on a later pass.
  */
 export async function runDueSeries(db: Db, now: Date): Promise<SeriesPass> {
-  const today = formatInTimeZone(now, brasiliaTimeZone, "yyyy-MM-dd");
+  const today = formatBrasilia(now, "yyyy-MM-dd");
   const due = await db
     .select({ id: campaignSeries.id })
     .from(campaignSeries)

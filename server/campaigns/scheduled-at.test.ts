@@ -1,4 +1,4 @@
-import { formatInTimeZone } from "date-fns-tz";
+import { formatInTimeZone } from "date-fns-tz/formatInTimeZone";
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../errors";
 import { toBrasiliaIso } from "../time/brasilia";

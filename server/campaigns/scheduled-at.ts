@@ -1,6 +1,6 @@
-import { formatInTimeZone, fromZonedTime } from "date-fns-tz";
+import { fromZonedTime } from "date-fns-tz/fromZonedTime";
 import { BadRequest } from "../errors";
-import { brasiliaTimeZone } from "../time/brasilia";
+import { brasiliaTimeZone, formatBrasilia } from "../time/brasilia";
 
 const pattern = /^(\d{2})\/(\d{2})\/(\d{4}) - (\d{2}):(\d{2})$/;
 
@@ -16,12 +16,12 @@ export function parseScheduledAt(value: string, now: Date, field = "scheduled_at
   const iso = `${m[3]}-${m[2]}-${m[1]}T${m[4]}:${m[5]}:00`;
   const at = valid ? fromZonedTime(iso, brasiliaTimeZone) : new Date(NaN);
   // A date that rolls over (31/02 → 03/03) does not read back as written.
-  if (Number.isNaN(at.getTime()) || formatInTimeZone(at, brasiliaTimeZone, "dd/MM/yyyy - HH:mm") !== value.trim()) {
+  if (Number.isNaN(at.getTime()) || formatBrasilia(at, "dd/MM/yyyy - HH:mm") !== value.trim()) {
     throw new BadRequest(`${field}: ${value} is not a valid date and time`);
   }
   const minuteStart = new Date(Math.floor(now.getTime() / 60_000) * 60_000);
   if (at.getTime() <= minuteStart.getTime()) {
-    throw new BadRequest(`${field}: must be in the future (Brasília time now: ${formatInTimeZone(now, brasiliaTimeZone, "dd/MM/yyyy - HH:mm")})`);
+    throw new BadRequest(`${field}: must be in the future (Brasília time now: ${formatBrasilia(now, "dd/MM/yyyy - HH:mm")})`);
   }
   void yyyy;
   return at;

@@ -1,4 +1,4 @@
-import { fromZonedTime } from "date-fns-tz";
+import { fromZonedTime } from "date-fns-tz/fromZonedTime";
 import { describe, expect, it } from "vitest";
 import { defaultSettings } from "../settings/defaults";
 import { mergeSettings } from "../settings/get-settings";

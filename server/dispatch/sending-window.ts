@@ -1,6 +1,6 @@
-import { addDays } from "date-fns";
-import { formatInTimeZone, fromZonedTime } from "date-fns-tz";
-import { brasiliaTimeZone } from "../time/brasilia";
+import { addDays } from "date-fns/addDays";
+import { fromZonedTime } from "date-fns-tz/fromZonedTime";
+import { brasiliaTimeZone, formatBrasilia } from "../time/brasilia";
 import { dayKeys, type Settings } from "../settings/schema";
 
 type Schedule = Settings["sending_schedule"];
@@ -11,12 +11,12 @@ export interface Window {
 }
 
 /** Local (Brasília) calendar date of an instant, e.g. "2026-11-21". */
-export const localDate = (at: Date) => formatInTimeZone(at, brasiliaTimeZone, "yyyy-MM-dd");
+export const localDate = (at: Date) => formatBrasilia(at, "yyyy-MM-dd");
 
 /** The windows of one local date as instants; `windows` overrides the day's start/end. */
 function windowsOn(schedule: Schedule, date: string): Window[] {
   // ISO day of week: 1 = monday … 7 = sunday.
-  const isoDay = Number(formatInTimeZone(fromZonedTime(`${date}T12:00:00`, brasiliaTimeZone), brasiliaTimeZone, "i"));
+  const isoDay = Number(formatBrasilia(fromZonedTime(`${date}T12:00:00`, brasiliaTimeZone), "i"));
   const day = schedule.days[dayKeys[isoDay - 1]];
   if (!day?.enabled) return [];
   const spans = day.windows.length > 0 ? day.windows : [{ start: day.start, end: day.end }];

@@ -4,7 +4,7 @@
  * the launch engine and the channel answers all read a channel's budget from here.
  */
 import type { ChannelLimits } from "../../db/schema";
-import { fromZonedTime } from "date-fns-tz";
+import { fromZonedTime } from "date-fns-tz/fromZonedTime";
 import { brasiliaParts, brasiliaTimeZone } from "../time/brasilia";
 
 /** The tenant's `number_health` settings (every field present; a channel's `limits` override them one by one). */

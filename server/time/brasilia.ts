@@ -58,3 +58,20 @@ export function toBrasiliaIso(d: Date): string {
   const minutes = Math.abs(offset) / 60_000;
   return `${local}${offset < 0 ? "-" : "+"}${two(Math.floor(minutes / 60))}:${two(minutes % 60)}`;
 }
+
+/** The patterns the server writes Brasília dates in: `i` is the ISO weekday, 1 (Monday) to 7 (Sunday). */
+export type BrasiliaPattern = "yyyy-MM-dd" | "dd/MM/yyyy" | "dd/MM/yyyy - HH:mm" | "i";
+
+/**
+ * `formatInTimeZone(d, brasiliaTimeZone, pattern)` of date-fns-tz for the patterns the server uses, from the offset
+ * above: date-fns' `format` (with its locale) was about 90 ms of every test file's imports (docs/testing.md, "Where CI
+ * time goes"). An invalid date throws a RangeError, as date-fns' does.
+ */
+export function formatBrasilia(d: Date, pattern: BrasiliaPattern): string {
+  const iso = toBrasiliaIso(d);
+  const [date, time] = [iso.slice(0, 10), iso.slice(11, 16)];
+  if (pattern === "yyyy-MM-dd") return date;
+  if (pattern === "i") return String(new Date(`${date}T00:00:00Z`).getUTCDay() || 7);
+  const day = `${date.slice(8, 10)}/${date.slice(5, 7)}/${date.slice(0, 4)}`;
+  return pattern === "dd/MM/yyyy" ? day : `${day} - ${time}`;
+}
