@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { bodyCap, declaredLength, payloadTooLargeResponse } from "../server/http/body-limit";
-import { lingerBeforeClose, sendWebResponse, toWebRequest } from "../server/http/node-bridge";
+import { keepIdleConnections, lingerBeforeClose, sendWebResponse, toWebRequest } from "../server/http/node-bridge";
 import { securityHeaders } from "../server/http/security-headers";
 import { handleRestRequest } from "../server/rest-api";
 import { handleEvolutionWebhook } from "../server/evolution-http/evolution-webhook";
@@ -77,6 +77,7 @@ export async function startTestServer(opts: { peerAddress?: string } = {}): Prom
       res.end(String(err));
     }
   });
+  keepIdleConnections(server);
   server.on("connection", (socket) => lingerBeforeClose(socket));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

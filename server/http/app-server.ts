@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import next from "next";
 import { bodyCap, declaredLength, payloadTooLargeResponse } from "./body-limit";
 import { applyClientHeaders } from "./client-address";
-import { lingerBeforeClose, sendWebResponse, toWebRequest } from "./node-bridge";
+import { keepIdleConnections, lingerBeforeClose, sendWebResponse, toWebRequest } from "./node-bridge";
 import { securityHeaders } from "./security-headers";
 
 /** The published REST API: served straight from the facade. HEAD and OPTIONS keep Next.js' handling. */
@@ -61,6 +61,7 @@ export async function startAppServer(opts: {
       void handleNext(req, res);
     }
   });
+  keepIdleConnections(server);
   server.on("connection", (socket) => lingerBeforeClose(socket));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { applyClientHeaders } from "./client-address";
 import { apiSecurityHeaders } from "./envelope";
@@ -146,4 +146,15 @@ export function lingerBeforeClose(socket: Socket, ms = 2000): void {
     timer.unref();
     this.once("close", () => clearTimeout(timer));
   };
+}
+
+/**
+ * Idle keep-alive connections are kept 65 s (Node's default is 5 s). The side that closes an idle connection must be
+ * the client: a proxy in front (their idle timeout is usually 60 s) that reuses a connection the server has just
+ * closed answers its client 502, and a client racing the server's close reads ECONNRESET. Headers must still
+ * arrive within 66 s (Node wants that above the keep-alive). Installed on app-server.ts and the test server.
+ */
+export function keepIdleConnections(server: Server): void {
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
 }
