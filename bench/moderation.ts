@@ -14,6 +14,7 @@
  *     handler records and judges, deletions queued to the engine), latency from the instant it was due; meanwhile the
  *     same campaign back to back (median sends/s, from its start to its end as the campaign records them).
  *
+ * BENCH_STATEMENTS=1 first counts the statements a message costs (100 clean, then 100 offences, before the engines start).
  * Prints the figures with their targets, then one JSON line. Not a test: a missed target is reported, never a failure.
  */
 import { randomUUID } from "node:crypto";
@@ -21,7 +22,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { ProviderEvent } from "../server/messaging/provider";
-import { freshPostgresDatabase } from "./common";
+import { freshPostgresDatabase, printTable, statementLog } from "./common";
 
 const GROUPS = Number(process.env.BENCH_MOD_GROUPS ?? 3000);
 const RUNS = Number(process.env.BENCH_MOD_RUNS ?? 3);
@@ -43,7 +44,9 @@ export async function benchModeration(kind: "pglite" | "postgres") {
   let dropDatabase: (() => Promise<void>) | undefined;
   if (kind === "postgres") dropDatabase = (await freshPostgresDatabase("gcs_bench_moderation")).drop;
   else delete process.env.DATABASE_URL;
+  const statements = statementLog(`moderation-${kind}`);
   Object.assign(process.env, {
+    ...statements.env,
     DATA_DIR: dataDir,
     MESSAGING_PROVIDER: "simulator",
     SIMULATOR_PAIRING_MS: "0",
@@ -70,8 +73,6 @@ export async function benchModeration(kind: "pglite" | "postgres") {
     const services = await getServices();
     const { db, provider } = services;
     if (!(provider instanceof SimulatorProvider)) throw new Error("the bench runs on the simulator");
-    const dispatch = new InProcessRunner(services, { maxSleepMs: 50 }).start();
-    const actions = new GroupActionRunner(services, { intervalMs: 200 }).start();
     const { tenantId } = await createTenant(db, { name: "Bench", email: `b-${randomUUID()}@example.test`, password: "senha-segura-123" });
     const channel = await createChannel(db, provider, tenantId, "Bench", new Date());
     await editSettings(
@@ -121,6 +122,38 @@ export async function benchModeration(kind: "pglite" | "postgres") {
         g,
         members.filter((_, j) => j % LAUNCH_GROUPS === i),
       );
+
+    // BENCH_STATEMENTS=1: the statements a message costs, counted before the engines start (nothing else runs), the
+    // messages paced as in the stream so the launch's cached lookup is read as often: clean ones, then offences.
+    const statementsPer = async (label: string, n: number, text: (i: number) => string) => {
+      await sleep(1500); // the counts are written once a second: the set-up's must be in before the mark
+      statements.mark();
+      for (let i = 0; i < n; i++) {
+        const from = members[(i * 7) % MEMBERS];
+        const group = held[members.indexOf(from) % LAUNCH_GROUPS];
+        const started = performance.now();
+        await (provider as unknown as { events: { emitRecorded(e: ProviderEvent): Promise<void> } }).events.emitRecorded({
+          type: "group_message",
+          channelId: channel.id,
+          groupId: group,
+          messageId: `COUNT-${label}-${i}`,
+          sender: from,
+          text: text(i),
+          at: new Date(),
+        });
+        await sleep(Math.max(0, 60 - (performance.now() - started)));
+      }
+      const counted = await statements.since();
+      if (!counted) return null;
+      console.log(`[statements] ${label}: ${counted.total} statements for ${n} messages: ${round(counted.total / n, 2)} per message`);
+      printTable([["per message", "statement"], ...counted.all.map(([t, c]) => [round(c / n, 2), t.slice(0, 160)])]);
+      return round(counted.total / n, 2);
+    };
+    const statementsClean = await statementsPer("clean", 100, (i) => `Bom dia! Dúvida ${i} https://aulas.exemplo.com.br/${i}`);
+    const statementsOffence = await statementsPer("offence", 100, (i) => `olha isso https://renda-c${i}.xyz/oferta`);
+
+    const dispatch = new InProcessRunner(services, { maxSleepMs: 50 }).start();
+    const actions = new GroupActionRunner(services, { intervalMs: 200 }).start();
 
     // The campaign's segment: the channel's derived groups, not the launch's.
     const segmentGroups = launchGroups.filter((g) => !held.includes(g)).slice(0, GROUPS);
@@ -226,6 +259,7 @@ export async function benchModeration(kind: "pglite" | "postgres") {
       sends_per_second_with_messages: median(together),
       campaigns_with_messages: together.length,
       sends_ratio: round(median(together) / median(alone), 3),
+      ...(statementsClean === null ? {} : { statements_clean_message: statementsClean, statements_offence: statementsOffence }),
     };
     const targets: Record<string, string> = { message_p99_ms: "< 20", sends_ratio: ">= 0.9" };
     for (const [k, v] of Object.entries(figures)) console.log(`[bench] ${kind}: ${k} = ${v}${targets[k] ? ` (target ${targets[k]})` : ""}`);

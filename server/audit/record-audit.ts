@@ -43,7 +43,12 @@ export function actorOf(caller: Context["caller"]): AuditActor {
  * committed together or not at all.
  */
 export async function recordAudit(tx: Db | Tx, entry: AuditEntry): Promise<void> {
-  await tx.insert(auditLog).values({
+  await auditInsert(tx, entry);
+}
+
+/** The INSERT of one audit entry, not run: a statement may hold it in a CTE beside the change it records (moderation). */
+export function auditInsert(tx: Db | Tx, entry: AuditEntry) {
+  return tx.insert(auditLog).values({
     at: entry.at,
     tenantId: entry.tenantId,
     actorType: entry.actor.type,
