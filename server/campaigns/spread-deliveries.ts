@@ -100,10 +100,13 @@ export const spreadSlotsSql = (quotas: SpreadQuota[]) => sql`select q.s, q.c, ro
  * Whether every group of the segment is reached by every one of its channels (the launch teams' practice: all their
  * numbers admins of every group), as a boolean expression over `segments` (its `id`): then there is one choice set,
  * the segment's sendable channels, and the fan-out deals the groups in turn without counting sets (roundRobinPlanSql).
- * Counted on the reach rows' primary key: groups × channels rows of the segment's channels means none is missing.
+ * Counted on the reach rows' primary key: groups × channels rows of the segment's groups and channels means none is
+ * missing (the monitoring group's rows, kept in the same table, are not counted).
  */
 export const everyGroupReachedByAllSql = (segmentId: SQL) => sql<boolean>`(
-  (select count(*) from ${segmentGroupChannels} r join ${segmentChannels} rsc on rsc.segment_id = r.segment_id and rsc.channel_id = r.channel_id
+  (select count(*) from ${segmentGroupChannels} r
+    join ${segmentGroups} rsg on rsg.segment_id = r.segment_id and rsg.id_group = r.id_group
+    join ${segmentChannels} rsc on rsc.segment_id = r.segment_id and rsc.channel_id = r.channel_id
     where r.segment_id = ${segmentId})
   = (select count(*) from ${segmentGroups} rg where rg.segment_id = ${segmentId}) * (select count(*) from ${segmentChannels} rs where rs.segment_id = ${segmentId}))`;
 
