@@ -31,6 +31,10 @@
  * `moderation [pglite|postgres]` (alone): 1,000 members' messages a minute judged by moderation while a campaign sends,
  * p50/p99 per message and the campaign's sends/s against the same campaign alone (bench/moderation.ts).
  *
+ * `two-numbers [pglite|postgres]` (alone, in process): a campaign over groups reached by two numbers (both admins,
+ * health on) against the same campaign over one number: sends/s of each, the ratio, statements per message, exactly
+ * once checked in every run (bench/two-numbers.ts).
+ *
  * `link [pglite|postgres]` (alone): the launches' public join link at 200 requests/s, p50/p99 and the
  * clicks stored (bench/link.ts).
  *
@@ -53,6 +57,7 @@ import { benchLink } from "./link";
 import { benchModeration } from "./moderation";
 import { benchParticipants } from "./participants";
 import { benchAudit } from "./audit";
+import { benchTwoNumbers } from "./two-numbers";
 import { benchTwoProcesses } from "./two-processes";
 import { benchWebhooks, type WebhookFigures } from "./webhooks";
 
@@ -457,10 +462,15 @@ async function main() {
     await benchAudit(process.argv[3] === "postgres" ? "postgres" : "pglite");
     return;
   }
+  if (only === "two-numbers") {
+    // In process, one database at a time (as audit): PGlite by default.
+    await benchTwoNumbers(process.argv[3] === "postgres" ? "postgres" : "pglite");
+    return;
+  }
   const kinds = (["pglite", "postgres"] as const).filter((k) => !only || k === only);
   if (kinds.length === 0)
     throw new Error(
-      `unknown mode "${only}": pglite, postgres, compare, two-processes, scale, load, link, participants, audit, moderation, group-actions or exports`,
+      `unknown mode "${only}": pglite, postgres, compare, two-processes, scale, load, link, participants, audit, two-numbers, moderation, group-actions or exports`,
     );
   const { built } = await ensureBuild({ log });
   if (built) {

@@ -939,6 +939,15 @@ export const launches = pgTable(
     welcomeSince: ts("welcome_since"),
     moderation: jsonb("moderation").$type<LaunchModerationSettings>().notNull().default(defaultModeration),
     buyers: jsonb("buyers").$type<LaunchBuyerSettings>().notNull().default({ remove_from_groups: false, dry_run: false }),
+    /**
+     * info-launch's `buyers_in_groups`, kept (docs/launches.md#buyers-leave-the-groups): `buyersStamp` is bumped by the
+     * statements that change its inputs (participants joining, leaving or moving to their number; a LID paired; a
+     * purchase or refund recorded), `buyersCountedKey` says which stamp (and protected numbers) `buyersInGroupsCount` was
+     * counted at; a GET whose key differs counts again (server/launches/funnel/buyers-count.ts).
+     */
+    buyersStamp: bigint("buyers_stamp", { mode: "number" }).notNull().default(0),
+    buyersCountedKey: text("buyers_counted_key"),
+    buyersInGroupsCount: integer("buyers_in_groups_count"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },

@@ -12,7 +12,15 @@ import type { CampaignContent } from "../dispatch/campaign-content";
 import { sendableChannelSql } from "../numbers/health";
 import type { AnyMessageType } from "./schema";
 import { parseScheduledAt } from "./scheduled-at";
-import { choiceSetsSql, groupChoicesSql, spreadQuotas, spreadSlotsSql, type ChoiceSet } from "./spread-deliveries";
+import {
+  choiceSetsSql,
+  everyGroupReachedByAllSql,
+  groupChoicesSql,
+  roundRobinPlanSql,
+  spreadQuotas,
+  spreadSlotsSql,
+  type ChoiceSet,
+} from "./spread-deliveries";
 
 export interface NewCampaign {
   /** The campaign's id when the caller chose it (a series run records it first); else a new one. */
@@ -54,7 +62,10 @@ export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCa
       >`(select json_agg(json_build_object('id', sc.channel_id, 'sendable', ${sendableChannelSql(tableAs(channels, "ch"), now)}) order by sc.position)
                                        from ${segmentChannels} sc join ${channels} ch on ch.id = sc.channel_id where sc.segment_id = "segments".id)`,
       // Several channels: the segment's groups counted by their choice set (spread-deliveries.ts), for spreadQuotas.
+      // Every group reached by every channel (the common case): one set, dealt in turn, nothing to count.
+      uniform: everyGroupReachedByAllSql(sql`"segments".id`),
       sets: sql<ChoiceSet[] | null>`case when (select count(*) from ${segmentChannels} sc where sc.segment_id = "segments".id) > 1
+          and not ${everyGroupReachedByAllSql(sql`"segments".id`)}
         then ${choiceSetsSql(
           input.segmentId,
           sql`array(select sc.channel_id from ${segmentChannels} sc join ${channels} ch on ch.id = sc.channel_id
@@ -78,13 +89,18 @@ export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCa
   // (segment_groups.channel_id); with several, each choice set's groups are dealt to its channels by the quotas
   // (spread-deliveries.ts), a group whose set changed since the read above taking its first choice.
   const several = segmentChannelList.length > 1;
-  const sendable = JSON.stringify(segmentChannelList.filter((c) => c.sendable).map((c) => c.id));
-  const plan = several
-    ? sql`select gc.id_group, gc.name, gc.position, coalesce(sl.c, gc.choices[1]) as channel_id
+  const sendableIds = segmentChannelList.filter((c) => c.sendable).map((c) => c.id);
+  const sendable = JSON.stringify(sendableIds);
+  // Every group reached by all the channels, one of them at least able to send: each group's choices are the sendable ones.
+  const roundRobin = several && segment.uniform && sendableIds.length > 0;
+  const plan = roundRobin
+    ? roundRobinPlanSql(segment.id, sendableIds)
+    : several
+      ? sql`select gc.id_group, gc.name, gc.position, coalesce(sl.c, gc.choices[1]) as channel_id
         from (select *, row_number() over (partition by choices order by position) as rn
               from (${groupChoicesSql(segment.id, sql`array(select json_array_elements_text(${sendable}::json))`)}) as g) as gc
           left join (${spreadSlotsSql(spreadQuotas(segment.sets ?? []))}) as sl on sl.s = to_jsonb(gc.choices) and sl.rn = gc.rn`
-    : sql`select ${segmentGroups.groupId} as id_group, ${segmentGroups.name} as name, ${segmentGroups.position} as position, ${segmentGroups.channelId} as channel_id
+      : sql`select ${segmentGroups.groupId} as id_group, ${segmentGroups.name} as name, ${segmentGroups.position} as position, ${segmentGroups.channelId} as channel_id
         from ${segmentGroups} where ${segmentGroups.segmentId} = ${segment.id}`;
   // One statement (a five-statement transaction before): the campaign, its deliveries and its campaign_status
   // event commit together, and `total` and the counters per channel are counted from the very rows the fan-out writes.

@@ -95,3 +95,27 @@ export function spreadQuotas(sets: readonly ChoiceSet[]): SpreadQuota[] {
  */
 export const spreadSlotsSql = (quotas: SpreadQuota[]) => sql`select q.s, q.c, row_number() over (partition by q.s order by t, q.o) as rn
   from json_to_recordset(${JSON.stringify(quotas)}::json) as q(s jsonb, c text, q int, o int), generate_series(0, q.q - 1) as t`;
+
+/**
+ * Whether every group of the segment is reached by every one of its channels (the launch teams' practice: all their
+ * numbers admins of every group), as a boolean expression over `segments` (its `id`): then there is one choice set,
+ * the segment's sendable channels, and the fan-out deals the groups in turn without counting sets (roundRobinPlanSql).
+ * Counted on the reach rows' primary key: groups × channels rows of the segment's groups and channels means none is
+ * missing (the monitoring group's rows, kept in the same table, are not counted).
+ */
+export const everyGroupReachedByAllSql = (segmentId: SQL) => sql<boolean>`(
+  (select count(*) from ${segmentGroupChannels} r
+    join ${segmentGroups} rsg on rsg.segment_id = r.segment_id and rsg.id_group = r.id_group
+    join ${segmentChannels} rsc on rsc.segment_id = r.segment_id and rsc.channel_id = r.channel_id
+    where r.segment_id = ${segmentId})
+  = (select count(*) from ${segmentGroups} rg where rg.segment_id = ${segmentId}) * (select count(*) from ${segmentChannels} rs where rs.segment_id = ${segmentId}))`;
+
+/**
+ * The fan-out's plan when every group has the same choices (`choices`, JSON array of channel ids, in the segment's
+ * order): the n-th group by position takes choice (n − 1) mod k. The same deal as spreadQuotas + spreadSlotsSql give one
+ * set (equal quotas, the first channels one more), without the per-group aggregation, the slots or their join.
+ */
+export const roundRobinPlanSql = (segmentId: string, choices: string[]) => sql`select ${segmentGroups.groupId} as id_group, ${segmentGroups.name} as name,
+    ${segmentGroups.position} as position,
+    ${JSON.stringify(choices)}::jsonb ->> ((row_number() over (order by ${segmentGroups.position}) - 1) % ${choices.length})::int as channel_id
+  from ${segmentGroups} where ${segmentGroups.segmentId} = ${segmentId}`;

@@ -1,8 +1,7 @@
 import { and, count, countDistinct, desc, eq, isNotNull, sum } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { buyerRemovals, defaultModeration, launchGroups, launchParticipants, launches, launchWelcomes } from "../../db/schema";
-import { anyPurchases } from "./funnel/buyer-figures";
-import { buyersInGroups } from "./funnel/buyers-in-groups";
+import { buyersInGroupsCount } from "./funnel/buyers-in-groups";
 import { toBrasiliaIso } from "../time/brasilia";
 import { clickTotals } from "./funnel/click-figures";
 import { leadTotals } from "./funnel/lead-figures";
@@ -30,8 +29,8 @@ async function totals(db: Db, launch: Launch, groups: { members: number }[]) {
     .select({ n: count() })
     .from(buyerRemovals)
     .where(and(eq(buyerRemovals.launchId, launchId), isNotNull(buyerRemovals.removedAt)));
-  // Most accounts have no marketplace webhook: no purchase, no buyer to look for.
-  const inGroups = (await anyPurchases(db, launch.tenantId)) ? new Set((await buyersInGroups(db, launch)).map((b) => b.personKey)).size : 0;
+  // Kept on the launch's row, counted again only after a join, a leave, a pairing or a purchase (buyers-in-groups.ts).
+  const inGroups = await buyersInGroupsCount(db, launch);
   return {
     groups: groups.length,
     members: groups.reduce((n, g) => n + g.members, 0),

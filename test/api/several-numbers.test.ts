@@ -5,6 +5,7 @@
  * another's group by its number and take a number off, as the platform would.
  */
 import { and, asc, eq, sql } from "drizzle-orm";
+import { formatInTimeZone } from "date-fns-tz";
 import { rowsOf } from "../../db/params";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { campaigns, channels, deliveries } from "../../db/schema";
@@ -108,6 +109,23 @@ describe("one group, several channels: the fan-out spreads, exactly once", () =>
       expect(order.slice(0, 4)).toEqual([a.id, b.id, a.id, b.id]);
     }
   }, 120_000);
+
+  it("a group only A reaches, placed where the turn would give B, goes through A even when the monitoring group's reach rows make up the count", async () => {
+    const { t, numbers } = await tenantWithNumbers(server.url, 2, pacing(0, 10));
+    const [a, b] = numbers;
+    const [g1, onlyA, g3, watch] = a.groups.slice(0, 4);
+    await joinAsAdmin(t, [g1, g3], b.phone);
+    // Reach rows: 3 of A, 2 of B, and the monitoring group's 1 (A alone): 6 = groups × channels, yet onlyA lacks B.
+    const segmentId = await segment(t, [a.id, b.id], [g1, onlyA, g3]);
+    const watched = await t("POST", "/api/external/monitoring/group", { id_segment: segmentId, id_channel: a.id, id_group: watch });
+    expect(watched.status, watched.text).toBe(201);
+    // Scheduled for tomorrow: the fan-out's choice is read before any send could move it (failover would hide it).
+    const tomorrow = formatInTimeZone(new Date(Date.now() + 86_400_000), "America/Sao_Paulo", "dd/MM/yyyy - HH:mm");
+    const res = await t("POST", "/api/external/create-campaign/message", { name: "Só A", id_segment: segmentId, message: "Oi", scheduled_at: tomorrow });
+    expect(res.status, res.text).toBe(201);
+    // onlyA first (fewest choices) on A; the two shared then one each, A and B, by position.
+    expect(await deliveryChannels(res.json.id_campaign)).toEqual([a.id, a.id, b.id]);
+  }, 60_000);
 });
 
 describe("failover", () => {

@@ -11,6 +11,7 @@ import { tsParam } from "../../../db/errors";
 import { channelLidPhones, launchEarlyLeaves, launchParticipants } from "../../../db/schema";
 import type { LidPhone } from "../../messaging/provider";
 import { isLid } from "../../phones/phone";
+import { touchBuyersOfChannel } from "../../launches/launch/buyers-stamp";
 
 /**
  * Stores the pairings a channel learned (the last one given wins for a LID). One statement, its rows in LID
@@ -19,14 +20,17 @@ import { isLid } from "../../phones/phone";
 export async function storePairs(db: Db | Tx, channelId: string, pairs: LidPhone[], at: Date) {
   const byLid = new Map(pairs.filter((p) => isLid(p.lid) && /^\d{8,20}$/.test(p.phone)).map((p) => [p.lid, p.phone]));
   if (byLid.size === 0) return;
-  await db
+  const stored = await db
     .insert(channelLidPhones)
     .values([...byLid].sort(([a], [b]) => a.localeCompare(b)).map(([lid, phone]) => ({ channelId, lid, phone, learnedAt: at })))
     .onConflictDoUpdate({
       target: [channelLidPhones.channelId, channelLidPhones.lid],
       set: { phone: sql`excluded.phone`, learnedAt: sql`excluded.learned_at` },
       setWhere: sql`${channelLidPhones.phone} <> excluded.phone`,
-    });
+    })
+    .returning({ lid: channelLidPhones.lid });
+  // A new pairing may make a LID member of the channel's launches a buyer: after it is stored, never before.
+  if (stored.length > 0) await touchBuyersOfChannel(db, channelId);
 }
 
 /** A launch's view of the pairings: only what its own channels learned (never another tenant's). */

@@ -22,7 +22,7 @@
  * own event is committed, so a webhook is never answered before its event is durable; when the write fails,
  * the caller's promise rejects (the gateway is answered 5xx and sends the event again).
  */
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../../db/client";
 import { tsParam } from "../../../db/errors";
 import { channelLidPhones, launchEarlyLeaves, launches, launchGroups, launchParticipants, participantEventsSeen } from "../../../db/schema";
@@ -33,6 +33,7 @@ import { moveMembers } from "./member-counts";
 import { staffMatcher } from "./members";
 import { applyRestatus } from "../../launches/launch/restatus-groups";
 import { wakeLaunch } from "../../launches/launch/wake";
+import { touchBuyers } from "../../launches/launch/buyers-stamp";
 
 /** The provider's event (its `eventId`, when the gateway has one, is recorded once: participant_events_seen). */
 export type ParticipantsEvent = Omit<Extract<ProviderEvent, { type: "group_participants" }>, "type">;
@@ -191,7 +192,8 @@ async function applyEvents(db: Db, provider: Provider, events: ParticipantsEvent
   await db.transaction(async (tx) => {
     // Events of one launch apply one batch at a time: the launches' rows first, in id order (applyRestatus
     // and the group additions take the launch's row first too: one lock order, no deadlock).
-    await tx.select({ id: launches.id }).from(launches).where(inArray(launches.id, launchIds)).orderBy(asc(launches.id)).for("update");
+    // The same statement bumps their buyers stamp: info-launch counts buyers_in_groups again after this batch.
+    await touchBuyers(tx, launchIds);
     const fresh = await firstDeliveries(tx, events);
     const launchChannels = new Map(held.map((h) => [h.launchId, h.channelIds]));
     const staffOf = new Map(held.map((h) => [h.launchId, h.isStaff]));

@@ -4,12 +4,13 @@
  * refunded), never the launch's staff, the template's admins or the tenant's own numbers (compared by match key, so
  * the Brazilian ninth digit is tolerated). One row per person and group, with the purchase that made them a buyer.
  */
+import { createHash } from "node:crypto";
 import { and, eq, isNotNull, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../../db/client";
 import { inJson, rowsOf } from "../../../db/params";
-import { channels } from "../../../db/schema";
+import { channels, launches } from "../../../db/schema";
 import { phoneKey } from "../../phones/phone";
-import { launchPurchases, participantKey } from "./buyer-figures";
+import { anyPurchases, launchPurchases, participantKey } from "./buyer-figures";
 import type { Launch } from "../launch/find-launch";
 
 export interface BuyerInGroup {
@@ -34,9 +35,9 @@ export async function protectedKeys(db: Db | Tx, launch: Launch): Promise<string
 }
 
 /** The buyers in the launch's groups now; `personKey` narrows it to one person. */
-export async function buyersInGroups(db: Db | Tx, launch: Launch, personKey?: string): Promise<BuyerInGroup[]> {
+export async function buyersInGroups(db: Db | Tx, launch: Launch, personKey?: string, protectedOnes?: string[]): Promise<BuyerInGroup[]> {
   const scope = { tenantId: launch.tenantId, launchId: launch.id, channelIds: launch.channelIds, createdAt: launch.createdAt };
-  const excluded = await protectedKeys(db, launch);
+  const excluded = protectedOnes ?? (await protectedKeys(db, launch));
   const rows = rowsOf<{ participant: string; id_group: string; group_name: string; person_key: string; platform: string; transaction: string }>(
     await db.execute(sql`select distinct on (q.id_group, q.person_key, q.participant)
         q.participant, q.id_group, g.name as group_name, q.person_key, b.platform, b.transaction
@@ -57,4 +58,26 @@ export async function buyersInGroups(db: Db | Tx, launch: Launch, personKey?: st
     platform: r.platform,
     transaction: r.transaction,
   }));
+}
+
+/**
+ * info-launch's `buyers_in_groups` (people, whatever the number of their groups), kept on the launch's row: counted
+ * again only when its stamp moved (server/launches/launch/buyers-stamp.ts: joins, leaves, pairings, purchases) or the
+ * protected numbers or the launch's channels changed (they are part of the key), else one read of the row the caller
+ * already holds. The count is stored only if the stamp is still the one it was counted at: a change that committed
+ * meanwhile leaves it to the next GET.
+ */
+export async function buyersInGroupsCount(db: Db, launch: Launch): Promise<number> {
+  const excluded = await protectedKeys(db, launch);
+  const key = `${launch.buyersStamp}:${createHash("sha1")
+    .update(JSON.stringify([excluded.sort(), launch.channelIds]))
+    .digest("base64url")}`;
+  if (launch.buyersCountedKey === key && launch.buyersInGroupsCount !== null) return launch.buyersInGroupsCount;
+  // Most accounts have no marketplace webhook: no purchase, no buyer to look for.
+  const n = (await anyPurchases(db, launch.tenantId)) ? new Set((await buyersInGroups(db, launch, undefined, excluded)).map((b) => b.personKey)).size : 0;
+  await db
+    .update(launches)
+    .set({ buyersInGroupsCount: n, buyersCountedKey: key })
+    .where(and(eq(launches.id, launch.id), eq(launches.buyersStamp, launch.buyersStamp)));
+  return n;
 }

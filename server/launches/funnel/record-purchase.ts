@@ -11,6 +11,7 @@ import { launches, launchLeads, purchases } from "../../../db/schema";
 import { participantKey } from "./buyer-figures";
 import { recordGroupActivity } from "../../groups/activity/group-activity";
 import { phoneKey } from "../../phones/phone";
+import { touchBuyersOfTenant } from "../launch/buyers-stamp";
 
 /** What a marketplace's notice says, in the service's words (server/integrations/hook-formats.ts reads it). */
 export interface PurchaseNotice {
@@ -67,6 +68,8 @@ export async function recordPurchase(db: Db, tenantId: string, platform: string,
       .returning({ id: purchases.id });
     if (!row) return { recorded: false, launches: [] as string[] };
     if (!matchKey) return { recorded: true, launches: [] as string[] };
+    // Who counts as a buyer changed: every launch of the tenant counts buyers_in_groups again.
+    await touchBuyersOfTenant(tx, tenantId);
 
     // A refund concerns the launches its purchase counted in: those created before the approval.
     let countsFrom = occurredAt;

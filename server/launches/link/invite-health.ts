@@ -19,6 +19,7 @@ import { env } from "../../env";
 import type { GroupState, MessagingProvider } from "../../messaging/provider";
 import { recordGroupActivity } from "../../groups/activity/group-activity";
 import { foldAliases, pairsFor, storePairs } from "../../groups/members/lid-phones";
+import { touchBuyers } from "../launch/buyers-stamp";
 import { lockLaunch, moveMembers } from "../../groups/members/member-counts";
 import { staffMatcher } from "../../groups/members/members";
 import { eventIdRetentionMs } from "../../groups/members/record-participants";
@@ -135,6 +136,8 @@ async function learnFromList(tx: Tx, provider: Checker, g: CheckedGroup, pairs: 
   );
   const isStaff = await staffMatcher(provider, g);
   const moved = await moveMembers(tx, await foldAliases(tx, known, (_, p) => isStaff(p)));
+  // Rows moved to their number (and their staff flag with them): buyers_in_groups is counted again.
+  await touchBuyers(tx, [g.launchId]);
   if (moved.length > 0) await applyRestatus(tx, g.launchId, now);
 }
 
