@@ -104,8 +104,10 @@ export async function mainCompare(args: string[]) {
   git(["worktree", "add", "--detach", dir, sha]);
   try {
     await installModules(dir);
-    const before = await benchIn(`${ref} (${sha.slice(0, 7)})`, dir, [...kinds]);
-    const after = await benchIn(`this (${head})`, root, [...kinds]);
+    // bench/run.ts takes one database name or none (both): naming both ran only the first.
+    const arg = only ? [only] : [];
+    const before = await benchIn(`${ref} (${sha.slice(0, 7)})`, dir, arg);
+    const after = await benchIn(`this (${head})`, root, arg);
     console.log(sideBySide(before, after, [...kinds]));
     console.log(JSON.stringify({ bench: "compare", before, after }));
   } finally {

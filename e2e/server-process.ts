@@ -209,6 +209,8 @@ export async function startServer(opts: ServerOptions): Promise<ServerProcess> {
   const server: ServerProcess = { url: `http://127.0.0.1:${opts.port}`, port: opts.port, pid: child.pid!, child, opts };
   const t0 = Date.now();
   const deadline = t0 + (opts.readyTimeoutMs ?? 90_000);
+  // What /login last answered, so a start that never gets ready says why (a status, a time-out, a refusal).
+  let lastAnswer = "no answer yet";
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`the server exited early (${child.signalCode ?? child.exitCode}); see ${opts.logFile}:\n${tail(opts.logFile, 20)}`);
@@ -217,12 +219,17 @@ export async function startServer(opts: ServerOptions): Promise<ServerProcess> {
       // The login page renders once the app is up; instrumentation has opened the database by then.
       const res = await fetch(`${server.url}/login`, { signal: AbortSignal.timeout(5000) });
       if (res.ok) break;
-    } catch {
+      lastAnswer = `HTTP ${res.status} at ${((Date.now() - t0) / 1000).toFixed(1)} s: ${(await res.text()).slice(0, 300)}`;
+    } catch (err) {
       // not listening yet
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      lastAnswer = `${(err as Error).name}${cause ? ` ${cause}` : ""} at ${((Date.now() - t0) / 1000).toFixed(1)} s`;
     }
     if (Date.now() > deadline) {
       await killServer(server);
-      throw new Error(`the server did not answer within ${(deadline - t0) / 1000} s; see ${opts.logFile}`);
+      throw new Error(
+        `the server did not answer within ${(deadline - t0) / 1000} s (last: ${lastAnswer}); see ${opts.logFile}:\n${tail(opts.logFile, 30)}`,
+      );
     }
     await sleep(100);
   }
