@@ -31,7 +31,7 @@ export async function startEvolutionProvider(overrides: Partial<EvolutionOptions
     apiUrl: fake.url,
     apiKey: fake.apiKey,
     webhookBaseUrl,
-    timeoutMs: 2000,
+    timeoutMs: 5000, // a cold first call (the fake and the webhook route load) took over 2 s on a loaded machine
     retries: 1,
     groupsTtlMs: 60_000,
     backoffMs: 10,
