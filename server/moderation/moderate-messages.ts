@@ -228,8 +228,9 @@ async function decide(tx: Tx, launch: Launch, settings: LaunchModerationSettings
   if (Number(row?.strikes) !== settings.strikes_to_remove) return made;
   let removal: string | null = null;
   if (enforce) {
-    // Named both ways when it came as a LID paired with a number: the group may list them by either.
-    const who = [...new Set([o.participant, o.event.sender])];
+    // Named by every id known of them (the number, the LID): the group may list them by either; who is not listed is skipped.
+    const lids = (o.event.pairs ?? []).filter((p) => participantKey(p.phone) === o.person).map((p) => p.lid);
+    const who = [...new Set([o.participant, o.event.sender, ...lids])];
     removal = await createFixedRemoval(tx, launch, "Moderação: remoção por infrações", [o.event.groupId], who, now);
     made.push(removal);
     await recordAudit(tx, { tenantId: launch.tenantId, actor: systemActor, action: "moderation.remove", target: o.participant, at: now });
