@@ -6,35 +6,31 @@
  */
 import type { MessagingProvider } from "../../messaging/provider";
 import { participantKey } from "../../phones/phone";
-import { processWide } from "../../process-state";
+import { ForgettableCache } from "./forgettable-cache";
 
 /** Read again after this long. */
 const adminsTtlMs = 5 * 60_000;
 /** Unreadable now: nobody more is exempt for half a minute (the account's numbers, template admins and staff still are). */
 const unreadableTtlMs = 30_000;
 
-/** Per group, per channel: the admins' match keys and until when they hold (one per process: every copy of the code forgets together). */
-const cache = () => processWide("groupAdmins", () => new Map<string, Map<string, { keys: Set<string>; until: number }>>());
+/** Per group, per channel: the admins' match keys, or null when the group could not be read. */
+const admins = new ForgettableCache<Set<string> | null>("groupAdmins", 10_000);
 
 /** The match keys of the group's admins as `channelId` reads them. */
 export async function groupAdmins(provider: Pick<MessagingProvider, "groupSettings">, channelId: string, groupId: string): Promise<Set<string>> {
-  const groups = cache();
-  let byChannel = groups.get(groupId);
-  const known = byChannel?.get(channelId);
-  if (known && known.until > Date.now()) return known.keys;
-  if (!byChannel) {
-    if (groups.size > 10_000) groups.clear();
-    byChannel = new Map();
-    groups.set(groupId, byChannel);
-  }
-  // Kept in the map taken before the read: a promotion forgotten meanwhile leaves this (older) answer out of the cache.
-  const settings = await provider.groupSettings(channelId, groupId).catch(() => undefined);
-  const keys = new Set((settings?.admins ?? []).map((a) => participantKey(a)));
-  byChannel.set(channelId, { keys, until: Date.now() + (settings ? adminsTtlMs : unreadableTtlMs) });
-  return keys;
+  const keys = await admins.get(
+    groupId,
+    channelId,
+    async () => {
+      const settings = await provider.groupSettings(channelId, groupId).catch(() => undefined);
+      return settings ? new Set(settings.admins.map((a) => participantKey(a))) : null;
+    },
+    (read) => (read ? adminsTtlMs : unreadableTtlMs),
+  );
+  return keys ?? new Set();
 }
 
 /** Someone was promoted or demoted in the group: its admins are read again (through every channel) at the next look. */
 export function forgetGroupAdmins(groupId: string) {
-  cache().delete(groupId);
+  admins.forget(groupId);
 }

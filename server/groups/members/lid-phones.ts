@@ -11,8 +11,8 @@ import { tsParam } from "../../../db/errors";
 import { channelLidPhones, launchEarlyLeaves, launchParticipants } from "../../../db/schema";
 import type { LidPhone } from "../../messaging/provider";
 import { isLid, phoneKey } from "../../phones/phone";
-import { processWide } from "../../process-state";
 import { touchBuyersOfChannel } from "../../launches/launch/buyers-stamp";
+import { ForgettableCache } from "./forgettable-cache";
 
 /**
  * Stores the pairings a channel learned (the last one given wins for a LID). One statement, its rows in LID
@@ -31,7 +31,7 @@ export async function storePairs(db: Db | Tx, channelId: string, pairs: LidPhone
     })
     .returning({ lid: channelLidPhones.lid, phone: channelLidPhones.phone });
   if (stored.length === 0) return;
-  for (const s of stored) knownPhones().delete(s.lid);
+  for (const s of stored) knownPhones.forget(s.lid);
   await moveStrikesToPhones(db, channelId, stored);
   // A new pairing may make a LID member of the channel's launches a buyer: after it is stored, never before.
   await touchBuyersOfChannel(db, channelId);
@@ -74,28 +74,20 @@ export async function phoneOfLid(db: Db | Tx, channelIds: string[], lid: string)
   return row?.phone;
 }
 
-/** LID → per set of channels, the phone paired (or none) and until when that holds; forgotten when this process stores a pairing of the LID. */
-const knownPhones = () => processWide("lidPhones", () => new Map<string, Map<string, { phone: string | undefined; until: number }>>());
+/** Per LID, per set of channels: the phone paired (or none); forgotten when this process stores a pairing of the LID. */
+const knownPhones = new ForgettableCache<string | undefined>("lidPhones", 50_000);
 /** A pairing is kept a while (a LID's number does not change); "not paired" only briefly (another process may learn it). */
 const pairedTtlMs = 5 * 60_000;
 const unpairedTtlMs = 2000;
 
-/** phoneOfLid, remembered: moderation asks it for every message a LID alone sent (docs/benchmarks.md#moderation). */
-export async function knownPhoneOfLid(db: Db, channelIds: string[], lid: string): Promise<string | undefined> {
-  const cache = knownPhones();
-  const scope = channelIds.join(",");
-  let byScope = cache.get(lid);
-  const known = byScope?.get(scope);
-  if (known && known.until > Date.now()) return known.phone;
-  if (!byScope) {
-    if (cache.size > 50_000) cache.clear();
-    byScope = new Map();
-    cache.set(lid, byScope);
-  }
-  // Kept in the map taken before the read: a pairing stored meanwhile leaves this (older) answer out of the cache.
-  const phone = await phoneOfLid(db, channelIds, lid);
-  byScope.set(scope, { phone, until: Date.now() + (phone ? pairedTtlMs : unpairedTtlMs) });
-  return phone;
+/** phoneOfLid, remembered: moderation asks it for every message a LID alone sent (docs/moderation.md#a-member-known-only-by-a-lid). */
+export function knownPhoneOfLid(db: Db, channelIds: string[], lid: string): Promise<string | undefined> {
+  return knownPhones.get(
+    lid,
+    channelIds.join(","),
+    () => phoneOfLid(db, channelIds, lid),
+    (phone) => (phone ? pairedTtlMs : unpairedTtlMs),
+  );
 }
 
 /** A launch's view of the pairings: only what its own channels learned (never another tenant's). */
