@@ -70,7 +70,7 @@ export async function benchTwoNumbers(kind: "pglite" | "postgres") {
     for (const g of groups) {
       const joined = await provider.joinParticipants(a.id_channel, g, [phoneB]);
       if (joined.kind !== "joined") throw new Error(`B could not join ${g}: ${joined.kind}`);
-      await provider.promoteMembers(g, [phoneB]);
+      await provider.promoteMembers(a.id_channel, g, [phoneB]);
     }
     const one = await api().segments.create({ name: "Um número", id_channel: [a.id_channel], groups });
     const two = await api().segments.create({ name: "Dois números", id_channel: [a.id_channel, b.id_channel], groups });

@@ -40,7 +40,11 @@ export type ProcessSlot =
   /** server/launches/link/public-link.ts: launches by slug for the public link (at most ~1 s old), and when each last sent link_broken. */
   | "launchLinks"
   /** server/launches/launch/launch-lock.ts: per launch, the chain of group creations in progress. */
-  | "launchLocks";
+  | "launchLocks"
+  /** server/groups/members/group-admins.ts: each group's admins as the platform lists them (moderation's exemption), per channel. */
+  | "groupAdmins"
+  /** server/groups/members/lid-phones.ts: the phone a launch's channels paired a LID with, as moderation last read it. */
+  | "lidPhones";
 
 const key = Symbol.for("group-campaigns.process-state");
 const holder = globalThis as unknown as Record<symbol, Partial<Record<ProcessSlot, unknown>>>;

@@ -6,6 +6,7 @@ import { ReceiptBuffer } from "./dispatch/record-receipt";
 import { recordSentFromEvent } from "./dispatch/reconcile";
 import { releaseAbandonedLeases } from "./dispatch/release-leases";
 import { wakeDispatch } from "./dispatch/wake";
+import { forgetGroupAdmins } from "./groups/members/group-admins";
 import { recordParticipants } from "./groups/members/record-participants";
 import { moderateJoins } from "./moderation/moderate-joins";
 import { moderateMessage } from "./moderation/moderate-messages";
@@ -44,6 +45,9 @@ export function getServices(): Promise<Services> {
         await recordParticipants(db, provider, event);
         // Moderation at join (server/moderation/moderate-joins.ts): after the join is recorded, decided once per join.
         if (event.action === "join") for (const id of await moderateJoins(db, event, new Date())) wakeGroupAction(id);
+      } else if (event.type === "group_admins") {
+        // Moderation exempts a group's admins (server/groups/members/group-admins.ts): read again at the next message.
+        forgetGroupAdmins(event.groupId);
       } else if (event.type === "group_message") {
         // Moderation of members' messages (server/moderation/moderate-messages.ts): recorded and judged once per message.
         for (const id of await moderateMessage(db, provider, event, new Date())) wakeGroupAction(id);

@@ -260,6 +260,8 @@ export interface FakeEvolution {
    * in the event (`phoneNumber`); with `listOnly` the event carries the LID alone (the list still has both).
    */
   groupJoin(name: string, groupId: string, participants: string[], options?: { resolveLids?: Record<string, string>; listOnly?: boolean }): Promise<void>;
+  /** An admin on a phone makes members admins (`promote`) or admins members (`demote`): the list changes and the event is posted. */
+  groupAdmin(name: string, groupId: string, participants: string[], action: "promote" | "demote"): Promise<void>;
   /** `lids`: the LID the event carries beside a phone number (`lid`), and by which the list may hold that person. */
   groupLeave(name: string, groupId: string, participants: string[], options?: { lids?: Record<string, string> }): Promise<void>;
   /**
@@ -1335,6 +1337,14 @@ export async function startFakeEvolution(opts: FakeEvolutionOptions = {}): Promi
       return inst ? groupOf(inst, groupId) : undefined;
     },
     groupJoin,
+    async groupAdmin(name, groupId, participants, action) {
+      const inst = instances.get(name)!;
+      const g = inst.groups.find((x) => x.id === groupId)!;
+      const ids = participants.map(participantJid);
+      const changed = peopleOf(inst, g).filter((p) => ids.includes(p.id) || (p.phoneNumber !== undefined && ids.includes(p.phoneNumber)));
+      for (const p of changed) p.admin = action === "promote" ? "admin" : null;
+      await participantsWebhook(inst, g, changed, action);
+    },
     async groupLeave(name, groupId, participants, options = {}) {
       const inst = instances.get(name)!;
       const g = inst.groups.find((x) => x.id === groupId)!;

@@ -6,6 +6,7 @@
 import { wakeDispatch } from "../../server/dispatch/wake";
 import type { Services } from "../../server/services";
 import type { JobContext, PeriodicJobDefinition } from "../jobs/job";
+import { SerialRunner } from "./serial-runner";
 
 /** The in-process context: steps are plain calls; a dispatch wake-up is the runner's. */
 export function inProcessContext(services: Services, now: Date): JobContext {
@@ -28,9 +29,7 @@ export interface JobTimerOptions {
 }
 
 export class JobTimer {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> = Promise.resolve();
-  private stopped = true;
+  private readonly runner = new SerialRunner();
   private readonly intervalMs: number;
   private readonly firstRunMs: number;
 
@@ -44,30 +43,24 @@ export class JobTimer {
   }
 
   start() {
-    this.stopped = false;
+    this.runner.start();
     this.schedule(this.firstRunMs);
     return this;
   }
 
-  async stop() {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  stop() {
+    return this.runner.stop();
   }
 
-  /** One run now (tests; the timer calls it too). */
+  /** One run now (tests; the timer calls it too), after the one in progress. */
   runOnce(now = new Date()) {
-    this.running = this.job.run(inProcessContext(this.services, now)).catch((err) => console.error(this.job.failure, err));
-    return this.running;
+    return this.runner.run(() => this.job.run(inProcessContext(this.services, now)).catch((err) => console.error(this.job.failure, err)));
   }
 
   private schedule(ms: number) {
-    if (this.stopped) return;
-    this.timer = setTimeout(async () => {
-      if (this.stopped) return;
+    this.runner.after(ms, async () => {
       await this.runOnce();
       this.schedule(this.intervalMs);
-    }, ms);
-    this.timer.unref?.();
+    });
   }
 }

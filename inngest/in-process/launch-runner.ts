@@ -1,6 +1,7 @@
 import { runLaunchEngine } from "../../server/launches/launch/launch-engine";
 import { onLaunchWake } from "../../server/launches/launch/wake";
 import type { Services } from "../../server/services";
+import { SerialRunner } from "./serial-runner";
 
 export interface LaunchRunnerOptions {
   /** Between two passes over every active launch (the engine's, inngest/engines/launches.ts). */
@@ -14,11 +15,8 @@ export interface LaunchRunnerOptions {
  * stop() waits for the pass in progress.
  */
 export class LaunchRunner {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> = Promise.resolve();
-  private stopped = true;
+  private readonly runner = new SerialRunner();
   private readonly woken = new Set<string>();
-  private offWake: (() => void) | undefined;
 
   constructor(
     private readonly services: Services,
@@ -26,17 +24,13 @@ export class LaunchRunner {
   ) {}
 
   start() {
-    this.stopped = false;
-    this.offWake = onLaunchWake((launchId) => this.wake(launchId));
+    this.runner.start(() => onLaunchWake((launchId) => this.wake(launchId)));
     this.schedule();
     return this;
   }
 
-  async stop() {
-    this.stopped = true;
-    this.offWake?.();
-    clearTimeout(this.timer);
-    await this.running;
+  stop() {
+    return this.runner.stop();
   }
 
   /** One pass over every launch now (the timer calls it; tests too). */
@@ -45,29 +39,24 @@ export class LaunchRunner {
   }
 
   private wake(launchId: string) {
-    if (this.stopped || this.woken.has(launchId)) return;
+    if (this.runner.stopped || this.woken.has(launchId)) return;
     this.woken.add(launchId);
     void this.enqueue(launchId);
   }
 
   private enqueue(launchId: string | undefined) {
-    const run = this.running.then(async () => {
+    return this.runner.run(async () => {
       if (launchId) this.woken.delete(launchId);
-      if (this.stopped && launchId) return;
+      if (this.runner.stopped && launchId) return;
       const { db, provider } = this.services;
       await runLaunchEngine(db, provider, new Date(), launchId).catch((err) => console.error("[launches] engine pass failed", err));
     });
-    this.running = run;
-    return run;
   }
 
   private schedule() {
-    if (this.stopped) return;
-    this.timer = setTimeout(async () => {
-      if (this.stopped) return;
+    this.runner.after(this.opts.intervalMs, async () => {
       await this.pass();
       this.schedule();
-    }, this.opts.intervalMs);
-    this.timer.unref?.();
+    });
   }
 }

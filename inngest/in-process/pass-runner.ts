@@ -1,3 +1,5 @@
+import { SerialRunner } from "./serial-runner";
+
 /**
  * An embedded engine made of passes (no Inngest): a pass every `intervalMs`, at once again while a pass left work (each
  * pass is bounded; what it left is the next pass's), and at once when the engine's wake source calls. Passes run one at a
@@ -14,10 +16,7 @@ export interface PassEngine {
 }
 
 export class PassRunner {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> = Promise.resolve();
-  private stopped = true;
-  private offWake: (() => void) | undefined;
+  private readonly runner = new SerialRunner();
   private queued = false;
 
   constructor(
@@ -26,44 +25,34 @@ export class PassRunner {
   ) {}
 
   start() {
-    this.stopped = false;
-    this.offWake = this.engine.onWake(() => this.soon(0));
+    this.runner.start(() => this.engine.onWake(() => this.soon(0)));
     this.soon(this.intervalMs);
     return this;
   }
 
-  async stop() {
-    this.stopped = true;
-    this.offWake?.();
-    clearTimeout(this.timer);
-    await this.running;
+  stop() {
+    return this.runner.stop();
   }
 
   /** One pass now (tests too); answers whether work is left. */
   pass(): Promise<boolean> {
-    const run = this.running.then(() =>
+    return this.runner.run(() =>
       this.engine
-        .pass(() => this.stopped)
+        .pass(() => this.runner.stopped)
         .catch((err) => {
           console.error(`[${this.engine.label}] engine pass failed`, err);
           return false;
         }),
     );
-    this.running = run;
-    return run;
   }
 
   private soon(ms: number) {
-    if (this.stopped) return;
-    if (ms === 0 && this.queued) return;
-    clearTimeout(this.timer);
+    if (this.runner.stopped || (ms === 0 && this.queued)) return;
     this.queued = ms === 0;
-    this.timer = setTimeout(async () => {
+    this.runner.after(ms, async () => {
       this.queued = false;
-      if (this.stopped) return;
       const more = await this.pass();
       this.soon(more ? 0 : this.intervalMs);
-    }, ms);
-    this.timer.unref?.();
+    });
   }
 }

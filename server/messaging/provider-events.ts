@@ -57,6 +57,12 @@ export type ProviderEvent =
       receivedAt?: Date;
     }
   /**
+   * Members were made admins of a group, or admins members (Evolution's `group-participants.update` promote/demote; the
+   * simulator's promotions and group actions): who is exempt from moderation is read again. Participants as in
+   * `group_participants`.
+   */
+  | { type: "group_admins"; channelId: string; groupId: string; action: "promote" | "demote"; participants: string[]; at: Date }
+  /**
    * A member posted in a group (Evolution's `messages.upsert` of a group message not from the number itself; the
    * simulator's control): read by moderation (docs/moderation.md#messages). `sender` is a phone number (digits) when
    * the platform gave it, else its LID; `messageId` is the platform's id (the same on every delivery and every channel

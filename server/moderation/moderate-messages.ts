@@ -33,30 +33,15 @@ import { auditInsert, recordAudit, systemActor } from "../audit/record-audit";
 import { createFixedAction, createFixedRemoval } from "../groups/actions/fixed-removal";
 import { protectedKeys } from "../launches/funnel/buyers-in-groups";
 import type { Launch } from "../launches/launch/find-launch";
-import { storePairs } from "../groups/members/lid-phones";
+import { groupAdmins } from "../groups/members/group-admins";
+import { knownPhoneOfLid, storePairs } from "../groups/members/lid-phones";
 import { onLaunchWake } from "../launches/launch/wake";
 import type { MessagingProvider, ProviderEvent } from "../messaging/provider";
-import { participantKey } from "../phones/phone";
+import { isLid, participantKey } from "../phones/phone";
 import { excerptOf, textRuleBroken } from "./message-rules";
 
 type GroupMessage = Extract<ProviderEvent, { type: "group_message" }>;
 type Rule = "link" | "banned_word" | "flood";
-
-/** The group's admins as the platform lists them, per channel and group, read again after this long. */
-const adminsTtlMs = 5 * 60_000;
-const admins = new Map<string, { keys: Set<string>; until: number }>();
-
-async function groupAdmins(provider: Pick<MessagingProvider, "groupSettings">, channelId: string, groupId: string): Promise<Set<string>> {
-  const key = `${channelId} ${groupId}`;
-  const known = admins.get(key);
-  if (known && known.until > Date.now()) return known.keys;
-  // Unreadable now: nobody more is exempt for half a minute (the account's numbers, template admins and staff still are).
-  const settings = await provider.groupSettings(channelId, groupId).catch(() => undefined);
-  const keys = new Set((settings?.admins ?? []).map((a) => participantKey(a)));
-  if (admins.size > 10_000) admins.clear();
-  admins.set(key, { keys, until: Date.now() + (settings ? adminsTtlMs : 30_000) });
-  return keys;
-}
 
 /**
  * Which moderated launch holds a group, remembered a little (a busy group's every message would ask): forgotten at once
@@ -109,6 +94,11 @@ export async function moderateMessage(db: Db, provider: Pick<MessagingProvider, 
   const { launch } = found;
   if (event.pairs?.length) await storePairs(db, event.channelId, event.pairs, now);
   const paired = new Map((event.pairs ?? []).map((p) => [p.lid, p.phone]));
+  // A LID alone (no participantAlt): the person's number when the launch's channels paired it already (one strike count).
+  if (isLid(event.sender) && !paired.has(event.sender)) {
+    const phone = await knownPhoneOfLid(db, launch.channelIds, event.sender);
+    if (phone) paired.set(event.sender, phone);
+  }
   const person = participantKey(event.sender, (lid) => paired.get(lid));
   const settings = launch.moderation;
   const message = { event, person, excerpt: excerptOf(event.text) };
@@ -238,7 +228,10 @@ async function decide(tx: Tx, launch: Launch, settings: LaunchModerationSettings
   if (Number(row?.strikes) !== settings.strikes_to_remove) return made;
   let removal: string | null = null;
   if (enforce) {
-    removal = await createFixedRemoval(tx, launch, "Moderação: remoção por infrações", [o.event.groupId], [o.participant], now);
+    // Named by every id known of them (the number, the LID): the group may list them by either; who is not listed is skipped.
+    const lids = (o.event.pairs ?? []).filter((p) => participantKey(p.phone) === o.person).map((p) => p.lid);
+    const who = [...new Set([o.participant, o.event.sender, ...lids])];
+    removal = await createFixedRemoval(tx, launch, "Moderação: remoção por infrações", [o.event.groupId], who, now);
     made.push(removal);
     await recordAudit(tx, { tenantId: launch.tenantId, actor: systemActor, action: "moderation.remove", target: o.participant, at: now });
   }

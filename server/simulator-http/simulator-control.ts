@@ -42,10 +42,17 @@ const participantsBody = z.union([
   z.object({ leave: z.union([count, people]) }).strict(),
   z.object({ promote: people }).strict(),
 ]);
-/** A member's post: who (a member's phone, digits with country code), the text, and optionally the id of a post to deliver again. */
+/**
+ * A member's post: who (a member's phone, digits with country code, or the LID they are listed by), the text, and optionally
+ * the id of a post to deliver again; `phone`: a LID sender's number, carried beside it (as Evolution's `participantAlt`).
+ */
 const postBody = z
   .object({
-    from: z.string().regex(/^\d{8,20}$/, "must be a member's phone number with country code (digits)"),
+    from: participant,
+    phone: z
+      .string()
+      .regex(/^\d{8,20}$/, "must be a phone number with country code (digits)")
+      .optional(),
     text: z.string().max(65_536),
     id_message: z
       .string()
@@ -244,7 +251,7 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
           return toResponse(ok({ id_group: groupId, joined: outcome.joined, left: [], members: outcome.members }));
         }
         if ("promote" in spec) {
-          const promoted = await provider.promoteMembers(groupId, spec.promote);
+          const promoted = await provider.promoteMembers(channelId, groupId, spec.promote);
           return toResponse(ok({ id_group: groupId, joined: [], left: [], promoted, members: (await provider.participants(groupId)).length }));
         }
         if (Array.isArray(spec.leave) && spec.leave.some((p) => samePhone(p, simulatedOwnNumber(channelId)))) {
@@ -272,7 +279,7 @@ export async function handleSimulatorRequest(req: Request): Promise<Response> {
       const channelId = await provider.channelOfGroup(channelIds, groupId);
       if (!channelId) throw new NotFound(`Group ${groupId} not found in your channels.`);
       if (body) {
-        const outcome = await provider.postMessage(channelId, groupId, body.from, body.text, body.id_message);
+        const outcome = await provider.postMessage(channelId, groupId, body.from, body.text, body.id_message, body.phone);
         if (outcome.kind === "not_member") throw new DomainError(400, "validation_error", `from: ${body.from} is not a member of ${groupId}`);
         return toResponse(ok({ id_message: outcome.idMessage }));
       }

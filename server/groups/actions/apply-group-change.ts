@@ -1,5 +1,6 @@
 import type { GroupActionSpec } from "../../../db/schema";
 import { participantKey } from "../../phones/phone";
+import { forgetGroupAdmins } from "../members/group-admins";
 import {
   type GroupChange,
   GroupChangeRefusedError,
@@ -128,6 +129,9 @@ export async function applyGroupChange(
     if (err instanceof ProviderUnavailableError) return { kind: "unavailable", rateLimited: false, why: words(err), maybeApplied: readFirst };
     if (err instanceof ProviderSendError) return { kind: "again", reason: `platform_error: ${words(err)}` };
     // The answer was lost (or something else went wrong): the read-back below tells whether it was made.
+  } finally {
+    // Admins made or unmade (or maybe): moderation reads who is exempt again, whether or not the platform reports it.
+    if (change.kind === "participants" && change.action !== "remove") forgetGroupAdmins(groupId);
   }
   const after = await readBack(provider, channelId, groupId);
   if (after === null) return { kind: "failed", reason: "group_gone" };

@@ -5,13 +5,14 @@
  * event and list that carries both); a launch records a participant under the phone number when one of its
  * channels knows it, and a launch's rows recorded under a LID move to the phone number once it is known.
  */
-import { and, eq, inArray, or, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, or, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../../db/client";
 import { tsParam } from "../../../db/errors";
 import { channelLidPhones, launchEarlyLeaves, launchParticipants } from "../../../db/schema";
 import type { LidPhone } from "../../messaging/provider";
-import { isLid } from "../../phones/phone";
+import { isLid, phoneKey } from "../../phones/phone";
 import { touchBuyersOfChannel } from "../../launches/launch/buyers-stamp";
+import { ForgettableCache } from "./forgettable-cache";
 
 /**
  * Stores the pairings a channel learned (the last one given wins for a LID). One statement, its rows in LID
@@ -28,9 +29,65 @@ export async function storePairs(db: Db | Tx, channelId: string, pairs: LidPhone
       set: { phone: sql`excluded.phone`, learnedAt: sql`excluded.learned_at` },
       setWhere: sql`${channelLidPhones.phone} <> excluded.phone`,
     })
-    .returning({ lid: channelLidPhones.lid });
+    .returning({ lid: channelLidPhones.lid, phone: channelLidPhones.phone });
+  if (stored.length === 0) return;
+  for (const s of stored) knownPhones.forget(s.lid);
+  await moveStrikesToPhones(db, channelId, stored);
   // A new pairing may make a LID member of the channel's launches a buyer: after it is stored, never before.
-  if (stored.length > 0) await touchBuyersOfChannel(db, channelId);
+  await touchBuyersOfChannel(db, channelId);
+}
+
+/**
+ * Moderation's strikes a LID earned in the channel's launches before its number was known become the number's (one
+ * person, one count; docs/moderation.md#a-member-known-only-by-a-lid), in one statement. Added to the number's own; a sum
+ * that would pass `strikes_to_remove` without either part having reached it stops one short, so the person's next
+ * offence removes them (a removal is only ever made by an offence).
+ */
+async function moveStrikesToPhones(db: Db | Tx, channelId: string, pairs: LidPhone[]) {
+  const values = pairs.map((p) => sql`(${p.lid}::text, ${phoneKey(p.phone)}::text)`);
+  await db.execute(sql`with pairs(lid, person) as (values ${sql.join(values, sql`, `)}),
+    moved as (
+      delete from moderation_strikes s using launches l, pairs v
+      where s.launch_id = l.id and s.person = v.lid and l.channel_ids @> jsonb_build_array(${channelId}::text)
+      returning s.launch_id, v.person, s.strikes, s.last_at
+    )
+    insert into moderation_strikes as s (launch_id, person, strikes, last_at)
+    select launch_id, person, sum(strikes)::int, max(last_at) from moved group by launch_id, person
+    on conflict (launch_id, person) do update set
+      strikes = case
+        when greatest(s.strikes, excluded.strikes) >= (select (l.moderation->>'strikes_to_remove')::int from launches l where l.id = s.launch_id)
+          then s.strikes + excluded.strikes
+        else least(s.strikes + excluded.strikes, (select (l.moderation->>'strikes_to_remove')::int - 1 from launches l where l.id = s.launch_id))
+      end,
+      last_at = greatest(s.last_at, excluded.last_at)`);
+}
+
+/** The phone the given channels last paired this LID with. */
+export async function phoneOfLid(db: Db | Tx, channelIds: string[], lid: string): Promise<string | undefined> {
+  if (channelIds.length === 0) return undefined;
+  const [row] = await db
+    .select({ phone: channelLidPhones.phone })
+    .from(channelLidPhones)
+    .where(and(eq(channelLidPhones.lid, lid), inArray(channelLidPhones.channelId, channelIds)))
+    .orderBy(desc(channelLidPhones.learnedAt))
+    .limit(1);
+  return row?.phone;
+}
+
+/** Per LID, per set of channels: the phone paired (or none); forgotten when this process stores a pairing of the LID. */
+const knownPhones = new ForgettableCache<string | undefined>("lidPhones", 50_000);
+/** A pairing is kept a while (a LID's number does not change); "not paired" only briefly (another process may learn it). */
+const pairedTtlMs = 5 * 60_000;
+const unpairedTtlMs = 2000;
+
+/** phoneOfLid, remembered: moderation asks it for every message a LID alone sent (docs/moderation.md#a-member-known-only-by-a-lid). */
+export function knownPhoneOfLid(db: Db, channelIds: string[], lid: string): Promise<string | undefined> {
+  return knownPhones.get(
+    lid,
+    channelIds.join(","),
+    () => phoneOfLid(db, channelIds, lid),
+    (phone) => (phone ? pairedTtlMs : unpairedTtlMs),
+  );
 }
 
 /** A launch's view of the pairings: only what its own channels learned (never another tenant's). */

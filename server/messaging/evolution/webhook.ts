@@ -25,8 +25,8 @@ export class WebhookIntake {
   ) {}
 
   /**
-   * `group-participants.update` → `group_participants`: `add` is a join, `remove` a leave (promote,
-   * demote and modify change no membership). A pending join request (group approval on) is Baileys'
+   * `group-participants.update` → `group_participants`: `add` is a join, `remove` a leave; `promote` and `demote` →
+   * `group_admins` (no membership changes; moderation reads the admins again); `modify` is not read. A pending join request (group approval on) is Baileys'
    * `group.join-request`, which Evolution does not forward: it never arrives here, and its approval comes
    * as an `add` (docs/evolution.md#participants-lids-and-phone-numbers).
    *
@@ -45,8 +45,9 @@ export class WebhookIntake {
    */
   private async participantsEvent(channelId: string, data: Record<string, unknown>, at: Date, receivedAt: Date, eventId: string) {
     const action = data.action === "add" ? "join" : data.action === "remove" ? "leave" : undefined;
+    const admins = data.action === "promote" || data.action === "demote" ? data.action : undefined;
     const groupId = typeof data.id === "string" ? data.id : undefined;
-    if (!action || !groupId || !groupIdPattern.test(groupId) || !Array.isArray(data.participants)) return;
+    if (!(action || admins) || !groupId || !groupIdPattern.test(groupId) || !Array.isArray(data.participants)) return;
     const resolved = new Map<string, string>();
     for (const d of Array.isArray(data.participantsData) ? (data.participantsData as { jid?: unknown; phoneNumber?: unknown }[]) : []) {
       const number = typeof d?.phoneNumber === "string" && d.phoneNumber.endsWith("@s.whatsapp.net") ? jidNumber(d.phoneNumber) : null;
@@ -69,6 +70,11 @@ export class WebhookIntake {
       ),
     ];
     if (participants.length === 0) return;
+    // Nothing to record: moderation reads the group's admins again (an admin is never judged).
+    if (!action) {
+      if (admins) await this.ctx.events.emit({ type: "group_admins", channelId, groupId, action: admins, participants, at: receivedAt });
+      return;
+    }
     if (action === "leave") {
       const own = this.instances.ownNumbers.get(channelId);
       // The number itself removed: the group is gone for it (the next state check says so).

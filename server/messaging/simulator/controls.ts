@@ -17,6 +17,7 @@ import {
 import { type NumberLossReason, type PollContent, type PollVote, ProviderEvents } from "../provider";
 import { SimulatedPlatform, type SimulatorContext, type SimulatorOptions } from "./platform";
 import { asPlatformWrites, INVITE_PREFIX, randomPerson, simulatedOwnNumber, SIMULATOR_GROUP_LIMIT } from "./simulated";
+import { isLid } from "../../phones/phone";
 
 /** The outcome of casting votes through the control endpoint: `no_poll` when the campaign sent no poll to that group (of the caller's channels). */
 export type PollCastOutcome = { kind: "cast"; options: string[] } | { kind: "no_poll" } | { kind: "unknown_options"; unknown: string[]; options: string[] };
@@ -147,10 +148,11 @@ export class SimulatorControls {
   }
 
   /**
-   * Control: a member posts a text in the group (docs/simulator.md#members-post). `idMessage` given and already
-   * posted: the platform delivers that message again (nothing new is posted). The service receives it as from the
-   * platform, recorded (emitRecorded): answers `not_member` when the sender is not in the group, and throws when the
-   * service could not record it (the control then answers 5xx, as a gateway's webhook would be).
+   * Control: a member posts a text in the group (docs/simulator.md#members-post); `phone`: a LID sender's number, carried
+   * beside it (Evolution's `participantAlt`). `idMessage` given and already posted: the platform delivers that message
+   * again (nothing new is posted). The service receives it as from the platform, recorded (emitRecorded): answers
+   * `not_member` when the sender is not in the group, and throws when the service could not record it (the control then
+   * answers 5xx, as a gateway's webhook would be).
    */
   async postMessage(
     channelId: string,
@@ -158,6 +160,7 @@ export class SimulatorControls {
     from: string,
     text: string,
     idMessage?: string,
+    phone?: string,
   ): Promise<{ kind: "posted"; idMessage: string } | { kind: "not_member" }> {
     const sender = asPlatformWrites(from);
     const [member] = await this.ctx.db
@@ -172,7 +175,18 @@ export class SimulatorControls {
       .onConflictDoUpdate({ target: simulatorGroupPosts.messageId, set: { messageId } })
       .returning();
     if (row.groupId !== groupId) return { kind: "not_member" };
-    await this.events.emitRecorded({ type: "group_message", channelId, groupId, messageId, sender: row.sender, text: row.text, at: row.at });
+    // A LID sent with its number beside it: the pairing goes along (the sender stays as the group lists them).
+    const pairs = isLid(row.sender) && phone ? [{ lid: row.sender, phone: asPlatformWrites(phone) }] : undefined;
+    await this.events.emitRecorded({
+      type: "group_message",
+      channelId,
+      groupId,
+      messageId,
+      sender: row.sender,
+      ...(pairs ? { pairs } : {}),
+      text: row.text,
+      at: row.at,
+    });
     return { kind: "posted", idMessage: messageId };
   }
 
@@ -242,15 +256,17 @@ export class SimulatorControls {
 
   /**
    * Control: an admin on a phone makes these members admins (those not in the group are skipped); returns who
-   * was promoted. No participant event (the service follows joins and leaves only).
+   * was promoted. Reported as the platform reports it (`group_admins` promote, from the group's channel).
    */
-  async promoteMembers(groupId: string, who: string[]) {
+  async promoteMembers(channelId: string, groupId: string, who: string[]) {
     const rows = await this.ctx.db
       .update(simulatorParticipants)
       .set({ admin: true })
       .where(and(eq(simulatorParticipants.groupId, groupId), inArray(simulatorParticipants.participant, [...new Set(who.map(asPlatformWrites))])))
       .returning({ participant: simulatorParticipants.participant });
-    return rows.map((r) => r.participant);
+    const promoted = rows.map((r) => r.participant);
+    if (promoted.length > 0) await this.events.emit({ type: "group_admins", channelId, groupId, action: "promote", participants: promoted, at: new Date() });
+    return promoted;
   }
 
   /** Control: a group admin on the phone revoked the link (a new one is made at once, as WhatsApp does). */

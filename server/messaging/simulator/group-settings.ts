@@ -72,9 +72,10 @@ export class SimulatedGroupSettings {
       }
       await tx.insert(simulatorGroupChanges).values({ groupId, channelId, change: changeName(change), at });
     });
-    if (change.kind === "participants" && change.action === "remove") {
-      await this.ctx.events.emit({ type: "group_participants", channelId, groupId, action: "leave", participants: change.participants, at });
-    }
+    if (change.kind !== "participants") return;
+    const { action, participants } = change;
+    if (action === "remove") await this.ctx.events.emit({ type: "group_participants", channelId, groupId, action: "leave", participants, at });
+    else await this.ctx.events.emit({ type: "group_admins", channelId, groupId, action, participants, at });
   }
 
   /** The group's metadata as the number sees it (any member may read it), or null when it is gone for it. */

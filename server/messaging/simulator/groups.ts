@@ -99,6 +99,7 @@ export class SimulatedGroups {
       .set({ admin: true })
       .where(and(eq(simulatorParticipants.groupId, groupId), inArray(simulatorParticipants.participant, wanted)));
     if (added.length > 0) await this.ctx.events.emit({ type: "group_participants", channelId, groupId, action: "join", participants: added, at: joinedAt });
+    await this.ctx.events.emit({ type: "group_admins", channelId, groupId, action: "promote", participants: wanted, at: joinedAt });
     return asked.map((phone) => ({ phone, state: "admin" }));
   }
 
