@@ -92,9 +92,9 @@ export const auditLog = pgTable(
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
     at: ts("at").notNull(),
-    // No foreign key: the check locked the account's row and cost a third of the entry's write on every audited change
-    // (docs/benchmarks.md#the-audit-log). The tenant is always the caller's own, from the authenticated context or
-    // the changed row; accounts are never deleted (a deletion would delete these rows itself), the purge goes by `at`.
+    // No foreign key: its check locked the account's row at every audited change (docs/benchmarks.md#the-audit-log).
+    // The tenant is always the caller's own, from the authenticated context or the changed row; accounts are never
+    // deleted (a deletion would have to delete these rows itself); the purge goes by `at`.
     tenantId: text("tenant_id").notNull(),
     actorType: text("actor_type", { enum: auditActorTypes }).notNull(),
     actorId: text("actor_id"),

@@ -93,7 +93,13 @@ describe("the audit log", () => {
     const { eq } = await import("drizzle-orm");
     const db = await getDb();
     const tenantId = api.tenantId;
-    const ctx = { db, caller: { kind: "apiKey" as const, tenantId, apiKeyId: "k", apiKeyPrefix: "gcs_test" }, clientIp: "127.0.0.1", now: new Date(), tenantId };
+    const ctx = {
+      db,
+      caller: { kind: "apiKey" as const, tenantId, apiKeyId: "k", apiKeyPrefix: "gcs_test" },
+      clientIp: "127.0.0.1",
+      now: new Date(),
+      tenantId,
+    };
     const rename = (name: string) => (tx: typeof db) => tx.update(segments).set({ name }).where(eq(segments.id, segment));
     const nameNow = async () => (await db.select({ name: segments.name }).from(segments).where(eq(segments.id, segment)))[0].name;
     const edits = async () => (await api("GET", "/api/external/list-audit-log?action=segment.edit")).json.entries as Entry[];
