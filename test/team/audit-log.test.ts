@@ -85,6 +85,42 @@ describe("the audit log", () => {
     expect(JSON.stringify(theirs.json.entries)).not.toContain(byKey.json.id_campaign);
   }, 120_000);
 
+  it("an entry commits with its change or not at all: a failed entry undoes the change, a failure after it undoes both", async () => {
+    const { api, segment } = await tenantWithSegment(server.url, 1);
+    const { getDb } = await import("../../db/client");
+    const { segments } = await import("../../db/schema");
+    const { audited } = await import("../../server/audit/audited");
+    const { eq } = await import("drizzle-orm");
+    const db = await getDb();
+    const tenantId = api.tenantId;
+    const ctx = {
+      db,
+      caller: { kind: "apiKey" as const, tenantId, apiKeyId: "k", apiKeyPrefix: "gcs_test" },
+      clientIp: "127.0.0.1",
+      now: new Date(),
+      tenantId,
+    };
+    const rename = (name: string) => (tx: typeof db) => tx.update(segments).set({ name }).where(eq(segments.id, segment));
+    const nameNow = async () => (await db.select({ name: segments.name }).from(segments).where(eq(segments.id, segment)))[0].name;
+    const edits = async () => (await api("GET", "/api/external/list-audit-log?action=segment.edit")).json.entries as Entry[];
+
+    // The entry's insert fails (no action: NOT NULL): the rename made before it in the transaction is undone.
+    await expect(audited(ctx, null as unknown as string, rename("Sem registro"), () => segment)).rejects.toThrow();
+    // The entry is written, then the transaction around it fails: neither stays.
+    await expect(
+      db.transaction(async (tx) => {
+        await audited({ ...ctx, db: tx }, "segment.edit", rename("Desfeito"), () => segment);
+        throw new Error("after the entry");
+      }),
+    ).rejects.toThrow("after the entry");
+    expect(await nameNow()).toBe("Seg");
+    expect(await edits()).toEqual([]);
+
+    await audited(ctx, "segment.edit", rename("Feito"), () => segment);
+    expect(await nameNow()).toBe("Feito");
+    expect((await edits()).map((e) => [e.action, e.target, e.actor.label])).toEqual([["segment.edit", segment, "gcs_test"]]);
+  }, 120_000);
+
   it("pages of 100, newest first, through next_cursor", async () => {
     const owner = await ownerAccount(server.url, "Muitas mudanças");
     const { getDb } = await import("../../db/client");
