@@ -48,6 +48,9 @@ interface ChannelAbility {
  * send, spread evenly (spread-deliveries.ts, computed in the database); the monitoring copy its configured channel, or another in its group
  * when that one cannot send.
  */
+/** Whether the segment (`segments` in the query) has more than one channel: only then is a spread computed. */
+const severalChannels = sql`(select count(*) from ${segmentChannels} sc where sc.segment_id = "segments".id) > 1`;
+
 export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCampaign, now: Date) {
   const scheduledAt = input.run ? input.run.at : input.scheduledAt ? parseScheduledAt(input.scheduledAt, now) : null;
   // The segment, whether one of its channels is connected, which of its channels can send now, and the
@@ -62,10 +65,10 @@ export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCa
       >`(select json_agg(json_build_object('id', sc.channel_id, 'sendable', ${sendableChannelSql(tableAs(channels, "ch"), now)}) order by sc.position)
                                        from ${segmentChannels} sc join ${channels} ch on ch.id = sc.channel_id where sc.segment_id = "segments".id)`,
       // Several channels: the segment's groups counted by their choice set (spread-deliveries.ts), for spreadQuotas.
-      // Every group reached by every channel (the common case): one set, dealt in turn, nothing to count.
-      uniform: everyGroupReachedByAllSql(sql`"segments".id`),
-      sets: sql<ChoiceSet[] | null>`case when (select count(*) from ${segmentChannels} sc where sc.segment_id = "segments".id) > 1
-          and not ${everyGroupReachedByAllSql(sql`"segments".id`)}
+      // Every group reached by every channel (the common case): one set, dealt in turn, nothing to count. One channel:
+      // neither is read (counting its groups × reach rows made this read cost half as much as the fan-out itself).
+      uniform: sql<boolean | null>`case when ${severalChannels} then ${everyGroupReachedByAllSql(sql`"segments".id`)} end`,
+      sets: sql<ChoiceSet[] | null>`case when ${severalChannels} and not ${everyGroupReachedByAllSql(sql`"segments".id`)}
         then ${choiceSetsSql(
           input.segmentId,
           sql`array(select sc.channel_id from ${segmentChannels} sc join ${channels} ch on ch.id = sc.channel_id
@@ -118,15 +121,14 @@ export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCa
       mentionAll: input.mentionAll,
       scheduledAt,
       // The segment's total_groups at creation.
-      total: sql`(select count(*)::int from plan)`,
+      total: sql`(select coalesce(sum(n), 0)::int from per_channel)`,
       // The channels used, in the segment's order (a group's channel that is not one of the segment's: last).
       channelIds: several
         ? sql`(select coalesce(jsonb_agg(u.channel_id order by coalesce(sc.position, 2147483647), u.channel_id), '[]'::jsonb)
-            from (select distinct channel_id from plan) as u
+            from per_channel as u
               left join ${segmentChannels} sc on sc.segment_id = ${segment.id} and sc.channel_id = u.channel_id)`
         : segmentChannelList.map((c) => c.id).slice(0, 1),
-      channelCounts: sql`(select coalesce(jsonb_object_agg(channel_id, jsonb_build_array(n, 0, 0)), '{}'::jsonb)
-        from (select channel_id, count(*)::int as n from plan group by channel_id) as per_channel)`,
+      channelCounts: sql`(select coalesce(jsonb_object_agg(channel_id, jsonb_build_array(n, 0, 0)), '{}'::jsonb) from per_channel)`,
       nextRunAt,
       seriesId: input.run?.seriesId ?? null,
       createdAt: now,
@@ -137,6 +139,8 @@ export async function createCampaign(db: Db | Tx, tenantId: string, input: NewCa
   const created = tableAs(campaigns, "c");
   const [{ total }] = rowsOf<{ total: number }>(
     await db.execute(sql`with plan as materialized (${plan}),
+      -- The groups per channel, counted in one pass over the plan: total and the counters per channel both read it.
+      per_channel as (select channel_id, count(*)::int as n from plan group by channel_id),
       ${created.name} as (${inserted.getSQL()}),
       -- Any number of groups in one INSERT (segment groups are unique by their primary key).
       fanned as (

@@ -1,10 +1,12 @@
 import { and, asc, inArray, isNull, sql } from "drizzle-orm";
+import { tsParam } from "../../db/errors";
+import { preparedPerDb, rowsOf } from "../../db/params";
+import { tableAs } from "../../db/relation";
 import type { Db } from "../../db/client";
-import { preparedPerDb } from "../../db/params";
 import { outboxEvents, webhookConfigs, webhookDeliveries } from "../../db/schema";
-import { appsListeningTo, appTarget, sentToApps } from "./partner-webhooks";
-import { configuredUrl } from "./webhook-config";
-import type { WebhookType } from "./schema";
+import { anyAppListensSql, appsListeningTo, appTarget, sentToApps } from "./partner-webhooks";
+import { configuredUrl, configuredUrlSql } from "./webhook-config";
+import { type WebhookType, webhookTypes } from "./schema";
 
 export interface FannedOut {
   id: number;
@@ -25,6 +27,10 @@ export async function fanOutEvents(db: Db, now: Date, limit = 1000): Promise<Fan
   // Most looks find nothing (the engine looks every 50 ms for a second after each event): one indexed read,
   // prepared once, instead of a transaction's four statements. A race with a new event costs one look's delay.
   if ((await anyUnfanned(db).execute()).length === 0) return [];
+  // The events nobody listens to (no URL for their type, no app for a campaign event: a tenant without webhooks, the
+  // common case) are marked in one statement, without the transaction below (its seven statements were run after
+  // every campaign_progress of every campaign, for nothing); the transaction only when some event is left.
+  if (!(await dropUnheard(db, now, limit))) return [];
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${FAN_OUT_LOCK})`);
     const events = await tx
@@ -74,6 +80,31 @@ export async function fanOutEvents(db: Db, now: Date, limit = 1000): Promise<Fan
       );
     return created;
   });
+}
+
+/**
+ * Marks fanned out the first `limit` unfanned events that would make no delivery (configuredUrl and appsListeningTo's
+ * rule, in SQL); answers whether an unfanned event is left. Their order does not matter: they make no delivery, and
+ * a concurrent fan-out skips what this marked (its UPDATE re-checks `fanned_out_at is null`).
+ */
+async function dropUnheard(db: Db, now: Date, limit: number): Promise<boolean> {
+  const o = tableAs(outboxEvents, "o");
+  const appTypes = webhookTypes.filter((t) => sentToApps[t]);
+  const [row] = rowsOf<{ remaining: boolean }>(
+    await db.execute(sql`with dropped as (
+        update ${outboxEvents} ${o.name} set fanned_out_at = ${tsParam(now)}
+        where ${o.col("id")} in (select id from ${outboxEvents} where fanned_out_at is null order by id limit ${limit})
+          and ${o.col("fanned_out_at")} is null
+          and not exists (select 1 from ${webhookConfigs} where ${webhookConfigs.tenantId} = ${o.col("tenant_id")}
+                          and ${configuredUrlSql(o.col("type"))} is not null)
+          and not (${o.col("type")} in (${sql.join(
+            appTypes.map((t) => sql`${t}`),
+            sql`, `,
+          )}) and ${anyAppListensSql(o.col("tenant_id"), now)})
+        returning ${o.col("id")})
+      select exists (select 1 from ${outboxEvents} e where e.fanned_out_at is null and e.id not in (select id from dropped)) as remaining`),
+  );
+  return Boolean(row?.remaining);
 }
 
 /** Is any event waiting to be fanned out? (outbox_unfanned_idx: a partial index, so a look at its first entry.) */

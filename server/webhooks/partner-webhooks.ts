@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { tsParam } from "../../db/errors";
 import { inJson } from "../../db/params";
@@ -33,6 +33,14 @@ const liveGrant = (now: Date) =>
     sql`${oauthGrants.scopes} @> ${JSON.stringify([partnerScope])}::jsonb`,
     sql`exists (select 1 from ${oauthTokens} k where k.grant_id = ${oauthGrants.id} and k.revoked_at is null and k.expires_at > ${tsParam(now)})`,
   );
+
+/**
+ * Whether some app gets `tenantId`'s campaign events now (SQL, `tenantId` an expression of the caller's row): the
+ * condition of appsListeningTo, for the fan-out's drop of events nobody listens to (fan-out-events.ts).
+ */
+export const anyAppListensSql = (tenantId: SQL, now: Date) =>
+  sql`exists (select 1 from ${oauthGrants} join ${partnerApps} on ${partnerApps.id} = ${oauthGrants.appId}
+    where ${oauthGrants.tenantId} = ${tenantId} and ${partnerApps.webhookUrl} is not null and ${liveGrant(now)})`;
 
 /** For each tenant, the apps (client ids) that get its campaign events now. */
 export async function appsListeningTo(db: Db | Tx, tenantIds: string[], now: Date): Promise<Map<string, string[]>> {

@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { webhookConfigs } from "../../db/schema";
 import { decryptSecret, encryptSecret } from "../crypto/secret-box";
@@ -18,6 +18,13 @@ const column = {
 } as const satisfies Record<WebhookType, keyof WebhookConfigRow>;
 
 export const configuredUrl = (c: WebhookConfigRow | undefined, type: WebhookType) => c?.[column[type]] ?? null;
+
+/** configuredUrl in SQL: the URL column of `type` (a text expression) in the webhook_configs row of the query. */
+export const configuredUrlSql = (type: SQL) =>
+  sql`case ${type} ${sql.join(
+    webhookTypes.map((t) => sql`when ${t} then ${webhookConfigs[column[t]]}`),
+    sql` `,
+  )} end`;
 
 /** The tenant's configuration, created with a fresh signing secret on first use. */
 export async function getWebhookConfig(db: Db | Tx, tenantId: string): Promise<WebhookConfigRow> {
