@@ -55,7 +55,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     const count = opts.statementLog ? statementCounter(opts.statementLog) : undefined;
     const client = postgres(opts.url, { ...driverOptions, max: opts.poolSize ?? 10, ...(count ? { debug: (_c: number, query: string) => count(query) } : {}) });
     return {
-      db: drizzlePostgres(client, { schema }) as unknown as Db,
+      db: drizzlePostgres(preparedByDefault(client), { schema }) as unknown as Db,
       driver: "postgres",
       close: () => client.end({ timeout: 5 }),
     };
@@ -85,6 +85,40 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     if (opts.dataDir) releaseDataDirLock(opts.dataDir);
     throw err;
   }
+}
+
+/**
+ * Every statement with parameters as a named prepared statement, kept per connection. drizzle asks the driver for
+ * an unnamed one (`prepare: false`) unless the query was given a name, and for an unnamed statement with parameters
+ * the driver first sends Parse + Describe and waits for the parameter types before it sends Bind + Execute: two round
+ * trips per statement. Prepared, a statement's second run on a connection is one round trip and no parse (the driver
+ * keys them by text and types). The set a connection keeps is bounded by the service's statement texts and by the
+ * driver's connection lifetime (30–60 min); a plan invalidated by a migration is re-prepared by the driver.
+ * Transactions and savepoints get the same (drizzle runs their statements on the scoped client it is given).
+ */
+function preparedByDefault<T extends object>(sql: T): T {
+  return new Proxy(sql, {
+    get(target, prop, receiver) {
+      if (prop === "unsafe") {
+        return (query: string, params?: unknown[], options?: { prepare?: boolean }) =>
+          (target as unknown as postgres.Sql).unsafe(query, params as never, params?.length ? { ...options, prepare: true } : options);
+      }
+      if (prop === "begin") {
+        return (...args: unknown[]) => {
+          const fn = args.pop() as (tx: postgres.TransactionSql) => unknown;
+          return ((target as unknown as postgres.Sql).begin as (...a: unknown[]) => unknown)(...args, (tx: postgres.TransactionSql) =>
+            fn(preparedByDefault(tx)),
+          );
+        };
+      }
+      if (prop === "savepoint") {
+        return (fn: (tx: postgres.TransactionSql) => unknown) =>
+          (target as unknown as postgres.TransactionSql).savepoint((tx) => fn(preparedByDefault(tx)) as never);
+      }
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
 
 /** On the handle itself, not in a module-level set: the handle is shared by every copy of this module. */
