@@ -3,6 +3,7 @@
  * run `firstRunMs` after start, then `intervalMs` after the end of each run, never two at once. A failed run is
  * logged and the next one scheduled as usual; stop() waits for a run in progress. inngest/start.ts starts them.
  */
+import { inBackground } from "../../db/connection-priority";
 import { wakeDispatch } from "../../server/dispatch/wake";
 import type { Services } from "../../server/services";
 import type { JobContext, PeriodicJobDefinition } from "../jobs/job";
@@ -57,7 +58,7 @@ export class JobTimer {
 
   /** One run now (tests; the timer calls it too). */
   runOnce(now = new Date()) {
-    this.running = this.job.run(inProcessContext(this.services, now)).catch((err) => console.error(this.job.failure, err));
+    this.running = inBackground(() => this.job.run(inProcessContext(this.services, now))).catch((err) => console.error(this.job.failure, err));
     return this.running;
   }
 

@@ -4,6 +4,7 @@
  * time; wake-ups arriving meanwhile are merged into one. The timer is unref'd; stop() waits for the pass in progress.
  * The group-action runner and the welcome runner are two of it.
  */
+import { inBackground } from "../../db/connection-priority";
 export interface PassEngine {
   /** Names the engine in logs: `[label] engine pass failed`. */
   label: string;
@@ -42,12 +43,10 @@ export class PassRunner {
   /** One pass now (tests too); answers whether work is left. */
   pass(): Promise<boolean> {
     const run = this.running.then(() =>
-      this.engine
-        .pass(() => this.stopped)
-        .catch((err) => {
-          console.error(`[${this.engine.label}] engine pass failed`, err);
-          return false;
-        }),
+      inBackground(() => this.engine.pass(() => this.stopped)).catch((err) => {
+        console.error(`[${this.engine.label}] engine pass failed`, err);
+        return false;
+      }),
     );
     this.running = run;
     return run;
