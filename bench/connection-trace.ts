@@ -93,7 +93,14 @@ export function connectionTrace(db: Db) {
       console.log("[trace] the engines' turns by statement, by their p99 held:");
       printTable([
         ["turns", "held p50 ms", "p99 ms", "max ms", "total ms", "statement"],
-        ...longest.map(([l, h]) => [h.length, round(quantile(h, 0.5), 2), round(quantile(h, 0.99), 1), round(Math.max(...h), 1), round(h.reduce((a, b) => a + b, 0)), l]),
+        ...longest.map(([l, h]) => [
+          h.length,
+          round(quantile(h, 0.5), 2),
+          round(quantile(h, 0.99), 1),
+          round(Math.max(...h), 1),
+          round(h.reduce((a, b) => a + b, 0)),
+          l,
+        ]),
       ]);
       console.log(
         `[trace] engines' turns: ${held.length}, held p50 / p99 / max ${round(quantile(held, 0.5), 2)} / ${round(quantile(held, 0.99), 2)} / ${round(Math.max(...held), 1)} ms`,

@@ -15,6 +15,9 @@
  *     same campaign back to back (median sends/s, from its start to its end as the campaign records them).
  *
  * BENCH_STATEMENTS=1 first counts the statements a message costs (100 clean, then 100 offences, before the engines start).
+ * BENCH_DB_TRACE=1 (PGlite) traces the connection's turns during the messages (bench/connection-trace.ts): what the slow
+ * messages waited behind, the engines' longest statements; BENCH_DB_FIFO=1 orders the turns as PGlite alone does. The
+ * event loop's delay is measured in every run (PGlite runs on the Node thread).
  * Prints the figures with their targets, then one JSON line. Not a test: a missed target is reported, never a failure.
  */
 import { randomUUID } from "node:crypto";

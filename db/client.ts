@@ -98,6 +98,9 @@ export const isEmbedded = (db: Db | Tx) => embeddedBrand in db;
 
 const schedulerKey = Symbol.for("group-campaigns.connection-scheduler");
 
+/** The engines' runners mark their work with it (inngest/ reaches db/ through this file only). */
+export { inBackground } from "./connection-priority";
+
 /**
  * The benches: every turn on embedded PGlite's connection reported (how long it waited, how long it held it), and
  * `fifo` to order them first come first served as PGlite alone does (the before of a comparison). No-op on PostgreSQL.

@@ -227,9 +227,7 @@ export async function startServer(opts: ServerOptions): Promise<ServerProcess> {
     }
     if (Date.now() > deadline) {
       await killServer(server);
-      throw new Error(
-        `the server did not answer within ${(deadline - t0) / 1000} s (last: ${lastAnswer}); see ${opts.logFile}:\n${tail(opts.logFile, 30)}`,
-      );
+      throw new Error(`the server did not answer within ${(deadline - t0) / 1000} s (last: ${lastAnswer}); see ${opts.logFile}:\n${tail(opts.logFile, 30)}`);
     }
     await sleep(100);
   }

@@ -3,7 +3,7 @@
  * run `firstRunMs` after start, then `intervalMs` after the end of each run, never two at once. A failed run is
  * logged and the next one scheduled as usual; stop() waits for a run in progress. inngest/start.ts starts them.
  */
-import { inBackground } from "../../db/connection-priority";
+import { inBackground } from "../../db/client";
 import { wakeDispatch } from "../../server/dispatch/wake";
 import type { Services } from "../../server/services";
 import type { JobContext, PeriodicJobDefinition } from "../jobs/job";

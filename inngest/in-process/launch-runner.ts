@@ -1,4 +1,4 @@
-import { inBackground } from "../../db/connection-priority";
+import { inBackground } from "../../db/client";
 import { runLaunchEngine } from "../../server/launches/launch/launch-engine";
 import { onLaunchWake } from "../../server/launches/launch/wake";
 import type { Services } from "../../server/services";

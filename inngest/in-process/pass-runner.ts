@@ -4,7 +4,7 @@
  * time; wake-ups arriving meanwhile are merged into one. The timer is unref'd; stop() waits for the pass in progress.
  * The group-action runner and the welcome runner are two of it.
  */
-import { inBackground } from "../../db/connection-priority";
+import { inBackground } from "../../db/client";
 export interface PassEngine {
   /** Names the engine in logs: `[label] engine pass failed`. */
   label: string;

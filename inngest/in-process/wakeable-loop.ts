@@ -3,7 +3,7 @@
  * during a round asks for another right after it; otherwise sleep until the next thing is due. The
  * engines supply what a round does and how long to sleep; durable state stays in the database.
  */
-import { inBackground } from "../../db/connection-priority";
+import { inBackground } from "../../db/client";
 export abstract class WakeableLoop {
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
