@@ -4,8 +4,9 @@
  * info-campaign read) then waited behind whatever a background engine had queued: a campaign's steps, each a
  * transaction or a statement writing thousands of rows (docs/benchmarks.md#moderation). The scheduler hands the
  * connection to one top-level statement or transaction at a time, and when it frees, a waiting request's goes before
- * the engines' (after its own turn, a background one that has waited `backgroundMaxWaitMs` goes first: engines are
- * delayed, never starved). It only orders: PGlite's own lock still keeps one at a time.
+ * the engines' (but after `requestsBeforeAnEngine` requests in a row while engines wait, an engine's turn: engines are
+ * delayed, never starved, and keep a share of the connection under a stream of requests). It only orders: PGlite's
+ * own lock still keeps one at a time.
  *
  * Background is marked where the engines run (inBackground: the in-process runners' rounds); everything else (route
  * handlers, the inbound events a gateway posts, scripts) is a request. PostgreSQL needs none of this: its pool has
@@ -25,8 +26,8 @@ export function inBackground<T>(fn: () => T): T {
 
 export const isBackground = () => background.getStore() === true;
 
-/** A background turn that has waited this long goes before requests: a steady stream of requests never starves an engine. */
-export const backgroundMaxWaitMs = 100;
+/** Requests' turns in a row while an engine waits, before an engine's: a stream of requests never starves the engines. */
+export const requestsBeforeAnEngine = 4;
 
 /** What the scheduler reports of each turn when traced (the benches): how long it waited for the connection, and held it. */
 export interface Turn {
@@ -43,6 +44,7 @@ interface Waiter {
 
 export class ConnectionScheduler {
   private busy = false;
+  private requestsInARow = 0;
   private readonly requests: Waiter[] = [];
   private readonly engines: Waiter[] = [];
   /** Set by traceConnection (the benches): every turn is reported once it ends. */
@@ -70,9 +72,9 @@ export class ConnectionScheduler {
   private next() {
     const [request] = this.requests;
     const [engine] = this.engines;
-    const engineFirst =
-      !request || (engine !== undefined && (this.prioritize ? performance.now() - engine.since >= backgroundMaxWaitMs : engine.since < request.since));
+    const engineFirst = !request || (engine !== undefined && (this.prioritize ? this.requestsInARow >= requestsBeforeAnEngine : engine.since < request.since));
     const waiter = engineFirst ? this.engines.shift() : this.requests.shift();
+    this.requestsInARow = !engineFirst && engine ? this.requestsInARow + 1 : 0;
     if (waiter) waiter.start();
     else this.busy = false;
   }
