@@ -56,6 +56,9 @@ export class ConnectionScheduler {
   async run<T>(label: () => string, fn: () => Promise<T>): Promise<T> {
     const queuedAt = performance.now();
     const back = isBackground();
+    // PGlite runs on the Node thread and an engine's statements follow one another without letting timers or sockets
+    // in: each first yields to them, so a request due meanwhile is received and takes its turn first.
+    if (back && this.prioritize) await new Promise((r) => setImmediate(r));
     if (this.busy || this.requests.length > 0 || this.engines.length > 0) {
       await new Promise<void>((start) => (back ? this.engines : this.requests).push({ since: queuedAt, start }));
     }
