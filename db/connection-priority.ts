@@ -2,7 +2,8 @@
  * Embedded PGlite is one connection, run on the Node thread: every statement and transaction of the process waits its
  * turn for it, first come first served. A request handler's short statement (an inbound message judged, an
  * info-campaign read) then waited behind whatever a background engine had queued: a campaign's steps, each a
- * transaction or a statement writing thousands of rows (docs/benchmarks.md#moderation). The scheduler hands the
+ * transaction or a statement writing thousands of rows, run back to back without letting a timer or a socket in
+ * (docs/benchmarks.md#moderation). An engine's turn now first yields to them (setImmediate); the scheduler hands the
  * connection to one top-level statement or transaction at a time, and when it frees, a waiting request's goes before
  * the engines' (but after `requestsBeforeAnEngine` requests in a row while engines wait, an engine's turn: engines are
  * delayed, never starved, and keep a share of the connection under a stream of requests). It only orders: PGlite's
