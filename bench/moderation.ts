@@ -15,6 +15,9 @@
  *     same campaign back to back (median sends/s, from its start to its end as the campaign records them).
  *
  * BENCH_STATEMENTS=1 first counts the statements a message costs (100 clean, then 100 offences, before the engines start).
+ * BENCH_DB_TRACE=1 (PGlite) traces the connection's turns during the messages (bench/connection-trace.ts): what the slow
+ * messages waited behind, the engines' longest statements; BENCH_DB_FIFO=1 orders the turns as PGlite alone does. The
+ * event loop's delay is measured in every run (PGlite runs on the Node thread).
  * Prints the figures with their targets, then one JSON line. Not a test: a missed target is reported, never a failure.
  */
 import { randomUUID } from "node:crypto";
@@ -22,7 +25,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { ProviderEvent } from "../server/messaging/provider";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { freshPostgresDatabase, printTable, statementLog } from "./common";
+import { connectionTrace } from "./connection-trace";
 
 const GROUPS = Number(process.env.BENCH_MOD_GROUPS ?? 3000);
 const RUNS = Number(process.env.BENCH_MOD_RUNS ?? 3);
@@ -73,6 +78,7 @@ export async function benchModeration(kind: "pglite" | "postgres") {
     const services = await getServices();
     const { db, provider } = services;
     if (!(provider instanceof SimulatorProvider)) throw new Error("the bench runs on the simulator");
+    const trace = connectionTrace(db);
     const { tenantId } = await createTenant(db, { name: "Bench", email: `b-${randomUUID()}@example.test`, password: "senha-segura-123" });
     const channel = await createChannel(db, provider, tenantId, "Bench", new Date());
     await editSettings(
@@ -200,7 +206,12 @@ export async function benchModeration(kind: "pglite" | "postgres") {
     // The platform's delivery, as the simulator's control and Evolution's webhook make it: the provider's recorded emit.
     const bus = provider as unknown as { events: { emitRecorded(e: ProviderEvent): Promise<void> } };
     const latencies: number[] = [];
+    const latencyOf = new Map<number, number>();
     let failures = 0;
+    // How late the Node thread ran what was due (PGlite runs on it: a long statement holds every timer).
+    const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+    loopDelay.enable();
+    trace.start();
     const streamStart = performance.now();
     const inFlight: Promise<void>[] = [];
     let streaming = true;
@@ -213,10 +224,11 @@ export async function benchModeration(kind: "pglite" | "postgres") {
         const group = held[members.indexOf(from) % LAUNCH_GROUPS];
         const event = { type: "group_message" as const, channelId: channel.id, groupId: group, messageId: `BENCH${i}`, sender: from, text, at: new Date() };
         inFlight.push(
-          bus.events
-            .emitRecorded(event)
+          trace
+            .within(i, () => bus.events.emitRecorded(event))
             .then(() => {
               latencies.push(performance.now() - due);
+              latencyOf.set(i, performance.now() - due);
             })
             .catch(() => {
               failures++;
@@ -234,6 +246,9 @@ export async function benchModeration(kind: "pglite" | "postgres") {
     }
     await stream;
     const streamSeconds = (performance.now() - streamStart) / 1000;
+    trace.stop();
+    loopDelay.disable();
+    const traced = trace.report(latencyOf, 20);
     // Alone again after the stream: the first runs come right after the set-up (a colder process), so both sides count.
     await sleep(3000);
     for (let i = 0; i < RUNS; i++) alone.push(await runCampaign(`alone after ${i}`));
@@ -259,6 +274,10 @@ export async function benchModeration(kind: "pglite" | "postgres") {
       sends_per_second_with_messages: median(together),
       campaigns_with_messages: together.length,
       sends_ratio: round(median(together) / median(alone), 3),
+      event_loop_delay_p99_ms: round(loopDelay.percentile(99) / 1e6),
+      event_loop_delay_max_ms: round(loopDelay.max / 1e6),
+      ...(trace.fifo ? { connection_order: "fifo" } : {}),
+      ...traced,
       ...(statementsClean === null ? {} : { statements_clean_message: statementsClean, statements_offence: statementsOffence }),
     };
     const targets: Record<string, string> = { message_p99_ms: "< 20", sends_ratio: ">= 0.9" };

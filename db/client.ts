@@ -7,6 +7,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import postgres from "postgres";
+import { ConnectionScheduler, type Turn } from "./connection-priority";
 import { acquireDataDirLock, releaseDataDirLock } from "./data-dir-lock";
 import { initEmbeddedCluster } from "./pglite-initdb";
 import * as schema from "./schema";
@@ -70,8 +71,10 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       startParams: pgliteStartParams(),
     });
     const count = opts.statementLog ? statementCounter(opts.statementLog) : undefined;
-    const db = drizzlePglite(withDrizzleParsers(client, count), { schema }) as unknown as Db;
+    const scheduler = new ConnectionScheduler();
+    const db = drizzlePglite(withDrizzleParsers(client, scheduler, count), { schema }) as unknown as Db;
     Object.defineProperty(db, embeddedBrand, { value: true });
+    Object.defineProperty(db, schedulerKey, { value: scheduler });
     if (opts.migrate !== false) await migratePglite(db as never, { migrationsFolder });
     return {
       db,
@@ -127,6 +130,22 @@ const embeddedBrand = Symbol.for("group-campaigns.embedded-database");
 /** An embedded PGlite database: one process owns it (the data-directory lock), no other can open it. */
 export const isEmbedded = (db: Db | Tx) => embeddedBrand in db;
 
+const schedulerKey = Symbol.for("group-campaigns.connection-scheduler");
+
+/** The engines' runners mark their work with it (inngest/ reaches db/ through this file only). */
+export { inBackground } from "./connection-priority";
+
+/**
+ * The benches: every turn on embedded PGlite's connection reported (how long it waited, how long it held it), and
+ * `fifo` to order them first come first served as PGlite alone does (the before of a comparison). No-op on PostgreSQL.
+ */
+export function traceConnection(db: Db, trace: (turn: Turn) => void, opts: { fifo?: boolean } = {}) {
+  const scheduler = (db as unknown as Record<symbol, ConnectionScheduler | undefined>)[schedulerKey];
+  if (!scheduler) return;
+  scheduler.trace = trace;
+  scheduler.prioritize = !opts.fifo;
+}
+
 /** The types drizzle's PGlite session reads as raw strings (its own mappers parse them). */
 const rawTypes = [types.TIMESTAMP, types.TIMESTAMPTZ, types.INTERVAL, types.DATE, 1231, 1115, 1185, 1187, 1182];
 
@@ -135,25 +154,42 @@ const rawTypes = [types.TIMESTAMP, types.TIMESTAMPTZ, types.INTERVAL, types.DATE
  * whole table of ~300 parsers to merge them, per query: 0.5 ms instead of 0.2 ms for a one-row select.
  * The client's own table gets the same parsers once, and drizzle's copies are dropped on the way in.
  */
-function withDrizzleParsers(client: PGlite, count?: (query: string) => void): PGlite {
+function withDrizzleParsers(client: PGlite, scheduler: ConnectionScheduler, count?: (query: string) => void): PGlite {
   const raw = (value: string) => value;
   for (const oid of rawTypes) client.parsers[oid] = raw;
-  return withoutQueryParsers(client, count);
+  return withoutQueryParsers(client, count, scheduler);
 }
 
-function withoutQueryParsers<T extends PGlite | Transaction>(target: T, count?: (query: string) => void): T {
+/**
+ * The client, or a transaction on it: a query without drizzle's parsers, counted when asked. On the client itself
+ * (`scheduler` given) a query or a transaction takes its turn on the connection (connection-priority.ts); the
+ * statements inside a transaction run in its turn.
+ */
+function withoutQueryParsers<T extends PGlite | Transaction>(target: T, count?: (query: string) => void, scheduler?: ConnectionScheduler): T {
+  const turn = <R>(label: () => string, fn: () => Promise<R>) => (scheduler ? scheduler.run(label, fn) : fn());
   return new Proxy(target, {
     get(t, prop) {
       if (prop === "query") {
         return (query: string, params?: unknown[], options?: QueryOptions) => {
           count?.(query);
-          return t.query(query, params, options?.parsers ? { ...options, parsers: undefined } : options);
+          return turn(
+            () => query,
+            () => t.query(query, params, options?.parsers ? { ...options, parsers: undefined } : options),
+          );
         };
       }
       if (prop === "transaction" && "transaction" in t) {
         return (fn: (tx: Transaction) => Promise<unknown>) => {
           count?.("begin");
-          return (t as PGlite).transaction((tx) => fn(withoutQueryParsers(tx, count)));
+          let first = "";
+          const traced = (query: string) => {
+            count?.(query);
+            first ||= query;
+          };
+          return turn(
+            () => `transaction: ${first}`,
+            () => (t as PGlite).transaction((tx) => fn(withoutQueryParsers(tx, traced))),
+          );
         };
       }
       // PGlite keeps its state in private fields: methods must run on the client itself.

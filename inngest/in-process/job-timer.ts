@@ -3,6 +3,7 @@
  * run `firstRunMs` after start, then `intervalMs` after the end of each run, never two at once. A failed run is
  * logged and the next one scheduled as usual; stop() waits for a run in progress. inngest/start.ts starts them.
  */
+import { inBackground } from "../../db/client";
 import { wakeDispatch } from "../../server/dispatch/wake";
 import type { Services } from "../../server/services";
 import type { JobContext, PeriodicJobDefinition } from "../jobs/job";
@@ -54,7 +55,7 @@ export class JobTimer {
 
   /** One run now (tests; the timer calls it too), after the one in progress. */
   runOnce(now = new Date()) {
-    return this.runner.run(() => this.job.run(inProcessContext(this.services, now)).catch((err) => console.error(this.job.failure, err)));
+    return this.runner.run(() => inBackground(() => this.job.run(inProcessContext(this.services, now))).catch((err) => console.error(this.job.failure, err)));
   }
 
   private schedule(ms: number) {

@@ -1,3 +1,4 @@
+import { inBackground } from "../../db/client";
 import { runLaunchEngine } from "../../server/launches/launch/launch-engine";
 import { onLaunchWake } from "../../server/launches/launch/wake";
 import type { Services } from "../../server/services";
@@ -49,7 +50,7 @@ export class LaunchRunner {
       if (launchId) this.woken.delete(launchId);
       if (this.runner.stopped && launchId) return;
       const { db, provider } = this.services;
-      await runLaunchEngine(db, provider, new Date(), launchId).catch((err) => console.error("[launches] engine pass failed", err));
+      await inBackground(() => runLaunchEngine(db, provider, new Date(), launchId)).catch((err) => console.error("[launches] engine pass failed", err));
     });
   }
 

@@ -1,11 +1,12 @@
-import { SerialRunner } from "./serial-runner";
-
 /**
  * An embedded engine made of passes (no Inngest): a pass every `intervalMs`, at once again while a pass left work (each
  * pass is bounded; what it left is the next pass's), and at once when the engine's wake source calls. Passes run one at a
  * time; wake-ups arriving meanwhile are merged into one. The timer is unref'd; stop() waits for the pass in progress.
  * The group-action runner and the welcome runner are two of it.
  */
+import { inBackground } from "../../db/client";
+import { SerialRunner } from "./serial-runner";
+
 export interface PassEngine {
   /** Names the engine in logs: `[label] engine pass failed`. */
   label: string;
@@ -37,12 +38,10 @@ export class PassRunner {
   /** One pass now (tests too); answers whether work is left. */
   pass(): Promise<boolean> {
     return this.runner.run(() =>
-      this.engine
-        .pass(() => this.runner.stopped)
-        .catch((err) => {
-          console.error(`[${this.engine.label}] engine pass failed`, err);
-          return false;
-        }),
+      inBackground(() => this.engine.pass(() => this.runner.stopped)).catch((err) => {
+        console.error(`[${this.engine.label}] engine pass failed`, err);
+        return false;
+      }),
     );
   }
 

@@ -3,6 +3,7 @@
  * during a round asks for another right after it; otherwise sleep until the next thing is due. The
  * engines supply what a round does and how long to sleep; durable state stays in the database.
  */
+import { inBackground } from "../../db/client";
 export abstract class WakeableLoop {
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
@@ -63,7 +64,8 @@ export abstract class WakeableLoop {
     this.tickDone = new Promise((r) => (resolve = r));
     let delay = 0;
     try {
-      const more = await this.round();
+      // Its statements, and those of the work it starts, go after requests' on embedded PGlite (db/connection-priority.ts).
+      const more = await inBackground(() => this.round());
       // Still "ticking" while the sleep is worked out, so a wake-up meanwhile is not overwritten by it.
       if (!more && !this.again && !this.stopped) delay = await this.sleepMs();
     } catch (err) {
