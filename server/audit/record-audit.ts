@@ -40,12 +40,11 @@ export function actorOf(caller: Context["caller"]): AuditActor {
 
 /**
  * Writes one audit entry. Called with the change's own transaction (`tx`), so the entry and the change are
- * committed together or not at all. A prepared statement: on PostgreSQL the driver otherwise parses and describes an
- * unnamed statement in a round trip of its own before it binds the values (two round trips a write; one once prepared
- * on the connection); PGlite ignores it (docs/benchmarks.md#the-audit-log).
+ * committed together or not at all. On PostgreSQL it is prepared on the connection, one round trip, as every statement
+ * with parameters is (`preparedByDefault`, db/client.ts; docs/benchmarks.md#the-audit-log).
  */
 export async function recordAudit(tx: Db | Tx, entry: AuditEntry): Promise<void> {
-  await auditInsert(tx, entry).prepare("audit_insert").execute();
+  await auditInsert(tx, entry);
 }
 
 /** The INSERT of one audit entry, not run: a statement may hold it in a CTE beside the change it records (moderation). */
