@@ -33,6 +33,8 @@ interface StageResult {
 
 const stages: StageResult[] = [];
 const total: Counts = { passed: 0, failed: 0, skipped: 0 };
+/** What failed, one line each, repeated in the summary (and by .ci/run after both runs) so the end of a log names it. */
+const failures: string[] = [];
 
 /** Runs a command with the project's environment; `onStdout` sees stdout while it is also shown. */
 function run(args: string[], onStdout?: (chunk: string) => void): Promise<number> {
@@ -87,6 +89,7 @@ async function lintAndArchitecture() {
     if (code !== 0) failed.push(`${name} exited with ${code}`);
   }
   total.failed += failed.length;
+  failures.push(...failed);
   return { ok: failed.length === 0, note: failed.length ? `${failed.join("; ")} (each counted as 1 failure)` : "no findings" };
 }
 
@@ -104,8 +107,20 @@ async function vitest() {
     numFailedTests: number;
     numPendingTests: number;
     numTodoTests: number;
-    testResults: { name: string; status: string; message?: string; assertionResults: { status: string }[] }[];
+    testResults: {
+      name: string;
+      status: string;
+      message?: string;
+      assertionResults: { status: string; fullName?: string; failureMessages?: string[] }[];
+    }[];
   };
+  for (const f of r.testResults) {
+    const file = path.relative(root, f.name);
+    for (const a of f.assertionResults.filter((x) => x.status === "failed")) {
+      failures.push(`vitest ${file} › ${a.fullName ?? "?"}: ${firstLine(a.failureMessages?.[0])}`);
+    }
+    if (f.status === "failed" && !f.assertionResults.some((a) => a.status === "failed")) failures.push(`vitest ${file}: ${firstLine(f.message)}`);
+  }
   // A file that fails to load or in a hook fails without a failed test: count each such file once.
   const brokenFiles = r.testResults.filter((f) => f.status === "failed" && !f.assertionResults.some((a) => a.status === "failed"));
   let failed = r.numFailedTests + brokenFiles.length;
@@ -128,6 +143,7 @@ async function e2e() {
   const code = await run([bin("tsx/dist/cli.mjs"), script], (chunk) => {
     tail = (tail + chunk).slice(-64_000);
   });
+  for (const m of tail.matchAll(/^\[e2e\].*✗ (.*)$/gm)) failures.push(`e2e ${m[1]}`);
   const matches = [...tail.matchAll(/^e2e: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$/gm)];
   const last = matches.at(-1);
   const counts = last ? { passed: Number(last[1]), failed: Number(last[2]), skipped: Number(last[3] ?? 0) } : { passed: 0, failed: 0, skipped: 0 };
@@ -146,6 +162,16 @@ function add(c: Counts) {
   total.passed += c.passed;
   total.failed += c.failed;
   total.skipped += c.skipped;
+}
+
+function firstLine(text: string | undefined) {
+  return (
+    (text ?? "")
+      .split("\n")
+      .find((l) => l.trim() !== "")
+      ?.trim()
+      .slice(0, 300) ?? ""
+  );
 }
 
 function describe(c: Counts) {
@@ -167,6 +193,7 @@ async function main() {
 
   console.log("\n[test] summary");
   for (const s of stages) console.log(`  ${s.ok ? "ok  " : "FAIL"}  ${s.name}: ${s.note} (${s.seconds} s)`);
+  for (const f of failures) console.log(`  failed: ${f}`);
   const ran = total.passed + total.failed;
   if (ran === 0) console.log("  FAIL  no tests ran");
   const failed = stages.some((s) => !s.ok) || total.failed > 0 || ran === 0;
