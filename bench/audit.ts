@@ -71,7 +71,8 @@ export async function benchAudit(kind: "pglite" | "postgres") {
     // shows on an idle machine, much less moved by the other processes of a shared one.
     const cpuWithout: number[] = [];
     const cpuWith: number[] = [];
-    // The entry's own statement, timed inside the transaction: what the write adds, apart from the rest's noise.
+    // The entry's own statement, timed inside the transaction: what the write adds, apart from the rest's noise. On
+    // PostgreSQL only its building and sending: its answer comes with the COMMIT's (withCommit, db/client.ts).
     const ownWrite: number[] = [];
     const write = auditWrite(ctx, "segment.edit");
     const timedWrite: typeof write = async (tx, target) => {

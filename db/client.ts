@@ -107,11 +107,18 @@ function preparedByDefault<T extends object>(sql: T): T {
           (target as unknown as postgres.Sql).unsafe(query, params as never, params?.length ? { ...options, prepare: true } : options);
       }
       if (prop === "begin") {
-        return (...args: unknown[]) => {
+        return async (...args: unknown[]) => {
           const fn = args.pop() as (tx: postgres.TransactionSql) => unknown;
-          return ((target as unknown as postgres.Sql).begin as (...a: unknown[]) => unknown)(...args, (tx: postgres.TransactionSql) =>
-            fn(preparedByDefault(tx)),
-          );
+          const pending: Promise<unknown>[] = [];
+          const result = await ((target as unknown as postgres.Sql).begin as (...a: unknown[]) => Promise<unknown>)(...args, (tx: postgres.TransactionSql) => {
+            const scoped = preparedByDefault(tx);
+            untilCommit.set(scoped, pending);
+            return fn(scoped);
+          });
+          // A statement answered after the COMMIT was sent: had it failed, PostgreSQL answered the COMMIT with ROLLBACK,
+          // which the driver reports as a success. Its error is the transaction's.
+          await Promise.all(pending);
+          return result;
         };
       }
       if (prop === "savepoint") {
@@ -122,6 +129,28 @@ function preparedByDefault<T extends object>(sql: T): T {
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
+}
+
+/** A PostgreSQL transaction's statements sent with no wait for their answer (withCommit), by its scoped client. */
+const untilCommit = new WeakMap<object, Promise<unknown>[]>();
+
+/**
+ * Runs `statement` (not yet run: a drizzle query) in `tx` and, at the top level of a PostgreSQL transaction, returns
+ * without waiting for its answer: the statement travels with whatever the transaction sends next, its COMMIT at the
+ * latest, so it costs no round trip of its own (docs/benchmarks.md#the-audit-log). The transaction answers only once
+ * it is answered, and fails with it: a statement after a failed one fails too, and the COMMIT behind it rolls back.
+ * For a write whose answer nothing reads. Elsewhere (PGlite, a savepoint, no transaction) it is simply awaited.
+ */
+export async function withCommit(tx: Db | Tx, statement: PromiseLike<unknown>): Promise<void> {
+  const pending = untilCommit.get((tx as unknown as { session?: { client?: object } }).session?.client as object);
+  if (!pending) {
+    await statement;
+    return;
+  }
+  // Sent now, in the order of the transaction's statements (the driver queues them as they are started).
+  const answer = Promise.resolve(statement.then(() => undefined));
+  answer.catch(() => {}); // awaited after the COMMIT; not an unhandled rejection meanwhile
+  pending.push(answer);
 }
 
 /** On the handle itself, not in a module-level set: the handle is shared by every copy of this module. */

@@ -1,4 +1,4 @@
-import type { Db, Tx } from "../../db/client";
+import { type Db, type Tx, withCommit } from "../../db/client";
 import { type AuditActorType, auditLog } from "../../db/schema";
 import type { Context } from "../trpc";
 
@@ -40,11 +40,12 @@ export function actorOf(caller: Context["caller"]): AuditActor {
 
 /**
  * Writes one audit entry. Called with the change's own transaction (`tx`), so the entry and the change are
- * committed together or not at all. On PostgreSQL it is prepared on the connection, one round trip, as every statement
- * with parameters is (`preparedByDefault`, db/client.ts; docs/benchmarks.md#the-audit-log).
+ * committed together or not at all. On PostgreSQL the insert goes with the transaction's next statement or its
+ * COMMIT, no round trip of its own; a failed insert fails the transaction (`withCommit`, db/client.ts;
+ * docs/benchmarks.md#the-audit-log).
  */
-export async function recordAudit(tx: Db | Tx, entry: AuditEntry): Promise<void> {
-  await auditInsert(tx, entry);
+export function recordAudit(tx: Db | Tx, entry: AuditEntry): Promise<void> {
+  return withCommit(tx, auditInsert(tx, entry));
 }
 
 /** The INSERT of one audit entry, not run: a statement may hold it in a CTE beside the change it records (moderation). */

@@ -89,7 +89,10 @@ describe("the audit log", () => {
     const { api, segment } = await tenantWithSegment(server.url, 1);
     const { getDb } = await import("../../db/client");
     const { segments } = await import("../../db/schema");
-    const { audited } = await import("../../server/audit/audited");
+    const { audited, auditWrite } = await import("../../server/audit/audited");
+    const { auditOf, recordAudit } = await import("../../server/audit/record-audit");
+    const { editSegment } = await import("../../server/segments/edit-segment");
+    const { provider } = await (await import("../../server/services")).getServices();
     const { eq } = await import("drizzle-orm");
     const db = await getDb();
     const tenantId = api.tenantId;
@@ -113,6 +116,17 @@ describe("the audit log", () => {
         throw new Error("after the entry");
       }),
     ).rejects.toThrow("after the entry");
+    // On PostgreSQL the entry is sent with the transaction's next statement or its COMMIT, not awaited alone: a
+    // failed entry still fails the call and undoes the change, whether a statement or the COMMIT follows it.
+    await expect(
+      editSegment(db, provider, tenantId, segment, { name: "Sem registro" }, new Date(), auditWrite(ctx, null as unknown as string)),
+    ).rejects.toThrow();
+    await expect(
+      db.transaction(async (tx) => {
+        await recordAudit(tx, auditOf(ctx, null as unknown as string));
+        await rename("Depois do registro")(tx);
+      }),
+    ).rejects.toThrow();
     expect(await nameNow()).toBe("Seg");
     expect(await edits()).toEqual([]);
 
