@@ -98,7 +98,8 @@ export async function sendWebResponse(res: ServerResponse, response: Response, r
 /**
  * The body as it comes (a streamed CSV export: server/launches/funnel/csv-export.ts), a chunk written only once the socket
  * took the one before, so a slow reader holds the producer back instead of the server's memory filling; a client that
- * goes away cancels the stream (no more pages are read).
+ * goes away cancels the stream (no more pages are read). A body of one chunk (every JSON answer) is written whole by
+ * `res.end`: one write with its Content-Length, not a chunked transfer and its terminating chunk.
  */
 async function writeBody(res: ServerResponse, response: Response) {
   if (!response.body) {
@@ -107,7 +108,12 @@ async function writeBody(res: ServerResponse, response: Response) {
   }
   const reader = response.body.getReader();
   const closed = new Promise<"closed">((resolve) => res.once("close", () => resolve("closed")));
+  const write = async (chunk: Uint8Array) =>
+    res.write(chunk) || (await Promise.race([new Promise<"drain">((resolve) => res.once("drain", () => resolve("drain"))), closed])) !== "closed";
   try {
+    // The first chunk is held until a second comes: if none does, it is the whole body.
+    let held: Uint8Array | undefined;
+    let streaming = false;
     for (;;) {
       const next = await Promise.race([reader.read(), closed]);
       if (next === "closed") {
@@ -115,14 +121,21 @@ async function writeBody(res: ServerResponse, response: Response) {
         return;
       }
       if (next.done) break;
-      if (!res.write(next.value)) {
-        if ((await Promise.race([new Promise<"drain">((resolve) => res.once("drain", () => resolve("drain"))), closed])) === "closed") {
+      if (!streaming && !held) {
+        held = next.value;
+        continue;
+      }
+      streaming = true;
+      const chunks = held ? [held, next.value] : [next.value];
+      held = undefined;
+      for (const chunk of chunks) {
+        if (!(await write(chunk))) {
           await reader.cancel().catch(() => {});
           return;
         }
       }
     }
-    res.end();
+    res.end(held);
   } catch (err) {
     // The producer failed midway (a database error): the answer cannot change any more, so the connection is cut
     // and the client sees a truncated transfer, never a file that looks complete.

@@ -144,6 +144,15 @@ describe("security headers", () => {
   });
 });
 
+describe("answers", () => {
+  it("a JSON answer is written whole, with its Content-Length, not as a chunked transfer", async () => {
+    for (const res of [await api("GET", "/api/external/list-channels"), await request(server.url, "GET", unknownChannel)]) {
+      expect(res.headers.get("transfer-encoding")).toBeNull();
+      expect(Number(res.headers.get("content-length"))).toBe(Buffer.byteLength(res.text));
+    }
+  });
+});
+
 describe("OpenAPI", () => {
   it("documents 413 for the external operations that take a body", async () => {
     const doc = (await request(server.url, "GET", "/api/openapi.json")).json as {
