@@ -489,7 +489,11 @@ export const deliveries = pgTable(
     updatedAt: ts("updated_at"),
   },
   (t) => [
-    uniqueIndex("deliveries_campaign_group_uq").on(t.campaignId, t.groupId),
+    // Rows past their first claim only (sending, sent, failed): what is looked up by campaign and group (receipts, votes,
+    // resend, reconciliation by key) is a message that went out, so the fan-out's rows, all pending, skip this index (a
+    // third of a 10,000-group create's index work). Two rows of one campaign and group can never both leave `pending`
+    // (none is sent twice); the fan-out writes each group once (segment_groups' key, the monitoring copy's guard).
+    uniqueIndex("deliveries_campaign_group_uq").on(t.campaignId, t.groupId).where(sql`state <> 'pending'`),
     // Open rows only (pending or in flight): claims walk it in order; sent and failed rows leave it.
     index("deliveries_open_idx").on(t.campaignId, t.position).where(sql`state in ('pending', 'sending')`),
     // In-flight rows only (a batch per campaign at most): reconciliation finds expired leases here.

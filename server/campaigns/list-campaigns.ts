@@ -1,4 +1,4 @@
-import { and, asc, desc, eq } from "drizzle-orm";
+import { and, asc, desc, eq, ne, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries, segments } from "../../db/schema";
 import { type CampaignContent, contentForGroup, contentText } from "../dispatch/campaign-content";
@@ -37,7 +37,14 @@ export async function listCampaigns(db: Db, tenantId: string, segmentId?: string
 export async function listDeliveries(db: Db, tenantId: string, campaignId: string) {
   const campaign = await findCampaign(db, tenantId, campaignId);
   const content = campaign.content as CampaignContent;
-  const rows = await db.select().from(deliveries).where(eq(deliveries.campaignId, campaignId)).orderBy(desc(deliveries.isMonitoring), asc(deliveries.position));
+  // Every row, in two arms that each read a partial index by campaign (pending: deliveries_open_idx; the others:
+  // deliveries_campaign_group_uq); no index holds all of a campaign's rows.
+  const everyState = or(eq(deliveries.state, "pending"), ne(deliveries.state, "pending"));
+  const rows = await db
+    .select()
+    .from(deliveries)
+    .where(and(eq(deliveries.campaignId, campaignId), everyState))
+    .orderBy(desc(deliveries.isMonitoring), asc(deliveries.position));
   const sentText = (d: (typeof rows)[number], at: Date) =>
     contentText(contentForGroup(content, encodeDeliveryKey(campaignId, d.groupId), { groupName: d.groupName, at }));
   return rows.map((d) => ({ ...d, text: content.variations && d.sentAt ? sentText(d, d.sentAt) : null }));

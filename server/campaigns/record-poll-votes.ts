@@ -19,7 +19,8 @@ export async function recordPollVotes(db: Db, event: { channelId: string; delive
   const [target] = await db
     .select({ content: campaigns.content })
     .from(campaigns)
-    .innerJoin(deliveries, sql`${deliveries.campaignId} = ${campaigns.id} and ${deliveries.groupId} = ${key.groupId}`)
+    // A vote is on a poll that went out: the delivery is past its claim (deliveries_campaign_group_uq's rows).
+    .innerJoin(deliveries, sql`${deliveries.campaignId} = ${campaigns.id} and ${deliveries.groupId} = ${key.groupId} and ${deliveries.state} <> 'pending'`)
     .where(sql`${campaigns.id} = ${key.campaignId} and ${campaigns.messageType} = 'poll' and ${deliveries.channelId} = ${event.channelId}`);
   const poll = (target?.content as CampaignContent | undefined)?.poll;
   if (!poll) return;

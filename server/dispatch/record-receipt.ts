@@ -16,10 +16,11 @@ export async function recordReceipts(db: Db, kind: "ack" | "read", receipts: Rec
   });
   if (keys.length === 0) return;
   const when = tsParam(at);
-  // Rows locked in id order, as recordSentMany locks them (the two may meet on the same rows).
+  // Rows locked in id order, as recordSentMany locks them (the two may meet on the same rows). A receipt is for a message
+  // that went out: a row not yet claimed has none (deliveries_campaign_group_uq holds the others).
   await db.execute(sql`update ${deliveries} set ${kind === "ack" ? sql`acked_at = ${when}` : sql`read_at = ${when}, acked_at = coalesce(${deliveries.ackedAt}, ${when})`}
     from (select d.id from ${deliveries} d join json_to_recordset(${JSON.stringify(keys)}::json) as k(c text, g text) on d.campaign_id = k.c and d.id_group = k.g
-          where ${sql.raw(kind === "ack" ? "d.acked_at" : "d.read_at")} is null order by d.id for update of d) as target
+          where d.state <> 'pending' and ${sql.raw(kind === "ack" ? "d.acked_at" : "d.read_at")} is null order by d.id for update of d) as target
     where ${deliveries.id} = target.id`);
 }
 

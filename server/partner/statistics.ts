@@ -1,4 +1,4 @@
-import { and, count, eq, gte, sql } from "drizzle-orm";
+import { and, count, eq, gte, ne, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { campaigns, deliveries } from "../../db/schema";
 
@@ -25,7 +25,8 @@ export async function partnerStatistics(db: Db, tenantId: string, days: number, 
     .from(deliveries)
     .innerJoin(campaigns, eq(campaigns.id, deliveries.campaignId))
     // The monitoring group's copy is not one of the campaign's groups (docs/decisions.md#monitoring-copy): its reads do not count.
-    .where(and(eq(campaigns.tenantId, tenantId), eq(deliveries.isMonitoring, false), gte(deliveries.readAt, since)));
+    // A read is of a message that went out (record-receipt.ts): rows past their claim, deliveries_campaign_group_uq's.
+    .where(and(eq(campaigns.tenantId, tenantId), eq(deliveries.isMonitoring, false), ne(deliveries.state, "pending"), gte(deliveries.readAt, since)));
   return {
     campaigns: created.n,
     total_reads: reads.n,
