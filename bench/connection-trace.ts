@@ -47,14 +47,16 @@ export function connectionTrace(db: Db) {
     /** Runs one request (a message), its turns tied to `id`. */
     within: <T>(id: number, fn: () => Promise<T>) => current.run(id, fn),
     /** Prints where the slow requests' time went; answers the figures for the JSON line. */
-    report(latencies: Map<number, number>, slowMs: number) {
+    report(latencies: Map<number, number>, slowMs: number, lateness = new Map<number, number>()) {
       if (!on) return {};
       const rows = [...latencies].map(([id, ms]) => {
         const spans = byRequest.get(id) ?? [];
         return {
           id,
           ms,
+          late: lateness.get(id) ?? 0,
           queued: spans.reduce((s, t) => s + t.queuedMs, 0),
+          pipelined: spans.reduce((s, t) => s + (t.pipelinedMs ?? 0), 0),
           held: spans.reduce((s, t) => s + t.heldMs, 0),
           turns: spans.length,
           spans,
@@ -63,15 +65,16 @@ export function connectionTrace(db: Db) {
       const slow = rows.filter((r) => r.ms >= slowMs);
       const sum = (rs: typeof rows, f: (r: (typeof rows)[number]) => number) => rs.reduce((s, r) => s + f(r), 0);
       console.log(
-        `[trace] ${rows.length} messages, ${slow.length} at or over ${slowMs} ms; of their time: waiting for the connection ${round(sum(slow, (r) => r.queued))} ms, holding it ${round(sum(slow, (r) => r.held))} ms, elsewhere (the Node thread busy, or their own JavaScript) ${round(sum(slow, (r) => r.ms - r.queued - r.held))} ms`,
+        `[trace] ${rows.length} messages, ${slow.length} at or over ${slowMs} ms; of their time: received late (the event loop's delay) ${round(sum(slow, (r) => r.late))} ms, waiting for a connection ${round(sum(slow, (r) => r.queued - r.pipelined))} ms, pipelined behind another statement on its connection (PostgreSQL) ${round(sum(slow, (r) => r.pipelined))} ms, holding it (the statement running) ${round(sum(slow, (r) => r.held))} ms, elsewhere (their own JavaScript, or the thread busy) ${round(sum(slow, (r) => r.ms - r.late - r.queued - r.held))} ms`,
       );
-      // The turns that held the connection while a slow message's turn waited, by statement.
+      // The turns that held the connection while a slow message's turn waited, by statement (PostgreSQL: on its connection).
       const behind = new Map<string, { ms: number; turns: number; longest: number }>();
       for (const r of slow)
         for (const s of r.spans) {
           const waitFrom = s.end - s.heldMs - s.queuedMs;
           const waitTo = s.end - s.heldMs;
           for (const e of others) {
+            if (s.connection !== undefined && e.connection !== s.connection) continue;
             const overlap = Math.min(waitTo, e.end) - Math.max(waitFrom, e.end - e.heldMs);
             if (overlap <= 0) continue;
             const b = behind.get(e.label) ?? { ms: 0, turns: 0, longest: 0 };
@@ -84,6 +87,25 @@ export function connectionTrace(db: Db) {
       const top = [...behind].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12);
       console.log("[trace] what the slow messages waited behind (other turns holding the connection meanwhile):");
       printTable([["waited ms", "turns", "longest held ms", "statement"], ...top.map(([l, b]) => [round(b.ms), b.turns, round(b.longest), l])]);
+      // The slow messages' own turns by statement: how long each waited and ran.
+      const mine = new Map<string, { queued: number[]; held: number[] }>();
+      for (const r of slow)
+        for (const t of r.spans) {
+          const m = mine.get(t.label) ?? { queued: [], held: [] };
+          m.queued.push(t.queuedMs);
+          m.held.push(t.heldMs);
+          mine.set(t.label, m);
+        }
+      console.log("[trace] the slow messages' own turns by statement:");
+      printTable([
+        ["turns", "waited p50 / p99 ms", "ran p50 / p99 ms", "statement"],
+        ...[...mine].map(([l, m]) => [
+          m.held.length,
+          `${round(quantile(m.queued, 0.5), 1)} / ${round(quantile(m.queued, 0.99), 1)}`,
+          `${round(quantile(m.held, 0.5), 1)} / ${round(quantile(m.held, 0.99), 1)}`,
+          l,
+        ]),
+      ]);
       const held = others.filter((e) => e.background).map((e) => e.heldMs);
       // The engines' turns by statement, longest first: what holds the connection (and, PGlite running on the Node
       // thread, the thread itself while a statement runs).
@@ -106,8 +128,11 @@ export function connectionTrace(db: Db) {
         `[trace] engines' turns: ${held.length}, held p50 / p99 / max ${round(quantile(held, 0.5), 2)} / ${round(quantile(held, 0.99), 2)} / ${round(Math.max(...held), 1)} ms`,
       );
       const queued = rows.flatMap((r) => r.spans.map((s) => s.queuedMs));
+      const turnHeld = rows.flatMap((r) => r.spans.map((s) => s.heldMs));
       return {
         trace_message_turn_queued_p99_ms: round(quantile(queued, 0.99), 2),
+        trace_message_turn_held_p99_ms: round(quantile(turnHeld, 0.99), 2),
+        trace_message_received_late_p99_ms: round(quantile([...lateness.values()], 0.99), 2),
         trace_slow_messages: slow.length,
         trace_engine_turn_held_p99_ms: round(quantile(held, 0.99), 2),
       };

@@ -15,9 +15,11 @@
  *     same campaign back to back (median sends/s, from its start to its end as the campaign records them).
  *
  * BENCH_STATEMENTS=1 first counts the statements a message costs (100 clean, then 100 offences, before the engines start).
- * BENCH_DB_TRACE=1 (PGlite) traces the connection's turns during the messages (bench/connection-trace.ts): what the slow
- * messages waited behind, the engines' longest statements; BENCH_DB_FIFO=1 orders the turns as PGlite alone does. The
- * event loop's delay is measured in every run (PGlite runs on the Node thread).
+ * BENCH_DB_TRACE=1 traces the connection's turns during the messages (bench/connection-trace.ts): what the slow messages
+ * waited behind, the engines' longest statements; BENCH_DB_FIFO=1 orders the turns as PGlite alone does. On PostgreSQL
+ * the turns are the driver's statements (waiting for a connection, pipelined, running), and the server's side is sampled
+ * too (bench/postgres-waits.ts: what its backends wait on). The event loop's delay is measured in every run, and each
+ * message's lateness when it fell due.
  * Prints the figures with their targets, then one JSON line. Not a test: a missed target is reported, never a failure.
  */
 import { randomUUID } from "node:crypto";
@@ -28,6 +30,7 @@ import type { ProviderEvent } from "../server/messaging/provider";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { freshPostgresDatabase, printTable, statementLog } from "./common";
 import { connectionTrace } from "./connection-trace";
+import { postgresWaits } from "./postgres-waits";
 
 const GROUPS = Number(process.env.BENCH_MOD_GROUPS ?? 3000);
 const RUNS = Number(process.env.BENCH_MOD_RUNS ?? 3);
@@ -49,6 +52,8 @@ export async function benchModeration(kind: "pglite" | "postgres") {
   let dropDatabase: (() => Promise<void>) | undefined;
   if (kind === "postgres") dropDatabase = (await freshPostgresDatabase("gcs_bench_moderation")).drop;
   else delete process.env.DATABASE_URL;
+  // PostgreSQL, traced: the server's side too (its lock waits, its own time per statement), set before the pool connects.
+  const serverSide = kind === "postgres" && process.env.BENCH_DB_TRACE === "1" ? await postgresWaits(process.env.DATABASE_URL ?? "") : undefined;
   const statements = statementLog(`moderation-${kind}`);
   Object.assign(process.env, {
     ...statements.env,
@@ -207,11 +212,13 @@ export async function benchModeration(kind: "pglite" | "postgres") {
     const bus = provider as unknown as { events: { emitRecorded(e: ProviderEvent): Promise<void> } };
     const latencies: number[] = [];
     const latencyOf = new Map<number, number>();
+    const lateness = new Map<number, number>();
     let failures = 0;
     // How late the Node thread ran what was due (PGlite runs on it: a long statement holds every timer).
     const loopDelay = monitorEventLoopDelay({ resolution: 5 });
     loopDelay.enable();
     trace.start();
+    serverSide?.start();
     const streamStart = performance.now();
     const inFlight: Promise<void>[] = [];
     let streaming = true;
@@ -222,6 +229,7 @@ export async function benchModeration(kind: "pglite" | "postgres") {
         if (wait > 0) await sleep(wait);
         const { from, text } = texts(i);
         const group = held[members.indexOf(from) % LAUNCH_GROUPS];
+        lateness.set(i, performance.now() - due);
         const event = { type: "group_message" as const, channelId: channel.id, groupId: group, messageId: `BENCH${i}`, sender: from, text, at: new Date() };
         inFlight.push(
           trace
@@ -247,8 +255,9 @@ export async function benchModeration(kind: "pglite" | "postgres") {
     await stream;
     const streamSeconds = (performance.now() - streamStart) / 1000;
     trace.stop();
+    const waits = await serverSide?.stop();
     loopDelay.disable();
-    const traced = trace.report(latencyOf, 20);
+    const traced = trace.report(latencyOf, 20, lateness);
     // Alone again after the stream: the first runs come right after the set-up (a colder process), so both sides count.
     await sleep(3000);
     for (let i = 0; i < RUNS; i++) alone.push(await runCampaign(`alone after ${i}`));
@@ -278,6 +287,7 @@ export async function benchModeration(kind: "pglite" | "postgres") {
       event_loop_delay_max_ms: round(loopDelay.max / 1e6),
       ...(trace.fifo ? { connection_order: "fifo" } : {}),
       ...traced,
+      ...waits,
       ...(statementsClean === null ? {} : { statements_clean_message: statementsClean, statements_offence: statementsOffence }),
     };
     const targets: Record<string, string> = { message_p99_ms: "< 20", sends_ratio: ">= 0.9" };

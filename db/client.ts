@@ -4,10 +4,11 @@ import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { AsyncResource } from "node:async_hooks";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import postgres from "postgres";
-import { ConnectionScheduler, type Turn } from "./connection-priority";
+import { ConnectionScheduler, isBackground, type Turn } from "./connection-priority";
 import { acquireDataDirLock, releaseDataDirLock } from "./data-dir-lock";
 import { initEmbeddedCluster } from "./pglite-initdb";
 import * as schema from "./schema";
@@ -55,8 +56,11 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     if (opts.migrate !== false) await migrateOnPostgres(opts.url);
     const count = opts.statementLog ? statementCounter(opts.statementLog) : undefined;
     const client = postgres(opts.url, { ...driverOptions, max: opts.poolSize ?? 10, ...(count ? { debug: (_c: number, query: string) => count(query) } : {}) });
+    const tracer: PostgresTracer = {};
+    const db = drizzlePostgres(preparedByDefault(client, tracer), { schema }) as unknown as Db;
+    Object.defineProperty(db, postgresTracerKey, { value: tracer });
     return {
-      db: drizzlePostgres(preparedByDefault(client), { schema }) as unknown as Db,
+      db,
       driver: "postgres",
       close: () => client.end({ timeout: 5 }),
     };
@@ -99,31 +103,55 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
  * driver's connection lifetime (30–60 min); a plan invalidated by a migration is re-prepared by the driver.
  * Transactions and savepoints get the same (drizzle runs their statements on the scoped client it is given).
  */
-function preparedByDefault<T extends object>(sql: T): T {
+function preparedByDefault<T extends object>(sql: T, tracer: PostgresTracer): T {
   return new Proxy(sql, {
     get(target, prop, receiver) {
       if (prop === "unsafe") {
         return (query: string, params?: unknown[], options?: { prepare?: boolean }) =>
-          (target as unknown as postgres.Sql).unsafe(query, params as never, params?.length ? { ...options, prepare: true } : options);
+          tracedStatement(
+            (target as unknown as postgres.Sql).unsafe(query, params as never, params?.length ? { ...options, prepare: true } : options),
+            query,
+            tracer,
+          );
       }
       if (prop === "begin") {
         return async (...args: unknown[]) => {
           const fn = args.pop() as (tx: postgres.TransactionSql) => unknown;
+          const trace = tracer.trace;
+          // Inside, the statements are observed only to name the transaction and its connection.
+          const inner: PostgresTracer = trace ? { trace: () => {} } : {};
+          const background = isBackground();
+          const calledAt = performance.now();
+          let startedAt = calledAt;
           const pending: Promise<unknown>[] = [];
-          const result = await ((target as unknown as postgres.Sql).begin as (...a: unknown[]) => Promise<unknown>)(...args, (tx: postgres.TransactionSql) => {
-            const scoped = preparedByDefault(tx);
-            untilCommit.set(scoped, pending);
-            return fn(scoped);
-          });
-          // A statement answered after the COMMIT was sent: had it failed, PostgreSQL answered the COMMIT with ROLLBACK,
-          // which the driver reports as a success. Its error is the transaction's.
-          await Promise.all(pending);
-          return result;
+          try {
+            const result = await ((target as unknown as postgres.Sql).begin as (...a: unknown[]) => Promise<unknown>)(
+              ...args,
+              (tx: postgres.TransactionSql) => {
+                startedAt = performance.now();
+                const scoped = preparedByDefault(tx, inner);
+                untilCommit.set(scoped, pending);
+                return fn(scoped);
+              },
+            );
+            // A statement answered after the COMMIT was sent: had it failed, PostgreSQL answered the COMMIT with ROLLBACK,
+            // which the driver reports as a success. Its error is the transaction's.
+            await Promise.all(pending);
+            return result;
+          } finally {
+            trace?.({
+              label: `transaction: ${inner.first ?? ""}`,
+              background,
+              queuedMs: startedAt - calledAt,
+              heldMs: performance.now() - startedAt,
+              connection: inner.connection,
+            });
+          }
         };
       }
       if (prop === "savepoint") {
         return (fn: (tx: postgres.TransactionSql) => unknown) =>
-          (target as unknown as postgres.TransactionSql).savepoint((tx) => fn(preparedByDefault(tx)) as never);
+          (target as unknown as postgres.TransactionSql).savepoint((tx) => fn(preparedByDefault(tx, tracer)) as never);
       }
       const value = Reflect.get(target, prop, receiver);
       return typeof value === "function" ? value.bind(target) : value;
@@ -153,6 +181,77 @@ export async function withCommit(tx: Db | Tx, statement: PromiseLike<unknown>): 
   pending.push(answer);
 }
 
+/**
+ * The benches' trace on PostgreSQL (traceConnection): `trace` gets every top-level statement and transaction. Inside a
+ * transaction the statements only name it (`first`) and its connection.
+ */
+interface PostgresTracer {
+  trace?: (turn: Turn) => void;
+  first?: string;
+  connection?: number;
+}
+
+const postgresTracerKey = Symbol.for("group-campaigns.postgres-tracer");
+
+/**
+ * A statement's times as the driver sees them, when traced: issued, handed to a connection (`state` set: the pool may
+ * have queued it, all connections taken), started (`active` set: on a busy connection the driver pipelines it behind the
+ * statements sent before it, and it starts when the one before it completes), completed. The driver sets those fields
+ * on the query; getters and setters of the query's own observe them (bench instrumentation, off by default).
+ */
+function tracedStatement<Q extends object>(q: Q, query: string, tracer: PostgresTracer): Q {
+  const { trace } = tracer;
+  if (!trace) return q;
+  const issuedAt = performance.now();
+  const background = isBackground();
+  let state: { pid?: number } | null = null;
+  let active = false;
+  let assignedAt = issuedAt;
+  let startedAt: number | undefined;
+  const fields = q as unknown as { state: unknown; active: boolean; resolve: (x: unknown) => void; reject: (x: unknown) => void };
+  Object.defineProperty(q, "state", {
+    configurable: true,
+    get: () => state,
+    set(v: { pid?: number } | null) {
+      state = v;
+      if (!v) return;
+      assignedAt = performance.now();
+      tracer.first ??= query;
+      tracer.connection ??= v.pid;
+    },
+  });
+  Object.defineProperty(q, "active", {
+    configurable: true,
+    get: () => active,
+    set(v: boolean) {
+      active = v;
+      if (v) startedAt ??= performance.now();
+    },
+  });
+  // Reported in the context that issued it (the driver resolves it from its socket's): the benches tie it to a request.
+  const done = AsyncResource.bind(() => {
+    const started = startedAt ?? assignedAt;
+    trace({
+      label: query,
+      background,
+      queuedMs: started - issuedAt,
+      pipelinedMs: started - assignedAt,
+      heldMs: performance.now() - started,
+      connection: state?.pid,
+    });
+  });
+  const { resolve, reject } = fields;
+  fields.resolve = (x) => {
+    done();
+    resolve(x);
+  };
+  fields.reject = (x) => {
+    done();
+    reject(x);
+  };
+  return q;
+}
+
 /** On the handle itself, not in a module-level set: the handle is shared by every copy of this module. */
 const embeddedBrand = Symbol.for("group-campaigns.embedded-database");
 
@@ -169,6 +268,8 @@ export { inBackground } from "./connection-priority";
  * `fifo` to order them first come first served as PGlite alone does (the before of a comparison). No-op on PostgreSQL.
  */
 export function traceConnection(db: Db, trace: (turn: Turn) => void, opts: { fifo?: boolean } = {}) {
+  const tracer = (db as unknown as Record<symbol, PostgresTracer | undefined>)[postgresTracerKey];
+  if (tracer) tracer.trace = trace;
   const scheduler = (db as unknown as Record<symbol, ConnectionScheduler | undefined>)[schedulerKey];
   if (!scheduler) return;
   scheduler.trace = trace;

@@ -36,6 +36,9 @@ export interface Turn {
   background: boolean;
   queuedMs: number;
   heldMs: number;
+  /** PostgreSQL: the backend's pid, and of `queuedMs` the part spent pipelined behind other statements on it. */
+  connection?: number;
+  pipelinedMs?: number;
 }
 
 interface Waiter {
