@@ -120,15 +120,16 @@ function preparedByDefault<T extends object>(sql: T, tracer: PostgresTracer): T 
           const trace = tracer.trace;
           // Inside, the statements are observed only to name the transaction and its connection.
           const inner: PostgresTracer = trace ? { trace: () => {} } : {};
-          const background = isBackground();
-          const calledAt = performance.now();
+          // Times and the background mark only when traced: every transaction of the service passes here.
+          const background = trace ? isBackground() : false;
+          const calledAt = trace ? performance.now() : 0;
           let startedAt = calledAt;
           const pending: Promise<unknown>[] = [];
           try {
             const result = await ((target as unknown as postgres.Sql).begin as (...a: unknown[]) => Promise<unknown>)(
               ...args,
               (tx: postgres.TransactionSql) => {
-                startedAt = performance.now();
+                if (trace) startedAt = performance.now();
                 const scoped = preparedByDefault(tx, inner);
                 untilCommit.set(scoped, pending);
                 return fn(scoped);
@@ -136,7 +137,7 @@ function preparedByDefault<T extends object>(sql: T, tracer: PostgresTracer): T 
             );
             // A statement answered after the COMMIT was sent: had it failed, PostgreSQL answered the COMMIT with ROLLBACK,
             // which the driver reports as a success. Its error is the transaction's.
-            await Promise.all(pending);
+            if (pending.length) await Promise.all(pending);
             return result;
           } finally {
             trace?.({
