@@ -1,7 +1,8 @@
-import { and, eq, isNotNull } from "drizzle-orm";
+import { and, eq, isNotNull, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
+import { rowsOf } from "../../db/params";
 import { deliveries } from "../../db/schema";
 import { brasiliaMinute, createCampaign, tenantWithSegment } from "../campaigns";
 import { recordSentMany } from "../../server/dispatch/record-delivery";
@@ -16,28 +17,35 @@ afterAll(async () => {
   await server.close();
 });
 
+/**
+ * `count` in-flight deliveries of a loop, as the engine leaves them between the send and its record (groups
+ * `<prefix>-00000`…), in a campaign scheduled two days ahead: it stays pending and no engine touches its rows.
+ */
+async function inFlightRows(count: number, prefix: string) {
+  const { api, segment, channel } = await tenantWithSegment(server.url, 2);
+  const { id_campaign: campaignId } = await createCampaign(api, segment, { scheduled_at: brasiliaMinute(new Date(Date.now() + 2 * 86_400_000)) });
+  const db = await getDb();
+  const rows = await db
+    .insert(deliveries)
+    .values(
+      Array.from({ length: count }, (_, i) => ({
+        campaignId,
+        groupId: `${prefix}-${String(i).padStart(5, "0")}`,
+        channelId: channel,
+        groupName: `Grupo de lançamento ${i}`,
+        position: 1000 + i,
+        state: "sending" as const,
+      })),
+    )
+    .returning({ id: deliveries.id, groupId: deliveries.groupId });
+  return { db, campaignId, channel, rows };
+}
+
 describe("recording sends and acks of the same deliveries at once", () => {
   // 1,000-row loops: with the rows locked in opposite orders (the code before the fix) this deadlocked
   // on PostgreSQL in every run; on PGlite the two run one after the other.
   it("never deadlocks: both lock rows in id order (on PostgreSQL they run on two connections)", async () => {
-    const { api, segment, channel } = await tenantWithSegment(server.url, 20);
-    // Scheduled two days ahead: the campaign stays pending and no engine touches its rows.
-    const { id_campaign: campaignId } = await createCampaign(api, segment, { scheduled_at: brasiliaMinute(new Date(Date.now() + 2 * 86_400_000)) });
-    const db = await getDb();
-    // In-flight deliveries of a loop, as the engine leaves them between the send and its record.
-    const rows = await db
-      .insert(deliveries)
-      .values(
-        Array.from({ length: 6000 }, (_, i) => ({
-          campaignId,
-          groupId: `lock-${String(i).padStart(5, "0")}`,
-          channelId: channel,
-          groupName: `L ${i}`,
-          position: 1000 + i,
-          state: "sending" as const,
-        })),
-      )
-      .returning({ id: deliveries.id, groupId: deliveries.groupId });
+    const { db, campaignId, channel, rows } = await inFlightRows(6000, "lock");
     const at = new Date();
     for (let round = 0; round < 6; round++) {
       const batch = rows.slice(round * 1000, round * 1000 + 1000);
@@ -86,5 +94,37 @@ describe("a campaign's group leaves pending once (deliveries_campaign_group_uq h
     expect(isUniqueViolation(refused)).toBe(true);
     await recordReceipts(db, "ack", [{ deliveryKey: `${campaignId}:${first.groupId}`, channelId: channel, messageId: "m-1" }], new Date());
     expect(await acked()).toEqual([{ id: first.id }]);
+  });
+});
+
+describe("a delivery's receipts update it in place (deliveries' fillfactor, docs/benchmarks.md#moderation)", () => {
+  // A HOT update (no indexed column changed, room on the page) writes no index entry and a smaller WAL record: the
+  // row's new version stays on its page. With full pages (fillfactor 100) nearly every ack's version moved to another
+  // page; with room left, a few rows whose sent mark already moved them (their page was full then) may move again.
+  it("keeps acked rows on the page their sent mark left them on", async () => {
+    const { db, campaignId, channel, rows } = await inFlightRows(400, "page");
+    const at = new Date();
+    await recordSentMany(
+      db,
+      campaignId,
+      rows.map((r) => ({ id: r.id, channelId: channel, messageId: `m-${r.id}` })),
+      at,
+    );
+    const pages = async () =>
+      new Map(
+        rowsOf<{ id: number; page: number }>(
+          await db.execute(sql`select id, (ctid::text::point)[0]::int as page from ${deliveries} where campaign_id = ${campaignId} and id_group like 'page-%'`),
+        ).map((r) => [Number(r.id), r.page]),
+      );
+    const sentPages = await pages();
+    await recordReceipts(
+      db,
+      "ack",
+      rows.map((r) => ({ deliveryKey: `${campaignId}:${r.groupId}`, channelId: channel, messageId: `m-${r.id}` })),
+      at,
+    );
+    const ackedPages = await pages();
+    const moved = [...sentPages].filter(([id, page]) => ackedPages.get(id) !== page);
+    expect(moved.length).toBeLessThan(rows.length / 4);
   });
 });
