@@ -8,7 +8,13 @@
  * id ever hold a colon or a percent sign, they are percent-escaped; the group part is everything after
  * the first colon, colons included.
  */
-export const encodeDeliveryKey = (campaignId: string, groupId: string) => `${campaignId.replaceAll("%", "%25").replaceAll(":", "%3A")}:${groupId}`;
+export const encodeDeliveryKey = (campaignId: string, groupId: string) => deliveryKeys(campaignId)(groupId);
+
+/** The keys of one campaign's groups, its part escaped once (a loop keys 100 groups of one campaign). */
+export function deliveryKeys(campaignId: string): (groupId: string) => string {
+  const prefix = `${campaignId.replaceAll("%", "%25").replaceAll(":", "%3A")}:`;
+  return (groupId) => prefix + groupId;
+}
 
 /** The parts of a key, or null when it is none of ours (no colon, or an empty campaign part). */
 export const decodeDeliveryKey = (key: string): { campaignId: string; groupId: string } | null => {

@@ -15,7 +15,7 @@ import {
 } from "../messaging/provider";
 import { recordRateLimited } from "../numbers/health";
 import type { Settings } from "../settings/schema";
-import { buildMessage } from "./build-message";
+import { buildMessages } from "./build-message";
 import type { CampaignLease, Released } from "./campaign-lease";
 import type { ClaimBudget } from "./channel-budgets";
 import { markClaimedCaps, markReachedCaps, settleChannelUsage, type UsageSettlement } from "./channel-usage";
@@ -141,21 +141,11 @@ async function sendHeld(loop: LoopContext, batch: Claimed[], pauseMs: number | u
   const first = forwarding && !forwardOf ? batch.slice(0, 1) : [];
   const outcomes: SendOutcome[] = [];
   if (first.length) {
-    outcomes.push(
-      ...(await provider.sendMany(
-        first.map((d) => buildMessage(c, d, settings)),
-        options,
-      )),
-    );
+    outcomes.push(...(await provider.sendMany(buildMessages(c, first, settings), options)));
     const o = outcomes[0];
     if (o.ok) forwardOf = { groupId: first[0].groupId, messageId: o.receipt.messageId };
   }
-  outcomes.push(
-    ...(await provider.sendMany(
-      batch.slice(first.length).map((d) => buildMessage(c, d, settings, forwardOf)),
-      options,
-    )),
-  );
+  outcomes.push(...(await provider.sendMany(buildMessages(c, batch.slice(first.length), settings, forwardOf), options)));
 
   // The loop's last answer: the pacing pause counts from here.
   const now = clock();

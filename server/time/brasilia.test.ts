@@ -1,6 +1,6 @@
 import { formatInTimeZone } from "date-fns-tz/formatInTimeZone";
 import { describe, expect, it } from "vitest";
-import { type BrasiliaPattern, formatBrasilia } from "./brasilia";
+import { type BrasiliaPattern, brasiliaParts, formatBrasilia } from "./brasilia";
 
 const patterns: BrasiliaPattern[] = ["yyyy-MM-dd", "dd/MM/yyyy", "dd/MM/yyyy - HH:mm", "i"];
 
@@ -20,5 +20,18 @@ describe("formatBrasilia", () => {
       const d = new Date(t);
       for (const p of patterns) expect(formatBrasilia(d, p), `${d.toISOString()} ${p}`).toBe(formatInTimeZone(d, "America/Sao_Paulo", p));
     }
+  });
+});
+
+describe("brasiliaParts", () => {
+  it("agrees with date-fns-tz's clock in Brasília, across the old daylight-saving changes", () => {
+    const instants = ["2018-11-04T02:59:59Z", "2018-11-04T03:00:00Z", "2019-02-17T01:59:59Z", "2019-02-17T02:00:00Z"].map((s) => Date.parse(s));
+    for (let t = Date.parse("2017-01-01T00:00:00Z"); t < Date.parse("2027-01-01T00:00:00Z"); t += 26_000_000 + 17_000) instants.push(t);
+    for (const t of instants) {
+      const d = new Date(t);
+      const want = { date: formatInTimeZone(d, "America/Sao_Paulo", "yyyy-MM-dd"), time: formatInTimeZone(d, "America/Sao_Paulo", "HH:mm") };
+      expect(brasiliaParts(d), d.toISOString()).toEqual(want);
+    }
+    expect(() => brasiliaParts(new Date(Number.NaN))).toThrow(RangeError);
   });
 });

@@ -11,7 +11,7 @@
  * daily cap gives at most what is left of it, one with a least gap at most one send once its `next_send_at` has
  * passed, which moves on by the gap.
  */
-import { getTableColumns, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { tsParam } from "../../../db/errors";
 import { tableAs } from "../../../db/relation";
@@ -43,8 +43,24 @@ export interface ClaimInput {
   budget: ClaimBudget;
 }
 
+/**
+ * What the send loop reads of a claimed delivery, not the whole row: a loop claims 100, and every column returned is
+ * parsed by the driver and mapped by drizzle (a Date per timestamp) on the Node thread.
+ */
+const claimedColumns = {
+  id: deliveries.id,
+  campaignId: deliveries.campaignId,
+  channelId: deliveries.channelId,
+  groupId: deliveries.groupId,
+  groupName: deliveries.groupName,
+  position: deliveries.position,
+  isMonitoring: deliveries.isMonitoring,
+  attempts: deliveries.attempts,
+  updatedAt: deliveries.updatedAt,
+};
+
 /** A claimed delivery, with the channels this claim brought to their cap (the caller marks them `capped`). */
-export type ClaimedRow = typeof deliveries.$inferSelect & { cappedChannels: string[] | null };
+export type ClaimedRow = Pick<typeof deliveries.$inferSelect, keyof typeof claimedColumns> & { cappedChannels: string[] | null };
 
 export interface ClaimOutput {
   rows: ClaimedRow[];
@@ -189,7 +205,7 @@ function buildClaim(db: Db, variant: ClaimVariant) {
     })
     .where(sql`${deliveries.id} in (select id from taken) ${moving ? sql`and exists (select 1 from started)` : sql``}`)
     .returning({
-      ...getTableColumns(deliveries),
+      ...claimedColumns,
       cappedChannels: sql<string[] | null>`(select json_agg(id) from usage where capped)`,
     })
     .prepare("claim_deliveries");
