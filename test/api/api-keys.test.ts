@@ -1,7 +1,9 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../db/client";
+import { type Db, getDb } from "../../db/client";
+import { rowsOf } from "../../db/params";
 import { apiKeys } from "../../db/schema";
+import { verifyApiKey } from "../../server/keys/verify-api-key";
 import { appRouter } from "../../server/root";
 import { getServices } from "../../server/services";
 import { createCallerFactory } from "../../server/trpc";
@@ -55,5 +57,18 @@ describe("API keys and the key cache", () => {
     expect(first).toBeInstanceOf(Date);
     await api("GET", "/api/external/list-settings");
     expect((await lastUsed())?.getTime()).toBe(first!.getTime());
+  });
+
+  it("writing last_used_at does not wait for the WAL flush (a read's path): the touch commits asynchronously", async () => {
+    const api = await newTenant(server.url);
+    const db = await getDb();
+    // In a transaction of its own, the statement's setting is still readable after it.
+    const commit = await db.transaction(async (tx) => {
+      expect((await verifyApiKey(tx as unknown as Db, api.key, new Date()))?.tenantId).toBe(api.tenantId);
+      return rowsOf<{ synchronous_commit: string }>(await tx.execute(sql`show synchronous_commit`))[0].synchronous_commit;
+    });
+    expect(commit).toBe("off");
+    const [row] = await db.select({ at: apiKeys.lastUsedAt }).from(apiKeys).where(eq(apiKeys.tenantId, api.tenantId));
+    expect(row.at).toBeInstanceOf(Date);
   });
 });

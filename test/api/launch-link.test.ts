@@ -1,8 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../db/client";
+import { type Db, getDb } from "../../db/client";
+import { rowsOf } from "../../db/params";
 import { launchClickDays, launchClicks, launches, launchGroups, outboxEvents, segments } from "../../db/schema";
+import { bucketsInDatabase } from "../../server/http/rate-limit";
+import { clickCapKey, clickTags, recordClicks, visitorId } from "../../server/launches/link/click-counter";
 import { clickRetentionDays } from "../../server/launches/link/fold-clicks";
 import { clicksPerVisitor, forgetPublicLink } from "../../server/launches/link/public-link";
 import { runMaintenance } from "../../server/maintenance/purge-expired";
@@ -184,6 +187,31 @@ describe("GET /g/{slug}", () => {
     expect(await groupClicks(l.id)).toEqual({ 1: clicksPerVisitor, 2: 0 });
     expect((await visit(l.slug, { base: serverB.url })).status).toBe(302);
     expect(await clicksOf(l.id)).toHaveLength(clicksPerVisitor + 1);
+  });
+
+  it("on PostgreSQL a click commits without waiting for the WAL flush, and is stored with its group's count", async () => {
+    const db = await getDb();
+    if (!bucketsInDatabase(db)) return; // PGlite: the plain statement, no shared cap
+    const l = await launchWith([{}, {}]);
+    const now = new Date();
+    const day = brasiliaParts(now).date;
+    const click = {
+      launchId: l.id,
+      at: now,
+      day,
+      position: 1,
+      ...clickTags(new URLSearchParams()),
+      visitor: visitorId(peerA, l.id, day),
+      capKey: clickCapKey(peerA, l.id),
+    };
+    // In a transaction of its own, the statement's setting is still readable after it.
+    const commit = await db.transaction(async (tx) => {
+      await recordClicks(tx as unknown as Db, [click], true);
+      return rowsOf<{ synchronous_commit: string }>(await tx.execute(sql`show synchronous_commit`))[0].synchronous_commit;
+    });
+    expect(commit).toBe("off");
+    expect(await clicksOf(l.id)).toHaveLength(1);
+    expect(await groupClicks(l.id)).toEqual({ 1: 1, 2: 0 });
   });
 
   it("link-preview fetchers get the Open Graph page (escaped) and are not counted", async () => {

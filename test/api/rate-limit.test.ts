@@ -1,4 +1,9 @@
+import { randomUUID } from "node:crypto";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "../../db/client";
+import { rowsOf } from "../../db/params";
+import { bucketsInDatabase } from "../../server/http/rate-limit";
 import { expectEnvelope, newTenant, request } from "../helpers";
 import { startTestServer, type TestServer } from "../http-server";
 
@@ -36,6 +41,24 @@ describe("rate limits", () => {
 
     const other = await newTenant(server.url);
     expect((await other("POST", "/api/external/create-channel", { name: "free" })).status).toBe(201);
+  });
+
+  it("on PostgreSQL the buckets are UNLOGGED: taking a point writes no WAL, so its commit waits for no flush", async () => {
+    const db = await getDb();
+    if (!bucketsInDatabase(db)) return; // PGlite: the buckets are the process's memory
+    const relations = rowsOf<{ relname: string; relpersistence: string }>(
+      await db.execute(sql`select c.relname, c.relpersistence from pg_class c where c.oid = 'rate_limit_buckets'::regclass
+        or c.oid in (select indexrelid from pg_index where indrelid = 'rate_limit_buckets'::regclass)`),
+    );
+    expect(relations.length).toBeGreaterThanOrEqual(2);
+    expect(relations.filter((r) => r.relpersistence !== "u")).toEqual([]);
+    // The upsert itself, as rate-limiter-flexible's store runs it: no WAL record (a logged table writes 2 or more).
+    const plan = rowsOf<{ "QUERY PLAN": [{ Plan: { "WAL Records": number } }] }>(
+      await db.execute(sql`explain (analyze, wal, format json)
+        insert into rate_limit_buckets (key, points, expire) values (${`wal-check:${randomUUID()}`}, 1, now() + interval '1 minute')
+        on conflict (key) do update set points = rate_limit_buckets.points + excluded.points`),
+    );
+    expect(plan[0]["QUERY PLAN"][0].Plan["WAL Records"]).toBe(0);
   });
 
   it("blocks an address after 3 failed authentications a minute, before checking the key", async () => {
