@@ -23,13 +23,19 @@ export const tsParam = (d: At) => sql`${isoOf(d)}::timestamptz`;
 export const asyncCommit = sql`set local synchronous_commit = off`;
 
 /**
+ * asyncCommit as a column of the final SELECT of a statement that runs alone (its own transaction):
+ * `select ${asyncCommitColumn}, …`. `set_config(…, true)` lasts until the commit.
+ */
+export const asyncCommitColumn = sql`set_config('synchronous_commit', 'off', true)`;
+
+/**
  * asyncCommit for a statement that runs alone (its own transaction), as a condition that is always true:
  * `set_config(…, true)` lasts until the commit. An uncorrelated subquery, so PostgreSQL evaluates it once,
  * before the first row (a one-time filter). For writes whose last ~0.6 s may be lost in a crash of the
  * database server (never half of one: a transaction commits whole or not at all), still WAL-logged and
  * replicated; in a caller's transaction it makes that whole transaction's commit asynchronous.
  */
-export const commitWithoutFlush = sql`(select set_config('synchronous_commit', 'off', true)) = 'off'`;
+export const commitWithoutFlush = sql`(select ${asyncCommitColumn}) = 'off'`;
 
 /**
  * The database connection was lost under the statement: the server terminated the session (57P01–57P03,

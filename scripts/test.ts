@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { newestSourceMtime, typecheckedEnv } from "./ensure-build";
+import { lastLines, unhandledErrors } from "./test-output";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (p: string) => path.join(root, "node_modules", p);
@@ -36,17 +37,21 @@ const total: Counts = { passed: 0, failed: 0, skipped: 0 };
 /** What failed, one line each, repeated in the summary (and by .ci/run after both runs) so the end of a log names it. */
 const failures: string[] = [];
 
-/** Runs a command with the project's environment; `onStdout` sees stdout while it is also shown. */
-function run(args: string[], onStdout?: (chunk: string) => void): Promise<number> {
+/** Runs a command with the project's environment; `onOutput` sees stdout and stderr while they are also shown. */
+function run(args: string[], onOutput?: (chunk: string) => void): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, {
       cwd: root,
       env: process.env,
-      stdio: ["ignore", onStdout ? "pipe" : "inherit", "inherit"],
+      stdio: ["ignore", onOutput ? "pipe" : "inherit", onOutput ? "pipe" : "inherit"],
     });
     child.stdout?.on("data", (chunk: Buffer) => {
       process.stdout.write(chunk);
-      onStdout?.(chunk.toString("utf8"));
+      onOutput?.(chunk.toString("utf8"));
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      onOutput?.(chunk.toString("utf8"));
     });
     child.on("error", (err) => {
       console.error(`[test] could not start ${args.join(" ")}: ${err.message}`);
@@ -54,6 +59,17 @@ function run(args: string[], onStdout?: (chunk: string) => void): Promise<number
     });
     child.on("close", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
+}
+
+/** The last `max` characters of a stream, kept while it runs. */
+function tailKeeper(max: number) {
+  let text = "";
+  return {
+    add: (chunk: string) => {
+      text = (text + chunk).slice(-max);
+    },
+    text: () => text,
+  };
 }
 
 async function stage(name: string, body: () => Promise<{ ok: boolean; note: string }>) {
@@ -97,9 +113,13 @@ async function vitest() {
   const report = path.join(root, ".test-data", "vitest-report.json");
   mkdirSync(path.dirname(report), { recursive: true });
   rmSync(report, { force: true });
-  const code = await run([bin("vitest/vitest.mjs"), "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`]);
+  const output = tailKeeper(400_000);
+  const code = await run([bin("vitest/vitest.mjs"), "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`], output.add);
+  const unhandled = unhandledErrors(output.text());
+  failures.push(...unhandled);
   if (!existsSync(report)) {
     total.failed += 1;
+    if (unhandled.length === 0) failures.push(`vitest exited with ${code} and wrote no report`);
     return { ok: false, note: `vitest exited with ${code} and wrote no report (counted as 1 failure)` };
   }
   const r = JSON.parse(readFileSync(report, "utf8")) as {
@@ -129,7 +149,8 @@ async function vitest() {
     : "";
   if (code !== 0 && failed === 0) {
     failed = 1;
-    extra = `; vitest exited with ${code} without a failed test (unhandled error?), counted as 1 failure`;
+    extra = `; vitest exited with ${code} without a failed test (${unhandled.length ? "an unhandled error" : "no unhandled error printed"}), counted as 1 failure`;
+    if (unhandled.length === 0) failures.push(`vitest exited with ${code} without a failed test or an unhandled error in its output`);
   }
   const counts = { passed: r.numPassedTests, failed, skipped: r.numPendingTests + r.numTodoTests };
   add(counts);
@@ -139,10 +160,9 @@ async function vitest() {
 async function e2e() {
   const script = path.join(root, "scripts", "e2e.ts");
   if (!existsSync(script)) return { ok: true, note: "SKIPPED: scripts/e2e.ts does not exist yet, no e2e tests ran" };
-  let tail = "";
-  const code = await run([bin("tsx/dist/cli.mjs"), script], (chunk) => {
-    tail = (tail + chunk).slice(-64_000);
-  });
+  const output = tailKeeper(64_000);
+  const code = await run([bin("tsx/dist/cli.mjs"), script], output.add);
+  const tail = output.text();
   for (const m of tail.matchAll(/^\[e2e\].*✗ (.*)$/gm)) failures.push(`e2e ${m[1]}`);
   const matches = [...tail.matchAll(/^e2e: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$/gm)];
   const last = matches.at(-1);
@@ -151,6 +171,7 @@ async function e2e() {
   if (code !== 0 && counts.failed === 0) {
     counts.failed = 1;
     extra = `; e2e runner exited with ${code}${last ? "" : " without its summary line"} (counted as 1 failure)`;
+    failures.push(`e2e runner exited with ${code} without a failed test${last ? "" : " or its summary line"}: ${lastLines(tail, 3)}`);
   } else if (!last) {
     extra = "; the e2e runner printed no `e2e: N passed, M failed` line";
   }

@@ -1,11 +1,11 @@
 import type { campaigns, deliveries } from "../../db/schema";
-
-/** What a message is built from of a delivery: its target, and what its text's variations fill in. */
-type DeliveryTarget = Pick<typeof deliveries.$inferSelect, "channelId" | "groupId" | "groupName" | "updatedAt">;
 import { type CampaignContent, contentForGroup } from "./campaign-content";
 import type { OutboundMessage } from "../messaging/provider";
 import type { Settings } from "../settings/schema";
 import { deliveryKeys, encodeDeliveryKey } from "./delivery-key";
+
+/** What a message is built from of a delivery: its target, and what its text's variations fill in. */
+type DeliveryTarget = Pick<typeof deliveries.$inferSelect, "channelId" | "groupId" | "groupName" | "updatedAt">;
 
 /**
  * The provider message for one delivery: content, link preview decision, mention, forwarding. A text with

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { tsParam } from "../../db/errors";
+import { asyncCommitColumn, tsParam } from "../../db/errors";
 import type { Db } from "../../db/client";
 import { deliveries } from "../../db/schema";
 import type { Receipt } from "../messaging/provider";
@@ -25,7 +25,7 @@ export async function recordReceipts(db: Db, kind: "ack" | "read", receipts: Rec
     from (select d.id from ${deliveries} d join json_to_recordset(${JSON.stringify(keys)}::json) as k(c text, g text) on d.campaign_id = k.c and d.id_group = k.g
           where d.state <> 'pending' and ${sql.raw(kind === "ack" ? "d.acked_at" : "d.read_at")} is null order by d.id for update of d) as target
     where ${deliveries.id} = target.id returning 1)
-    select set_config('synchronous_commit', 'off', true), (select count(*) from receipted)::int as receipted`);
+    select ${asyncCommitColumn}, (select count(*) from receipted)::int as receipted`);
 }
 
 /**

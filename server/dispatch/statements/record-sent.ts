@@ -8,7 +8,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
-import { tsParam } from "../../../db/errors";
+import { asyncCommitColumn, tsParam } from "../../../db/errors";
 import { rowsOf } from "../../../db/params";
 import { relation, tableAs, type SqlColumnsOf } from "../../../db/relation";
 import { campaigns, deliveries } from "../../../db/schema";
@@ -85,7 +85,7 @@ export async function recordSentStatement(db: Db, { campaignId, sent, at, releas
       where ${campaigns}.id = v.id
       returning ${campaigns}.*, v.emit, v.held),
     event as (${insertEventSql(event, at)} returning 1)
-    select set_config('synchronous_commit', 'off', true), (select count(*) from event)::int as events,
+    select ${asyncCommitColumn}, (select count(*) from event)::int as events,
       (select ${c.col("status")} from ${c.name} where ${c.col("held")}) as status,
       (select ${c.col("next_run_at")} from ${c.name} where ${c.col("held")}) as next_run_at`);
   const [row] = rowsOf<{ events: number; status: string | null; next_run_at: string | Date | null }>(result);
