@@ -12,6 +12,9 @@ import { startTestServer } from "./http-server";
 
 export async function startEvolutionService(opts: { fake?: FakeEvolutionOptions; env?: Record<string, string> } = {}) {
   const fake = await startFakeEvolution(opts.fake);
+  // Node's fetch loads undici at its first call (hundreds of milliseconds on a loaded machine): done here, on the
+  // gateway's welcome route (no key, nothing counted), so the test's first gateway call is not timed out by it.
+  await (await fetch(fake.url)).arrayBuffer();
   Object.assign(process.env, {
     MESSAGING_PROVIDER: "evolution",
     EVOLUTION_API_URL: fake.url,
