@@ -1,6 +1,6 @@
 import type { Db, Tx } from "../../db/client";
 import type { Context } from "../trpc";
-import { auditOf, recordAudit } from "./record-audit";
+import { type AuditEntry, auditOf, recordAudit, withAuditEntry } from "./record-audit";
 
 type CallContext = Pick<Context, "db" | "caller" | "clientIp" | "now"> & { tenantId: string };
 
@@ -25,9 +25,30 @@ export function audited<T>(ctx: CallContext, action: string, change: (tx: Tx) =>
  * an engine after they commit (the wake-up must find the change committed). A change made only at the provider (a
  * number logged out) has no transaction: its entry follows the provider's answer.
  */
-export type AuditWrite = (tx: Db, target?: string | null) => Promise<void>;
+export type AuditWrite = ((tx: Db, target?: string | null) => Promise<void>) & {
+  /** The entry itself, for an operation whose change is one statement (auditedStatement). */
+  entry?: (target?: string | null) => AuditEntry;
+};
 
-export const auditWrite =
-  (ctx: Omit<CallContext, "db">, action: string): AuditWrite =>
-  (tx, target) =>
-    recordAudit(tx, auditOf(ctx, action, target ?? null));
+export const auditWrite = (ctx: Omit<CallContext, "db">, action: string): AuditWrite =>
+  Object.assign((tx: Db, target?: string | null) => recordAudit(tx, auditOf(ctx, action, target ?? null)), {
+    entry: (target?: string | null) => auditOf(ctx, action, target ?? null),
+  });
+
+/**
+ * An operation's change that is one statement (an insert, update or delete, not yet run), with its entry when it is
+ * audited: riding in the statement as a CTE (withAuditEntry) when the entry is at hand, else written after it.
+ */
+export async function auditedStatement(
+  tx: Db,
+  change: PromiseLike<unknown> & Parameters<typeof withAuditEntry>[1],
+  audit: AuditWrite | undefined,
+  target?: string | null,
+): Promise<void> {
+  if (audit?.entry) {
+    await withAuditEntry(tx, change, audit.entry(target));
+    return;
+  }
+  await change;
+  await audit?.(tx, target);
+}

@@ -1,4 +1,4 @@
-import { type Query, sql } from "drizzle-orm";
+import { type Query, type SQLWrapper, sql } from "drizzle-orm";
 import { type Db, type Tx, withCommit } from "../../db/client";
 import { type AuditActorType, auditLog } from "../../db/schema";
 import type { Context } from "../trpc";
@@ -77,6 +77,30 @@ const rowOf = (entry: AuditEntry) => ({
   ip: entry.ip ?? null,
   outcome: entry.outcome ?? "ok",
 });
+
+/**
+ * Runs `change` (one insert, update or delete, not yet run) with the entry's INSERT in front of it as a CTE: the
+ * change and its entry are one statement, so the entry costs no statement, round trip or Bind of its own on either
+ * database (docs/benchmarks.md#the-audit-log). The CTE runs whether or not the change touched a row, as a separate
+ * INSERT would; the entry is committed or rolled back with the change. Answers the change's raw rows.
+ */
+export function withAuditEntry(tx: Db | Tx, change: SQLWrapper & { toSQL(): Query }, entry: AuditEntry): Promise<unknown> {
+  insertQuery ??= tx.insert(auditLog).values(placeholders).toSQL();
+  const { sql: text, params } = change.toSQL();
+  const query = { sql: `with audit_entry as (${insertAfter(params.length)}) ${text}`, params: [...params, ...insertQuery.params] };
+  return tx._.session.prepareQuery(query, undefined, undefined, false).execute(rowOf(entry));
+}
+
+/** The entry's INSERT with its parameters numbered after the change's `offset` ones (a change's text has a few sizes). */
+const insertAfter = (offset: number) => {
+  let text = numberedAfter.get(offset);
+  if (text === undefined) {
+    text = (insertQuery as Query).sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + offset}`);
+    numberedAfter.set(offset, text);
+  }
+  return text;
+};
+const numberedAfter = new Map<number, string>();
 
 /** The INSERT of one audit entry, not run: a statement may hold it in a CTE beside the change it records (moderation). */
 export function auditInsert(tx: Db | Tx, entry: AuditEntry) {

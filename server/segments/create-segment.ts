@@ -1,5 +1,5 @@
 import type { Db } from "../../db/client";
-import type { AuditWrite } from "../audit/audited";
+import { type AuditWrite, auditedStatement } from "../audit/audited";
 import { segments } from "../../db/schema";
 import { newId } from "../ids";
 import type { MessagingProvider } from "../messaging/provider";
@@ -17,9 +17,8 @@ export async function createSegment(
   const resolved = await resolveGroups(db, provider, tenantId, input.id_channel, input.groups);
   const id = newId("segment");
   await db.transaction(async (tx) => {
-    await tx.insert(segments).values({ id, tenantId, name: input.name, createdAt: now, updatedAt: now });
+    await auditedStatement(tx, tx.insert(segments).values({ id, tenantId, name: input.name, createdAt: now, updatedAt: now }), audit, id);
     await writeSegmentMembers(tx, id, resolved.channelIds, resolved.groups, undefined, { fresh: true });
-    await audit?.(tx, id);
   });
   return { id, name: input.name, totalGroups: resolved.groups.length };
 }

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import type { AuditWrite } from "../audit/audited";
+import { type AuditWrite, auditedStatement } from "../audit/audited";
 import { launches, segments } from "../../db/schema";
 import { BadRequest } from "../errors";
 import type { MessagingProvider } from "../messaging/provider";
@@ -52,11 +52,13 @@ export async function editSegment(
   }
   const name = input.name ?? segment.name;
   await db.transaction(async (tx) => {
-    await tx
+    const rename = tx
       .update(segments)
       .set({ name, updatedAt: now })
       .where(and(eq(segments.id, segmentId), eq(segments.tenantId, tenantId)));
-    if (resolved) await writeSegmentMembers(tx, segmentId, resolved.channelIds, resolved.groups, monitoringReach);
+    if (!resolved) return auditedStatement(tx, rename, audit, segmentId);
+    await rename;
+    await writeSegmentMembers(tx, segmentId, resolved.channelIds, resolved.groups, monitoringReach);
     await audit?.(tx, segmentId);
   });
   return { id: segmentId, name, totalGroups: resolved ? resolved.groups.length : await countSegmentGroups(db, segmentId) };

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import type { AuditWrite } from "../audit/audited";
+import { type AuditWrite, auditedStatement } from "../audit/audited";
 import { tenantSettings, tenants } from "../../db/schema";
 import { BadRequest, NotFound } from "../errors";
 import type { MessagingProvider } from "../messaging/provider";
@@ -33,11 +33,11 @@ export async function editSettings(
     if (violations.length > 0) throw new BadRequest(violations.map((v) => `${v.path}: ${v.message}`).join("; "));
     const updated = changedFields(current, settings);
     if (updated.length > 0) {
-      await tx
+      const write = tx
         .insert(tenantSettings)
         .values({ tenantId, settings, updatedAt: now })
         .onConflictDoUpdate({ target: tenantSettings.tenantId, set: { settings, updatedAt: now } });
-      await audit?.(tx, tenantId);
+      await auditedStatement(tx, write, audit, tenantId);
     }
     return { updated, settings };
   });

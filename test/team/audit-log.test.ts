@@ -135,6 +135,30 @@ describe("the audit log", () => {
     expect((await edits()).map((e) => [e.action, e.target, e.actor.label])).toEqual([["segment.edit", segment, "gcs_test"]]);
   }, 120_000);
 
+  it("a segment's create and rename and a settings edit: each entry rides in its change's own statement (a CTE)", async () => {
+    // tenantWithSegment edits the settings and creates the segment through REST.
+    const { api, segment } = await tenantWithSegment(server.url, 1);
+    const { getDb } = await import("../../db/client");
+    const { sql } = await import("drizzle-orm");
+    const db = await getDb();
+    // xmin is the transaction that wrote a row, cmin the command within it: the same for both only when one statement
+    // wrote the change and its entry.
+    const sameCommand = async (row: ReturnType<typeof sql>, action: string) => {
+      const result = (await db.execute(sql`
+        select (select xmin::text || '/' || cmin::text from (${row}) r) as change,
+               (select xmin::text || '/' || cmin::text from audit_log where tenant_id = ${api.tenantId} and action = ${action}) as entry`)) as unknown as
+        | { rows: { change: string | null; entry: string | null }[] }
+        | { change: string | null; entry: string | null }[];
+      const [{ change, entry }] = Array.isArray(result) ? result : result.rows;
+      return change !== null && change === entry;
+    };
+    const segmentRow = sql`select xmin, cmin from segments where id = ${segment}`;
+    expect(await sameCommand(segmentRow, "segment.create")).toBe(true);
+    expect(await sameCommand(sql`select xmin, cmin from tenant_settings where tenant_id = ${api.tenantId}`, "settings.edit")).toBe(true);
+    expect((await api("PUT", `/api/external/edit-segment/${segment}`, { name: "Numa só instrução" })).status).toBe(200);
+    expect(await sameCommand(segmentRow, "segment.edit")).toBe(true);
+  }, 120_000);
+
   it("pages of 100, newest first, through next_cursor", async () => {
     const owner = await ownerAccount(server.url, "Muitas mudanças");
     const { getDb } = await import("../../db/client");
