@@ -94,13 +94,18 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   }
 }
 
+/** A parameter list (drizzle's inArray / notInArray) or a second row of VALUES: the text changes with the list's length. */
+const variableText = /\bin \(\$\d+, |\), \((?:\$\d+|default)/i;
+
 /**
  * Every statement with parameters as a named prepared statement, kept per connection. drizzle asks the driver for
  * an unnamed one (`prepare: false`) unless the query was given a name, and for an unnamed statement with parameters
  * the driver first sends Parse + Describe and waits for the parameter types before it sends Bind + Execute: two round
  * trips per statement. Prepared, a statement's second run on a connection is one round trip and no parse (the driver
  * keys them by text and types). The set a connection keeps is bounded by the service's statement texts and by the
- * driver's connection lifetime (30–60 min); a plan invalidated by a migration is re-prepared by the driver.
+ * driver's connection lifetime (30–60 min); a plan invalidated by a migration is re-prepared by the driver. A text
+ * whose length follows a list (`in ($1, $2, …)`, a multi-row `values (…), (…)`) is not prepared (`variableText`):
+ * each length would be another statement kept by the connection, without bound.
  * Transactions and savepoints get the same (drizzle runs their statements on the scoped client it is given).
  */
 function preparedByDefault<T extends object>(sql: T, tracer: PostgresTracer): T {
@@ -109,7 +114,11 @@ function preparedByDefault<T extends object>(sql: T, tracer: PostgresTracer): T 
       if (prop === "unsafe") {
         return (query: string, params?: unknown[], options?: { prepare?: boolean }) =>
           tracedStatement(
-            (target as unknown as postgres.Sql).unsafe(query, params as never, params?.length ? { ...options, prepare: true } : options),
+            (target as unknown as postgres.Sql).unsafe(
+              query,
+              params as never,
+              params?.length && !variableText.test(query) ? { ...options, prepare: true } : options,
+            ),
             query,
             tracer,
           );
