@@ -151,6 +151,13 @@ async function benchLinkOn(kind: "pglite" | "postgres", pgBase: string, log: (li
       logFile: path.join(root, ".test-data", `bench-link-${kind}.log`),
       log: (line) => log(`${kind}: ${line}`),
       env: { TRUST_PROXY: "1" },
+      // BENCH_CPU_PROF=<dir>: a V8 CPU profile of the server, written when it stops. BENCH_NODE_ARGS: more Node
+      // flags for the server, e.g. "--trace-gc-nvp" (each collection, its pause and the bytes allocated since the
+      // last, in the server's log).
+      nodeArgs: [
+        ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []),
+        ...(process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
+      ],
     });
     const url = `${server.url}/g/${launch.slug}`;
     const warm = await paced(url, launch.expected, RATE, WARMUP_S);

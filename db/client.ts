@@ -389,6 +389,9 @@ export function getDatabase(config?: { url?: string; dataDir: string; statementL
   return holder.__gcsDatabase;
 }
 
+/** The process-wide database once opening it has begun (no configuration read), else undefined. */
+export const openedDatabase = (): Promise<Database> | undefined => holder.__gcsDatabase;
+
 export async function getDb(): Promise<Db> {
   return (await getDatabase()).db;
 }

@@ -23,6 +23,9 @@ export const pageContentSecurityPolicy = "frame-ancestors 'none'; object-src 'no
  * An API answer given the page headers loses nothing; a page without them could be framed.
  */
 export function isApiPath(rawPath: string): boolean {
+  // The path as sent is one of the readings: a path that does not start with /api/ is a page without parsing it
+  // (every page and the join link /g/{slug} on each request: server/http/app-server.ts).
+  if (!rawPath.startsWith("/api/")) return false;
   const resolve = (p: string) => {
     try {
       return new URL(`http://h${p.startsWith("/") ? "" : "/"}${p}`).pathname;
@@ -40,13 +43,27 @@ export function isApiPath(rawPath: string): boolean {
   return [rawPath, resolve(rawPath), resolve(decoded), resolve(collapse(rawPath)), resolve(collapse(decoded))].every((p) => p.startsWith("/api/"));
 }
 
-/** `rawPath`: the request's path as sent (server/http/app-server.ts passes it before anything normalises it). */
-export function securityHeaders(rawPath: string, appUrl = env.appUrl): Record<string, string> {
-  const headers: Record<string, string> = { ...apiSecurityHeaders };
-  if (!isApiPath(rawPath)) {
-    headers["content-security-policy"] = pageContentSecurityPolicy;
-    headers["x-frame-options"] = "DENY";
+/** The four sets securityHeaders answers with (page or API, https APP_URL or not), built once: shared, never mutated. */
+const headerSets: Readonly<Record<string, string>>[] = [];
+
+/**
+ * `rawPath`: the request's path as sent (server/http/app-server.ts passes it before anything normalises it).
+ * The answer is shared between requests: read it, copy it to change it.
+ */
+export function securityHeaders(rawPath: string, appUrl = env.appUrl): Readonly<Record<string, string>> {
+  const page = !isApiPath(rawPath);
+  const https = appUrl.startsWith("https://");
+  const key = (page ? 2 : 0) + (https ? 1 : 0);
+  let headers = headerSets[key];
+  if (!headers) {
+    const built: Record<string, string> = { ...apiSecurityHeaders };
+    if (page) {
+      built["content-security-policy"] = pageContentSecurityPolicy;
+      built["x-frame-options"] = "DENY";
+    }
+    if (https) built["strict-transport-security"] = "max-age=31536000; includeSubDomains";
+    headers = Object.freeze(built);
+    headerSets[key] = headers;
   }
-  if (appUrl.startsWith("https://")) headers["strict-transport-security"] = "max-age=31536000; includeSubDomains";
   return headers;
 }

@@ -106,6 +106,22 @@ describe("every UTM", () => {
     expect(ids).toEqual({ fbclid: 10, gclid: 5, term: 10 });
   });
 
+  it("a value cut at 200 through an emoji's surrogate pair is counted, the half left as U+FFFD, with the clicks of its batch", async () => {
+    const l = await createLaunch();
+    // 199 letters and an emoji: the cut at 200 keeps the first half of its pair. The ten visits go at once, so
+    // they share group commits with plain ones (on PostgreSQL a batch is one json parameter, and json refuses a
+    // lone surrogate: the whole batch would fail).
+    const cut = encodeURIComponent(`${"b".repeat(199)}😀`);
+    await visits(l.slug, 10, (i) => (i % 2 === 0 ? `?utm_source=emoji&utm_content=${cut}` : "?utm_source=plain"));
+    const a = await analytics(l.id_launch);
+    expect(a.by_utm).toEqual(
+      expect.arrayContaining([
+        { utm_source: "emoji", utm_medium: null, utm_campaign: null, utm_content: `${"b".repeat(199)}\ufffd`, clicks: 5, unique_clicks: 1 },
+        { utm_source: "plain", utm_medium: null, utm_campaign: null, utm_content: null, clicks: 5, unique_clicks: 1 },
+      ]),
+    );
+  });
+
   it("past 50 combinations the rest is one (outros) row; unique clicks count visitors per combination", async () => {
     const l = await createLaunch({ alerts: { clicks_without_joins_minutes: 0 } });
     await visits(l.slug, 55, (i) => `?utm_source=meta&utm_content=ad-${String(i).padStart(2, "0")}`, serverB.url);

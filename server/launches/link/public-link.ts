@@ -323,7 +323,8 @@ const unavailable = (): LinkAnswer => ({
 
 /**
  * node:http: for the front server (server/http/app-server.ts) and the test server, which have set the
- * client-address header (server/http/client-address.ts `applyClientHeaders`) before calling it.
+ * client-address header (server/http/client-address.ts `applyClientHeaders`) and the security headers
+ * (server/http/security-headers.ts) before calling it.
  */
 export async function servePublicLink(req: IncomingMessage, res: ServerResponse): Promise<void> {
   let answer: LinkAnswer;
@@ -343,9 +344,9 @@ export async function servePublicLink(req: IncomingMessage, res: ServerResponse)
     console.error("[launch-link]", err);
     answer = unavailable();
   }
-  const pathname = (req.url ?? "/").split("?")[0] as string;
+  // The front server has set the security headers already; they are set again only after the headers were cleared.
   const write = (a: LinkAnswer) => {
-    for (const [name, value] of Object.entries({ ...securityHeaders(pathname), ...a.headers })) res.setHeader(name, value);
+    for (const name in a.headers) res.setHeader(name, a.headers[name] as string);
     res.statusCode = a.status;
   };
   try {
@@ -354,6 +355,7 @@ export async function servePublicLink(req: IncomingMessage, res: ServerResponse)
     // A header value Node refuses (a character outside Latin-1) would otherwise end in an empty reply.
     console.error("[launch-link] answer not writable", err);
     for (const name of res.getHeaderNames()) res.removeHeader(name);
+    for (const [name, value] of Object.entries(securityHeaders((req.url ?? "/").split("?")[0] as string))) res.setHeader(name, value);
     answer = unavailable();
     write(answer);
   }
