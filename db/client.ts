@@ -94,8 +94,12 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   }
 }
 
-/** A parameter list (drizzle's inArray / notInArray) or a second row of VALUES: the text changes with the list's length. */
-const variableText = /\bin \(\$\d+, |\), \((?:\$\d+|default)/i;
+/**
+ * A list of five parameters or more (drizzle's inArray / notInArray) or a second row of VALUES: a text that changes with
+ * the list's length. Shorter lists stay prepared: a site's constant list (`status in ('pending', 'sending')`) is one text,
+ * and lists of one to four items are at most four.
+ */
+const variableText = /\bin \(\$\d+(?:, \$\d+){4,}\)|\), \((?:\$\d+|default)/i;
 
 /**
  * Every statement with parameters as a named prepared statement, kept per connection. drizzle asks the driver for
@@ -104,8 +108,8 @@ const variableText = /\bin \(\$\d+, |\), \((?:\$\d+|default)/i;
  * trips per statement. Prepared, a statement's second run on a connection is one round trip and no parse (the driver
  * keys them by text and types). The set a connection keeps is bounded by the service's statement texts and by the
  * driver's connection lifetime (30–60 min); a plan invalidated by a migration is re-prepared by the driver. A text
- * whose length follows a list (`in ($1, $2, …)`, a multi-row `values (…), (…)`) is not prepared (`variableText`):
- * each length would be another statement kept by the connection, without bound.
+ * whose length follows a list (`in ($1, $2, $3, $4, $5, …)`, a multi-row `values (…), (…)`) is not prepared
+ * (`variableText`): each length would be another statement kept by the connection, without bound.
  * Transactions and savepoints get the same (drizzle runs their statements on the scoped client it is given).
  */
 function preparedByDefault<T extends object>(sql: T, tracer: PostgresTracer): T {
