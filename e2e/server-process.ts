@@ -31,11 +31,18 @@ export function portIsFree(port: number): Promise<boolean> {
  * A free port in [from, from + 1000): the e2e runner's server takes 3100–3999 (never 3000, where a
  * developer's own server usually runs), the crash test and the bench 4000–4999.
  */
+/** The Fetch standard's bad ports (https://fetch.spec.whatwg.org/#port-blocking): 4190 in 4000–4999 failed a CI run. */
+const fetchBadPorts = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137,
+  139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049,
+  3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
+
 export async function freePort(from = 4000): Promise<number> {
   for (let i = 0; i < 50; i++) {
     const port = from + Math.floor(Math.random() * 1000);
-    // Next (like browsers) refuses the fetch spec's "bad ports"; 3659 is the one in these ranges.
-    if (port !== 3659 && (await portIsFree(port))) return port;
+    // fetch (undici, like browsers) refuses the spec's "bad ports" with a bare TypeError: a server there never answers.
+    if (!fetchBadPorts.has(port) && (await portIsFree(port))) return port;
   }
   throw new Error(`no free port between ${from} and ${from + 999}`);
 }
