@@ -1,6 +1,7 @@
 import { inArray, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb } from "./client";
+import { rowsOf } from "./params";
 import { tenants } from "./schema";
 
 // PostgreSQL only: PGlite runs each statement in-process, with no prepared statements kept per connection.
@@ -31,7 +32,7 @@ describe.runIf(onPostgres)("statements a PostgreSQL connection keeps prepared", 
         await tx.execute(sql`select count(*) from (values ${rows}) as v(a, b)`);
       }
       const after = await tx.execute(sql`select count(*)::int as n from pg_prepared_statements`);
-      const count = (r: unknown) => ((Array.isArray(r) ? r : (r as { rows: unknown[] }).rows)[0] as { n: number }).n;
+      const count = (r: unknown) => rowsOf<{ n: number }>(r)[0].n;
       return count(after) - count(before);
     });
     // The two fixed texts; 40 list lengths and 10 VALUES lengths would have been 50 more.

@@ -30,10 +30,10 @@ export type AuditWrite = ((tx: Db, target?: string | null) => Promise<void>) & {
   entry?: (target?: string | null) => AuditEntry;
 };
 
-export const auditWrite = (ctx: Omit<CallContext, "db">, action: string): AuditWrite =>
-  Object.assign((tx: Db, target?: string | null) => recordAudit(tx, auditOf(ctx, action, target ?? null)), {
-    entry: (target?: string | null) => auditOf(ctx, action, target ?? null),
-  });
+export const auditWrite = (ctx: Omit<CallContext, "db">, action: string): AuditWrite => {
+  const entry = (target?: string | null) => auditOf(ctx, action, target ?? null);
+  return Object.assign((tx: Db, target?: string | null) => recordAudit(tx, entry(target)), { entry });
+};
 
 /**
  * An operation's change that is one statement (an insert, update or delete, not yet run), with its entry when it is

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rowsOf } from "../../db/params";
 import { tenantWithSegment } from "../campaigns";
 import { startTestServer, type TestServer } from "../http-server";
 import { joinThroughInvitation, ownerAccount, password } from "./team-client";
@@ -144,12 +145,11 @@ describe("the audit log", () => {
     // xmin is the transaction that wrote a row, cmin the command within it: the same for both only when one statement
     // wrote the change and its entry.
     const sameCommand = async (row: ReturnType<typeof sql>, action: string) => {
-      const result = (await db.execute(sql`
+      const [{ change, entry }] = rowsOf<{ change: string | null; entry: string | null }>(
+        await db.execute(sql`
         select (select xmin::text || '/' || cmin::text from (${row}) r) as change,
-               (select xmin::text || '/' || cmin::text from audit_log where tenant_id = ${api.tenantId} and action = ${action}) as entry`)) as unknown as
-        | { rows: { change: string | null; entry: string | null }[] }
-        | { change: string | null; entry: string | null }[];
-      const [{ change, entry }] = Array.isArray(result) ? result : result.rows;
+               (select xmin::text || '/' || cmin::text from audit_log where tenant_id = ${api.tenantId} and action = ${action}) as entry`),
+      );
       return change !== null && change === entry;
     };
     const segmentRow = sql`select xmin, cmin from segments where id = ${segment}`;
